@@ -1,0 +1,208 @@
+// The model every stage shares. Names follow iproute2 and BIRD: a kernel route has `nexthops`,
+// a BIRD path has a `bgpNextHop`, a protocol has a `state`. Every parsed object carries `pos`
+// (file and 1-based line range) so a finding can cite the lines it rests on.
+
+export interface SourcePos {
+  file: string // snapshot file name, e.g. "ip-j-d-route.json"
+  line: number // 1-based, first line of the object
+  endLine: number // 1-based, last line (inclusive)
+}
+
+export interface Evidence extends SourcePos {
+  text: string // the cited lines verbatim
+}
+
+export type Family = 'inet' | 'inet6'
+
+// ---------------------------------------------------------------- kernel
+
+export interface Gateway {
+  family: Family // inet6 on an IPv4 route = `via inet6` (RTA_VIA)
+  address: string // canonical text form (ipaddr.js toString(); IPv6 compressed)
+}
+
+export interface Nexthop {
+  gateway?: Gateway // absent: directly connected (`dev X` only)
+  dev?: string
+  weight: number // as iproute2 prints it (rtnh_hops + 1); 1 for a single-path route
+  // per-next-hop flags as iproute2 prints them: onlink, linkdown, dead, pervasive, ...
+  // For a single-path route the route-level next-hop flags are copied here too.
+  flags: string[]
+}
+
+export type RouteType =
+  | 'unicast' | 'local' | 'broadcast' | 'anycast' | 'multicast' | 'blackhole' | 'unreachable' | 'prohibit' | 'throw' | 'nat' | 'xresolve'
+
+export interface KernelRoute {
+  family: Family
+  type: RouteType
+  dst: string // canonical CIDR: "192.168.200.10/32", "0.0.0.0/0" for default
+  table: string // as ip prints it: "main", "local", "default", or the number "1000"
+  tableId: number // 254 main, 255 local, 253 default, else the number (unknown names: -1)
+  protocol: string // as ip prints it: "bird", "kernel", "boot", "static", or a number "80" (Felix)
+  scope: string // "global" | "link" | "host" | "site" | "nowhere" | number as string
+  metric: number // RTA_PRIORITY; 0 when absent
+  prefsrc?: string
+  tos?: string
+  flags: string[] // route-level flags (rtm_flags): onlink, linkdown, ...
+  nexthops: Nexthop[] // always an array: single path = length 1; blackhole etc. = length 0
+  pos: SourcePos
+}
+
+export interface Link {
+  ifindex: number
+  ifname: string // without the @ifN suffix
+  flags: string[] // UP, LOWER_UP, NO-CARRIER, ...
+  mtu: number
+  operstate: string // UP, DOWN, UNKNOWN
+  kind?: string // linkinfo.info_kind: ipip, tun, veth, vxlan, ... (absent for plain devices)
+  address?: string // MAC
+  pos: SourcePos
+}
+
+export interface Address {
+  ifname: string
+  family: Family
+  local: string
+  prefixlen: number
+  scope: string
+  pos: SourcePos
+}
+
+export interface Neighbor {
+  dst: string
+  dev: string
+  lladdr?: string
+  state: string[]
+  pos: SourcePos
+}
+
+export interface IpRule {
+  priority: number
+  text: string // the selector and action as printed, e.g. "from all lookup main"
+  table?: string
+  pos: SourcePos
+}
+
+export interface SysctlEntry {
+  name: string // net.ipv4.conf.eth0.rp_filter
+  value: string
+  pos: SourcePos
+}
+
+// ---------------------------------------------------------------- pools
+
+export type PoolMode = 'ipip' | 'vxlan' | 'none'
+
+export interface Pool {
+  cidr: string // canonical
+  mode: PoolMode
+  origin: 'flag' | 'ippools' | 'bird.conf'
+  name?: string
+  pos?: SourcePos
+}
+
+// ---------------------------------------------------------------- BIRD
+
+export interface BirdNexthop {
+  gateway?: string // canonical address; may be IPv6 (link-local) for an IPv4 route
+  iface?: string
+  weight?: number
+  onlink?: boolean
+  mpls?: string
+  table?: string // BIRD 3 `recursive`: `via GW table T`
+  pos: SourcePos
+}
+
+export interface BirdAttribute {
+  name: string // verbatim: "BGP.next_hop", "bgp_next_hop", "Kernel.metric", "Type", "source", ...
+  value: string // verbatim, `\t\t` continuation lines joined with a space
+  pos: SourcePos
+}
+
+export interface BirdRoute {
+  prefix: string // canonical CIDR
+  table?: string // BIRD table ("master4"); absent in 1.6 output
+  // 2.x/3.x destination word, or 1.6's: unicast | blackhole | unreachable | prohibited | recursive | multipath | router | device | ...
+  // Normalised: 1.6 `via X on IF` -> "unicast", `dev IF` -> "unicast", `multipath` -> "unicast".
+  dest: string
+  protocol: string // BIRD protocol name: Mesh_172_31_20_5, kernel1, blocks
+  since: string
+  from?: string // ` from ADDR` on the header
+  primary: boolean // `*` (or `!`): the selected route of the network
+  kernelSyncFailed: boolean // `!`
+  preference?: number
+  info: string // the rest after [..] verbatim, e.g. "(100/?) [i]"
+  source?: string // route source: "BGP", "static", "inherit", "device", "Kernel"... from `Type:` (1.x/2.x) or `source:` (3.x)
+  bgpNextHop?: string // BGP.next_hop / bgp_next_hop, first address
+  nexthops: BirdNexthop[]
+  attributes: BirdAttribute[] // every attribute line, unknown ones included
+  pos: SourcePos
+}
+
+export interface BirdProtocol {
+  name: string
+  proto: string // BGP, Kernel, Static, Device, Direct, Pipe, ...
+  table: string
+  state: string // up, down, start, ...
+  since: string
+  info: string // Established, Active, "Active        Socket: Connection refused", ...
+  bgpState?: string // Established, Active, Idle, Connect, OpenSent, ...
+  neighborAddress?: string
+  neighborAs?: number
+  localAs?: number
+  lastError?: string // "Socket: Connection refused", "Hold timer expired", ...
+  routes?: { imported: number; filtered?: number; exported: number; preferred?: number }
+  details: Record<string, string> // every `Key: value` of the `all` block, nested keys joined with "/"
+  pos: SourcePos
+}
+
+export interface BirdStatus {
+  version: string // "2.0.12", "1.6.8", "v0.3.3+birdv1.6.8", "3.2.3"
+  major: number // 1, 2 or 3
+  calicoFork: boolean
+  routerId?: string
+  pos: SourcePos
+}
+
+export interface BirdConfig {
+  // pools found in kernel filters: `net ~ CIDR` guarding `krt_tunnel = "tunl0"` or `ifname = "tunl0"`
+  pools: Pool[]
+  tunnelFilter?: 'krt_tunnel' | 'ifname' | 'ifname-onlink' // how the config points routes at the tunnel
+  mergePaths?: boolean
+  kernelMetric?: number
+  kernelTables: string[] // kernel tables named in `kernel table N`
+  pos: SourcePos
+}
+
+// ---------------------------------------------------------------- snapshot
+
+export interface SourceFile {
+  name: string // DESIGN §3 file name
+  text?: string // raw as collected
+  error?: string // why it could not be collected
+  command?: string
+  exitStatus?: number
+  durationMs?: number
+}
+
+export interface Snapshot {
+  origin: { kind: 'dir' | 'live' | 'bundle'; path?: string; collectedAt?: string; host?: string }
+  files: SourceFile[]
+  missing: string[] // DESIGN §3 files not present
+  kernelRoutes: KernelRoute[]
+  links: Link[]
+  addresses: Address[]
+  neighbors: Neighbor[]
+  rules: IpRule[]
+  sysctl: SysctlEntry[]
+  bird: {
+    status?: BirdStatus
+    routes: BirdRoute[]
+    protocols: BirdProtocol[]
+    config?: BirdConfig
+  }
+  pools: Pool[]
+  poolOrigin: 'flag' | 'ippools' | 'bird.conf' | 'none'
+  tunnelDev: string
+}
