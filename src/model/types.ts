@@ -206,3 +206,43 @@ export interface Snapshot {
   poolOrigin: 'flag' | 'ippools' | 'bird.conf' | 'none'
   tunnelDev: string
 }
+
+// ---------------------------------------------------------------- findings, verdicts, plans
+
+export type Severity = 'error' | 'warning' | 'info'
+
+export type FindingId =
+  | 'tunnel-bypassed-by-ecmp' | 'tunnel-not-programmed' | 'nexthop-unresolvable-by-bird' | 'nexthop-unreachable'
+  | 'multipath-lost' | 'prefix-missing' | 'peer-down' | 'tunnel-device-missing' | 'tunnel-device-down'
+  | 'onlink-missing' | 'forwarding-off' | 'bird-kernel-mismatch'
+  | 'tunnel-mtu' | 'rp-filter-strict' | 'hash-policy-l3' | 'stale-kernel-route' | 'conflicting-route-owners'
+  | 'local-block'
+
+export interface Finding {
+  id: FindingId
+  severity: Severity
+  prefix?: string
+  title: string
+  detail: string
+  evidence: Evidence[]
+  fix?: string
+}
+
+export type Verdict = 'ok' | 'local' | 'not-tunneled' | 'unreachable' | 'missing' | 'multipath-lost' | 'not-in-pool'
+
+export interface PlannedNexthop {
+  gateway: string // the BGP next hop N
+  dev: string // the tunnel device
+  onlink: boolean
+  weight: number
+}
+
+/** A route routedoctor would program: DESIGN §4 `fix` route. */
+export interface PlannedRoute {
+  dst: string
+  table: string // "main" or a number
+  tableId: number
+  metric: number
+  protocol: string // the protocol routedoctor writes with (its own number, as text)
+  nexthops: PlannedNexthop[]
+}
