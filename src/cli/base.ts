@@ -1,0 +1,50 @@
+// What every command shares: the source flags of DESIGN §2, --json, and error handling that
+// prints a clear message with the right exit status (2 for bad input or usage), never a stack.
+import {Command, Flags, Errors} from '@oclif/core'
+
+import {RouteDoctorError} from '../model/errors.js'
+import type {SourceOptions} from '../services/load.js'
+
+export const sourceFlags = {
+  from: Flags.string({description: 'offline: a snapshot directory or a bundle (.tar.gz) instead of the live node', helpValue: 'DIR|BUNDLE.tar.gz'}),
+  'bird-socket': Flags.string({description: 'BIRD control socket (default: the first of /var/run/calico/bird.ctl, /run/bird/bird.ctl, /var/run/bird/bird.ctl, /run/bird.ctl)', helpValue: 'PATH'}),
+  'bird-conf': Flags.string({description: 'live: the BIRD configuration file in force (default: Calico\'s or /etc/bird/bird.conf)', helpValue: 'PATH'}),
+  pool: Flags.string({description: 'a tunnel pool, repeatable; mode defaults to ipip', helpValue: 'CIDR[=ipip|vxlan|none]', multiple: true}),
+  ippools: Flags.string({description: 'Calico IPPool list (YAML or JSON)', helpValue: 'FILE'}),
+  'tunnel-dev': Flags.string({description: 'the tunnel device', default: 'tunl0', helpValue: 'NAME'}),
+  json: Flags.boolean({description: 'machine output on stdout (schema 1), nothing else there', default: false}),
+}
+
+export function sourceOptions(flags: {from?: string; 'bird-socket'?: string; 'bird-conf'?: string; pool?: string[]; ippools?: string; 'tunnel-dev'?: string}): SourceOptions {
+  return {
+    from: flags.from, birdSocket: flags['bird-socket'], birdConfig: flags['bird-conf'], pools: flags.pool,
+    ippools: flags.ippools, tunnelDev: flags['tunnel-dev'],
+  }
+}
+
+export abstract class BaseCommand extends Command {
+  protected jsonOutput = false
+
+  protected printJson(value: unknown): void {
+    process.stdout.write(JSON.stringify(value, null, 2) + '\n')
+  }
+
+  protected print(text: string): void {
+    process.stdout.write(text.endsWith('\n') ? text : text + '\n')
+  }
+
+  async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}; code?: string}): Promise<void> {
+    // oclif's own flag/argument errors are usage errors: exit 2
+    if (error instanceof RouteDoctorError || error instanceof Errors.CLIError) {
+      const exit = error instanceof RouteDoctorError ? error.exit : (error.oclif?.exit ?? 2)
+      const message = error.message.replace(/^Error: /, '')
+      if (this.jsonOutput || this.argv.includes('--json')) this.printJson({schema: 1, error: {code: error.code ?? 'E_USAGE', message}})
+      process.stderr.write(`routedoctor: ${message}\n`)
+      if (error instanceof Errors.ExitError) throw error
+      this.exit(exit)
+    }
+    // anything else is a bug: say so plainly, still without a stack unless asked for
+    process.stderr.write(`routedoctor: internal error: ${error.message}\n${process.env.DEBUG ? `${error.stack}\n` : 'Run with DEBUG=1 for the stack, and please report it.\n'}`)
+    this.exit(1)
+  }
+}

@@ -1,0 +1,38 @@
+// Reads a snapshot directory (DESIGN §3): one file per source, every file optional.
+import {readdir, readFile, stat} from 'node:fs/promises'
+import path from 'node:path'
+
+import {RouteDoctorError} from '../model/errors.js'
+import type {SourceFile} from '../model/types.js'
+import {ERRORS_FILE, SNAPSHOT_FILE_NAMES} from './snapshot-files.js'
+
+export async function readSnapshotDir(dir: string): Promise<SourceFile[]> {
+  let names: string[]
+  try {
+    if (!(await stat(dir)).isDirectory()) throw new RouteDoctorError(`${dir}: not a snapshot directory (expected a directory of DESIGN §3 files or a .tar.gz bundle)`, 2, 'E_FROM')
+    names = await readdir(dir)
+  } catch (error) {
+    if (error instanceof RouteDoctorError) throw error
+    throw new RouteDoctorError(`${dir}: cannot read the snapshot (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 2, 'E_FROM')
+  }
+  const known = new Set<string>(SNAPSHOT_FILE_NAMES)
+  const files: SourceFile[] = []
+  for (const name of names.sort()) {
+    if (!known.has(name)) continue
+    files.push({name, text: await readFile(path.join(dir, name), 'utf8')})
+  }
+  // sources that failed when the snapshot was taken (written by writeSnapshotDir)
+  if (names.includes(ERRORS_FILE)) {
+    try {
+      const failed = JSON.parse(await readFile(path.join(dir, ERRORS_FILE), 'utf8')) as Array<{name?: string; file?: string; error?: string}>
+      for (const f of Array.isArray(failed) ? failed : []) {
+        const name = f.name ?? f.file
+        if (name && !files.some((x) => x.name === name)) files.push({name, error: f.error ?? 'failed'})
+      }
+    } catch {
+      throw new RouteDoctorError(`${path.join(dir, ERRORS_FILE)}:1: expected a JSON list of failed sources`, 2, 'E_PARSE')
+    }
+  }
+  if (files.length === 0) throw new RouteDoctorError(`${dir}: no snapshot files found (expected e.g. ip-j-d-route.json, birdc-show-route-all.txt)`, 2, 'E_FROM')
+  return files
+}

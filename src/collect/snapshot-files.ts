@@ -1,0 +1,76 @@
+// DESIGN §3: the snapshot directory's file names, and a writer that lays collected sources out so
+// `--from DIR` (src/collect/snapshot-dir.ts) can read them back.
+
+import { mkdir, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { SourceFile } from '../model/types.js'
+
+export const SNAPSHOT_FILES = {
+  ipRouteJson: 'ip-j-d-route.json',
+  ipRouteText: 'ip-d-route.txt',
+  ipLinkJson: 'ip-j-d-link.json',
+  ipLinkText: 'ip-d-link.txt',
+  ipAddrJson: 'ip-j-addr.json',
+  ipNeighJson: 'ip-j-neigh.json',
+  ip6RouteText: 'ip-6-d-route.txt',
+  ipRuleText: 'ip-rule.txt',
+  birdStatus: 'birdc-show-status.txt',
+  birdRoutes: 'birdc-show-route-all.txt',
+  birdProtocols: 'birdc-show-protocols-all.txt',
+  sysctl: 'sysctl.txt',
+  birdConfig: 'bird.conf',
+  ippoolsYaml: 'ippools.yaml',
+  ippoolsJson: 'ippools.json',
+} as const
+
+export type SnapshotFileName = (typeof SNAPSHOT_FILES)[keyof typeof SNAPSHOT_FILES]
+
+/** Every DESIGN §3 file name, in the table's order. */
+export const SNAPSHOT_FILE_NAMES: readonly SnapshotFileName[] = Object.values(SNAPSHOT_FILES)
+
+/** Where the failed sources of a written snapshot are recorded. */
+export const ERRORS_FILE = 'errors.json'
+
+/** One entry of errors.json: a source that could not be collected, and why. */
+export interface SnapshotErrorEntry {
+  name: string
+  error: string
+  command?: string
+  exitStatus?: number
+  durationMs?: number
+}
+
+export function isSnapshotFileName(name: string): name is SnapshotFileName {
+  return (SNAPSHOT_FILE_NAMES as readonly string[]).includes(name)
+}
+
+/**
+ * Writes each collected file's text under its name, and `errors.json` listing the sources that
+ * failed (always written, `[]` when none failed, so a reader can tell "nothing failed" from an
+ * older snapshot). A file that failed but still has text (partial output) is written too.
+ * Names are used as plain file names: one with a path separator is refused.
+ */
+export async function writeSnapshotDir(files: SourceFile[], dir: string): Promise<string[]> {
+  await mkdir(dir, { recursive: true })
+  const written: string[] = []
+  const errors: SnapshotErrorEntry[] = []
+  for (const f of files) {
+    if (f.name === '' || f.name !== path.basename(f.name) || f.name === '.' || f.name === '..' || f.name === ERRORS_FILE) {
+      throw new Error(`writeSnapshotDir: refusing file name ${JSON.stringify(f.name)}`)
+    }
+    if (f.text !== undefined) {
+      await writeFile(path.join(dir, f.name), f.text)
+      written.push(f.name)
+    }
+    if (f.error !== undefined) {
+      const e: SnapshotErrorEntry = { name: f.name, error: f.error }
+      if (f.command !== undefined) e.command = f.command
+      if (f.exitStatus !== undefined) e.exitStatus = f.exitStatus
+      if (f.durationMs !== undefined) e.durationMs = f.durationMs
+      errors.push(e)
+    }
+  }
+  await writeFile(path.join(dir, ERRORS_FILE), JSON.stringify(errors, null, 2) + '\n')
+  written.push(ERRORS_FILE)
+  return written
+}

@@ -1,0 +1,22 @@
+import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
+import {Context} from '../model/context.js'
+import {loadSnapshot} from '../services/load.js'
+import {checkReport} from '../services/report.js'
+import {palette} from '../render/style.js'
+import {renderCheck} from '../render/text.js'
+
+export default class Check extends BaseCommand {
+  static summary = 'Every prefix inside the tunnel pools, one line each, then host findings'
+  static description = 'Exit status: 0 no finding of severity error, 1 findings of severity error, 2 bad input or usage.'
+  static examples = ['<%= config.bin %> check --from examples/bird2-ecmp-not-tunneled', '<%= config.bin %> check --bird-socket /var/run/calico/bird.ctl --pool 192.168.0.0/16=ipip --json']
+  static flags = {...sourceFlags}
+
+  async run(): Promise<void> {
+    const {flags} = await this.parse(Check)
+    this.jsonOutput = flags.json
+    const report = checkReport(new Context(await loadSnapshot(sourceOptions(flags))))
+    if (flags.json) this.printJson(report)
+    else this.print(renderCheck(report, palette()))
+    process.exitCode = report.summary.exitCode
+  }
+}

@@ -1,0 +1,35 @@
+// Runs the rules and derives a prefix's verdict from its facts and findings (DESIGN §4 order).
+import type {Context, PrefixFacts} from '../model/context.js'
+import type {Finding, Verdict} from '../model/types.js'
+import {hostRules, prefixRules} from './rules/index.js'
+
+export interface PrefixDiagnosis {
+  prefix: string
+  verdict: Verdict
+  findings: Finding[]
+  facts: PrefixFacts
+}
+
+export function diagnosePrefix(ctx: Context, prefix: string): PrefixDiagnosis {
+  const facts = ctx.facts(prefix)
+  if (!facts.pool) return {prefix: facts.prefix, verdict: 'not-in-pool', findings: [], facts}
+  const findings = prefixRules.flatMap((rule) => rule.run(ctx, facts))
+  return {prefix: facts.prefix, verdict: verdictOf(facts, findings), findings, facts}
+}
+
+export function diagnoseHost(ctx: Context): Finding[] {
+  return hostRules.flatMap((rule) => rule.run(ctx))
+}
+
+const BROKEN_TYPES = new Set(['unreachable', 'blackhole', 'prohibit'])
+
+/** The first that applies of: missing, unreachable, not-tunneled, multipath-lost, ok; local stands alone. */
+export function verdictOf(facts: PrefixFacts, findings: Finding[]): Verdict {
+  if (facts.local) return 'local'
+  const ids = new Set(findings.map((f) => f.id))
+  if (!facts.effective) return 'missing'
+  if (BROKEN_TYPES.has(facts.effective.type) || ids.has('nexthop-unreachable')) return 'unreachable'
+  if (ids.has('tunnel-bypassed-by-ecmp') || ids.has('tunnel-not-programmed')) return 'not-tunneled'
+  if (ids.has('multipath-lost')) return 'multipath-lost'
+  return 'ok'
+}

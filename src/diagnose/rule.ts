@@ -1,0 +1,56 @@
+// What a rule is: a pure function of the Context (and, for prefix rules, one prefix's facts).
+import type {Context, PrefixFacts} from '../model/context.js'
+import {formatKernelRoute as formatRoute} from '../model/format.js'
+import type {Evidence, Finding, FindingId, Severity} from '../model/types.js'
+
+export const SEVERITY: Record<FindingId, Severity> = {
+  'tunnel-bypassed-by-ecmp': 'error', 'tunnel-not-programmed': 'error', 'nexthop-unresolvable-by-bird': 'error',
+  'nexthop-unreachable': 'error', 'multipath-lost': 'error', 'prefix-missing': 'error', 'peer-down': 'error',
+  'tunnel-device-missing': 'error', 'tunnel-device-down': 'error', 'onlink-missing': 'error', 'forwarding-off': 'error',
+  'bird-kernel-mismatch': 'error',
+  'tunnel-mtu': 'warning', 'rp-filter-strict': 'warning', 'hash-policy-l3': 'warning', 'stale-kernel-route': 'warning',
+  'conflicting-route-owners': 'warning',
+  'local-block': 'info',
+}
+
+export interface PrefixRule {
+  id: FindingId
+  scope: 'prefix'
+  run(ctx: Context, facts: PrefixFacts): Finding[]
+}
+
+export interface HostRule {
+  id: FindingId
+  scope: 'host'
+  run(ctx: Context): Finding[]
+}
+
+export type Rule = PrefixRule | HostRule
+
+export function finding(id: FindingId, f: {prefix?: string; title: string; detail: string; evidence: Evidence[]; fix?: string}): Finding {
+  return {id, severity: SEVERITY[id], ...(f.prefix ? {prefix: f.prefix} : {}), title: f.title, detail: f.detail, evidence: f.evidence, ...(f.fix ? {fix: f.fix} : {})}
+}
+
+/** Is this kernel route through the tunnel: every next hop on the tunnel device? */
+export function throughTunnel(ctx: Context, facts: PrefixFacts): boolean {
+  const r = facts.effective
+  return !!r && r.type === 'unicast' && r.nexthops.length > 0 && r.nexthops.every((n) => n.dev === ctx.snapshot.tunnelDev)
+}
+
+/** Evidence for a kernel route and the BIRD paths behind a prefix. */
+export function prefixEvidence(ctx: Context, facts: PrefixFacts): Evidence[] {
+  return [
+    ...facts.bestSet.flatMap((r) => ctx.cite(r.pos)),
+    ...(facts.effective ? ctx.cite(facts.effective.pos, () => formatRoute(facts.effective!)) : []),
+  ]
+}
+
+export function resolutionEvidence(ctx: Context, facts: PrefixFacts): Evidence[] {
+  return facts.resolutions.flatMap((r) => (r.lookup.route ? ctx.cite(r.lookup.route.pos, () => formatRoute(r.lookup.route!)) : []))
+}
+
+
+/** The next hops a correct route has: distinct BGP next hops of the best set that the kernel can reach, not our own. */
+export function wantedGateways(facts: PrefixFacts): string[] {
+  return facts.resolutions.filter((r) => r.lookup.reachable && !r.own).map((r) => r.bgpNextHop)
+}

@@ -1,0 +1,25 @@
+// Presence, not shape: BIRD holds a usable best route the kernel lacks (or has only from another
+// owner). A kernel export filter legitimately rewrites next hops, so shapes are not compared here.
+import {finding, type PrefixRule} from '../rule.js'
+import {formatBirdPath} from '../../model/format.js'
+
+export const rule: PrefixRule = {
+  id: 'bird-kernel-mismatch',
+  scope: 'prefix',
+  run(ctx, facts) {
+    const p = facts.birdPrimary
+    if (!p || facts.local || !ctx.haveKernel) return []
+    if (p.dest !== 'unicast' || (p.source ?? '').toLowerCase() !== 'bgp') return []
+    const owned = facts.kernel.filter((r) => r.protocol === 'bird')
+    if (owned.length > 0) return []
+    const others = facts.kernel.filter((r) => r.protocol !== ctx.fixProtocol)
+    return [finding('bird-kernel-mismatch', {
+      prefix: facts.prefix,
+      title: `BIRD has ${facts.prefix} but the kernel ${others.length > 0 ? `has it only from proto ${others.map((r) => r.protocol).join(', ')}` : 'does not'}`,
+      detail: `BIRD's best path is ${formatBirdPath(p)}, yet no proto bird route for it is in the kernel` +
+        `${p.kernelSyncFailed ? ' (BIRD marks it "!": its kernel sync failed)' : ''}. The kernel protocol's export filter may reject it, or the write failed.`,
+      evidence: [...ctx.cite(p.pos), ...others.flatMap((r) => ctx.cite(r.pos))],
+      fix: 'Check the kernel protocol export filter and BIRD\'s log for netlink errors; routedoctor fix programs the tunnel route meanwhile.',
+    })]
+  },
+}

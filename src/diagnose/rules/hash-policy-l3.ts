@@ -1,0 +1,25 @@
+// IP-in-IP between two nodes has one outer 5-tuple-less flow: with hash policy 0 (L3) or 1 (L4 of
+// the outer header, which has no ports) all of it lands on one ECMP link. Policy 2 hashes inner headers.
+import {finding, type HostRule} from '../rule.js'
+
+export const rule: HostRule = {
+  id: 'hash-policy-l3',
+  scope: 'host',
+  run(ctx) {
+    const s = ctx.sysctlValue('net.ipv4.fib_multipath_hash_policy')
+    if (!s || !['0', '1'].includes(s.value.trim())) return []
+    if (!ctx.snapshot.pools.some((p) => p.mode === 'ipip')) return []
+    const ecmp = new Map<string, string>()
+    for (const prefix of ctx.poolPrefixes()) {
+      for (const res of ctx.facts(prefix).resolutions) if (res.multipath && res.lookup.route) ecmp.set(res.lookup.route.dst, res.bgpNextHop)
+    }
+    if (ecmp.size === 0) return []
+    const routes = [...ecmp.keys()]
+    return [finding('hash-policy-l3', {
+      title: `fib_multipath_hash_policy is ${s.value.trim()} while IP-in-IP rides an ECMP underlay`,
+      detail: `Tunnelled traffic to ${[...ecmp.values()].join(', ')} crosses ECMP route(s) ${routes.join(', ')}; policy ${s.value.trim()} hashes the outer header, so all traffic between two nodes takes one link. Policy 2 hashes the inner headers (kernel ≥ 5.3).`,
+      evidence: ctx.cite(s.pos),
+      fix: 'sysctl -w net.ipv4.fib_multipath_hash_policy=2',
+    })]
+  },
+}

@@ -1,0 +1,26 @@
+// Failure 3: a prefix several nodes announce should be multipath over the tunnel, one next hop per node.
+import {finding, prefixEvidence, wantedGateways, type PrefixRule} from '../rule.js'
+
+export const rule: PrefixRule = {
+  id: 'multipath-lost',
+  scope: 'prefix',
+  run(ctx, facts) {
+    if (!facts.tunnelExpected || facts.local) return []
+    const wanted = wantedGateways(facts)
+    if (wanted.length < 2) return []
+    const r = facts.effective
+    const have = new Set((r?.type === 'unicast' ? r.nexthops : [])
+      .filter((n) => n.dev === ctx.snapshot.tunnelDev && n.gateway).map((n) => n.gateway!.address))
+    const lost = wanted.filter((g) => !have.has(g))
+    if (lost.length === 0) return []
+    return [finding('multipath-lost', {
+      prefix: facts.prefix,
+      title: `${facts.prefix} is announced by ${wanted.length} nodes but ${lost.length === wanted.length ? 'none' : `not ${lost.join(', ')}`} is a ${ctx.snapshot.tunnelDev} next hop`,
+      detail: `BIRD's best equal paths have BGP next hops ${wanted.join(', ')}, all reachable by the kernel; the route should be ` +
+        `${wanted.map((g) => `nexthop via ${g} dev ${ctx.snapshot.tunnelDev} onlink`).join(' ')}. ` +
+        `Missing through the tunnel: ${lost.join(', ')}.`,
+      evidence: prefixEvidence(ctx, facts),
+      fix: `Program the multipath onlink route (routedoctor fix).`,
+    })]
+  },
+}

@@ -1,0 +1,21 @@
+// The kernel itself has no usable route to the BGP next hop N.
+import {finding, type PrefixRule} from '../rule.js'
+import {formatKernelRoute} from '../../model/format.js'
+
+export const rule: PrefixRule = {
+  id: 'nexthop-unreachable',
+  scope: 'prefix',
+  run(ctx, facts) {
+    if (facts.local || !ctx.haveKernel) return []
+    return facts.resolutions.filter((r) => !r.lookup.reachable).map((res) => finding('nexthop-unreachable', {
+      prefix: facts.prefix,
+      title: `The kernel cannot reach BGP next hop ${res.bgpNextHop} of ${facts.prefix}`,
+      detail: res.lookup.route
+        ? `The kernel's route for ${res.bgpNextHop} is \`${formatKernelRoute(res.lookup.route)}\`: packets to that node are dropped, tunnelled or not.`
+        : `No kernel route covers ${res.bgpNextHop}: the underlay to the node that owns ${facts.prefix} is missing.`,
+      evidence: [...facts.bestSet.filter((p) => p.bgpNextHop === res.bgpNextHop).flatMap((p) => ctx.cite(p.pos)),
+        ...(res.lookup.route ? ctx.cite(res.lookup.route.pos, () => formatKernelRoute(res.lookup.route!)) : [])],
+      fix: `Restore the underlay route to ${res.bgpNextHop} (uplinks, ToR sessions) before anything else.`,
+    }))
+  },
+}

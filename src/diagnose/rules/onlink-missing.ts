@@ -1,0 +1,21 @@
+// A tunnel route without onlink: the gateway (a remote node) is not on tunl0's subnet, so the
+// kernel refuses or mis-resolves it; Calico always programs tunl0 routes onlink.
+import {finding, prefixEvidence, type PrefixRule} from '../rule.js'
+
+export const rule: PrefixRule = {
+  id: 'onlink-missing',
+  scope: 'prefix',
+  run(ctx, facts) {
+    const r = facts.effective
+    if (!r || r.type !== 'unicast') return []
+    const bad = r.nexthops.filter((n) => n.dev === ctx.snapshot.tunnelDev && n.gateway && !n.flags.includes('onlink') && !r.flags.includes('onlink'))
+    if (bad.length === 0) return []
+    return [finding('onlink-missing', {
+      prefix: facts.prefix,
+      title: `${facts.prefix} via ${bad.map((n) => n.gateway!.address).join(', ')} dev ${ctx.snapshot.tunnelDev} lacks onlink`,
+      detail: `A gateway on ${ctx.snapshot.tunnelDev} is a remote node's address, never on the tunnel's own subnet; without onlink the kernel treats it as unreachable or resolves it wrongly.`,
+      evidence: prefixEvidence(ctx, facts),
+      fix: 'Re-program the route with onlink (routedoctor fix).',
+    })]
+  },
+}

@@ -1,0 +1,18 @@
+// A proto bird route BIRD no longer holds: left behind (persist, a crash, a graceful restart).
+import {finding, type PrefixRule} from '../rule.js'
+import {formatKernelRoute} from '../../model/format.js'
+
+export const rule: PrefixRule = {
+  id: 'stale-kernel-route',
+  scope: 'prefix',
+  run(ctx, facts) {
+    if (!ctx.haveBird || facts.bird.length > 0) return []
+    return facts.kernel.filter((r) => r.protocol === 'bird').map((r) => finding('stale-kernel-route', {
+      prefix: facts.prefix,
+      title: `Kernel route ${facts.prefix} is proto bird but BIRD no longer holds it`,
+      detail: `\`${formatKernelRoute(r).split('\n')[0]}\` was written by BIRD, which has no path for ${facts.prefix} now: traffic follows a route nobody maintains.`,
+      evidence: ctx.cite(r.pos, () => formatKernelRoute(r)),
+      fix: `ip route del ${facts.prefix}${r.table !== 'main' ? ` table ${r.table}` : ''} proto bird${r.metric ? ` metric ${r.metric}` : ''}`,
+    }))
+  },
+}

@@ -1,0 +1,16 @@
+import {finding, type HostRule} from '../rule.js'
+
+export const rule: HostRule = {
+  id: 'tunnel-device-missing',
+  scope: 'host',
+  run(ctx) {
+    const dev = ctx.snapshot.tunnelDev
+    if (!ctx.haveLinks || ctx.links.has(dev) || !ctx.snapshot.pools.some((p) => p.mode === 'ipip')) return []
+    return [finding('tunnel-device-missing', {
+      title: `There is no ${dev} device`,
+      detail: `The pools are IP-in-IP but the node has no link named ${dev}: no pod traffic to other nodes can be encapsulated.`,
+      evidence: [],
+      fix: `Check calico-node's startup (it creates ${dev}); on a real node the ipip module must be loadable.`,
+    })]
+  },
+}

@@ -1,0 +1,102 @@
+// SourceFile[] (from a directory, a bundle or the live node) -> Snapshot. Each file goes to its
+// parser; a parse error propagates (exit 2) naming the file and line.
+import {parseBirdConf} from '../parse/bird-conf.js'
+import {parseBirdProtocols} from '../parse/bird-protocols.js'
+import {parseBirdRoutes} from '../parse/bird-routes.js'
+import {parseBirdStatus} from '../parse/bird-status.js'
+import {parseIpAddrJson} from '../parse/ip-addr.js'
+import {parseIpLinkJson, parseIpLinkText} from '../parse/ip-link.js'
+import {parseIpNeighJson} from '../parse/ip-neigh.js'
+import {parseIpPools} from '../parse/ippools.js'
+import {parseIpRouteJson} from '../parse/ip-route-json.js'
+import {parseIpRouteText} from '../parse/ip-route-text.js'
+import {parseIpRule} from '../parse/ip-rule.js'
+import {parseSysctl} from '../parse/sysctl.js'
+import {UsageError} from './errors.js'
+import {canonicalPrefix} from './prefix.js'
+import type {Pool, PoolMode, Snapshot, SourceFile} from './types.js'
+
+export interface BuildOptions {
+  pools?: string[] // --pool CIDR[=ipip|vxlan|none]
+  ippools?: SourceFile // --ippools FILE
+  tunnelDev?: string
+  origin?: Snapshot['origin']
+}
+
+export function parsePoolFlag(flag: string): Pool {
+  const [cidrText, modeText = 'ipip'] = flag.split('=')
+  const cidr = canonicalPrefix(cidrText)
+  if (!cidr || !cidrText.includes('/')) throw new UsageError(`--pool ${flag}: expected CIDR[=ipip|vxlan|none], e.g. 192.168.0.0/16=ipip`)
+  if (!['ipip', 'vxlan', 'none'].includes(modeText)) throw new UsageError(`--pool ${flag}: mode must be ipip, vxlan or none`)
+  return {cidr, mode: modeText as PoolMode, origin: 'flag'}
+}
+
+export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
+  const text = (name: string) => files.find((f) => f.name === name && f.text !== undefined)?.text
+  const routesJson = text('ip-j-d-route.json')
+  const routesText = text('ip-d-route.txt')
+  let kernelRoutes = routesJson !== undefined ? parseIpRouteJson(routesJson) : routesText !== undefined ? parseIpRouteText(routesText) : []
+  // IPv6 routes only from ip-6-d-route.txt when the main table dump has none
+  const v6 = text('ip-6-d-route.txt')
+  if (v6 !== undefined && !kernelRoutes.some((r) => r.family === 'inet6')) kernelRoutes = kernelRoutes.concat(parseIpRouteText(v6, 'ip-6-d-route.txt'))
+  const linksJson = text('ip-j-d-link.json')
+  const linksText = text('ip-d-link.txt')
+  const links = linksJson !== undefined ? parseIpLinkJson(linksJson) : linksText !== undefined ? parseIpLinkText(linksText) : []
+  const addr = text('ip-j-addr.json')
+  const neigh = text('ip-j-neigh.json')
+  const rule = text('ip-rule.txt')
+  const sysctl = text('sysctl.txt')
+  const status = text('birdc-show-status.txt')
+  const birdRoutes = text('birdc-show-route-all.txt')
+  const protocols = text('birdc-show-protocols-all.txt')
+  const conf = text('bird.conf')
+  const config = conf !== undefined ? parseBirdConf(conf) : undefined
+
+  // which prefixes are tunnel prefixes: flags, else IPPools, else the BIRD config, else none
+  let pools: Pool[] = []
+  let poolOrigin: Snapshot['poolOrigin'] = 'none'
+  const ippoolsFile = opts.ippools ?? files.find((f) => (f.name === 'ippools.yaml' || f.name === 'ippools.json') && f.text !== undefined)
+  if (opts.pools && opts.pools.length > 0) {
+    pools = opts.pools.map(parsePoolFlag)
+    poolOrigin = 'flag'
+  } else if (ippoolsFile?.text !== undefined) {
+    pools = parseIpPools(ippoolsFile.text, ippoolsFile.name)
+    poolOrigin = 'ippools'
+  } else if (config && config.pools.length > 0) {
+    pools = config.pools
+    poolOrigin = 'bird.conf'
+  }
+
+  return {
+    origin: opts.origin ?? {kind: 'dir'},
+    files,
+    missing: missingSources(files),
+    kernelRoutes,
+    links,
+    addresses: addr !== undefined ? parseIpAddrJson(addr) : [],
+    neighbors: neigh !== undefined ? parseIpNeighJson(neigh) : [],
+    rules: rule !== undefined ? parseIpRule(rule) : [],
+    sysctl: sysctl !== undefined ? parseSysctl(sysctl) : [],
+    bird: {
+      status: status !== undefined ? parseBirdStatus(status) : undefined,
+      routes: birdRoutes !== undefined ? parseBirdRoutes(birdRoutes) : [],
+      protocols: protocols !== undefined ? parseBirdProtocols(protocols) : [],
+      config,
+    },
+    pools,
+    poolOrigin,
+    tunnelDev: opts.tunnelDev ?? 'tunl0',
+  }
+}
+
+// Alternatives stand for one source: the first name is reported when none of them is there.
+const SOURCES: string[][] = [
+  ['ip-j-d-route.json', 'ip-d-route.txt'], ['ip-j-d-link.json', 'ip-d-link.txt'], ['ip-j-addr.json'], ['ip-j-neigh.json'],
+  ['ip-rule.txt'], ['sysctl.txt'], ['birdc-show-status.txt'], ['birdc-show-route-all.txt'], ['birdc-show-protocols-all.txt'],
+  ['bird.conf'], ['ippools.yaml', 'ippools.json'],
+]
+
+function missingSources(files: SourceFile[]): string[] {
+  const have = new Set(files.filter((f) => f.text !== undefined).map((f) => f.name))
+  return SOURCES.filter((alts) => !alts.some((n) => have.has(n))).map((alts) => alts[0])
+}

@@ -1,0 +1,244 @@
+// Indices and derived facts over a Snapshot, computed once and shared by every rule, the planner
+// and the presenters. Pure: a function of the Snapshot alone.
+import {Fib, type Lookup} from './fib.js'
+import {canonicalPrefix, familyOf, prefixContains} from './prefix.js'
+import type {
+  BirdProtocol, BirdRoute, Evidence, KernelRoute, Link, Pool, SourcePos, Snapshot,
+} from './types.js'
+
+/** Protocol numbers whose routes are someone's own programming of pod routes. */
+export const FELIX_PROTOCOL = '80'
+/** The number routedoctor writes its routes with (iproute2 prints the number; no rt_protos name). */
+export const DEFAULT_FIX_PROTOCOL_NUMBER = 158
+
+export interface NexthopResolution {
+  bgpNextHop: string
+  lookup: Lookup // the kernel's own view of how to reach N
+  own: boolean // N is one of this node's addresses
+  viaInet6: boolean // the underlay route uses IPv6 (link-local) gateways for an IPv4 next hop
+  multipath: boolean // the underlay route is ECMP
+}
+
+export interface PrefixFacts {
+  prefix: string
+  pool?: Pool
+  tunnelExpected: boolean // in an IP-in-IP pool
+  kernel: KernelRoute[] // routes for the prefix in the kernel tables BIRD writes (effective first)
+  effective?: KernelRoute // the one the kernel uses: lowest metric
+  bird: BirdRoute[] // every BIRD path for the prefix, primary first
+  birdPrimary?: BirdRoute
+  bestSet: BirdRoute[] // the primary and the paths equal to it in preference and BGP attributes
+  bgpNextHops: string[] // distinct BGP next hops of bestSet, in order
+  resolutions: NexthopResolution[]
+  local: boolean // this node's own block or a local workload
+  ownersDown: BirdProtocol[] // BGP sessions not Established
+}
+
+export interface ContextOptions {
+  fixProtocol?: string // protocol text our own routes carry in the kernel
+}
+
+export class Context {
+  readonly fib: Fib
+  readonly kernelTables: number[]
+  readonly birdByPrefix = new Map<string, BirdRoute[]>()
+  readonly ownAddresses = new Set<string>()
+  readonly links = new Map<string, Link>()
+  readonly sysctl = new Map<string, {value: string; pos: SourcePos}>()
+  readonly bgpProtocols: BirdProtocol[]
+  readonly fixProtocol: string
+  private readonly fileLines = new Map<string, string[]>()
+
+  constructor(readonly snapshot: Snapshot, opts: ContextOptions = {}) {
+    this.fixProtocol = opts.fixProtocol ?? String(DEFAULT_FIX_PROTOCOL_NUMBER)
+    this.fib = new Fib(snapshot.kernelRoutes, snapshot.rules)
+    const tables = snapshot.bird.config?.kernelTables.map(Number).filter((n) => Number.isInteger(n)) ?? []
+    this.kernelTables = tables.length > 0 ? tables : [254]
+    for (const route of snapshot.bird.routes) {
+      const list = this.birdByPrefix.get(route.prefix)
+      if (list) list.push(route)
+      else this.birdByPrefix.set(route.prefix, [route])
+    }
+    for (const list of this.birdByPrefix.values()) list.sort((a, b) => Number(b.primary) - Number(a.primary))
+    for (const a of snapshot.addresses) this.ownAddresses.add(a.local)
+    for (const r of snapshot.kernelRoutes) if (r.type === 'local' && r.tableId === 255) this.ownAddresses.add(r.dst.replace(/\/(32|128)$/, ''))
+    for (const l of snapshot.links) this.links.set(l.ifname, l)
+    for (const s of snapshot.sysctl) this.sysctl.set(s.name, {value: s.value, pos: s.pos})
+    this.bgpProtocols = snapshot.bird.protocols.filter((p) => p.proto.toUpperCase() === 'BGP')
+  }
+
+  has(file: string): boolean {
+    return this.snapshot.files.some((f) => f.name === file && f.text !== undefined)
+  }
+
+  get haveBird(): boolean {
+    return this.has('birdc-show-route-all.txt')
+  }
+
+  get haveKernel(): boolean {
+    return this.has('ip-j-d-route.json') || this.has('ip-d-route.txt')
+  }
+
+  get haveLinks(): boolean {
+    return this.has('ip-j-d-link.json') || this.has('ip-d-link.txt')
+  }
+
+  poolOf(prefix: string): Pool | undefined {
+    // the most specific pool that contains the prefix
+    let best: Pool | undefined
+    for (const pool of this.snapshot.pools) {
+      if (prefixContains(pool.cidr, prefix) && (!best || Number(pool.cidr.split('/')[1]) > Number(best.cidr.split('/')[1]))) best = pool
+    }
+    return best
+  }
+
+  /** Every prefix inside the pools that BIRD holds or the kernel routes (not the local table). */
+  poolPrefixes(): string[] {
+    const seen = new Set<string>()
+    for (const prefix of this.birdByPrefix.keys()) if (this.poolOf(prefix)) seen.add(prefix)
+    for (const r of this.snapshot.kernelRoutes) {
+      if (r.tableId === 255 || r.type === 'local' || r.type === 'broadcast' || r.type === 'multicast') continue
+      if (!this.kernelTables.includes(r.tableId) && r.tableId !== 254) continue
+      if (this.poolOf(r.dst)) seen.add(r.dst)
+    }
+    return [...seen].sort(comparePrefixes)
+  }
+
+  kernelRoutesFor(prefix: string): KernelRoute[] {
+    const family = familyOf(prefix)
+    const tables = [...new Set([...this.kernelTables, 254])]
+    return tables.flatMap((t) => this.fib.exact(prefix, t, family))
+      .filter((r) => r.type !== 'local' && r.type !== 'broadcast' && r.type !== 'multicast')
+      .sort((a, b) => a.metric - b.metric)
+  }
+
+  resolve(bgpNextHop: string): NexthopResolution {
+    const lookup = this.fib.lookup(bgpNextHop)
+    const nexthops = lookup.route?.nexthops ?? []
+    return {
+      bgpNextHop,
+      lookup,
+      own: this.ownAddresses.has(bgpNextHop),
+      viaInet6: familyOf(bgpNextHop) === 'inet' && nexthops.some((n) => n.gateway?.family === 'inet6'),
+      multipath: nexthops.length > 1,
+    }
+  }
+
+  private readonly factsCache = new Map<string, PrefixFacts>()
+
+  facts(prefixText: string): PrefixFacts {
+    const prefix = canonicalPrefix(prefixText) ?? prefixText
+    const cached = this.factsCache.get(prefix)
+    if (cached) return cached
+    const facts = this.computeFacts(prefix)
+    this.factsCache.set(prefix, facts)
+    return facts
+  }
+
+  private computeFacts(prefix: string): PrefixFacts {
+    const pool = this.poolOf(prefix)
+    const kernel = this.kernelRoutesFor(prefix)
+    const bird = this.birdByPrefix.get(prefix) ?? []
+    const birdPrimary = bird.find((r) => r.primary) ?? bird[0]
+    const bestSet = birdPrimary ? bird.filter((r) => r === birdPrimary || equalPreference(birdPrimary, r)) : []
+    const bgpNextHops = [...new Set(bestSet.map((r) => r.bgpNextHop).filter((n): n is string => n !== undefined))]
+    const resolutions = bgpNextHops.map((n) => this.resolve(n))
+    const effective = kernel[0]
+    return {
+      prefix, pool, tunnelExpected: pool?.mode === 'ipip', kernel, effective, bird, birdPrimary, bestSet,
+      bgpNextHops, resolutions, local: this.isLocal(prefix, birdPrimary, effective),
+      ownersDown: this.bgpProtocols.filter((p) => !isEstablished(p)),
+    }
+  }
+
+  private isLocal(prefix: string, birdPrimary?: BirdRoute, effective?: KernelRoute): boolean {
+    if (birdPrimary) {
+      const source = (birdPrimary.source ?? '').toLowerCase()
+      if (source && source !== 'bgp') {
+        // a static blackhole block, a kernel/device route to a workload interface
+        if (birdPrimary.dest === 'blackhole') return true
+        if (birdPrimary.nexthops.length > 0 && birdPrimary.nexthops.every((n) => !n.gateway && n.iface !== this.snapshot.tunnelDev)) return true
+      }
+      if (source === 'bgp') return false
+    }
+    if (effective) {
+      if (effective.type === 'blackhole' && effective.protocol !== 'bird') return true
+      if (effective.type === 'blackhole' && !birdPrimary) return true
+      if (effective.type === 'unicast' && effective.nexthops.length > 0 &&
+        effective.nexthops.every((n) => !n.gateway && n.dev !== undefined && n.dev !== this.snapshot.tunnelDev)) return true
+    }
+    // the tunnel device's own address lies in the block: this node's block
+    const tunnelAddr = this.snapshot.addresses.find((a) => a.ifname === this.snapshot.tunnelDev && a.family === 'inet')
+    if (tunnelAddr && prefixContains(prefix, tunnelAddr.local) && !birdPrimary?.bgpNextHop) return effective?.type !== 'unicast' || effective.nexthops.every((n) => !n.gateway)
+    return false
+  }
+
+  /** The BGP session a path came over: by protocol name, else by neighbor address. */
+  sessionOf(route: BirdRoute): BirdProtocol | undefined {
+    return this.bgpProtocols.find((p) => p.name === route.protocol) ??
+      this.bgpProtocols.find((p) => p.neighborAddress !== undefined && p.neighborAddress === route.from)
+  }
+
+  /** The session to the node that owns next hop N. */
+  sessionFor(address: string): BirdProtocol | undefined {
+    return this.bgpProtocols.find((p) => p.neighborAddress === address)
+  }
+
+  sysctlValue(name: string): {value: string; pos: SourcePos} | undefined {
+    return this.sysctl.get(name)
+  }
+
+  /** Effective rp_filter of a device: the kernel uses max(all, dev). */
+  rpFilter(dev: string): {value: number; cites: SourcePos[]} | undefined {
+    const all = this.sysctl.get('net.ipv4.conf.all.rp_filter')
+    const own = this.sysctl.get(`net.ipv4.conf.${dev}.rp_filter`)
+    if (!all && !own) return undefined
+    const value = Math.max(Number(all?.value ?? 0), Number(own?.value ?? 0))
+    return {value, cites: [all?.pos, own?.pos].filter((p): p is SourcePos => p !== undefined)}
+  }
+
+  /** The cited lines of a parsed object, verbatim (a one-line JSON file cites the object itself). */
+  cite(pos: SourcePos | undefined, render?: () => string): Evidence[] {
+    if (!pos) return []
+    let lines = this.fileLines.get(pos.file)
+    if (!lines) {
+      const text = this.snapshot.files.find((f) => f.name === pos.file)?.text ?? ''
+      lines = text.split(/\r?\n/)
+      this.fileLines.set(pos.file, lines)
+    }
+    let text = lines.slice(pos.line - 1, pos.endLine).join('\n')
+    if (render && (pos.file.endsWith('.json') || text === '')) text = render()
+    else if (text.length > 300) text = text.slice(0, 300) + '…'
+    return [{...pos, text}]
+  }
+}
+
+export function isEstablished(p: BirdProtocol): boolean {
+  return (p.bgpState ?? p.info.split(/\s+/)[0]) === 'Established'
+}
+
+function attr(route: BirdRoute, ...names: string[]): string | undefined {
+  return route.attributes.find((a) => names.includes(a.name))?.value.trim()
+}
+
+/** Would BIRD merge these two paths (`merge paths`)? Equal preference and equal BGP decision attributes. */
+export function equalPreference(a: BirdRoute, b: BirdRoute): boolean {
+  if ((a.preference ?? -1) !== (b.preference ?? -1)) return false
+  if ((a.source ?? '').toLowerCase() !== (b.source ?? '').toLowerCase()) return false
+  if ((a.source ?? '').toLowerCase() !== 'bgp') return false
+  const same = (...names: string[]) => attr(a, ...names) === attr(b, ...names)
+  const pathLen = (r: BirdRoute) => (attr(r, 'BGP.as_path', 'bgp_path') ?? '').split(/\s+/).filter(Boolean).length
+  return same('BGP.local_pref', 'bgp_local_pref') && same('BGP.origin', 'bgp_origin') && same('BGP.med', 'bgp_med') && pathLen(a) === pathLen(b)
+}
+
+export function comparePrefixes(a: string, b: string): number {
+  const fa = familyOf(a), fb = familyOf(b)
+  if (fa !== fb) return fa === 'inet' ? -1 : 1
+  if (fa === 'inet') {
+    const [aa, al] = a.split('/'), [ba, bl] = b.split('/')
+    const na = aa.split('.').reduce((s, o) => s * 256 + Number(o), 0)
+    const nb = ba.split('.').reduce((s, o) => s * 256 + Number(o), 0)
+    return na - nb || Number(al) - Number(bl)
+  }
+  return a < b ? -1 : a > b ? 1 : 0
+}

@@ -1,0 +1,387 @@
+// The apply engine of DESIGN §5: lock, journal first, write, read back, watch for a route war,
+// and on any failure put back exactly what the journal saved. It touches only the planned keys.
+import {dirname} from 'node:path'
+
+import {RouteDoctorError} from '../model/errors.js'
+import {canonicalPrefix, familyOf} from '../model/prefix.js'
+import type {Family, KernelRoute, PlannedRoute} from '../model/types.js'
+import {type RouteSpec, protocolNumber, routeTypeNumber, RT_SCOPE_UNIVERSE} from './codec.js'
+import {type DumpedRoute, NetlinkError, type RouteClient, openRouteClient} from './client.js'
+import {
+  type Journal, type JournalChange, type PlanMode, type RouteKey, acquireLock, newJournal, newJournalPath, readJournal,
+  setJournalState, writeJournal,
+} from './journal.js'
+
+export interface PlanItem {
+  planned: PlannedRoute
+  replaces?: KernelRoute // the current kernel route the plan corrects
+  mode: PlanMode // 'beside': add at planned.metric (lower than BIRD's); 'replace': same table/dst/metric
+}
+
+export interface ApplyOptions {
+  journalDir: string
+  watchSeconds: number
+  watchIntervalMs?: number // default 500
+  failAfter?: number // test hook: throw after this many route writes (fault injection)
+  beforeWrite?: (index: number) => void | Promise<void> // test hook: runs before route `index` is written
+  client?: RouteClient // default: an rtnetlink socket in this namespace
+}
+
+export interface RouteWar {
+  dst: string
+  table: string
+  metric: number
+  kind: 'removed' | 'replaced' | 'reinstalled' // ours gone / another route at our key / the replaced route is back
+  current?: KernelRoute // what holds the key now
+  by?: string // protocol of `current`
+  detail: string
+  advice: string
+}
+
+export interface ApplyErrorInfo {
+  message: string
+  code?: string // RouteDoctorError code, e.g. E_NETLINK_ENODEV
+  errno?: string // ENODEV, EEXIST, ...
+  dst?: string
+}
+
+export interface ApplyResult {
+  applied: PlannedRoute[] // routes written (and, when verified, present as planned)
+  verified: boolean
+  journal: string
+  routeWar?: RouteWar[]
+  restored?: boolean // the journal was restored after a failure; true only when the read-back matched
+  errors: ApplyErrorInfo[]
+}
+
+export interface RevertResult {
+  journal: string
+  restored: KernelRoute[] // routes put back as the journal saved them
+  deleted: PlannedRoute[] // routes routedoctor had added that were removed
+  verified: boolean // the planned keys hold exactly the journal's "before"
+  errors: ApplyErrorInfo[]
+}
+
+const DURABLE_ADVICE =
+  'Another writer (BIRD or Felix) owns this prefix and puts its own route back. Do not fight it: fix the source. ' +
+  'With BIRD 2.0.12+ or 3.2+ add to the kernel export filter, before `merge paths on`: ' +
+  '`ifname = "tunl0"; onlink = true; gw = bgp_next_hop; onlink = true;` (see `routedoctor fix --bird-config`); ' +
+  'where Felix programs routes (proto 80), let only one of them own the pool.'
+
+// ------------------------------------------------------------------ helpers
+
+function keyOf(r: {family: Family; tableId: number; dst: string; metric: number}): RouteKey {
+  return {family: r.family, tableId: r.tableId, dst: r.dst, metric: r.metric}
+}
+
+const sameKey = (a: RouteKey, b: RouteKey): boolean =>
+  a.family === b.family && a.tableId === b.tableId && a.dst === b.dst && a.metric === b.metric
+
+// IPv4 routes with a TOS are a different key; routedoctor never plans them.
+function atKey(routes: DumpedRoute[], key: RouteKey): DumpedRoute[] {
+  return routes.filter((d) => d.route.tos === undefined && sameKey(keyOf(d.route), key))
+}
+
+function nexthopIdentity(nh: {gateway?: string; dev?: string; weight: number; onlink: boolean}, single: boolean): string {
+  return `${nh.gateway ?? '-'}|${nh.dev ?? '-'}|${single ? 1 : nh.weight}|${nh.onlink ? 'onlink' : ''}`
+}
+
+/** What makes a route the same route for routedoctor; link-state flags (linkdown, dead) are the kernel's. */
+export function routeIdentity(r: KernelRoute): string {
+  const single = r.nexthops.length === 1
+  const nhs = r.nexthops
+    .map((nh) => nexthopIdentity({gateway: nh.gateway?.address, dev: nh.dev, weight: nh.weight, onlink: nh.flags.includes('onlink')}, single))
+    .sort()
+  return JSON.stringify([r.family, r.type, r.dst, r.tableId, protocolNumber(r.protocol), r.scope, r.metric, r.prefsrc ?? '', r.tos ?? '', nhs])
+}
+
+/** Does the kernel route carry exactly the planned route (dst, table, metric, protocol, next-hop set)? */
+export function matchesPlanned(r: KernelRoute, p: PlannedRoute): boolean {
+  if (r.type !== 'unicast' || r.dst !== canonicalPrefix(p.dst, familyOf(p.dst)) || r.tableId !== p.tableId || r.metric !== p.metric) return false
+  if (protocolNumber(r.protocol) !== protocolNumber(p.protocol)) return false
+  if (r.nexthops.length !== p.nexthops.length) return false
+  const single = p.nexthops.length === 1
+  const have = r.nexthops
+    .map((nh) => nexthopIdentity({gateway: nh.gateway?.address, dev: nh.dev, weight: nh.weight, onlink: nh.flags.includes('onlink')}, single))
+    .sort()
+  const want = p.nexthops.map((nh) => nexthopIdentity(nh, single)).sort()
+  return have.every((h, i) => h === want[i])
+}
+
+function errorInfo(error: unknown, dst?: string): ApplyErrorInfo {
+  const e = error as Error & {code?: string; errnoName?: string}
+  const info: ApplyErrorInfo = {message: e?.message ?? String(error)}
+  if (error instanceof RouteDoctorError) info.code = error.code
+  if (error instanceof NetlinkError) info.errno = error.errnoName
+  if (dst) info.dst = dst
+  return info
+}
+
+/** The RTM_NEWROUTE spec for a planned route, devices resolved in `links` (name → ifindex). */
+export function plannedSpec(p: PlannedRoute, ifindexOf: (dev: string) => number | undefined): RouteSpec {
+  const family = familyOf(p.dst)
+  const dst = canonicalPrefix(p.dst, family)
+  if (!dst) throw new RouteDoctorError(`planned route has a bad destination: ${p.dst}`, 2, 'E_PLAN')
+  if (p.nexthops.length === 0) throw new RouteDoctorError(`planned route ${dst} has no next hop`, 2, 'E_PLAN')
+  return {
+    family,
+    dst,
+    tableId: p.tableId,
+    protocol: protocolNumber(p.protocol),
+    metric: p.metric,
+    type: routeTypeNumber('unicast'),
+    scope: RT_SCOPE_UNIVERSE,
+    nexthops: p.nexthops.map((nh) => {
+      const ifindex = ifindexOf(nh.dev)
+      if (ifindex === undefined) throw new RouteDoctorError(`next-hop device ${nh.dev} of ${dst} does not exist`, 1, 'E_NETLINK_ENODEV')
+      return {gateway: nh.gateway, dev: nh.dev, ifindex, onlink: nh.onlink, weight: nh.weight}
+    }),
+  }
+}
+
+/** The `ip route replace …` line equivalent to writing the planned route. */
+export function toIpRouteReplace(p: PlannedRoute): string {
+  const family = familyOf(p.dst)
+  const via = (gw: string): string => (familyOf(gw) === family ? `via ${gw}` : `via ${familyOf(gw)} ${gw}`)
+  const head = `ip${family === 'inet6' ? ' -6' : ''} route replace ${canonicalPrefix(p.dst, family) ?? p.dst} table ${p.table} metric ${p.metric} proto ${p.protocol}`
+  if (p.nexthops.length === 1) {
+    const nh = p.nexthops[0]
+    return `${head} ${via(nh.gateway)} dev ${nh.dev}${nh.onlink ? ' onlink' : ''}`
+  }
+  return `${head} ${p.nexthops.map((nh) => `nexthop ${via(nh.gateway)} dev ${nh.dev} weight ${nh.weight}${nh.onlink ? ' onlink' : ''}`).join(' ')}`
+}
+
+async function dumpFamilies(client: RouteClient, families: Set<Family>): Promise<DumpedRoute[]> {
+  const out: DumpedRoute[] = []
+  for (const f of families) out.push(...(await client.dumpRoutes(f)).routes)
+  return out
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+// ------------------------------------------------------------------ restore
+
+interface RestoreOutcome {
+  restored: KernelRoute[]
+  deleted: PlannedRoute[]
+  verified: boolean
+  errors: ApplyErrorInfo[]
+}
+
+/**
+ * Put every key of the journal back as it was: a saved route is re-written exactly; where there
+ * was none, our route is deleted (only if it is still ours: another owner's route is left alone).
+ * Then read back and compare each key with the saved "before".
+ */
+async function restoreChanges(client: RouteClient, changes: JournalChange[]): Promise<RestoreOutcome> {
+  const out: RestoreOutcome = {restored: [], deleted: [], verified: false, errors: []}
+  const families = new Set(changes.map((c) => c.key.family))
+  const byName = new Map<string, number>()
+  for (const [index, name] of await client.links()) byName.set(name, index)
+  const now = await dumpFamilies(client, families)
+
+  for (const change of [...changes].reverse()) {
+    const current = atKey(now, change.key)
+    try {
+      if (change.before.length > 0) {
+        for (const b of change.before) {
+          if (current.some((c) => routeIdentity(c.route) === routeIdentity(b.route))) continue // already as it was
+          const spec: RouteSpec = {
+            ...b.spec,
+            flags: undefined, // only ONLINK is ever sent; derived from the next hops below
+            nexthops: b.spec.nexthops.map((nh) => {
+              const ifindex = nh.dev !== undefined ? byName.get(nh.dev) : nh.ifindex
+              if (nh.dev !== undefined && ifindex === undefined) throw new RouteDoctorError(`cannot restore ${b.route.dst}: device ${nh.dev} no longer exists`, 1, 'E_NETLINK_ENODEV')
+              return {gateway: nh.gateway, dev: nh.dev, ifindex, onlink: nh.onlink, weight: nh.weight}
+            }),
+          }
+          await client.replaceRoute(spec)
+          out.restored.push(b.route)
+        }
+      } else {
+        for (const c of current) {
+          if (!matchesPlanned(c.route, change.planned)) continue // not ours: outside the plan
+          await client.deleteRoute(c.spec)
+          out.deleted.push(change.planned)
+        }
+      }
+    } catch (error) {
+      out.errors.push(errorInfo(error, change.key.dst))
+    }
+  }
+
+  const after = await dumpFamilies(client, families)
+  out.verified = true
+  for (const change of changes) {
+    const have = atKey(after, change.key).map((d) => routeIdentity(d.route)).sort()
+    const want = change.before.map((b) => routeIdentity(b.route)).sort()
+    if (have.length !== want.length || have.some((h, i) => h !== want[i])) {
+      out.verified = false
+      out.errors.push({message: `after restore, ${change.key.dst} table ${change.planned.table} metric ${change.key.metric} is not as the journal saved it`, dst: change.key.dst})
+    }
+  }
+  return out
+}
+
+// ------------------------------------------------------------------ verify and watch
+
+function checkPlanned(routes: DumpedRoute[], changes: JournalChange[]): RouteWar[] {
+  const wars: RouteWar[] = []
+  for (const change of changes) {
+    const here = atKey(routes, change.key)
+    if (here.some((d) => matchesPlanned(d.route, change.planned))) continue
+    const p = change.planned
+    const base = {dst: change.key.dst, table: p.table, metric: p.metric, advice: DURABLE_ADVICE}
+    const current = here[0]?.route
+    if (!current) {
+      wars.push({...base, kind: 'removed', detail: `our route ${change.key.dst} metric ${p.metric} was removed`})
+      continue
+    }
+    const replaced = change.replaces && routeIdentity(change.replaces.route) === routeIdentity(current)
+    wars.push({
+      ...base,
+      kind: replaced ? 'reinstalled' : 'replaced',
+      current,
+      by: current.protocol,
+      detail: replaced
+        ? `the route we replaced came back (proto ${current.protocol})`
+        : `our route was replaced by another (proto ${current.protocol})`,
+    })
+  }
+  return wars
+}
+
+// ------------------------------------------------------------------ apply
+
+/**
+ * Apply `items` (DESIGN §5). Never throws for a failure after the lock is taken: the result
+ * carries the errors, and whether the journal was restored.
+ */
+export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<ApplyResult> {
+  for (const item of items) {
+    if (item.mode === 'replace' && item.replaces && item.replaces.metric !== item.planned.metric) {
+      throw new RouteDoctorError(
+        `replace mode writes at the replaced route's metric: ${item.planned.dst} plans metric ${item.planned.metric}, the kernel route has ${item.replaces.metric}`,
+        2,
+        'E_PLAN',
+      )
+    }
+  }
+  const release = acquireLock(opts.journalDir)
+  const client = opts.client ?? (await openRouteClient().catch((error) => {
+    release()
+    throw error
+  }))
+  const journalPath = newJournalPath(opts.journalDir)
+  const result: ApplyResult = {applied: [], verified: false, journal: journalPath, errors: []}
+  let journal: Journal | undefined
+  try {
+    const byName = new Map<string, number>()
+    for (const [index, name] of await client.links()) byName.set(name, index)
+    const families = new Set(items.map((i) => familyOf(i.planned.dst)))
+    const now = await dumpFamilies(client, families)
+
+    const changes: JournalChange[] = []
+    const specErrors: ApplyErrorInfo[] = []
+    for (const item of items) {
+      let write: RouteSpec
+      try {
+        write = plannedSpec(item.planned, (dev) => byName.get(dev))
+      } catch (error) {
+        specErrors.push(errorInfo(error, item.planned.dst))
+        continue
+      }
+      const key = keyOf(write)
+      if (changes.some((c) => sameKey(c.key, key))) throw new RouteDoctorError(`the plan writes ${key.dst} metric ${key.metric} twice`, 2, 'E_PLAN')
+      const change: JournalChange = {
+        mode: item.mode,
+        key,
+        planned: item.planned,
+        write,
+        ipRoute: toIpRouteReplace(item.planned),
+        before: atKey(now, key).map(({route, spec}) => ({route, spec})),
+      }
+      if (item.replaces) {
+        const r = item.replaces
+        const found = atKey(now, keyOf(r)).find((d) => routeIdentity(d.route) === routeIdentity(r)) ?? atKey(now, keyOf(r))[0]
+        if (found) change.replaces = {route: found.route, spec: found.spec}
+      }
+      changes.push(change)
+    }
+    // the journal comes first, even when nothing will be written, so every apply leaves a record
+    journal = newJournal(changes)
+    writeJournal(journalPath, journal)
+    if (specErrors.length > 0) {
+      result.errors.push(...specErrors)
+      setJournalState(journalPath, journal, 'failed', 'planned devices missing; nothing written')
+      return result
+    }
+
+    let writes = 0
+    try {
+      for (const [i, change] of changes.entries()) {
+        await opts.beforeWrite?.(i)
+        await client.replaceRoute(change.write)
+        writes++
+        result.applied.push(change.planned)
+        if (opts.failAfter !== undefined && writes >= opts.failAfter) throw new RouteDoctorError(`injected failure after ${writes} route write(s)`, 1, 'E_INJECTED')
+      }
+      const after = await dumpFamilies(client, families)
+      const missing = checkPlanned(after, changes)
+      if (missing.length > 0) {
+        // something already undid a write: the same route war the watch looks for, only faster
+        // (a route of our own protocol in another shape is a failed write, not a war)
+        const wars = missing.filter((m) => !m.by || protocolNumber(m.by) !== protocolNumber(changes[0].planned.protocol))
+        if (wars.length > 0) result.routeWar = wars
+        throw new RouteDoctorError(`read-back failed: ${missing.map((m) => `${m.dst}: ${m.detail}`).join('; ')}`, 1, 'E_VERIFY')
+      }
+      result.verified = true
+
+      const deadline = Date.now() + opts.watchSeconds * 1000
+      while (Date.now() < deadline) {
+        await sleep(Math.min(opts.watchIntervalMs ?? 500, Math.max(0, deadline - Date.now())))
+        const wars = checkPlanned(await dumpFamilies(client, families), changes)
+        if (wars.length > 0) {
+          result.routeWar = wars
+          result.verified = false
+          throw new RouteDoctorError(`route war: ${wars.map((w) => `${w.dst}: ${w.detail}`).join('; ')}`, 1, 'E_ROUTE_WAR')
+        }
+      }
+      setJournalState(journalPath, journal, 'applied')
+      return result
+    } catch (error) {
+      result.errors.push(errorInfo(error, error instanceof NetlinkError ? error.route?.dst : undefined))
+      result.verified = false
+      const outcome = await restoreChanges(client, changes)
+      result.errors.push(...outcome.errors)
+      result.restored = outcome.verified && outcome.errors.length === 0
+      result.applied = []
+      setJournalState(journalPath, journal, result.restored ? 'restored' : 'failed', result.errors[0]?.message)
+      return result
+    }
+  } catch (error) {
+    // before anything was written (the dump or the journal failed)
+    result.errors.push(errorInfo(error))
+    if (journal) setJournalState(journalPath, journal, 'failed', result.errors[0].message)
+    return result
+  } finally {
+    if (!opts.client) client.close()
+    release()
+  }
+}
+
+/** Undo a completed apply: delete the routes it added, put back the ones it replaced, verify. */
+export async function revertJournal(path: string, opts: {client?: RouteClient} = {}): Promise<RevertResult> {
+  const journal = readJournal(path)
+  const release = acquireLock(dirname(path))
+  let client: RouteClient | undefined
+  try {
+    client = opts.client ?? (await openRouteClient())
+    const outcome = await restoreChanges(client, journal.changes)
+    setJournalState(path, journal, outcome.verified && outcome.errors.length === 0 ? 'reverted' : 'failed', outcome.errors[0]?.message)
+    return {journal: path, restored: outcome.restored, deleted: outcome.deleted, verified: outcome.verified, errors: outcome.errors}
+  } finally {
+    if (client && !opts.client) client.close()
+    release()
+  }
+}

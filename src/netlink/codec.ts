@@ -1,0 +1,488 @@
+// rtnetlink route messages, encoded and decoded here (pure, no I/O). The `netlink` package's own
+// route codec cannot be used: it throws on a top-level RTA_VIA and cannot build RTA_MULTIPATH.
+// Layouts follow linux/rtnetlink.h; every integer is in host byte order, as the kernel expects.
+import {endianness} from 'node:os'
+
+import ipaddr from 'ipaddr.js'
+
+import type {Family, KernelRoute, Nexthop, RouteType, SourcePos} from '../model/types.js'
+
+const LE = endianness() === 'LE'
+
+// ------------------------------------------------------------------ constants (linux/rtnetlink.h)
+
+export const RTM_NEWLINK = 16
+export const RTM_GETLINK = 18
+export const RTM_NEWROUTE = 24
+export const RTM_DELROUTE = 25
+export const RTM_GETROUTE = 26
+
+export const NLMSG_ERROR = 2
+export const NLMSG_DONE = 3
+
+export const NLM_F_REQUEST = 0x1
+export const NLM_F_MULTI = 0x2
+export const NLM_F_ACK = 0x4
+export const NLM_F_DUMP = 0x300
+export const NLM_F_REPLACE = 0x100
+export const NLM_F_EXCL = 0x200
+export const NLM_F_CREATE = 0x400
+
+export const AF_INET = 2
+export const AF_INET6 = 10
+
+export const RTA_DST = 1
+export const RTA_OIF = 4
+export const RTA_GATEWAY = 5
+export const RTA_PRIORITY = 6
+export const RTA_PREFSRC = 7
+export const RTA_METRICS = 8
+export const RTA_MULTIPATH = 9
+export const RTA_TABLE = 15
+export const RTA_VIA = 18
+export const RTA_PREF = 20
+
+export const IFLA_IFNAME = 3
+
+export const RT_TABLE_UNSPEC = 0
+export const RT_SCOPE_UNIVERSE = 0
+export const RT_SCOPE_LINK = 253
+export const RT_SCOPE_HOST = 254
+export const RT_SCOPE_NOWHERE = 255
+
+// next-hop flags (rtnh_flags, and rtm_flags of a single-path route) and route-only rtm_flags
+export const RTNH_F_DEAD = 1
+export const RTNH_F_PERVASIVE = 2
+export const RTNH_F_ONLINK = 4
+export const RTNH_F_OFFLOAD = 8
+export const RTNH_F_LINKDOWN = 16
+export const RTNH_F_UNRESOLVED = 32
+export const RTNH_F_TRAP = 64
+const RTNH_COMPARE_MASK = 0xff
+const RTM_F_NOTIFY = 0x100
+const RTM_F_OFFLOAD = 0x4000
+const RTM_F_TRAP = 0x8000
+const RTM_F_OFFLOAD_FAILED = 0x20000000
+
+// The order iproute2 prints them in (print_rt_flags).
+const FLAG_NAMES: Array<[number, string]> = [
+  [RTNH_F_DEAD, 'dead'],
+  [RTNH_F_ONLINK, 'onlink'],
+  [RTNH_F_PERVASIVE, 'pervasive'],
+  [RTNH_F_OFFLOAD, 'offload'],
+  [RTNH_F_TRAP, 'trap'],
+  [RTM_F_NOTIFY, 'notify'],
+  [RTNH_F_LINKDOWN, 'linkdown'],
+  [RTNH_F_UNRESOLVED, 'unresolved'],
+  [RTM_F_OFFLOAD, 'rt_offload'],
+  [RTM_F_TRAP, 'rt_trap'],
+  [RTM_F_OFFLOAD_FAILED, 'rt_offload_failed'],
+]
+
+export const ROUTE_TYPES: readonly RouteType[] = [
+  'unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit', 'throw', 'nat', 'xresolve',
+]
+
+/** RTN_* number of a route type name (RTN_UNICAST = 1). */
+export function routeTypeNumber(type: RouteType): number {
+  return ROUTE_TYPES.indexOf(type) + 1
+}
+
+// /etc/iproute2/rt_protos as shipped; numbers without a name print as the number.
+export const PROTOCOL_NAMES: Readonly<Record<number, string>> = {
+  0: 'unspec', 1: 'redirect', 2: 'kernel', 3: 'boot', 4: 'static', 8: 'gated', 9: 'ra', 10: 'mrt', 11: 'zebra', 12: 'bird',
+  13: 'dnrouted', 14: 'xorp', 15: 'ntk', 16: 'dhcp', 18: 'keepalived', 42: 'babel', 99: 'openr', 186: 'bgp', 187: 'isis',
+  188: 'ospf', 189: 'rip', 192: 'eigrp',
+}
+
+export const SCOPE_NAMES: Readonly<Record<number, string>> = {0: 'global', 200: 'site', 253: 'link', 254: 'host', 255: 'nowhere'}
+export const TABLE_NAMES: Readonly<Record<number, string>> = {0: 'unspec', 253: 'default', 254: 'main', 255: 'local'}
+
+function reverse(map: Readonly<Record<number, string>>, name: string, what: string): number {
+  if (/^\d+$/.test(name)) return Number(name)
+  for (const [num, n] of Object.entries(map)) if (n === name) return Number(num)
+  throw new Error(`unknown ${what} name: ${name}`)
+}
+
+export const protocolName = (n: number): string => PROTOCOL_NAMES[n] ?? String(n)
+export const protocolNumber = (name: string): number => reverse(PROTOCOL_NAMES, name, 'protocol')
+export const scopeName = (n: number): string => SCOPE_NAMES[n] ?? String(n)
+export const scopeNumber = (name: string): number => reverse(SCOPE_NAMES, name === 'universe' ? 'global' : name, 'scope')
+export const tableName = (n: number): string => TABLE_NAMES[n] ?? String(n)
+export const tableNumber = (name: string): number => reverse(TABLE_NAMES, name, 'table')
+
+export function flagNames(flags: number): string[] {
+  return FLAG_NAMES.filter(([bit]) => flags & bit).map(([, name]) => name)
+}
+
+// ------------------------------------------------------------------ the route description
+
+/** One next hop as the wire carries it. */
+export interface SpecNexthop {
+  gateway?: string // same family as the route → RTA_GATEWAY, the other family → RTA_VIA
+  ifindex?: number // RTA_OIF / rtnh_ifindex
+  dev?: string // informational; the wire carries ifindex only
+  onlink?: boolean
+  weight?: number // 1..256 (wire rtnh_hops = weight - 1)
+  flags?: number // other rtnh_flags bits as received (dead, linkdown...); never sent
+}
+
+/** A route as the kernel identifies and stores it, in numbers (what RTM_NEWROUTE carries). */
+export interface RouteSpec {
+  family: Family
+  dst: string // canonical CIDR
+  tableId: number
+  protocol: number
+  metric: number
+  type: number // RTN_*
+  scope: number // RT_SCOPE_*
+  tos?: number
+  prefsrc?: string
+  metrics?: string // RTA_METRICS payload, hex, kept opaque so a restored route keeps its mtu etc.
+  pref?: number // RTA_PREF (IPv6 router preference)
+  flags?: number // rtm_flags as received (single-path next-hop flags included); only ONLINK is sent
+  nexthops: SpecNexthop[]
+}
+
+// ------------------------------------------------------------------ writing
+
+class Writer {
+  private parts: Buffer[] = []
+  u8(v: number): this {
+    this.parts.push(Buffer.from([v & 0xff]))
+    return this
+  }
+  u16(v: number): this {
+    const b = Buffer.alloc(2)
+    LE ? b.writeUInt16LE(v) : b.writeUInt16BE(v)
+    this.parts.push(b)
+    return this
+  }
+  u32(v: number): this {
+    const b = Buffer.alloc(4)
+    LE ? b.writeUInt32LE(v >>> 0) : b.writeUInt32BE(v >>> 0)
+    this.parts.push(b)
+    return this
+  }
+  s32(v: number): this {
+    const b = Buffer.alloc(4)
+    LE ? b.writeInt32LE(v) : b.writeInt32BE(v)
+    this.parts.push(b)
+    return this
+  }
+  bytes(b: Uint8Array): this {
+    this.parts.push(Buffer.from(b))
+    return this
+  }
+  /** An rtattr: u16 len (header + payload, unpadded), u16 type, payload, padding to 4. */
+  attr(type: number, payload: Buffer): this {
+    this.u16(4 + payload.length).u16(type).bytes(payload)
+    const pad = align4(payload.length) - payload.length
+    if (pad) this.parts.push(Buffer.alloc(pad))
+    return this
+  }
+  get length(): number {
+    return this.parts.reduce((n, p) => n + p.length, 0)
+  }
+  build(): Buffer {
+    return Buffer.concat(this.parts)
+  }
+}
+
+const align4 = (n: number): number => (n + 3) & ~3
+
+function u32Buf(v: number): Buffer {
+  return new Writer().u32(v).build()
+}
+
+function addressBytes(address: string): Buffer {
+  return Buffer.from(ipaddr.parse(address).toByteArray())
+}
+
+function gatewayAttr(w: Writer, routeFamily: Family, gateway: string): void {
+  const addr = ipaddr.parse(gateway)
+  const gwFamily: Family = addr.kind() === 'ipv6' ? 'inet6' : 'inet'
+  if (gwFamily === routeFamily) {
+    w.attr(RTA_GATEWAY, Buffer.from(addr.toByteArray()))
+  } else {
+    // rtvia: u16 family, then the address bytes
+    w.attr(RTA_VIA, new Writer().u16(gwFamily === 'inet6' ? AF_INET6 : AF_INET).bytes(Uint8Array.from(addr.toByteArray())).build())
+  }
+}
+
+export type RouteOp = 'new' | 'del'
+
+/**
+ * The RTM_NEWROUTE / RTM_DELROUTE payload (struct rtmsg + rtattrs) for a route. A delete carries
+ * scope NOWHERE, which the kernel reads as "any scope", like `ip route del`.
+ */
+export function encodeRoute(route: RouteSpec, op: RouteOp = 'new'): Buffer {
+  const [addr, len] = ipaddr.parseCIDR(route.dst)
+  const single = route.nexthops.length === 1 ? route.nexthops[0] : undefined
+  let rtmFlags = 0
+  if (single?.onlink) rtmFlags |= RTNH_F_ONLINK
+
+  const w = new Writer()
+  w.u8(route.family === 'inet6' ? AF_INET6 : AF_INET)
+    .u8(len)
+    .u8(0) // rtm_src_len
+    .u8(route.tos ?? 0)
+    .u8(route.tableId > 255 ? RT_TABLE_UNSPEC : route.tableId) // the real id travels in RTA_TABLE
+    .u8(route.protocol)
+    .u8(op === 'del' ? RT_SCOPE_NOWHERE : route.scope)
+    .u8(route.type)
+    .u32(rtmFlags)
+
+  w.attr(RTA_TABLE, u32Buf(route.tableId))
+  if (len > 0) w.attr(RTA_DST, Buffer.from(addr.toByteArray()))
+  w.attr(RTA_PRIORITY, u32Buf(route.metric))
+  if (route.prefsrc) w.attr(RTA_PREFSRC, addressBytes(route.prefsrc))
+  if (route.metrics) w.attr(RTA_METRICS, Buffer.from(route.metrics, 'hex'))
+  if (route.pref !== undefined) w.attr(RTA_PREF, Buffer.from([route.pref]))
+
+  if (single) {
+    if (single.gateway) gatewayAttr(w, route.family, single.gateway)
+    if (single.ifindex !== undefined) w.attr(RTA_OIF, u32Buf(single.ifindex))
+  } else if (route.nexthops.length > 1) {
+    const mp = new Writer()
+    for (const nh of route.nexthops) {
+      const attrs = new Writer()
+      if (nh.gateway) gatewayAttr(attrs, route.family, nh.gateway)
+      const weight = nh.weight ?? 1
+      if (!Number.isInteger(weight) || weight < 1 || weight > 256) throw new RangeError(`next-hop weight ${weight} is outside 1..256`)
+      // rtnexthop: u16 len, u8 flags, u8 hops, s32 ifindex; its attributes follow inside len
+      mp.u16(8 + attrs.length)
+        .u8(nh.onlink ? RTNH_F_ONLINK : 0)
+        .u8(weight - 1)
+        .s32(nh.ifindex ?? 0)
+        .bytes(attrs.build())
+    }
+    w.attr(RTA_MULTIPATH, mp.build())
+  }
+  return w.build()
+}
+
+// ------------------------------------------------------------------ reading
+
+class Reader {
+  constructor(readonly buf: Buffer) {}
+  u8(o: number): number {
+    return this.buf.readUInt8(o)
+  }
+  u16(o: number): number {
+    return LE ? this.buf.readUInt16LE(o) : this.buf.readUInt16BE(o)
+  }
+  u32(o: number): number {
+    return LE ? this.buf.readUInt32LE(o) : this.buf.readUInt32BE(o)
+  }
+  s32(o: number): number {
+    return LE ? this.buf.readInt32LE(o) : this.buf.readInt32BE(o)
+  }
+}
+
+export interface RawAttr {
+  type: number
+  data: Buffer
+}
+
+/** Split an rtattr stream; a truncated or malformed attribute throws. */
+export function parseAttrs(buf: Buffer): RawAttr[] {
+  const r = new Reader(buf)
+  const out: RawAttr[] = []
+  let o = 0
+  while (o + 4 <= buf.length) {
+    const len = r.u16(o)
+    const type = r.u16(o + 2) & 0x3fff // strip NLA_F_NESTED / NLA_F_NET_BYTEORDER
+    if (len < 4 || o + len > buf.length) throw new Error(`malformed rtattr at offset ${o}: length ${len}`)
+    out.push({type, data: buf.subarray(o + 4, o + len)})
+    o += align4(len)
+  }
+  return out
+}
+
+function addressText(data: Buffer): string {
+  if (data.length !== 4 && data.length !== 16) throw new Error(`unexpected address length ${data.length}`)
+  return ipaddr.fromByteArray([...data]).toString()
+}
+
+function familyOfAf(af: number): Family {
+  if (af === AF_INET) return 'inet'
+  if (af === AF_INET6) return 'inet6'
+  throw new Error(`unsupported address family ${af}`)
+}
+
+function viaGateway(data: Buffer): {family: Family; address: string} {
+  const af = new Reader(data).u16(0)
+  return {family: familyOfAf(af), address: addressText(data.subarray(2))}
+}
+
+/** Decode an RTM_NEWROUTE payload (struct rtmsg + rtattrs) into numbers and ifindexes. */
+export function parseRouteMessage(payload: Buffer): RouteSpec {
+  if (payload.length < 12) throw new Error(`route message too short: ${payload.length} bytes`)
+  const r = new Reader(payload)
+  const family = familyOfAf(r.u8(0))
+  const dstLen = r.u8(1)
+  const spec: RouteSpec = {
+    family,
+    dst: '',
+    tableId: r.u8(4),
+    protocol: r.u8(5),
+    scope: r.u8(6),
+    type: r.u8(7),
+    metric: 0,
+    flags: r.u32(8),
+    nexthops: [],
+  }
+  const tos = r.u8(3)
+  if (tos) spec.tos = tos
+  let dst: string | undefined
+  let gateway: string | undefined
+  let oif: number | undefined
+  let multipath: Buffer | undefined
+  for (const a of parseAttrs(payload.subarray(12))) {
+    const ar = new Reader(a.data)
+    switch (a.type) {
+      case RTA_DST: dst = addressText(a.data); break
+      case RTA_TABLE: spec.tableId = ar.u32(0); break
+      case RTA_PRIORITY: spec.metric = ar.u32(0); break
+      case RTA_OIF: oif = ar.u32(0); break
+      case RTA_GATEWAY: gateway = addressText(a.data); break
+      case RTA_VIA: gateway = viaGateway(a.data).address; break
+      case RTA_PREFSRC: spec.prefsrc = addressText(a.data); break
+      case RTA_METRICS: spec.metrics = a.data.toString('hex'); break
+      case RTA_PREF: spec.pref = a.data.readUInt8(0); break
+      case RTA_MULTIPATH: multipath = a.data; break
+      default: break // cache info, expires, encap...: not part of what routedoctor compares or restores
+    }
+  }
+  const zero = family === 'inet6' ? '::' : '0.0.0.0'
+  spec.dst = `${dst ?? zero}/${dstLen}`
+  if (multipath) {
+    spec.nexthops = parseMultipath(multipath)
+  } else if (gateway !== undefined || oif !== undefined) {
+    const nh: SpecNexthop = {weight: 1}
+    if (gateway !== undefined) nh.gateway = gateway
+    if (oif !== undefined) nh.ifindex = oif
+    if ((spec.flags ?? 0) & RTNH_F_ONLINK) nh.onlink = true
+    const other = (spec.flags ?? 0) & RTNH_COMPARE_MASK & ~RTNH_F_ONLINK
+    if (other) nh.flags = other
+    spec.nexthops = [nh]
+  }
+  return spec
+}
+
+function parseMultipath(buf: Buffer): SpecNexthop[] {
+  const r = new Reader(buf)
+  const out: SpecNexthop[] = []
+  let o = 0
+  while (o + 8 <= buf.length) {
+    const len = r.u16(o)
+    if (len < 8 || o + len > buf.length) throw new Error(`malformed rtnexthop at offset ${o}: length ${len}`)
+    const flags = r.u8(o + 2)
+    const nh: SpecNexthop = {ifindex: r.s32(o + 4), weight: r.u8(o + 3) + 1}
+    if (flags & RTNH_F_ONLINK) nh.onlink = true
+    if (flags & ~RTNH_F_ONLINK) nh.flags = flags & ~RTNH_F_ONLINK
+    for (const a of parseAttrs(buf.subarray(o + 8, o + len))) {
+      if (a.type === RTA_GATEWAY) nh.gateway = addressText(a.data)
+      else if (a.type === RTA_VIA) nh.gateway = viaGateway(a.data).address
+    }
+    out.push(nh)
+    o += align4(len)
+  }
+  return out
+}
+
+// ------------------------------------------------------------------ the project's model
+
+function gatewayOf(address: string): {family: Family; address: string} {
+  return {family: address.includes(':') ? 'inet6' : 'inet', address}
+}
+
+/** A wire route in the project's KernelRoute shape, dev names looked up in `links` (ifindex → name). */
+export function toKernelRoute(spec: RouteSpec, links: ReadonlyMap<number, string>, pos: SourcePos): KernelRoute {
+  const rtmFlags = spec.flags ?? 0
+  const single = spec.nexthops.length === 1
+  const nexthops: Nexthop[] = spec.nexthops.map((nh) => {
+    const bits = single ? rtmFlags & RTNH_COMPARE_MASK : (nh.flags ?? 0) | (nh.onlink ? RTNH_F_ONLINK : 0)
+    const out: Nexthop = {weight: single ? 1 : nh.weight ?? 1, flags: flagNames(bits)}
+    if (nh.gateway !== undefined) out.gateway = gatewayOf(nh.gateway)
+    if (nh.ifindex !== undefined && nh.ifindex > 0) out.dev = links.get(nh.ifindex) ?? `if${nh.ifindex}`
+    return out
+  })
+  const route: KernelRoute = {
+    family: spec.family,
+    type: ROUTE_TYPES[spec.type - 1] ?? 'unicast',
+    dst: spec.dst,
+    table: tableName(spec.tableId),
+    tableId: spec.tableId,
+    protocol: protocolName(spec.protocol),
+    scope: scopeName(spec.scope),
+    metric: spec.metric,
+    flags: flagNames(rtmFlags),
+    nexthops,
+    pos,
+  }
+  if (spec.prefsrc) route.prefsrc = spec.prefsrc
+  if (spec.tos) route.tos = `0x${spec.tos.toString(16).padStart(2, '0')}`
+  return route
+}
+
+/** Decode one RTM_NEWROUTE payload straight into a KernelRoute. */
+export function decodeRoute(payload: Buffer, links: ReadonlyMap<number, string>, pos: SourcePos): KernelRoute {
+  return toKernelRoute(parseRouteMessage(payload), links, pos)
+}
+
+/**
+ * The spec that recreates `route` (a KernelRoute as decoded or journaled), next-hop devices
+ * resolved by name through `ifindexOf`. Link-state flags (linkdown, dead) are the kernel's
+ * to compute and are not carried.
+ */
+export function specFromKernelRoute(route: KernelRoute, ifindexOf: (dev: string) => number | undefined): RouteSpec {
+  const spec: RouteSpec = {
+    family: route.family,
+    dst: route.dst,
+    tableId: route.tableId,
+    protocol: protocolNumber(route.protocol),
+    metric: route.metric,
+    type: routeTypeNumber(route.type),
+    scope: scopeNumber(route.scope),
+    nexthops: route.nexthops.map((nh) => {
+      const out: SpecNexthop = {weight: nh.weight, onlink: nh.flags.includes('onlink')}
+      if (nh.gateway) out.gateway = nh.gateway.address
+      if (nh.dev !== undefined) {
+        const ifindex = ifindexOf(nh.dev)
+        if (ifindex === undefined) throw new Error(`device ${nh.dev} does not exist`)
+        out.ifindex = ifindex
+        out.dev = nh.dev
+      }
+      return out
+    }),
+  }
+  if (route.prefsrc) spec.prefsrc = route.prefsrc
+  if (route.tos) spec.tos = Number(route.tos)
+  return spec
+}
+
+// ------------------------------------------------------------------ links
+
+/** Decode an RTM_NEWLINK payload (struct ifinfomsg + attrs) into its index and name. */
+export function parseLinkMessage(payload: Buffer): {ifindex: number; ifname?: string} {
+  if (payload.length < 16) throw new Error(`link message too short: ${payload.length} bytes`)
+  const ifindex = new Reader(payload).s32(4)
+  for (const a of parseAttrs(payload.subarray(16))) {
+    if (a.type === IFLA_IFNAME) return {ifindex, ifname: a.data.toString('utf8').replace(/\0.*$/s, '')}
+  }
+  return {ifindex}
+}
+
+/** The request payload of a route dump: an rtmsg with only the family set. */
+export function encodeRouteDumpRequest(family: Family | 'all'): Buffer {
+  const b = Buffer.alloc(12)
+  b[0] = family === 'inet' ? AF_INET : family === 'inet6' ? AF_INET6 : 0
+  return b
+}
+
+/** The request payload of a link dump: an empty ifinfomsg. */
+export function encodeLinkDumpRequest(): Buffer {
+  return Buffer.alloc(16)
+}

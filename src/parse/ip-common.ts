@@ -1,0 +1,273 @@
+// Helpers shared by the iproute2 parsers: line splitting, JSON with positions, table ids.
+import {ParseError} from '../model/errors.js'
+import {canonicalAddress, canonicalPrefix, familyOf} from '../model/prefix.js'
+import type {Family, Gateway, KernelRoute, Nexthop, RouteType, SourcePos} from '../model/types.js'
+
+/** Lines without their terminators (LF or CRLF); a missing trailing newline is fine. */
+export function splitLines(text: string): string[] {
+  const lines = text.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
+  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop()
+  return lines
+}
+
+/** 1-based line of a character offset. */
+export function lineAt(text: string, offset: number): number {
+  let line = 1
+  const end = Math.min(offset, text.length)
+  for (let i = 0; i < end; i++) if (text.charCodeAt(i) === 10) line++
+  return line
+}
+
+// rt_tables ids iproute2 knows without /etc/iproute2/rt_tables.
+const TABLE_IDS: Record<string, number> = {unspec: 0, default: 253, main: 254, local: 255}
+
+/** Kernel table id for the name ip prints: main 254, local 255, default 253, "1000" 1000; unknown names -1. */
+export function tableId(table: string): number {
+  if (table in TABLE_IDS) return TABLE_IDS[table]
+  if (/^\d+$/.test(table)) {
+    const n = Number(table)
+    return n <= 0xffffffff ? n : -1
+  }
+  return -1
+}
+
+/**
+ * Start/end lines of every top-level element of a JSON array, in order. iproute2 prints the whole array on
+ * one line, so this only matters for pretty-printed files; the text must already be valid JSON.
+ */
+export function topLevelElementLines(text: string): Array<{line: number; endLine: number}> {
+  const out: Array<{line: number; endLine: number}> = []
+  let depth = 0
+  let inString = false
+  let line = 1
+  let start = 0
+  let inScalar = false // a top-level element that is not an object/array (number, string, literal)
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (c === '\n') line++
+    if (inString) {
+      if (c === '\\') i++
+      else if (c === '"') {
+        inString = false
+        if (depth === 1 && inScalar) {
+          out.push({line: start, endLine: line})
+          inScalar = false
+        }
+      }
+      continue
+    }
+    if (c === '"') {
+      inString = true
+      if (depth === 1) {
+        start = line
+        inScalar = true
+      }
+    } else if (c === '{' || c === '[') {
+      if (depth === 1) start = line
+      depth++
+    } else if (c === '}' || c === ']') {
+      depth--
+      if (depth === 1) out.push({line: start, endLine: line})
+      if (depth === 1 && inScalar) inScalar = false
+    } else if (depth === 1 && /[-0-9tfn]/.test(c) && !inScalar) {
+      // number or literal: consume it
+      start = line
+      while (i + 1 < text.length && /[-+0-9.eEa-z]/.test(text[i + 1])) i++
+      out.push({line: start, endLine: line})
+    }
+  }
+  return out
+}
+
+/**
+ * Parse a file holding one JSON array (iproute2 `-j` output). Empty text is an empty array. Errors become a
+ * ParseError naming the line. Returns the elements with their positions.
+ */
+export function parseJsonArray(text: string, file: string, what: string): Array<{value: unknown; pos: SourcePos}> {
+  if (text.trim() === '') return []
+  let data: unknown
+  try {
+    data = JSON.parse(text)
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    // Node: "... in JSON at position 12" or "(line 3 column 5)"
+    const lineCol = /line (\d+) column/.exec(message)
+    const posMatch = /position (\d+)/.exec(message)
+    const line = lineCol ? Number(lineCol[1]) : posMatch ? lineAt(text, Number(posMatch[1])) : lineAt(text, text.length)
+    throw new ParseError(file, line, `a JSON array of ${what} (${message})`)
+  }
+  if (!Array.isArray(data)) throw new ParseError(file, 1, `a JSON array of ${what}`, typeof data === 'object' ? (data === null ? 'null' : 'an object') : typeof data)
+  const lines = topLevelElementLines(text)
+  return data.map((value, i) => ({value, pos: {file, line: lines[i]?.line ?? 1, endLine: lines[i]?.endLine ?? 1}}))
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/** Typed field readers: absent gives undefined, a wrong type a ParseError. */
+export class Fields {
+  constructor(readonly obj: Record<string, unknown>, readonly pos: SourcePos, readonly what: string) {}
+
+  private fail(key: string, expected: string): never {
+    throw new ParseError(this.pos.file, this.pos.line, `${this.what} field "${key}" to be ${expected}`, JSON.stringify(this.obj[key]) ?? 'undefined')
+  }
+
+  str(key: string): string | undefined {
+    const v = this.obj[key]
+    if (v === undefined) return undefined
+    if (typeof v !== 'string') this.fail(key, 'a string')
+    return v
+  }
+
+  reqStr(key: string): string {
+    const v = this.str(key)
+    if (v === undefined) this.fail(key, 'a string')
+    return v
+  }
+
+  /** A string, or a number printed as one (a table or protocol id). */
+  name(key: string): string | undefined {
+    const v = this.obj[key]
+    if (typeof v === 'number' && Number.isFinite(v)) return String(v)
+    return this.str(key)
+  }
+
+  num(key: string): number | undefined {
+    const v = this.obj[key]
+    if (v === undefined) return undefined
+    if (typeof v !== 'number' || !Number.isFinite(v)) this.fail(key, 'a number')
+    return v
+  }
+
+  strs(key: string): string[] | undefined {
+    const v = this.obj[key]
+    if (v === undefined) return undefined
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) this.fail(key, 'a list of strings')
+    return v as string[]
+  }
+
+  list(key: string): unknown[] | undefined {
+    const v = this.obj[key]
+    if (v === undefined) return undefined
+    if (!Array.isArray(v)) this.fail(key, 'a list')
+    return v
+  }
+
+  rec(key: string): Record<string, unknown> | undefined {
+    const v = this.obj[key]
+    if (v === undefined) return undefined
+    if (!isRecord(v)) this.fail(key, 'an object')
+    return v
+  }
+}
+
+// ---------------------------------------------------------------- routes (shared by the JSON and text parsers)
+
+
+export const ROUTE_TYPES: readonly RouteType[] = [
+  'unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit', 'throw', 'nat', 'xresolve',
+]
+
+// Types whose route forwards nowhere: no next hops even when ip prints `dev lo` (IPv6 unreachable).
+const NO_NEXTHOP_TYPES = new Set<string>(['blackhole', 'unreachable', 'prohibit', 'throw'])
+
+// rtnh flags: on a single-path route the kernel reports them in rtm_flags, so they are copied to the next hop.
+export const NEXTHOP_FLAGS = new Set(['dead', 'onlink', 'pervasive', 'offload', 'trap', 'linkdown', 'unresolved'])
+export const ROUTE_FLAGS = new Set([...NEXTHOP_FLAGS, 'notify', 'rt_offload', 'rt_trap', 'rt_offload_failed'])
+
+/** A gateway as printed: `gateway` (same family as the route) or `via {family, host}` (RTA_VIA). */
+export interface RawGateway {
+  family?: string // set for RTA_VIA
+  host: string
+}
+
+export interface RawNexthop {
+  gateway?: RawGateway
+  dev?: string
+  weight?: number
+  flags: string[]
+}
+
+/** One route as ip printed it, before defaults and canonical forms. */
+export interface RawRoute {
+  type?: string
+  dst: string
+  gateway?: RawGateway
+  dev?: string
+  table?: string
+  protocol?: string
+  scope?: string
+  metric?: number
+  prefsrc?: string
+  tos?: string
+  pref?: string
+  flags: string[]
+  nexthops?: RawNexthop[]
+}
+
+function inferFamily(raw: RawRoute, defaultFamily: Family): Family {
+  if (raw.dst !== 'default') return familyOf(raw.dst)
+  const gws = [raw.gateway, ...(raw.nexthops ?? []).map((n) => n.gateway)].filter((g): g is RawGateway => g !== undefined)
+  const plain = gws.find((g) => g.family === undefined)
+  if (plain) return familyOf(plain.host)
+  // RTA_VIA is only printed when the gateway's family differs from the route's
+  if (gws.length > 0) return gws[0].family === 'inet6' ? 'inet' : 'inet6'
+  if (raw.prefsrc) return familyOf(raw.prefsrc)
+  if (raw.pref !== undefined) return 'inet6' // iproute2 prints `pref` for IPv6 routes only
+  return defaultFamily
+}
+
+function gateway(raw: RawGateway, pos: SourcePos): Gateway {
+  const address = canonicalAddress(raw.host)
+  if (address === undefined) throw new ParseError(pos.file, pos.line, 'a gateway address', raw.host)
+  const family: Family = raw.family === 'inet6' || raw.family === 'inet' ? raw.family : familyOf(address)
+  return {family, address}
+}
+
+/** Apply iproute2's omitted defaults (type unicast, proto boot, scope global, table main) and canonical forms. */
+export function buildRoute(raw: RawRoute, pos: SourcePos, defaultFamily: Family = 'inet'): KernelRoute {
+  const type = (raw.type ?? 'unicast') as RouteType
+  if (!ROUTE_TYPES.includes(type)) throw new ParseError(pos.file, pos.line, `a route type (${ROUTE_TYPES.join(', ')})`, raw.type)
+  const family = inferFamily(raw, defaultFamily)
+  // ipaddr.js also takes "5" or "0x7f000001"; ip prints only dotted-quad, colon or "default"
+  const dst = raw.dst === 'default' || /^[0-9a-fA-F:.]*[.:][0-9a-fA-F:.]*(\/\d{1,3})?$/.test(raw.dst) ? canonicalPrefix(raw.dst, family) : undefined
+  if (dst === undefined) throw new ParseError(pos.file, pos.line, 'a route destination (prefix, address or "default")', raw.dst)
+  const table = raw.table ?? 'main'
+  const flags = [...raw.flags]
+  let nexthops: Nexthop[]
+  if (NO_NEXTHOP_TYPES.has(type)) nexthops = []
+  else if (raw.nexthops && raw.nexthops.length > 0) {
+    nexthops = raw.nexthops.map((nh) => {
+      const out: Nexthop = {weight: nh.weight ?? 1, flags: [...nh.flags]}
+      if (nh.gateway) out.gateway = gateway(nh.gateway, pos)
+      if (nh.dev !== undefined) out.dev = nh.dev
+      return out
+    })
+  } else if (raw.gateway || raw.dev !== undefined) {
+    const nh: Nexthop = {weight: 1, flags: flags.filter((f) => NEXTHOP_FLAGS.has(f))}
+    if (raw.gateway) nh.gateway = gateway(raw.gateway, pos)
+    if (raw.dev !== undefined) nh.dev = raw.dev
+    nexthops = [nh]
+  } else nexthops = []
+  const route: KernelRoute = {
+    family,
+    type,
+    dst,
+    table,
+    tableId: tableId(table),
+    protocol: raw.protocol ?? 'boot',
+    scope: raw.scope ?? 'global',
+    metric: raw.metric ?? 0,
+    flags,
+    nexthops,
+    pos,
+  }
+  if (raw.prefsrc !== undefined) {
+    const src = canonicalAddress(raw.prefsrc)
+    if (src === undefined) throw new ParseError(pos.file, pos.line, 'a source address after "src"', raw.prefsrc)
+    route.prefsrc = src
+  }
+  if (raw.tos !== undefined) route.tos = raw.tos
+  return route
+}

@@ -1,0 +1,152 @@
+// `ip -d route show table all`, plain `ip route`, `ip -6 -d route` text -> KernelRoute[].
+// A line-fed state machine: a route is a header line plus its `\tnexthop ...` continuation lines, so
+// a route is complete only when the next header (or the end) arrives. `feed`/`end` let a stream drive it.
+import {ParseError} from '../model/errors.js'
+import type {KernelRoute, SourcePos} from '../model/types.js'
+import {ROUTE_FLAGS, ROUTE_TYPES, buildRoute, splitLines, type RawGateway, type RawNexthop, type RawRoute} from './ip-common.js'
+import type {IpRouteParseOptions} from './ip-route-json.js'
+
+// Keywords ip prints followed by one value that the model does not keep (metrics, marks, timers...).
+const SKIP_WITH_VALUE = new Set([
+  'from', 'nhid', 'mark', 'uid', 'expires', 'realm', 'realms', 'iif', 'mtu', 'advmss', 'rtt', 'rttvar', 'reordering',
+  'window', 'cwnd', 'initcwnd', 'initrwnd', 'ssthresh', 'features', 'quickack', 'congctl', 'fastopen_no_cookie',
+  'hoplimit', 'rto_min', 'error', 'ttl-propagate', 'users', 'age', 'used',
+])
+
+interface Pending {
+  raw: RawRoute
+  line: number
+  endLine: number
+}
+
+export class IpRouteTextParser {
+  private pending?: Pending
+  private readonly routes: KernelRoute[] = []
+
+  constructor(readonly file = 'ip-d-route.txt', readonly opts: IpRouteParseOptions = {}) {}
+
+  /** Feed one line (without its terminator). Returns the route this line completed, if any. */
+  feed(line: string, lineNo: number): KernelRoute | undefined {
+    const text = line.endsWith('\r') ? line.slice(0, -1) : line
+    const tokens = text.trim().split(/\s+/).filter((t) => t !== '')
+    if (tokens.length === 0) return this.flush() // a blank line ends the route
+    if (tokens[0] === 'nexthop') {
+      if (!this.pending) throw new ParseError(this.file, lineNo, 'a route line before a "nexthop" line', text)
+      this.pending.raw.nexthops ??= []
+      this.pending.raw.nexthops.push(this.nexthop(tokens, lineNo))
+      this.pending.endLine = lineNo
+      return undefined
+    }
+    if (/^\s/.test(text) && this.pending) {
+      // another continuation line (`cache`, `expires` ... under a route): part of the route, not modelled
+      this.pending.endLine = lineNo
+      return undefined
+    }
+    const done = this.flush()
+    this.pending = {raw: this.header(tokens, lineNo), line: lineNo, endLine: lineNo}
+    return done
+  }
+
+  /** No more lines: returns the last route, if one was pending. */
+  end(): KernelRoute | undefined {
+    return this.flush()
+  }
+
+  /** Every route completed so far. */
+  result(): KernelRoute[] {
+    return this.routes
+  }
+
+  private flush(): KernelRoute | undefined {
+    const p = this.pending
+    if (!p) return undefined
+    this.pending = undefined
+    const pos: SourcePos = {file: this.file, line: p.line, endLine: p.endLine}
+    const route = buildRoute(p.raw, pos, this.opts.family)
+    this.routes.push(route)
+    return route
+  }
+
+  private value(tokens: string[], i: number, lineNo: number): string {
+    const v = tokens[i + 1]
+    if (v === undefined) throw new ParseError(this.file, lineNo, `a value after "${tokens[i]}"`, tokens.join(' '))
+    return v
+  }
+
+  private number(tokens: string[], i: number, lineNo: number): number {
+    const v = this.value(tokens, i, lineNo)
+    if (!/^\d+$/.test(v)) throw new ParseError(this.file, lineNo, `a number after "${tokens[i]}"`, v)
+    return Number(v)
+  }
+
+  /** `via [inet|inet6] ADDR`: returns the gateway and how many tokens it used after `via`. */
+  private via(tokens: string[], i: number, lineNo: number): [RawGateway, number] {
+    const first = this.value(tokens, i, lineNo)
+    if (first === 'inet' || first === 'inet6') return [{family: first, host: this.value(tokens, i + 1, lineNo)}, 2]
+    return [{host: first}, 1]
+  }
+
+  private header(tokens: string[], lineNo: number): RawRoute {
+    let i = 0
+    if (tokens[0] === 'Deleted') i++ // `ip monitor` prefix
+    const raw: RawRoute = {dst: '', flags: []}
+    if ((ROUTE_TYPES as readonly string[]).includes(tokens[i])) raw.type = tokens[i++]
+    const dst = tokens[i++]
+    if (dst === undefined) throw new ParseError(this.file, lineNo, 'a route destination after the route type', tokens.join(' '))
+    raw.dst = dst
+    for (; i < tokens.length; i++) {
+      const t = tokens[i]
+      switch (t) {
+        case 'via': {
+          const [gw, n] = this.via(tokens, i, lineNo)
+          raw.gateway = gw
+          i += n
+          break
+        }
+        case 'dev': raw.dev = this.value(tokens, i++, lineNo); break
+        case 'table': raw.table = this.value(tokens, i++, lineNo); break
+        case 'proto': raw.protocol = this.value(tokens, i++, lineNo); break
+        case 'scope': raw.scope = this.value(tokens, i++, lineNo); break
+        case 'src': raw.prefsrc = this.value(tokens, i++, lineNo); break
+        case 'metric': raw.metric = this.number(tokens, i++, lineNo); break
+        case 'tos':
+        case 'dsfield': raw.tos = this.value(tokens, i++, lineNo); break
+        case 'pref': raw.pref = this.value(tokens, i++, lineNo); break
+        case 'lock': break // `lock mtu 1400`: the metric follows
+        default:
+          if (ROUTE_FLAGS.has(t)) raw.flags.push(t)
+          else if (SKIP_WITH_VALUE.has(t)) i++
+          // anything else (encap ..., future words) is tolerated and skipped
+      }
+    }
+    return raw
+  }
+
+  private nexthop(tokens: string[], lineNo: number): RawNexthop {
+    const nh: RawNexthop = {flags: []}
+    for (let i = 1; i < tokens.length; i++) {
+      const t = tokens[i]
+      switch (t) {
+        case 'via': {
+          const [gw, n] = this.via(tokens, i, lineNo)
+          nh.gateway = gw
+          i += n
+          break
+        }
+        case 'dev': nh.dev = this.value(tokens, i++, lineNo); break
+        case 'weight': nh.weight = this.number(tokens, i++, lineNo); break
+        default:
+          if (ROUTE_FLAGS.has(t)) nh.flags.push(t)
+          else if (SKIP_WITH_VALUE.has(t)) i++
+      }
+    }
+    return nh
+  }
+}
+
+export function parseIpRouteText(text: string, file = 'ip-d-route.txt', opts: IpRouteParseOptions = {}): KernelRoute[] {
+  const parser = new IpRouteTextParser(file, opts)
+  splitLines(text).forEach((line, i) => parser.feed(line, i + 1))
+  parser.end()
+  return parser.result()
+}

@@ -1,0 +1,76 @@
+// Calico IPPool lists (YAML or JSON; `kind: IPPoolList` with items, a single IPPool, a bare list, `calicoctl get
+// ippools -o yaml`, kubectl's `kind: List`, and calicoctl v1 `kind: ipPool` with metadata.cidr) -> Pool[].
+import {LineCounter, isMap, isSeq, parseAllDocuments, type Node} from 'yaml'
+
+import {ParseError} from '../model/errors.js'
+import {canonicalPrefix} from '../model/prefix.js'
+import type {Pool, PoolMode} from '../model/types.js'
+import {isRecord} from './ip-common.js'
+
+function isEncapOn(mode: unknown): boolean {
+  return typeof mode === 'string' && /^(always|crosssubnet|cross-subnet)$/i.test(mode)
+}
+
+function poolMode(spec: Record<string, unknown>): PoolMode {
+  if (isEncapOn(spec.ipipMode)) return 'ipip'
+  // calicoctl v1: `ipip: {enabled: true, mode: always|cross-subnet}`
+  if (isRecord(spec.ipip) && spec.ipip.enabled !== false && (spec.ipip.enabled === true || isEncapOn(spec.ipip.mode))) return 'ipip'
+  if (isEncapOn(spec.vxlanMode)) return 'vxlan'
+  return 'none'
+}
+
+function toPool(item: unknown, file: string, line: number): Pool | undefined {
+  if (!isRecord(item)) throw new ParseError(file, line, 'an IPPool object', JSON.stringify(item) ?? String(item))
+  if (typeof item.kind === 'string' && !/^ippool$/i.test(item.kind)) return undefined // another resource in the list
+  const spec = isRecord(item.spec) ? item.spec : {}
+  const metadata = isRecord(item.metadata) ? item.metadata : {}
+  const rawCidr = spec.cidr ?? metadata.cidr
+  if (typeof rawCidr !== 'string') throw new ParseError(file, line, 'an IPPool with spec.cidr', JSON.stringify(item).slice(0, 80))
+  const cidr = rawCidr.includes('/') ? canonicalPrefix(rawCidr) : undefined
+  if (cidr === undefined) throw new ParseError(file, line, 'spec.cidr to be a CIDR', rawCidr)
+  const pool: Pool = {cidr, mode: poolMode(spec), origin: 'ippools', pos: {file, line, endLine: line}}
+  if (typeof metadata.name === 'string') pool.name = metadata.name
+  return pool
+}
+
+/** The pool items of one document root: a list, a `*List` with items, or one pool. */
+function itemNodes(root: Node): unknown[] {
+  if (isSeq(root)) return root.items
+  if (isMap(root) && root.has('items')) {
+    const items = root.get('items', true)
+    if (isSeq(items)) return items.items
+    if (items === null || items === undefined) return []
+    return [items]
+  }
+  return [root]
+}
+
+export function parseIpPools(text: string, file = 'ippools.yaml'): Pool[] {
+  const lineCounter = new LineCounter()
+  const docs = parseAllDocuments(text, {lineCounter, prettyErrors: false})
+  const lineOf = (offset: number | undefined): number => (offset === undefined ? 1 : lineCounter.linePos(offset).line)
+  const pools: Pool[] = []
+  for (const doc of Array.isArray(docs) ? docs : []) {
+    const err = doc.errors[0]
+    if (err) throw new ParseError(file, err.linePos?.[0].line ?? lineOf(err.pos[0]), `YAML or JSON (${err.code})`, err.message.split('\n')[0])
+    const root = doc.contents
+    if (root === null) continue
+    for (const node of itemNodes(root as Node)) {
+      const range = (node as {range?: [number, number, number]} | null)?.range
+      const line = lineOf(range?.[0])
+      let value: unknown
+      try {
+        value = node !== null && typeof node === 'object' && 'toJSON' in node ? (node as {toJSON: () => unknown}).toJSON() : node
+      } catch (error) {
+        // e.g. an alias bomb: yaml refuses to expand it
+        throw new ParseError(file, line, 'an IPPool object', error instanceof Error ? error.message : String(error))
+      }
+      const pool = toPool(value, file, line)
+      if (pool) {
+        if (range) pool.pos = {file, line, endLine: Math.max(line, lineOf(Math.max(range[0], range[1] - 1)))}
+        pools.push(pool)
+      }
+    }
+  }
+  return pools
+}

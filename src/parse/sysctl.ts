@@ -1,0 +1,19 @@
+// `name = value` lines (sysctl output or sysctl.conf style) -> SysctlEntry[].
+import {ParseError} from '../model/errors.js'
+import type {SysctlEntry} from '../model/types.js'
+import {splitLines} from './ip-common.js'
+
+// Names are dotted keys; interface names may carry `/` (for a dot in the name), `-`, `@`, `:`.
+const ENTRY = /^\s*-?([A-Za-z0-9_][A-Za-z0-9_.\-/@:+]*)\s*=\s*(.*?)\s*$/
+
+export function parseSysctl(text: string, file = 'sysctl.txt'): SysctlEntry[] {
+  const out: SysctlEntry[] = []
+  splitLines(text).forEach((line, i) => {
+    const t = line.trim()
+    if (t === '' || t.startsWith('#') || t.startsWith(';')) return
+    const m = ENTRY.exec(line)
+    if (!m) throw new ParseError(file, i + 1, 'a "name = value" line', line)
+    out.push({name: m[1], value: m[2], pos: {file, line: i + 1, endLine: i + 1}})
+  })
+  return out
+}

@@ -1,0 +1,47 @@
+// The corrected route for a tunnel prefix (DESIGN §5): one onlink next hop on the tunnel per
+// distinct BGP next hop of BIRD's best equal paths that the kernel can reach and that is not ours.
+import type {Context} from '../model/context.js'
+import type {PrefixDiagnosis} from '../diagnose/engine.js'
+import {wantedGateways} from '../diagnose/rule.js'
+import type {KernelRoute, PlannedRoute} from '../model/types.js'
+
+export interface PlanItem {
+  planned: PlannedRoute
+  replaces?: KernelRoute // the kernel route it corrects
+  // beside: add at a lower metric than BIRD's, leaving BIRD's route untouched (removal restores it);
+  // replace: BIRD's metric is 0, nothing is lower, so replace it in place
+  mode: 'beside' | 'replace'
+}
+
+const NOTHING_TO_DO = new Set(['ok', 'local', 'not-in-pool'])
+
+export function planPrefix(ctx: Context, d: PrefixDiagnosis): PlanItem | null {
+  const facts = d.facts
+  if (NOTHING_TO_DO.has(d.verdict) || !facts.tunnelExpected) return null
+  const gateways = wantedGateways(facts)
+  if (gateways.length === 0) return null
+  const replaces = facts.kernel.find((r) => r.protocol === 'bird') ?? facts.kernel.find((r) => r.protocol !== ctx.fixProtocol)
+  const birdMetric = replaces?.metric ?? defaultKernelMetric(ctx)
+  const mode = birdMetric > 0 ? 'beside' : 'replace'
+  const dev = ctx.snapshot.tunnelDev
+  const weightOf = (g: string) => replaces?.nexthops.find((n) => n.dev === dev && n.gateway?.address === g)?.weight ?? 1
+  return {
+    planned: {
+      dst: facts.prefix,
+      table: replaces?.table ?? 'main',
+      tableId: replaces?.tableId ?? 254,
+      metric: mode === 'beside' ? birdMetric - 1 : birdMetric,
+      protocol: ctx.fixProtocol,
+      nexthops: gateways.map((gateway) => ({gateway, dev, onlink: true, weight: weightOf(gateway)})),
+    },
+    ...(replaces ? {replaces} : {}),
+    mode,
+  }
+}
+
+/** BIRD 2 and 3 write metric 32 unless configured; BIRD 1.6 and Calico's fork write 0. */
+export function defaultKernelMetric(ctx: Context): number {
+  const configured = ctx.snapshot.bird.config?.kernelMetric
+  if (configured !== undefined) return configured
+  return (ctx.snapshot.bird.status?.major ?? 2) >= 2 ? 32 : 0
+}

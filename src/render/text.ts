@@ -1,0 +1,105 @@
+// Plain-text presenters: what a network engineer reads top to bottom.
+import type {ChalkInstance} from 'chalk'
+
+import {ipRouteReplace} from '../model/format.js'
+import type {Evidence, Finding, PlannedRoute} from '../model/types.js'
+import type {CheckReport, ExplainReport, NodeSummary} from '../services/report.js'
+import {severityColor, verdictColor} from './style.js'
+
+function pad(s: string, n: number): string {
+  return s.length >= n ? `${s} ` : s + ' '.repeat(n - s.length)
+}
+
+function indent(text: string, by: string): string {
+  return text.split('\n').map((l) => by + l).join('\n')
+}
+
+export function renderNode(n: NodeSummary, c: ChalkInstance): string {
+  const pools = n.pools.length > 0
+    ? n.pools.map((p) => `${p.cidr} (${p.mode})`).join(', ') + ` from ${n.poolOrigin === 'flag' ? '--pool' : n.poolOrigin}`
+    : c.yellow('none found (give --pool CIDR=ipip, --ippools FILE, or a snapshot with ippools.yaml or a Calico bird.conf)')
+  const lines = [
+    `${c.bold('node')} ${n.host ?? '?'}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${n.sessions.up}/${n.sessions.total} Established  ${c.bold('tunnel')} ${n.tunnelDev}`,
+    `${c.bold('pools')} ${pools}`,
+  ]
+  if (n.missing.length > 0) lines.push(c.dim(`not in the snapshot: ${n.missing.join(', ')}`))
+  for (const f of n.failed) lines.push(c.yellow(`could not collect ${f.file}: ${f.error}`))
+  return lines.join('\n')
+}
+
+export function renderEvidence(e: Evidence[], c: ChalkInstance, by = '      '): string[] {
+  return e.map((x) => {
+    const where = c.dim(`${x.file}:${x.line}${x.endLine !== x.line ? `-${x.endLine}` : ''}`)
+    const text = x.text.split('\n')
+    return `${by}${where}  ${text[0]}${text.slice(1).map((t) => `\n${by}${' '.repeat(where.length - (c.level > 0 ? 10 : 0) + 2)}${t}`).join('')}`
+  })
+}
+
+export function renderFinding(f: Finding, c: ChalkInstance): string {
+  const sev = severityColor(c, f.severity)(f.severity.toUpperCase())
+  const out = [`  ${sev} ${c.bold(f.id)}${f.prefix ? ` ${f.prefix}` : ''}: ${f.title}`, indent(f.detail, '      ')]
+  if (f.evidence.length > 0) out.push('      evidence:', ...renderEvidence(f.evidence, c, '        '))
+  if (f.fix) out.push(`      ${c.bold('what to do:')} ${f.fix}`)
+  return out.join('\n')
+}
+
+export function renderPlanned(p: PlannedRoute): string {
+  const head = `${p.dst}${p.table !== 'main' ? ` table ${p.table}` : ''} proto ${p.protocol} metric ${p.metric}`
+  if (p.nexthops.length === 1) {
+    const n = p.nexthops[0]
+    return `${head} via ${n.gateway} dev ${n.dev}${n.onlink ? ' onlink' : ''}`
+  }
+  return [head, ...p.nexthops.map((n) => `\tnexthop via ${n.gateway} dev ${n.dev} weight ${n.weight}${n.onlink ? ' onlink' : ''}`)].join('\n')
+}
+
+export function renderCheck(r: CheckReport, c: ChalkInstance): string {
+  const out = [renderNode(r.node, c), '']
+  if (r.prefixes.length === 0) out.push(c.yellow(r.node.pools.length === 0 ? 'No pools: no prefix is a tunnel prefix.' : 'No prefix inside the pools is held by BIRD or routed by the kernel.'))
+  else {
+    const width = Math.max(20, ...r.prefixes.map((p) => p.prefix.length + 2))
+    out.push(c.bold(pad('PREFIX', width) + pad('VERDICT', 16) + 'FINDINGS'))
+    // errors first, then the rest in prefix order
+    const rank = (v: string) => (v === 'ok' ? 2 : v === 'local' || v === 'not-in-pool' ? 3 : 1)
+    const sorted = [...r.prefixes].sort((a, b) => rank(a.verdict) - rank(b.verdict))
+    for (const p of sorted) {
+      const ids = p.findings.filter((f) => f.severity !== 'info').map((f) => f.id).join(', ')
+      out.push(pad(p.prefix, width) + verdictColor(c, p.verdict)(pad(p.verdict, 16)) + ids)
+    }
+  }
+  out.push('', c.bold('Host'))
+  if (r.host.findings.length === 0) out.push(c.green('  no host findings'))
+  for (const f of r.host.findings) out.push(`  ${severityColor(c, f.severity)(f.severity.toUpperCase())} ${c.bold(f.id)}: ${f.title}`)
+  const verdicts = Object.entries(r.summary.verdicts).map(([v, n]) => `${n} ${v}`).join(', ')
+  out.push('', `${r.summary.prefixes} prefixes${verdicts ? ` (${verdicts})` : ''}; ${plural(r.summary.errors, 'error')}, ${plural(r.summary.warnings, 'warning')}.`)
+  if (r.summary.exitCode !== 0) out.push(c.dim('`routedoctor explain PREFIX` shows why, with evidence; `routedoctor fix` shows the corrected routes.'))
+  return out.join('\n')
+}
+
+const STEP_TITLE = {session: 'BGP session', bird: 'BIRD paths', resolution: 'Next hop', kernel: 'Kernel route', tunnel: 'Tunnel device'}
+
+export function renderExplain(r: ExplainReport, c: ChalkInstance): string {
+  const out = [`${c.bold(r.prefix)}${r.query !== r.prefix ? c.dim(` (covers ${r.query})`) : ''}: ${verdictColor(c, r.verdict)(r.verdict.toUpperCase())}`, renderNode(r.node, c), '']
+  let n = 1
+  for (const s of r.chain) {
+    const mark = s.status === 'ok' ? c.green('✔') : s.status === 'error' ? c.red('✘') : s.status === 'warning' ? c.yellow('!') : c.dim('·')
+    const lines = s.summary.split('\n')
+    out.push(`${n++}. ${mark} ${c.bold(pad(STEP_TITLE[s.step], 14))}${lines[0]}`)
+    for (const l of lines.slice(1)) out.push(`${' '.repeat(19)}${l}`)
+    out.push(...renderEvidence(s.evidence, c, '       '))
+  }
+  out.push('', c.bold('Findings'))
+  if (r.findings.length === 0) out.push(c.green('  none'))
+  for (const f of r.findings) out.push(renderFinding(f, c))
+  out.push('', c.bold('Corrected route'))
+  if (!r.plan) out.push(`  none${r.verdict === 'missing' ? ': nothing to program until a BGP path for it is back' : r.verdict === 'ok' || r.verdict === 'local' ? ': the route is right as it is' : ''}`)
+  else {
+    out.push(indent(renderPlanned(r.plan), '  '))
+    out.push(c.dim(`  (${r.planMode === 'beside' ? `beside BIRD's route, at a lower metric; BIRD's stays as it is` : `replacing BIRD's route at its metric`}; routedoctor fix --apply programs it)`))
+    out.push(`  ${ipRouteReplace(r.plan)}`)
+  }
+  return out.join('\n')
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`
+}

@@ -1,0 +1,52 @@
+// Where a Snapshot comes from: a snapshot directory, a bundle, or the live node.
+import {readFile, stat} from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+
+import {readSnapshotDir} from '../collect/snapshot-dir.js'
+import {buildSnapshot} from '../model/build.js'
+import {RouteDoctorError} from '../model/errors.js'
+import type {Snapshot, SourceFile} from '../model/types.js'
+
+export interface SourceOptions {
+  from?: string // DIR or BUNDLE.tar.gz; live when absent
+  birdSocket?: string
+  birdConfig?: string
+  pools?: string[]
+  ippools?: string // a Calico IPPool list file
+  tunnelDev?: string
+}
+
+export interface LoadedSource {
+  files: SourceFile[]
+  origin: Snapshot['origin']
+}
+
+export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource> {
+  if (opts.from) {
+    const info = await stat(opts.from).catch(() => undefined)
+    if (!info) throw new RouteDoctorError(`${opts.from}: no such snapshot directory or bundle`, 2, 'E_FROM')
+    if (info.isDirectory()) return {files: await readSnapshotDir(opts.from), origin: {kind: 'dir', path: opts.from}}
+    const {readBundle} = await import('../bundle/tarball.js')
+    const bundle = await readBundle(opts.from)
+    return {files: bundle.files, origin: {kind: 'bundle', path: opts.from, collectedAt: bundle.manifest.collectedAt, host: bundle.manifest.host}}
+  }
+  const {collectLive} = await import('../collect/live.js')
+  const files = await collectLive({birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev})
+  return {files, origin: {kind: 'live', collectedAt: new Date().toISOString(), host: os.hostname()}}
+}
+
+export async function snapshotFrom(source: LoadedSource, opts: SourceOptions): Promise<Snapshot> {
+  let ippools: SourceFile | undefined
+  if (opts.ippools) {
+    const text = await readFile(opts.ippools, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw new RouteDoctorError(`--ippools ${opts.ippools}: cannot read (${error.code ?? error.message})`, 2, 'E_USAGE')
+    })
+    ippools = {name: path.basename(opts.ippools), text}
+  }
+  return buildSnapshot(source.files, {pools: opts.pools, ippools, tunnelDev: opts.tunnelDev, origin: source.origin})
+}
+
+export async function loadSnapshot(opts: SourceOptions): Promise<Snapshot> {
+  return snapshotFrom(await loadSourceFiles(opts), opts)
+}

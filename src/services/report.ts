@@ -1,0 +1,196 @@
+// The reports `check` and `explain` return: pure functions of a Snapshot. Presenters render them.
+import {Context, isEstablished} from '../model/context.js'
+import {diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
+import {planPrefix, type PlanItem} from '../plan/plan.js'
+import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
+import {canonicalAddress, canonicalPrefix, prefixContains, prefixLength} from '../model/prefix.js'
+import {UsageError} from '../model/errors.js'
+import type {BirdRoute, Evidence, Finding, KernelRoute, Pool, PlannedRoute, Snapshot, Verdict} from '../model/types.js'
+
+export const SCHEMA = 1
+
+export interface NodeSummary {
+  host?: string
+  birdVersion?: string
+  routerId?: string
+  sessions: {up: number; total: number}
+  tunnelDev: string
+  pools: Pool[]
+  poolOrigin: Snapshot['poolOrigin']
+  missing: string[] // sources not in the snapshot
+  failed: Array<{file: string; error: string}> // sources that could not be collected
+}
+
+export interface PrefixLine {
+  prefix: string
+  verdict: Verdict
+  findings: Finding[]
+  plan: PlannedRoute | null
+}
+
+export interface CheckReport {
+  schema: number
+  node: NodeSummary
+  prefixes: PrefixLine[]
+  host: {findings: Finding[]}
+  summary: {prefixes: number; verdicts: Partial<Record<Verdict, number>>; errors: number; warnings: number; exitCode: 0 | 1}
+}
+
+export interface ChainStep {
+  step: 'session' | 'bird' | 'resolution' | 'kernel' | 'tunnel'
+  status: 'ok' | 'error' | 'warning' | 'info' | 'absent'
+  summary: string
+  evidence: Evidence[]
+}
+
+export interface ExplainReport {
+  schema: number
+  prefix: string
+  query: string
+  verdict: Verdict
+  findings: Finding[]
+  kernel: KernelRoute[]
+  bird: BirdRoute[]
+  plan: PlannedRoute | null
+  planMode?: PlanItem['mode']
+  chain: ChainStep[]
+  node: NodeSummary
+}
+
+export function nodeSummary(ctx: Context): NodeSummary {
+  const s = ctx.snapshot
+  const hostLine = s.files.find((f) => f.name === 'birdc-show-status.txt')?.text?.match(/^Hostname is (\S+)/m)
+  return {
+    host: s.origin.host ?? hostLine?.[1],
+    birdVersion: s.bird.status?.version,
+    routerId: s.bird.status?.routerId,
+    sessions: {up: ctx.bgpProtocols.filter(isEstablished).length, total: ctx.bgpProtocols.length},
+    tunnelDev: s.tunnelDev,
+    pools: s.pools,
+    poolOrigin: s.poolOrigin,
+    missing: s.missing,
+    failed: s.files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error!})),
+  }
+}
+
+function line(ctx: Context, d: PrefixDiagnosis): PrefixLine {
+  return {prefix: d.prefix, verdict: d.verdict, findings: d.findings, plan: planPrefix(ctx, d)?.planned ?? null}
+}
+
+export function checkReport(ctx: Context): CheckReport {
+  const prefixes = ctx.poolPrefixes().map((p) => line(ctx, diagnosePrefix(ctx, p)))
+  const host = diagnoseHost(ctx)
+  const all = [...prefixes.flatMap((p) => p.findings), ...host]
+  const verdicts: Partial<Record<Verdict, number>> = {}
+  for (const p of prefixes) verdicts[p.verdict] = (verdicts[p.verdict] ?? 0) + 1
+  const errors = all.filter((f) => f.severity === 'error').length
+  return {
+    schema: SCHEMA,
+    node: nodeSummary(ctx),
+    prefixes,
+    host: {findings: host},
+    summary: {prefixes: prefixes.length, verdicts, errors, warnings: all.filter((f) => f.severity === 'warning').length, exitCode: errors > 0 ? 1 : 0},
+  }
+}
+
+/** PREFIX as given, or the pool prefix (BIRD or kernel) that covers ADDRESS. */
+export function resolveTarget(ctx: Context, query: string): string {
+  if (query.includes('/')) {
+    const prefix = canonicalPrefix(query)
+    if (!prefix) throw new UsageError(`${query}: expected a prefix (192.168.110.128/26) or an address (192.168.110.130)`)
+    return prefix
+  }
+  const address = canonicalAddress(query)
+  if (!address) throw new UsageError(`${query}: expected a prefix (192.168.110.128/26) or an address (192.168.110.130)`)
+  const covering = ctx.poolPrefixes().filter((p) => prefixContains(p, address))
+  if (covering.length > 0) return covering.reduce((a, b) => (prefixLength(b) > prefixLength(a) ? b : a))
+  const route = ctx.fib.lookupInTable(address, 254)[0]
+  if (route && route.dst !== '0.0.0.0/0' && ctx.poolOf(route.dst)) return route.dst
+  return canonicalPrefix(address)!
+}
+
+export function explainReport(ctx: Context, query: string): ExplainReport {
+  const prefix = resolveTarget(ctx, query)
+  const d = diagnosePrefix(ctx, prefix)
+  const item = planPrefix(ctx, d)
+  const host = diagnoseHost(ctx)
+  const f = d.facts
+  // host findings that bear on this prefix: a session down when the prefix is missing or comes over it,
+  // and node-wide conditions of the tunnel path
+  const relevant = host.filter((h) => {
+    if (h.id !== 'peer-down') return d.verdict !== 'local' && d.verdict !== 'not-in-pool'
+    if (d.verdict === 'missing') return true
+    const peers = new Set([...f.bgpNextHops, ...f.bird.map((r) => r.from).filter(Boolean)])
+    return [...peers].some((p) => h.title.includes(` ${p} `))
+  })
+  return {
+    schema: SCHEMA,
+    prefix: d.prefix,
+    query,
+    verdict: d.verdict,
+    findings: [...d.findings, ...relevant],
+    kernel: f.kernel,
+    bird: f.bird,
+    plan: item?.planned ?? null,
+    ...(item ? {planMode: item.mode} : {}),
+    chain: chain(ctx, d),
+    node: nodeSummary(ctx),
+  }
+}
+
+function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
+  const f = d.facts
+  const steps: ChainStep[] = []
+  const dev = ctx.snapshot.tunnelDev
+  // 1. sessions the best paths came over; for a missing prefix, the sessions that are down
+  const sessions = [...new Set(f.bestSet.map((r) => ctx.sessionOf(r)).filter((p) => p !== undefined))]
+  if (sessions.length > 0) {
+    for (const p of sessions) {
+      steps.push({step: 'session', status: isEstablished(p) ? 'ok' : 'error',
+        summary: `${p.name} to ${p.neighborAddress ?? '?'}: ${p.bgpState ?? p.state}${p.lastError ? ` (${p.lastError})` : ''}`,
+        evidence: ctx.cite({...p.pos, endLine: p.pos.line})})
+    }
+  } else if (f.local) {
+    steps.push({step: 'session', status: 'info', summary: 'no BGP session involved: the prefix originates on this node', evidence: []})
+  } else if (ctx.bgpProtocols.length > 0) {
+    const down = f.ownersDown
+    steps.push({step: 'session', status: down.length > 0 ? 'error' : 'absent',
+      summary: down.length > 0
+        ? `no path received; sessions not Established: ${down.map((p) => `${p.name} (${p.neighborAddress ?? '?'}: ${p.bgpState ?? p.state}${p.lastError ? `, ${p.lastError}` : ''})`).join('; ')}`
+        : `no path received over any of ${ctx.bgpProtocols.length} Established sessions`,
+      evidence: down.flatMap((p) => ctx.cite({...p.pos, endLine: p.pos.line}))})
+  } else {
+    steps.push({step: 'session', status: 'absent', summary: ctx.haveBird ? 'BIRD has no BGP protocols' : 'no BIRD data in the snapshot', evidence: []})
+  }
+  // 2. BIRD's paths
+  steps.push(f.bird.length > 0
+    ? {step: 'bird', status: f.birdPrimary?.dest === 'unreachable' ? 'error' : 'ok',
+      summary: f.bird.map((r) => `${formatBirdPath(r)}${f.bestSet.includes(r) && !r.primary ? ' (equal best)' : ''}`).join('\n'),
+      evidence: f.bird.flatMap((r) => ctx.cite(r.pos))}
+    : {step: 'bird', status: ctx.haveBird ? 'error' : 'absent', summary: ctx.haveBird ? 'BIRD holds no path for this prefix' : 'no BIRD routes in the snapshot', evidence: []})
+  // 3. next-hop resolution in the kernel FIB
+  for (const r of f.resolutions) {
+    const route = r.lookup.route
+    steps.push({step: 'resolution', status: !r.lookup.reachable ? 'error' : r.viaInet6 || r.multipath ? 'warning' : 'ok',
+      summary: route
+        ? `${r.bgpNextHop} → ${formatKernelRoute(route).split('\n')[0]}${r.multipath ? ` (ECMP: ${route.nexthops.map((n) => `${n.gateway ? `via ${n.gateway.family === 'inet6' ? 'inet6 ' : ''}${n.gateway.address} ` : ''}dev ${n.dev}`).join(', ')})` : ''}` +
+          `${r.viaInet6 ? '; IPv6 link-local next hops that BIRD 1.6/2.0.<8 cannot import' : ''}${r.own ? '; this is our own address' : ''}`
+        : `${r.bgpNextHop} → no kernel route`,
+      evidence: route ? ctx.cite(route.pos, () => formatKernelRoute(route)) : []})
+  }
+  // 4. the kernel route
+  const e = f.effective
+  steps.push(e
+    ? {step: 'kernel', status: d.verdict === 'ok' || d.verdict === 'local' ? 'ok' : 'error',
+      summary: f.kernel.map((r) => formatKernelRoute(r)).join('\n') +
+        (e.type === 'unicast' && !f.local ? (e.nexthops.every((n) => n.dev === dev) ? `\n→ through ${dev}` : `\n→ not through ${dev}`) : ''),
+      evidence: f.kernel.flatMap((r) => ctx.cite(r.pos, () => formatKernelRoute(r)))}
+    : {step: 'kernel', status: ctx.haveKernel ? 'error' : 'absent', summary: ctx.haveKernel ? 'no kernel route for this prefix' : 'no kernel routes in the snapshot', evidence: []})
+  // 5. the tunnel device
+  const link = ctx.links.get(dev)
+  steps.push(link
+    ? {step: 'tunnel', status: link.flags.includes('UP') && link.flags.includes('LOWER_UP') ? 'ok' : 'error',
+      summary: formatLink(link), evidence: ctx.cite(link.pos, () => formatLink(link))}
+    : {step: 'tunnel', status: ctx.haveLinks ? 'error' : 'absent', summary: ctx.haveLinks ? `no ${dev} device` : 'no links in the snapshot', evidence: []})
+  return steps
+}

@@ -1,0 +1,173 @@
+// The reply assembler on real raw-socket captures of BIRD 1.6.8, 2.0.12, 3.0.5 and 3.2.3, fed whole,
+// split at every offset, byte by byte and in random chunk sizes.
+
+import { readFileSync, readdirSync } from 'node:fs'
+import path from 'node:path'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { BirdReplyAssembler, birdcText, isBirdErrorCode, type BirdReply } from '../../src/collect/bird-socket.js'
+
+const CAPTURES = path.resolve(import.meta.dirname, '../fixtures/bird-captures')
+const captureFiles = readdirSync(CAPTURES).filter((f) => f.endsWith('-rawsocket.txt')).sort()
+
+interface Block {
+  command: string // '' for the greeting
+  raw: string // the framed reply, newline-terminated lines
+}
+
+// The captures interleave `>>> CMD` markers (written by the capturing client, not by BIRD) with replies.
+function blocks(file: string): Block[] {
+  const lines = readFileSync(path.join(CAPTURES, file), 'utf8').split('\n')
+  if (lines.at(-1) === '') lines.pop()
+  const out: Block[] = [{ command: '', raw: '' }]
+  for (const l of lines) {
+    if (l.startsWith('>>> ')) out.push({ command: l.slice(4), raw: '' })
+    else out.at(-1)!.raw += l + '\n'
+  }
+  return out
+}
+
+function feed(chunks: (Buffer | string)[]): BirdReply[] {
+  const a = new BirdReplyAssembler()
+  const out: BirdReply[] = []
+  for (const c of chunks) out.push(...a.push(c))
+  expect(a.inReply).toBe(false)
+  return out
+}
+
+const summary = (rs: BirdReply[]) => rs.map((r) => ({ code: r.code, raw: r.raw, text: birdcText(r) }))
+
+describe.each(captureFiles)('%s', (file) => {
+  const bs = blocks(file)
+  const stream = Buffer.from(bs.map((b) => b.raw).join(''), 'utf8')
+  const whole = feed([stream])
+
+  it('assembles one reply per command, greeting first', () => {
+    expect(bs.length).toBeGreaterThan(2)
+    expect(whole).toHaveLength(bs.length)
+    whole.forEach((r, i) => expect(r.raw).toBe(bs[i]!.raw))
+    expect(whole[0]!.code).toBe(1)
+    expect(birdcText(whole[0]!)).toMatch(/^BIRD \S+ ready\.\n$/)
+  })
+
+  it('ends each reply on its only `NNNN ` line, with that code', () => {
+    for (const [i, r] of whole.entries()) {
+      const rawLines = bs[i]!.raw.split('\n').slice(0, -1)
+      const finals = rawLines.filter((l) => /^\d{4} /.test(l))
+      expect(finals).toEqual([rawLines.at(-1)])
+      expect(r.code).toBe(Number(rawLines.at(-1)!.slice(0, 4)))
+    }
+  })
+
+  it('prints like birdc: codes and the continuation marker stripped, code-0 lines dropped, tabs kept', () => {
+    for (const [i, r] of whole.entries()) {
+      const rawLines = bs[i]!.raw.split('\n').slice(0, -1)
+      const printed = birdcText(r).split('\n').slice(0, -1)
+      const kept = rawLines.filter((l) => !/^0000[ -]/.test(l))
+      expect(printed).toHaveLength(kept.length)
+      kept.forEach((l, j) => expect(printed[j]).toBe(l.startsWith(' ') ? l.slice(1) : l.slice(5)))
+      // No printed line still carries its frame.
+      for (const p of printed) expect(p).not.toMatch(/^\d{4}[ -]/)
+    }
+    const status = whole.find((_, i) => bs[i]!.command === 'show status')!
+    const version = /^BIRD (\S+) ready\./.exec(birdcText(whole[0]!))![1]
+    expect(birdcText(status).split('\n')[0]).toBe(`BIRD ${version}`)
+    expect(birdcText(status)).toMatch(/\nDaemon is up and running\n$/)
+  })
+
+  it('keeps continuation lines under the previous code', () => {
+    for (const r of whole) {
+      let prev = -1
+      for (const l of r.lines) {
+        if (l.kind === 'continuation') expect(l.code).toBe(prev)
+        prev = l.code
+      }
+    }
+  })
+
+  it('classifies error replies (8xxx/9xxx) only for the commands that failed', () => {
+    for (const [i, r] of whole.entries()) {
+      const failed = isBirdErrorCode(r.code)
+      expect(failed).toBe(/^[89]\d{3} /.test(bs[i]!.raw))
+      if (failed) expect(r.lines).toHaveLength(1)
+    }
+  })
+
+  it('gives the same replies when split at any single offset', () => {
+    const expected = summary(whole)
+    // Every offset for the small captures; a stride for the big one keeps the run short.
+    const step = stream.length > 12_000 ? 7 : 1
+    for (let at = 0; at <= stream.length; at += step) {
+      const got = feed([stream.subarray(0, at), stream.subarray(at)])
+      if (got.length !== expected.length || got.some((r, k) => r.raw !== expected[k]!.raw)) {
+        expect.fail(`split at byte ${at} changed the replies`)
+      }
+    }
+  })
+
+  it('gives the same replies fed byte by byte', () => {
+    const chunks = Array.from({ length: stream.length }, (_, k) => stream.subarray(k, k + 1))
+    expect(summary(feed(chunks))).toEqual(summary(whole))
+  })
+
+  it('gives the same replies for random chunkings', () => {
+    const expected = summary(whole)
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 700 }), { minLength: 1, maxLength: 200 }), (sizes) => {
+        const chunks: Buffer[] = []
+        let at = 0
+        for (let k = 0; at < stream.length; k++) {
+          const n = sizes[k % sizes.length]!
+          chunks.push(stream.subarray(at, at + n))
+          at += n
+        }
+        expect(summary(feed(chunks))).toEqual(expected)
+      }),
+      { numRuns: 60 },
+    )
+  })
+})
+
+describe('BirdReplyAssembler edge cases', () => {
+  it('waits for the newline of a final line split after `0000`', () => {
+    const a = new BirdReplyAssembler()
+    expect(a.push('1007-10.0.0.0/24 blackhole\n0000')).toEqual([])
+    expect(a.inReply).toBe(true)
+    expect(a.push(' ')).toEqual([])
+    const [r] = a.push('\n')
+    expect(r!.code).toBe(0)
+    expect(birdcText(r!)).toBe('10.0.0.0/24 blackhole\n')
+  })
+
+  it('does not take `0000-` or a 4-digit payload for the end', () => {
+    const a = new BirdReplyAssembler()
+    expect(a.push('0000-x\n 0000 not final either\n')).toEqual([])
+    const [r] = a.push('0000 \n')
+    expect(birdcText(r!)).toBe('0000 not final either\n')
+  })
+
+  it('keeps a multi-byte character split across chunks', () => {
+    const bytes = Buffer.from('1002-prot\u00fc\u20ac  up\n0000 \n', 'utf8')
+    for (let at = 0; at <= bytes.length; at++) {
+      const a = new BirdReplyAssembler()
+      const rs = [...a.push(bytes.subarray(0, at)), ...a.push(bytes.subarray(at))]
+      expect(rs.map(birdcText)).toEqual(['prot\u00fc\u20ac  up\n'])
+    }
+  })
+
+  it('leaves asynchronous `+` lines out of the printed reply', () => {
+    const [r] = new BirdReplyAssembler().push('1000-BIRD 2.0.12\n+log line\n 1011 cont\n0013 up\n')
+    expect(r!.async).toEqual(['log line'])
+    expect(birdcText(r!)).toBe('BIRD 2.0.12\n1011 cont\nup\n')
+  })
+
+  it('prints an unframed line as birdc does', () => {
+    const [r] = new BirdReplyAssembler().push('garbage\n0000 \n')
+    expect(birdcText(r!)).toBe('??? <garbage>\n')
+  })
+
+  it('completes two replies that arrive in one chunk', () => {
+    const rs = new BirdReplyAssembler().push('0001 BIRD 1.6.8 ready.\n9001 IP address expected\n')
+    expect(rs.map((r) => r.code)).toEqual([1, 9001])
+  })
+})

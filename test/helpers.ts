@@ -1,0 +1,19 @@
+import {readdirSync, existsSync} from 'node:fs'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+export const FIXTURES = path.join(ROOT, 'test/fixtures')
+export const BIN = path.join(ROOT, 'bin/run.js')
+
+/** Snapshot folders (those with an expected.json), captured from real BIRD. */
+export function scenarioDirs(): string[] {
+  return readdirSync(FIXTURES).filter((d) => existsSync(path.join(FIXTURES, d, 'expected.json'))).map((d) => path.join(FIXTURES, d))
+}
+
+export interface Expected {
+  check_exit: number
+  prefixes: Record<string, {verdict: string; findings?: string[]; plan: null | {nexthops: Array<{gateway: string; dev: string; onlink: boolean}>}}>
+  host_findings?: string[]
+  explain?: Record<string, {verdict: string; findings?: string[]; plan: null}>
+}

@@ -1,0 +1,70 @@
+// Runs inside a network namespace (`ip netns exec NS npx tsx test/netlink/driver.ts CMD`), because
+// Node cannot setns: reads a JSON argument on stdin, prints one JSON result on stdout.
+import {readFileSync} from 'node:fs'
+
+import {execa} from 'execa'
+
+import {applyPlan, plannedSpec, revertJournal} from '../../src/netlink/apply.js'
+import {openRouteClient} from '../../src/netlink/client.js'
+
+const cmd = process.argv[2]
+const input = JSON.parse(readFileSync(0, 'utf8') || 'null')
+
+async function main(): Promise<unknown> {
+  switch (cmd) {
+    case 'dump': {
+      const c = await openRouteClient()
+      try {
+        const v4 = await c.dumpRoutes('inet')
+        const v6 = await c.dumpRoutes('inet6')
+        return {routes: [...v4.routes, ...v6.routes].map((d) => d.route), undecodable: [...v4.undecodable, ...v6.undecodable]}
+      } finally {
+        c.close()
+      }
+    }
+    case 'write': {
+      // {op: 'replace'|'add'|'delete', planned}
+      const c = await openRouteClient()
+      try {
+        const links = await c.links()
+        const byName = new Map([...links].map(([i, n]) => [n, i]))
+        const spec = plannedSpec(input.planned, (d) => byName.get(d))
+        try {
+          if (input.op === 'add') await c.addRoute(spec)
+          else if (input.op === 'delete') await c.deleteRoute(spec)
+          else await c.replaceRoute(spec)
+          return {ok: true}
+        } catch (error) {
+          const e = error as Error & {errnoName?: string; code?: string; route?: unknown}
+          return {ok: false, name: e.name, errno: e.errnoName, code: e.code, message: e.message, route: e.route}
+        }
+      } finally {
+        c.close()
+      }
+    }
+    case 'apply': {
+      // {items, journalDir, watchSeconds, failAfter?, vanish?: {index, dev}}
+      const {items, vanish, ...opts} = input
+      return applyPlan(items, {
+        ...opts,
+        beforeWrite: vanish
+          ? async (i: number) => {
+              if (i === vanish.index) await execa('ip', ['link', 'del', 'dev', vanish.dev])
+            }
+          : undefined,
+      })
+    }
+    case 'revert':
+      return revertJournal(input.journal)
+    default:
+      throw new Error(`unknown driver command ${cmd}`)
+  }
+}
+
+main().then(
+  (r) => process.stdout.write(JSON.stringify(r) + '\n'),
+  (error) => {
+    process.stdout.write(JSON.stringify({thrown: {name: error.name, message: error.message, code: error.code}}) + '\n')
+    process.exitCode = 3
+  },
+)
