@@ -67,6 +67,8 @@ function fromBig(v: bigint, fam: Fam): string {
   const n = fam === 4 ? 4 : 16
   const bytes: number[] = []
   for (let i = n - 1; i >= 0; i--) bytes[i] = Number((v >> BigInt(8 * (n - 1 - i))) & 0xffn)
+  // IPv4-mapped IPv6 in iproute2's spelling (::ffff:1.2.3.4), not ipaddr.js's (::ffff:102:304)
+  if (fam === 6 && v >> 32n === 0xffffn) return `::ffff:${bytes.slice(12).join('.')}`
   return ipaddr.fromByteArray(bytes).toString()
 }
 
@@ -176,8 +178,10 @@ export function createRedactor(key: Buffer = randomBytes(32), opts: RedactorOpti
   for (const s of SPECIALS) freezePath(s.fam, s.net, 0, s.len) // ancestors: the range maps onto itself
   for (const a of opts.anchors ?? []) {
     const slash = a.indexOf('/')
-    const n = slash < 0 ? undefined : parseNet(a.slice(0, slash), Number(a.slice(slash + 1)))
+    let n = slash < 0 ? undefined : parseNet(a.slice(0, slash), Number(a.slice(slash + 1)))
     if (!n) continue
+    // inside ::ffff:0:0/96 the IPv4 map applies (see address()), so anchor the IPv4 prefix
+    if (n.fam === 6 && n.len >= 96 && n.net >> 32n === 0xffffn) n = {fam: 4, net: n.net & 0xffffffffn, len: n.len - 96}
     const w = width(n.fam)
     // below the prefix, the leftmost (network) and rightmost (broadcast) paths never swap
     freezePath(n.fam, n.net, n.len, w)

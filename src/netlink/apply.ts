@@ -237,7 +237,8 @@ function checkPlanned(routes: DumpedRoute[], changes: JournalChange[]): RouteWar
       wars.push({...base, kind: 'removed', detail: `our route ${change.key.dst} metric ${p.metric} was removed`})
       continue
     }
-    const replaced = change.replaces && routeIdentity(change.replaces.route) === routeIdentity(current)
+    const old = [...change.before.map((b) => b.route), ...(change.replaces ? [change.replaces.route] : [])]
+    const replaced = old.some((r) => routeIdentity(r) === routeIdentity(current))
     wars.push({
       ...base,
       kind: replaced ? 'reinstalled' : 'replaced',

@@ -67,7 +67,12 @@ export function parseIpPools(text: string, file = 'ippools.yaml'): Pool[] {
       }
       const pool = toPool(value, file, line)
       if (pool) {
-        if (range) pool.pos = {file, line, endLine: Math.max(line, lineOf(Math.max(range[0], range[1] - 1)))}
+        if (range) {
+          // the node's range takes in the newline after it; end at its last visible character
+          let end = range[1]
+          while (end > range[0] && /\s/.test(text[end - 1] ?? '')) end--
+          pool.pos = {file, line, endLine: Math.max(line, lineOf(Math.max(range[0], end - 1)))}
+        }
         pools.push(pool)
       }
     }

@@ -4,6 +4,9 @@ import type {Context} from '../model/context.js'
 import type {PrefixDiagnosis} from '../diagnose/engine.js'
 import {wantedGateways} from '../diagnose/rule.js'
 import type {KernelRoute, PlannedRoute} from '../model/types.js'
+import {comparePrefixes} from '../model/context.js'
+
+const compareAddresses = (a: string, b: string) => comparePrefixes(`${a}/32`, `${b}/32`)
 
 export interface PlanItem {
   planned: PlannedRoute
@@ -32,7 +35,7 @@ export function planPrefix(ctx: Context, d: PrefixDiagnosis): PlanItem | null {
       tableId: replaces?.tableId ?? 254,
       metric: mode === 'beside' ? birdMetric - 1 : birdMetric,
       protocol: ctx.fixProtocol,
-      nexthops: gateways.map((gateway) => ({gateway, dev, onlink: true, weight: weightOf(gateway)})),
+      nexthops: [...gateways].sort(compareAddresses).map((gateway) => ({gateway, dev, onlink: true, weight: weightOf(gateway)})),
     },
     ...(replaces ? {replaces} : {}),
     mode,

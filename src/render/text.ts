@@ -1,7 +1,8 @@
 // Plain-text presenters: what a network engineer reads top to bottom.
 import type {ChalkInstance} from 'chalk'
 
-import {ipRouteReplace} from '../model/format.js'
+import {formatKernelRoute, ipRouteReplace} from '../model/format.js'
+import type {FixReport} from '../services/fix.js'
 import type {Evidence, Finding, PlannedRoute} from '../model/types.js'
 import type {CheckReport, ExplainReport, NodeSummary} from '../services/report.js'
 import {severityColor, verdictColor} from './style.js'
@@ -102,4 +103,30 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance): string {
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`
+}
+
+export function renderFix(r: FixReport, c: ChalkInstance): string {
+  const out: string[] = []
+  if (r.entries.length === 0) out.push(c.green('Nothing to fix: every tunnel prefix is healthy or has nothing routedoctor can program.'))
+  for (const e of r.entries) {
+    out.push(`${c.bold(e.prefix)}  ${c.red(e.verdict)}`)
+    for (const k of e.current) {
+      const mark = e.mode === 'beside' || k.metric !== e.planned.metric || k.tableId !== e.planned.tableId ? c.dim('  =') : c.red('  -')
+      out.push(...formatKernelRoute(k).split('\n').map((l, i) => `${i === 0 ? mark : '   '} ${l}`))
+    }
+    out.push(...renderPlanned(e.planned).split('\n').map((l, i) => `${i === 0 ? c.green('  +') : '   '} ${l}`))
+    out.push(c.dim(e.mode === 'beside'
+      ? `    added beside BIRD's route at metric ${e.planned.metric} (lower wins); BIRD's route is left as it is, removing ours restores it`
+      : `    replaces the route at metric ${e.planned.metric} (BIRD writes metric 0: nothing is lower)`))
+    out.push(`    ${e.ipRoute}`, '')
+  }
+  for (const s of r.skipped) out.push(c.yellow(`${s.prefix}  ${s.verdict}: nothing planned (${s.reason})`))
+  return out.join('\n')
+}
+
+export function renderBirdConfig(r: FixReport, c: ChalkInstance): string {
+  const a = r.birdConfig
+  const out = [a.supported ? c.green(a.reason) : c.yellow(a.reason)]
+  if (a.snippet) out.push('', a.snippet)
+  return out.join('\n')
 }

@@ -1,0 +1,74 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
+import {Context, DEFAULT_FIX_PROTOCOL_NUMBER} from '../model/context.js'
+import {UsageError} from '../model/errors.js'
+import {loadSnapshot} from '../services/load.js'
+import {planFix} from '../services/fix.js'
+import {confirm} from '../cli/confirm.js'
+import {palette} from '../render/style.js'
+import {renderBirdConfig, renderFix} from '../render/text.js'
+import {renderApply, renderRevert} from '../render/apply.js'
+
+export default class Fix extends BaseCommand {
+  static summary = 'Plan the corrected tunnel routes; --apply programs them through rtnetlink'
+  static description = `Dry run by default: per prefix the current route, the planned one, and the \`ip route replace\` line a person could paste.
+--apply writes them (journal first, read back, watch for a route war, restore on any failure); --revert JOURNAL undoes an apply.
+--bird-config prints the durable fix: the BIRD kernel export filter for the pools found (BIRD 2.0.12+, 3.2+).`
+  static examples = [
+    '<%= config.bin %> fix --from examples/bird2-ecmp-not-tunneled',
+    '<%= config.bin %> fix --apply --yes',
+    '<%= config.bin %> fix --revert /var/lib/routedoctor/journal-20261129-175501.json --yes',
+    '<%= config.bin %> fix --bird-config',
+  ]
+  static args = {prefix: Args.string({description: 'only this prefix', required: false})}
+  static flags = {
+    ...sourceFlags,
+    apply: Flags.boolean({description: 'program the planned routes through rtnetlink (needs CAP_NET_ADMIN)', default: false}),
+    revert: Flags.string({description: 'undo an apply from its journal', helpValue: 'JOURNAL'}),
+    yes: Flags.boolean({char: 'y', description: 'do not ask; required to write when there is no TTY', default: false}),
+    'bird-config': Flags.boolean({description: 'print the durable BIRD kernel filter for this node\'s BIRD version', default: false}),
+    protocol: Flags.integer({description: 'protocol number routedoctor\'s routes carry (findable, removable)', default: DEFAULT_FIX_PROTOCOL_NUMBER, min: 1, max: 255}),
+    'journal-dir': Flags.string({description: 'where journals (and the apply lock) are written', default: '/var/lib/routedoctor', helpValue: 'DIR'}),
+    watch: Flags.integer({description: 'seconds to watch for a route war after writing', default: 5, min: 0}),
+  }
+
+  async run(): Promise<void> {
+    const {args, flags} = await this.parse(Fix)
+    this.jsonOutput = flags.json
+    const c = palette()
+    if (flags.revert) {
+      if (!(await confirm(`Revert the routes journaled in ${flags.revert}?`, flags.yes))) return
+      const {revertJournal} = await import('../netlink/apply.js')
+      const result = await revertJournal(flags.revert)
+      if (flags.json) this.printJson({schema: 1, ...result})
+      else this.print(renderRevert(result, c))
+      process.exitCode = result.verified && result.errors.length === 0 ? 0 : 1
+      return
+    }
+    if (flags.apply && flags.from) throw new UsageError('--apply programs the live kernel: it cannot be used with --from')
+    const ctx = new Context(await loadSnapshot(sourceOptions(flags)), {fixProtocol: String(flags.protocol)})
+    const {report, items} = planFix(ctx, args.prefix)
+    if (flags['bird-config'] && !flags.apply) {
+      if (flags.json) this.printJson(report)
+      else this.print(renderBirdConfig(report, c))
+      return
+    }
+    if (!flags.apply) {
+      if (flags.json) this.printJson(report)
+      else this.print(renderFix(report, c) + (items.length > 0 ? c.dim('\nDry run: nothing was changed. `routedoctor fix --apply` programs these routes.') : ''))
+      return
+    }
+    if (!flags.json) this.print(renderFix(report, c))
+    if (items.length === 0) {
+      if (flags.json) this.printJson({...report, applied: [], verified: true, journal: null})
+      return
+    }
+    if (!(await confirm(`Program ${items.length} route${items.length === 1 ? '' : 's'} now?`, flags.yes))) return
+    const {applyPlan} = await import('../netlink/apply.js')
+    const result = await applyPlan(items, {journalDir: flags['journal-dir'], watchSeconds: flags.watch})
+    if (flags.json) this.printJson({...report, ...result})
+    else this.print(renderApply(result, c))
+    process.exitCode = result.verified && result.errors.length === 0 && !(result.routeWar?.length) ? 0 : 1
+  }
+}

@@ -1,0 +1,72 @@
+// `fix`: the corrected routes for every unhealthy tunnel prefix, as a plan the netlink stage can apply.
+import {Context} from '../model/context.js'
+import {diagnosePrefix} from '../diagnose/engine.js'
+import {planPrefix, type PlanItem} from '../plan/plan.js'
+import {birdConfigAdvice, type BirdConfigAdvice} from '../plan/bird-config.js'
+import {ipRouteReplace} from '../model/format.js'
+import type {KernelRoute, PlannedRoute, Verdict} from '../model/types.js'
+import {SCHEMA} from './report.js'
+import {canonicalPrefix} from '../model/prefix.js'
+import {UsageError} from '../model/errors.js'
+
+export interface FixEntry {
+  prefix: string
+  verdict: Verdict
+  current: KernelRoute[]
+  planned: PlannedRoute
+  mode: PlanItem['mode']
+  ipRoute: string
+}
+
+export interface FixReport {
+  schema: number
+  routes: PlannedRoute[]
+  replaced: KernelRoute[] // the kernel routes the plan corrects (left in place when mode is beside)
+  entries: FixEntry[]
+  skipped: Array<{prefix: string; verdict: Verdict; reason: string}>
+  birdConfig: BirdConfigAdvice
+  applied?: PlannedRoute[]
+  verified?: boolean
+  journal?: string
+  routeWar?: unknown[]
+  restored?: boolean
+  errors?: unknown[]
+}
+
+export function planFix(ctx: Context, only?: string): {report: FixReport; items: PlanItem[]} {
+  let prefixes = ctx.poolPrefixes()
+  if (only) {
+    const p = canonicalPrefix(only)
+    if (!p) throw new UsageError(`${only}: expected a prefix such as 192.168.110.128/26`)
+    prefixes = [p]
+  }
+  const entries: FixEntry[] = []
+  const items: PlanItem[] = []
+  const skipped: FixReport['skipped'] = []
+  for (const prefix of prefixes) {
+    const d = diagnosePrefix(ctx, prefix)
+    const item = planPrefix(ctx, d)
+    if (!item) {
+      if (d.verdict !== 'ok' && d.verdict !== 'local') {
+        skipped.push({prefix, verdict: d.verdict, reason: d.verdict === 'missing'
+          ? 'no BGP path: its owner\'s session is down or it is not announced'
+          : d.verdict === 'not-in-pool' ? 'not in a tunnel pool' : 'no BGP next hop the kernel can reach'})
+      }
+      continue
+    }
+    items.push(item)
+    entries.push({prefix, verdict: d.verdict, current: d.facts.kernel, planned: item.planned, mode: item.mode, ipRoute: ipRouteReplace(item.planned)})
+  }
+  const status = ctx.snapshot.bird.status
+  return {
+    items,
+    report: {
+      schema: SCHEMA,
+      routes: items.map((i) => i.planned),
+      replaced: items.flatMap((i) => (i.replaces ? [i.replaces] : [])),
+      entries,
+      skipped,
+      birdConfig: birdConfigAdvice(status?.version, status?.calicoFork ?? false, ctx.snapshot.pools, ctx.snapshot.tunnelDev),
+    },
+  }
+}

@@ -1,0 +1,303 @@
+// The codec, client and apply engine against the real kernel, inside network namespaces created
+// here (h5-…). Node cannot setns, so the code under test runs in ./driver.ts under `ip netns exec`.
+import {spawnSync} from 'node:child_process'
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join, resolve} from 'node:path'
+
+import {execa, type ResultPromise} from 'execa'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {canonicalAddress, canonicalPrefix, familyOf} from '../../src/model/prefix.js'
+import type {KernelRoute, PlannedRoute} from '../../src/model/types.js'
+
+const repo = resolve(import.meta.dirname, '../..')
+const tsx = join(repo, 'node_modules/.bin/tsx')
+const isRoot = process.getuid?.() === 0
+const netnsWorks = isRoot && spawnSync('ip', ['netns', 'list']).status === 0
+const reason = !isRoot ? 'not root: creating network namespaces needs CAP_NET_ADMIN' : 'the `ip netns` command does not work here'
+if (!netnsWorks) console.warn(`test/netlink/kernel.test.ts skipped: ${reason}`)
+
+const created: string[] = []
+const journalDir = mkdtempSync(join(tmpdir(), 'h5-journal-'))
+let counter = 0
+
+async function ip(ns: string, ...args: string[]): Promise<string> {
+  return (await execa('ip', ['-n', ns, ...args])).stdout
+}
+
+/** A namespace with tunl0 (TUN, up, an address) and a veth uplink eth0 (172.31.11.10/24). */
+async function makeNamespace(): Promise<string> {
+  const ns = `h5-nl-${process.pid}-${++counter}`
+  await execa('ip', ['netns', 'add', ns])
+  created.push(ns)
+  await ip(ns, 'link', 'set', 'lo', 'up')
+  await ip(ns, 'tuntap', 'add', 'tunl0', 'mode', 'tun')
+  await ip(ns, 'link', 'set', 'tunl0', 'up')
+  await ip(ns, 'addr', 'add', '172.31.10.10/32', 'dev', 'tunl0')
+  await ip(ns, 'link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'eth0p')
+  await ip(ns, 'link', 'set', 'eth0', 'up')
+  await ip(ns, 'link', 'set', 'eth0p', 'up')
+  await ip(ns, 'addr', 'add', '172.31.11.10/24', 'dev', 'eth0')
+  // wait for IPv6 DAD so the table does not change under a comparison
+  for (let i = 0; i < 50 && (await ip(ns, '-6', 'addr')).includes('tentative'); i++) await new Promise((r) => setTimeout(r, 100))
+  return ns
+}
+
+/** BIRD-like routes, as `ip route add` makes them. */
+async function addBirdRoutes(ns: string): Promise<void> {
+  await ip(ns, 'route', 'add', '192.168.200.10/32', 'via', '172.31.20.5', 'dev', 'tunl0', 'onlink', 'proto', 'bird', 'metric', '32')
+  await ip(ns, 'route', 'add', '192.168.110.128/26', 'proto', 'bird', 'metric', '32', 'nexthop', 'via', '172.31.20.5', 'dev', 'tunl0', 'weight', '3', 'onlink', 'nexthop', 'via', '172.31.30.6', 'dev', 'tunl0', 'weight', '1', 'onlink')
+  await ip(ns, 'route', 'add', '192.168.120.0/26', 'proto', 'bird', 'metric', '0', 'nexthop', 'via', '172.31.11.1', 'dev', 'eth0', 'nexthop', 'via', '172.31.11.2', 'dev', 'eth0')
+  await ip(ns, 'route', 'add', 'unreachable', '192.168.130.0/26', 'proto', 'bird', 'metric', '32')
+}
+
+async function driver<T = any>(ns: string, cmd: string, input: unknown = null): Promise<T> {
+  const r = await execa('ip', ['netns', 'exec', ns, tsx, join(repo, 'test/netlink/driver.ts'), cmd], {cwd: repo, input: JSON.stringify(input), reject: false})
+  const line = r.stdout.trim().split('\n').pop() ?? ''
+  if (!line.startsWith('{')) throw new Error(`driver ${cmd} failed (exit ${r.exitCode}): ${r.stderr || r.stdout}`)
+  return JSON.parse(line) as T
+}
+
+/** The whole table as `ip -j -d route show table all` prints it, both families. */
+async function fullTable(ns: string): Promise<unknown[]> {
+  return [...JSON.parse(await ip(ns, '-4', '-j', '-d', 'route', 'show', 'table', 'all')), ...JSON.parse(await ip(ns, '-6', '-j', '-d', 'route', 'show', 'table', 'all'))]
+}
+
+async function routesAt(ns: string, dst: string): Promise<any[]> {
+  return JSON.parse(await ip(ns, '-j', '-d', 'route', 'show', 'table', 'all', 'exact', dst))
+}
+
+/** ip's JSON route in the KernelRoute vocabulary, to compare with what the decoder returns. */
+function fromIpJson(r: any): unknown {
+  const family = r.dst.includes(':') || r.via?.host?.includes(':') && false ? 'inet6' : familyOf(r.dst === 'default' ? '0.0.0.0' : r.dst)
+  const gw = (x: any) => (x.gateway ? {family: familyOf(x.gateway), address: canonicalAddress(x.gateway)} : x.via ? {family: x.via.family, address: canonicalAddress(x.via.host)} : undefined)
+  const nexthops = r.nexthops
+    ? r.nexthops.map((n: any) => ({gateway: gw(n), dev: n.dev, weight: n.weight, flags: n.flags ?? []}))
+    : r.gateway || r.via || r.dev
+      ? [{gateway: gw(r), dev: r.dev, weight: 1, flags: r.flags ?? []}]
+      : []
+  return {family, type: r.type, dst: canonicalPrefix(r.dst, family), table: r.table, protocol: r.protocol, scope: r.scope, metric: r.metric ?? 0, prefsrc: r.prefsrc, flags: r.flags ?? [], nexthops}
+}
+
+function comparable(r: KernelRoute): unknown {
+  return {
+    family: r.family, type: r.type, dst: r.dst, table: r.table, protocol: r.protocol, scope: r.scope, metric: r.metric, prefsrc: r.prefsrc, flags: r.flags,
+    nexthops: r.nexthops.map((n) => ({gateway: n.gateway, dev: n.dev, weight: n.weight, flags: n.flags})),
+  }
+}
+
+const sortJson = (xs: unknown[]): string[] => xs.map((x) => JSON.stringify(x)).sort()
+
+function planned(dst: string, metric: number, nexthops: Array<[string, string, number?]>, extra: Partial<PlannedRoute> = {}): PlannedRoute {
+  return {
+    dst, table: 'main', tableId: 254, metric, protocol: '252',
+    nexthops: nexthops.map(([gateway, dev, weight]) => ({gateway, dev, onlink: true, weight: weight ?? 1})),
+    ...extra,
+  }
+}
+
+afterAll(async () => {
+  for (const ns of created) await execa('ip', ['netns', 'del', ns], {reject: false})
+  rmSync(journalDir, {recursive: true, force: true})
+})
+
+describe.skipIf(!netnsWorks)(`rtnetlink in a network namespace (skipped unless root: ${reason})`, () => {
+  let ns: string
+  beforeAll(async () => {
+    ns = await makeNamespace()
+  })
+
+  it('decodes what `ip route add` created exactly as `ip -j -d route show table all` prints it', async () => {
+    await addBirdRoutes(ns)
+    await ip(ns, 'route', 'add', '172.31.20.0/23', 'via', 'inet6', 'fe80::1', 'dev', 'eth0')
+    await ip(ns, 'route', 'add', '172.31.22.0/23', 'nexthop', 'via', 'inet6', 'fe80::1', 'dev', 'eth0', 'nexthop', 'via', 'inet6', 'fe80::2', 'dev', 'eth0', 'weight', '2')
+    await ip(ns, 'route', 'add', '10.50.0.0/24', 'via', '172.31.11.1', 'dev', 'eth0', 'table', '1000')
+    await ip(ns, 'route', 'add', '10.51.0.0/24', 'via', '172.31.20.5', 'dev', 'tunl0', 'onlink', 'proto', '80')
+    await ip(ns, 'route', 'add', 'blackhole', '10.52.0.0/24')
+
+    const dump = await driver<{routes: KernelRoute[]; undecodable: unknown[]}>(ns, 'dump')
+    const table = await fullTable(ns)
+    expect(dump.undecodable).toEqual([])
+    expect(sortJson(dump.routes.map(comparable))).toEqual(sortJson(table.map(fromIpJson)))
+
+    // and the interesting ones are really there (the comparison above is not vacuous)
+    const at = (dst: string) => dump.routes.find((r) => r.dst === dst)!
+    expect(at('172.31.20.0/23').nexthops[0].gateway).toEqual({family: 'inet6', address: 'fe80::1'})
+    expect(at('172.31.22.0/23').nexthops.map((n) => [n.gateway?.address, n.weight])).toEqual([['fe80::1', 1], ['fe80::2', 2]])
+    expect(at('192.168.110.128/26').nexthops.map((n) => [n.weight, n.flags.includes('onlink')])).toEqual([[3, true], [1, true]])
+    expect(at('10.50.0.0/24')).toMatchObject({table: '1000', tableId: 1000})
+    expect(at('10.51.0.0/24').protocol).toBe('80')
+    expect(at('192.168.130.0/26')).toMatchObject({type: 'unreachable', protocol: 'bird', nexthops: []})
+    expect(at('10.52.0.0/24')).toMatchObject({type: 'blackhole', nexthops: []})
+  })
+
+  it('encode → replace: `ip -j -d route` shows exactly the planned route, single and multipath onlink', async () => {
+    const single = planned('192.168.201.0/26', 31, [['172.31.20.5', 'tunl0']])
+    expect(await driver(ns, 'write', {op: 'replace', planned: single})).toEqual({ok: true})
+    expect(await routesAt(ns, '192.168.201.0/26')).toEqual([
+      {type: 'unicast', dst: '192.168.201.0/26', gateway: '172.31.20.5', dev: 'tunl0', table: 'main', protocol: '252', scope: 'global', metric: 31, flags: ['onlink', 'linkdown']},
+    ])
+
+    const multi = planned('192.168.201.0/26', 31, [['172.31.20.5', 'tunl0', 3], ['172.31.30.6', 'tunl0', 1]])
+    expect(await driver(ns, 'write', {op: 'replace', planned: multi})).toEqual({ok: true})
+    // replaced in place: still one route at the key
+    expect(await routesAt(ns, '192.168.201.0/26')).toEqual([
+      {
+        type: 'unicast', dst: '192.168.201.0/26', table: 'main', protocol: '252', scope: 'global', metric: 31, flags: ['linkdown'],
+        nexthops: [
+          {gateway: '172.31.20.5', dev: 'tunl0', weight: 3, flags: ['onlink', 'linkdown']},
+          {gateway: '172.31.30.6', dev: 'tunl0', weight: 1, flags: ['onlink', 'linkdown']},
+        ],
+      },
+    ])
+
+    const t1000 = planned('192.168.202.0/26', 5, [['172.31.20.5', 'tunl0']], {table: '1000', tableId: 1000})
+    expect(await driver(ns, 'write', {op: 'replace', planned: t1000})).toEqual({ok: true})
+    expect((await routesAt(ns, '192.168.202.0/26'))[0]).toMatchObject({table: '1000', protocol: '252', metric: 5, gateway: '172.31.20.5'})
+  })
+
+  it('kernel errors carry the errno name and the route', async () => {
+    const r = planned('192.168.203.0/26', 31, [['172.31.20.5', 'tunl0']])
+    expect(await driver(ns, 'write', {op: 'add', planned: r})).toEqual({ok: true})
+    const again = await driver(ns, 'write', {op: 'add', planned: r})
+    expect(again).toMatchObject({ok: false, name: 'NetlinkError', errno: 'EEXIST', code: 'E_NETLINK_EEXIST', route: {dst: '192.168.203.0/26', metric: 31}})
+    expect(again.message).toContain('192.168.203.0/26')
+
+    const notOnlink = {...planned('192.168.204.0/26', 31, [['172.31.99.1', 'eth0']]), nexthops: [{gateway: '172.31.99.1', dev: 'eth0', onlink: false, weight: 1}]}
+    expect(await driver(ns, 'write', {op: 'replace', planned: notOnlink})).toMatchObject({ok: false, errno: 'ENETUNREACH'})
+
+    expect(await driver(ns, 'write', {op: 'delete', planned: planned('192.168.205.0/26', 31, [['172.31.20.5', 'tunl0']])})).toMatchObject({ok: false, errno: 'ESRCH'})
+    expect(await driver(ns, 'write', {op: 'delete', planned: r})).toEqual({ok: true})
+    expect(await routesAt(ns, '192.168.203.0/26')).toEqual([])
+  })
+})
+
+describe.skipIf(!netnsWorks)(`apply and revert (skipped unless root: ${reason})`, () => {
+  it('beside: adds at the lower metric, leaves BIRD alone; revert gives back the exact table', async () => {
+    const ns = await makeNamespace()
+    await addBirdRoutes(ns)
+    const before = await fullTable(ns)
+    const items = [
+      {mode: 'beside', planned: planned('192.168.200.10/32', 31, [['172.31.20.5', 'tunl0'], ['172.31.30.6', 'tunl0']])},
+      {mode: 'beside', planned: planned('192.168.110.128/26', 31, [['172.31.20.5', 'tunl0']])},
+    ]
+    const res = await driver(ns, 'apply', {items, journalDir, watchSeconds: 1})
+    expect(res).toMatchObject({verified: true, errors: []})
+    expect(res.applied).toHaveLength(2)
+    expect(res.restored).toBeUndefined()
+    const at = await routesAt(ns, '192.168.200.10/32')
+    expect(at.map((r) => [r.metric, r.protocol])).toEqual([[31, '252'], [32, 'bird']])
+    expect(at[0].nexthops.map((n: any) => n.gateway)).toEqual(['172.31.20.5', '172.31.30.6'])
+
+    const journal = JSON.parse(readFileSync(res.journal, 'utf8'))
+    expect(journal.state).toBe('applied')
+    expect(journal.changes[0].before).toEqual([]) // nothing at metric 31 before
+    expect(journal.changes[0].ipRoute).toBe('ip route replace 192.168.200.10/32 table main metric 31 proto 252 nexthop via 172.31.20.5 dev tunl0 weight 1 onlink nexthop via 172.31.30.6 dev tunl0 weight 1 onlink')
+
+    const rev = await driver(ns, 'revert', {journal: res.journal})
+    expect(rev).toMatchObject({verified: true, errors: []})
+    expect(rev.deleted).toHaveLength(2)
+    expect(await fullTable(ns)).toEqual(before)
+    expect(JSON.parse(readFileSync(res.journal, 'utf8')).state).toBe('reverted')
+  })
+
+  it('replace: overwrites BIRD 1.6 style metric-0 routes; revert puts them back exactly', async () => {
+    const ns = await makeNamespace()
+    await addBirdRoutes(ns)
+    const before = await fullTable(ns)
+    const bird = (await driver<{routes: KernelRoute[]}>(ns, 'dump')).routes.find((r) => r.dst === '192.168.120.0/26')!
+    const items = [
+      {mode: 'replace', replaces: bird, planned: planned('192.168.120.0/26', 0, [['172.31.20.5', 'tunl0'], ['172.31.30.6', 'tunl0']])},
+      {mode: 'replace', planned: planned('192.168.130.0/26', 32, [['172.31.20.5', 'tunl0']])}, // over the unreachable one
+    ]
+    const res = await driver(ns, 'apply', {items, journalDir, watchSeconds: 1})
+    expect(res).toMatchObject({verified: true, errors: []})
+    const at = await routesAt(ns, '192.168.120.0/26')
+    expect(at).toHaveLength(1)
+    expect(at[0]).toMatchObject({protocol: '252', nexthops: [{gateway: '172.31.20.5', dev: 'tunl0'}, {gateway: '172.31.30.6', dev: 'tunl0'}]})
+    expect((await routesAt(ns, '192.168.130.0/26'))[0]).toMatchObject({type: 'unicast', protocol: '252', gateway: '172.31.20.5'})
+
+    const journal = JSON.parse(readFileSync(res.journal, 'utf8'))
+    expect(journal.changes[0].before.map((b: any) => b.route.protocol)).toEqual(['bird'])
+    expect(journal.changes[1].before[0].route.type).toBe('unreachable')
+
+    expect(await driver(ns, 'revert', {journal: res.journal})).toMatchObject({verified: true, errors: []})
+    expect(await fullTable(ns)).toEqual(before)
+  })
+
+  it('a next-hop device that vanishes between planning and apply: ENODEV, table exactly as it was', async () => {
+    const ns = await makeNamespace()
+    await addBirdRoutes(ns)
+    await ip(ns, 'link', 'add', 'eth9', 'type', 'veth', 'peer', 'name', 'eth9p')
+    await ip(ns, 'link', 'set', 'eth9', 'up')
+    await ip(ns, 'link', 'set', 'eth9p', 'up')
+    const before = JSON.parse(await ip(ns, '-4', '-j', '-d', 'route', 'show', 'table', 'all'))
+    const items = [
+      {mode: 'beside', planned: planned('192.168.200.10/32', 31, [['172.31.20.5', 'tunl0']])},
+      {mode: 'beside', planned: planned('192.168.110.128/26', 31, [['172.31.20.5', 'eth9']])},
+      {mode: 'replace', planned: planned('192.168.130.0/26', 32, [['172.31.20.5', 'tunl0']])},
+    ]
+    const res = await driver(ns, 'apply', {items, journalDir, watchSeconds: 0, vanish: {index: 1, dev: 'eth9'}})
+    expect(res.errors[0]).toMatchObject({errno: 'ENODEV', dst: '192.168.110.128/26'})
+    expect(res).toMatchObject({verified: false, restored: true, applied: []})
+    // eth9 had no IPv4 address, so no IPv4 route went with it
+    expect(JSON.parse(await ip(ns, '-4', '-j', '-d', 'route', 'show', 'table', 'all'))).toEqual(before)
+    expect(JSON.parse(readFileSync(res.journal, 'utf8')).state).toBe('restored')
+  })
+
+  it('a kernel error on the 2nd of 3 routes, or an injected failure after 2 writes: table exactly as it was', async () => {
+    const ns = await makeNamespace()
+    await addBirdRoutes(ns)
+    const before = await fullTable(ns)
+    const bad = {...planned('192.168.110.128/26', 31, []), nexthops: [{gateway: '172.31.99.1', dev: 'eth0', onlink: false, weight: 1}]}
+    const items = [
+      {mode: 'replace', planned: planned('192.168.130.0/26', 32, [['172.31.20.5', 'tunl0']])},
+      {mode: 'beside', planned: bad},
+      {mode: 'beside', planned: planned('192.168.200.10/32', 31, [['172.31.20.5', 'tunl0']])},
+    ]
+    const res = await driver(ns, 'apply', {items, journalDir, watchSeconds: 0})
+    expect(res.errors[0]).toMatchObject({errno: 'ENETUNREACH', dst: '192.168.110.128/26'})
+    expect(res).toMatchObject({restored: true, verified: false})
+    expect(await fullTable(ns)).toEqual(before)
+
+    const good = [items[0], {mode: 'beside', planned: planned('192.168.110.128/26', 31, [['172.31.20.5', 'tunl0']])}, items[2]]
+    const injected = await driver(ns, 'apply', {items: good, journalDir, watchSeconds: 0, failAfter: 2})
+    expect(injected.errors[0]).toMatchObject({code: 'E_INJECTED'})
+    expect(injected).toMatchObject({restored: true, verified: false})
+    expect(await fullTable(ns)).toEqual(before)
+  })
+
+  async function withLoop<T>(ns: string, script: string, fn: () => Promise<T>): Promise<T> {
+    const loop: ResultPromise = execa('ip', ['netns', 'exec', ns, 'sh', '-c', `while :; do ${script}; sleep 0.3; done`], {detached: true, reject: false, stdio: 'ignore'})
+    try {
+      return await fn()
+    } finally {
+      if (loop.pid) process.kill(-loop.pid, 'SIGTERM')
+      await loop
+    }
+  }
+
+  it('a route war (the replaced route re-installed) is detected, reported with the durable fix, and restored', async () => {
+    const ns = await makeNamespace()
+    await addBirdRoutes(ns)
+    const before = await fullTable(ns)
+    const items = [{mode: 'replace', planned: planned('192.168.130.0/26', 32, [['172.31.20.5', 'tunl0']])}]
+    const res = await withLoop(ns, 'ip route replace unreachable 192.168.130.0/26 proto bird metric 32', () => driver(ns, 'apply', {items, journalDir, watchSeconds: 3}))
+    expect(res.routeWar?.[0]).toMatchObject({dst: '192.168.130.0/26', kind: 'reinstalled', by: 'bird'})
+    expect(res.routeWar[0].advice).toContain('onlink = true')
+    expect(res).toMatchObject({verified: false, restored: true})
+    expect(await fullTable(ns)).toEqual(before)
+  })
+
+  it('a route war (ours deleted) is detected and the table restored', async () => {
+    const ns = await makeNamespace()
+    await addBirdRoutes(ns)
+    const before = await fullTable(ns)
+    const items = [{mode: 'beside', planned: planned('192.168.200.10/32', 31, [['172.31.20.5', 'tunl0']])}]
+    const res = await withLoop(ns, 'ip route del 192.168.200.10/32 metric 31 proto 252 2>/dev/null', () => driver(ns, 'apply', {items, journalDir, watchSeconds: 3}))
+    expect(res.routeWar?.[0]).toMatchObject({dst: '192.168.200.10/32', kind: 'removed'})
+    expect(res.restored).toBe(true)
+    expect(await fullTable(ns)).toEqual(before)
+  })
+})
