@@ -82,6 +82,15 @@ function atKey(routes: DumpedRoute[], key: RouteKey): DumpedRoute[] {
   return routes.filter((d) => d.route.tos === undefined && sameKey(keyOf(d.route), key))
 }
 
+// a protocol name this module does not know (a local rt_protos.d entry) still compares by name
+function protoKey(name: string): string {
+  try {
+    return String(protocolNumber(name))
+  } catch {
+    return name
+  }
+}
+
 function nexthopIdentity(nh: {gateway?: string; dev?: string; weight: number; onlink: boolean}, single: boolean): string {
   return `${nh.gateway ?? '-'}|${nh.dev ?? '-'}|${single ? 1 : nh.weight}|${nh.onlink ? 'onlink' : ''}`
 }
@@ -92,13 +101,13 @@ export function routeIdentity(r: KernelRoute): string {
   const nhs = r.nexthops
     .map((nh) => nexthopIdentity({gateway: nh.gateway?.address, dev: nh.dev, weight: nh.weight, onlink: nh.flags.includes('onlink')}, single))
     .sort()
-  return JSON.stringify([r.family, r.type, r.dst, r.tableId, protocolNumber(r.protocol), r.scope, r.metric, r.prefsrc ?? '', r.tos ?? '', nhs])
+  return JSON.stringify([r.family, r.type, r.dst, r.tableId, protoKey(r.protocol), r.scope, r.metric, r.prefsrc ?? '', r.tos ?? '', nhs])
 }
 
 /** Does the kernel route carry exactly the planned route (dst, table, metric, protocol, next-hop set)? */
 export function matchesPlanned(r: KernelRoute, p: PlannedRoute): boolean {
   if (r.type !== 'unicast' || r.dst !== canonicalPrefix(p.dst, familyOf(p.dst)) || r.tableId !== p.tableId || r.metric !== p.metric) return false
-  if (protocolNumber(r.protocol) !== protocolNumber(p.protocol)) return false
+  if (protoKey(r.protocol) !== protoKey(p.protocol)) return false
   if (r.nexthops.length !== p.nexthops.length) return false
   const single = p.nexthops.length === 1
   const have = r.nexthops
@@ -332,14 +341,14 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
       if (missing.length > 0) {
         // something already undid a write: the same route war the watch looks for, only faster
         // (a route of our own protocol in another shape is a failed write, not a war)
-        const wars = missing.filter((m) => !m.by || protocolNumber(m.by) !== protocolNumber(changes[0].planned.protocol))
+        const wars = missing.filter((m) => !m.by || protoKey(m.by) !== protoKey(changes[0].planned.protocol))
         if (wars.length > 0) result.routeWar = wars
         throw new RouteDoctorError(`read-back failed: ${missing.map((m) => `${m.dst}: ${m.detail}`).join('; ')}`, 1, 'E_VERIFY')
       }
       result.verified = true
 
       const deadline = Date.now() + opts.watchSeconds * 1000
-      while (Date.now() < deadline) {
+      while (changes.length > 0 && Date.now() < deadline) {
         await sleep(Math.min(opts.watchIntervalMs ?? 500, Math.max(0, deadline - Date.now())))
         const wars = checkPlanned(await dumpFamilies(client, families), changes)
         if (wars.length > 0) {

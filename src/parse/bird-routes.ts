@@ -27,6 +27,60 @@ class Interner {
   }
 }
 
+// Fast paths for dotted-quad IPv4, which is nearly every line of a full table: ipaddr.js tries
+// IPv6 first and throws for IPv4 text, which costs ~15 µs a call. Anything else (IPv6, leading
+// zeros, odd forms) goes through the shared helpers in model/prefix.ts.
+function ipv4Value(s: string, from: number, to: number): number {
+  let v = 0
+  let part = -1
+  let digits = 0
+  let dots = 0
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i)
+    if (c === 46) {
+      if (digits === 0 || dots === 3) return -1
+      v = v * 256 + part
+      part = -1
+      digits = 0
+      dots++
+    } else if (c >= 48 && c <= 57) {
+      if (digits > 0 && part === 0) return -1 // leading zero: leave it to ipaddr.js
+      part = (part < 0 ? 0 : part) * 10 + c - 48
+      if (part > 255) return -1
+      digits++
+    } else {
+      return -1
+    }
+  }
+  if (dots !== 3 || digits === 0) return -1
+  return v * 256 + part
+}
+
+function ipv4Text(v: number): string {
+  return `${Math.floor(v / 16777216) % 256}.${Math.floor(v / 65536) % 256}.${Math.floor(v / 256) % 256}.${v % 256}`
+}
+
+function address(text: string): string | undefined {
+  if (ipv4Value(text, 0, text.length) >= 0) return text // already canonical
+  return canonicalAddress(text)
+}
+
+function prefixOf(net: string): string | undefined {
+  const slash = net.indexOf('/')
+  if (slash < 0) return undefined
+  const v = ipv4Value(net, 0, slash)
+  if (v >= 0) {
+    const lenText = net.slice(slash + 1)
+    if (!isDigits(lenText, 0) || lenText.length > 2) return undefined
+    const len = Number(lenText)
+    if (len > 32) return undefined
+    const hostBits = 2 ** (32 - len)
+    const network = v - (v % hostBits)
+    return network === v ? net : `${ipv4Text(network)}/${len}`
+  }
+  return canonicalPrefix(net, net.includes(':') ? 'inet6' : 'inet')
+}
+
 function isNonIpNet(net: string): boolean {
   // flowspec (`flow4 { ... }`), ROA (`10.0.0.0/24-24 AS1`), VPN (`RD PREFIX`), ASPA: real BIRD
   // tables, but not IP unicast routes the doctor reasons about.
@@ -113,7 +167,7 @@ export class BirdRouteParser {
     let sp = text.indexOf(' ')
     if (sp < 0) sp = text.length
     const net = text.slice(0, sp)
-    const prefix = net.includes('/') ? canonicalPrefix(net, net.includes(':') ? 'inet6' : 'inet') : undefined
+    const prefix = prefixOf(net)
     if (prefix === undefined) {
       if (isNonIpNet(net) && text.includes('[')) {
         this.skipNet = true
@@ -152,7 +206,7 @@ export class BirdRouteParser {
     if (fromAt > sp) {
       since = bracket.slice(sp + 1, fromAt)
       const raw = bracket.slice(fromAt + 6)
-      fromAddr = canonicalAddress(raw) ?? raw
+      fromAddr = address(raw) ?? raw
     } else {
       since = bracket.slice(sp + 1)
     }
@@ -224,7 +278,7 @@ export class BirdRouteParser {
       return v
     }
     if (words[0] === 'via') {
-      const gw = canonicalAddress(value(0))
+      const gw = address(value(0))
       if (gw === undefined) throw new ParseError(this.file, line, 'a gateway address after "via"', text)
       nh.gateway = gw
     } else {
@@ -307,14 +361,14 @@ export class BirdRouteParser {
         // IPv6 sessions print `GLOBAL LINKLOCAL`; the first is the next hop
         const w = value.trim()
         const sp = w.indexOf(' ')
-        const nh = canonicalAddress(sp < 0 ? w : w.slice(0, sp))
+        const nh = address(sp < 0 ? w : w.slice(0, sp))
         if (nh !== undefined) route.bgpNextHop = nh
         break
       }
       case 'from': {
         // 3.x prints the peer as an attribute; the header shows `from` only when it differs from the gateway
         if (route.from === undefined) {
-          const a = canonicalAddress(value.trim())
+          const a = address(value.trim())
           if (a !== undefined) route.from = a
         }
         break

@@ -89,16 +89,47 @@ export function parseJsonArray(text: string, file: string, what: string): Array<
   try {
     data = JSON.parse(text)
   } catch (error) {
+    // `ip -4 -j ...; ip -6 -j ...` concatenated: several arrays back to back
+    const arrays = concatenatedArrays(text)
+    if (arrays) data = arrays.flat()
     const message = error instanceof Error ? error.message : String(error)
     // Node: "... in JSON at position 12" or "(line 3 column 5)"
     const lineCol = /line (\d+) column/.exec(message)
     const posMatch = /position (\d+)/.exec(message)
     const line = lineCol ? Number(lineCol[1]) : posMatch ? lineAt(text, Number(posMatch[1])) : lineAt(text, text.length)
-    throw new ParseError(file, line, `a JSON array of ${what} (${message})`)
+    if (!arrays) throw new ParseError(file, line, `a JSON array of ${what} (${message})`)
   }
   if (!Array.isArray(data)) throw new ParseError(file, 1, `a JSON array of ${what}`, typeof data === 'object' ? (data === null ? 'null' : 'an object') : typeof data)
   const lines = topLevelElementLines(text)
   return data.map((value, i) => ({value, pos: {file, line: lines[i]?.line ?? 1, endLine: lines[i]?.endLine ?? 1}}))
+}
+
+/** Two or more JSON arrays one after the other, or undefined when the text is not that. */
+function concatenatedArrays(text: string): unknown[][] | undefined {
+  const parts: string[] = []
+  let depth = 0
+  let start = -1
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (c === '"') {
+      i++
+      while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1
+    } else if (c === '[' || c === '{') {
+      if (depth === 0) start = i
+      depth++
+    } else if (c === ']' || c === '}') {
+      depth--
+      if (depth < 0) return undefined
+      if (depth === 0) parts.push(text.slice(start, i + 1))
+    } else if (depth === 0 && !/\s/.test(c)) return undefined
+  }
+  if (depth !== 0 || parts.length < 2) return undefined
+  try {
+    const arrays = parts.map((p) => JSON.parse(p) as unknown)
+    return arrays.every(Array.isArray) ? (arrays as unknown[][]) : undefined
+  } catch {
+    return undefined
+  }
 }
 
 export function isRecord(v: unknown): v is Record<string, unknown> {

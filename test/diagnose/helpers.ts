@@ -248,3 +248,36 @@ export function healthyFiles(): SourceFile[] {
 }
 
 export {tunnelRoute}
+
+/** DESIGN §4's table of finding ids and severities: the contract, written out here on purpose. */
+export const DESIGN_SEVERITY: Record<FindingId, 'error' | 'warning' | 'info'> = {
+  'tunnel-bypassed-by-ecmp': 'error', 'tunnel-not-programmed': 'error', 'nexthop-unresolvable-by-bird': 'error',
+  'nexthop-unreachable': 'error', 'multipath-lost': 'error', 'prefix-missing': 'error', 'peer-down': 'error',
+  'tunnel-device-missing': 'error', 'tunnel-device-down': 'error', 'onlink-missing': 'error', 'forwarding-off': 'error',
+  'bird-kernel-mismatch': 'error',
+  'tunnel-mtu': 'warning', 'rp-filter-strict': 'warning', 'hash-policy-l3': 'warning', 'stale-kernel-route': 'warning',
+  'conflicting-route-owners': 'warning',
+  'local-block': 'info',
+}
+
+/** The one finding `id` for `prefix`: its prefix, its DESIGN severity and real evidence are checked. */
+export function theFinding(ctx: Context, prefix: string, id: FindingId): Finding {
+  const found = prefixFindings(ctx, prefix, id)
+  expect(found.map((f) => f.id), `${id} on ${prefix}`).toEqual([id])
+  const f = found[0]
+  expect(f.prefix).toBe(prefix)
+  expect(f.severity).toBe(DESIGN_SEVERITY[id])
+  expectRealEvidence(ctx, f)
+  return f
+}
+
+/** The one host finding `id`, with its DESIGN severity and no prefix. */
+export function theHostFinding(ctx: Context, id: FindingId, opts: {allowEmptyEvidence?: boolean} = {}): Finding {
+  const found = hostFindings(ctx, id)
+  expect(found.map((f) => f.id), `host ${id}`).toEqual([id])
+  const f = found[0]
+  expect(f.prefix).toBeUndefined()
+  expect(f.severity).toBe(DESIGN_SEVERITY[id])
+  expectRealEvidence(ctx, f, {allowEmpty: opts.allowEmptyEvidence})
+  return f
+}

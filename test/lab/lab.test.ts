@@ -1,7 +1,7 @@
 // Proves the lab itself: each scenario, started for real, shows on n1 the kernel and BIRD state that
 // defines it (the state the matching fixture in test/fixtures/ was captured from).
 
-import {mkdtempSync, readFileSync, rmSync, existsSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import {execa} from 'execa'
@@ -184,6 +184,41 @@ describe.skipIf(allReason !== null)('real-BIRD lab', () => {
     // and it stays that way across kernel scans (BIRD does not fight its own rewrite)
     await new Promise((r) => setTimeout(r, 2500))
     await l.waitRoute('n1', N2_BLOCK, birdRouteWith([{gateway: '172.31.20.5', dev: 'tunl0', onlink: true}]), 100)
+  })
+
+  it('cleanupStaleLabs removes a dead run\'s namespaces and processes, and leaves a live owner\'s alone', async () => {
+    const stateDir = path.join(os.tmpdir(), 'routedoctor-lab')
+    mkdirSync(stateDir, {recursive: true})
+    const base = (process.pid + 5000) % 10000
+    const dead = `rdl${base}y`
+    const live = `rdl${base}z`
+    // a pid that certainly belonged to a process that has exited
+    const gone = execa('true')
+    await gone
+    const deadPid = gone.pid!
+    try {
+      for (const [prefix, pid] of [[dead, deadPid], [live, 1]] as const) {
+        await execa('ip', ['netns', 'add', `${prefix}-n1`])
+        writeFileSync(path.join(stateDir, `${prefix}.owner`), JSON.stringify({pid}))
+      }
+      const sleeper = execa('ip', ['netns', 'exec', `${dead}-n1`, 'sleep', '300'], {reject: false})
+      await new Promise((r) => setTimeout(r, 200))
+      const cleaned = await cleanupStaleLabs()
+      expect(cleaned).toContain(dead)
+      expect(cleaned).not.toContain(live)
+      const result = await sleeper
+      expect(result.signal).toBe('SIGKILL')
+      const {stdout} = await execa('ip', ['netns', 'list'])
+      const names = stdout.split('\n').map((l) => l.split(' ')[0])
+      expect(names).not.toContain(`${dead}-n1`)
+      expect(names).toContain(`${live}-n1`)
+      expect(existsSync(path.join(stateDir, `${dead}.owner`))).toBe(false)
+    } finally {
+      for (const prefix of [dead, live]) {
+        await execa('ip', ['netns', 'del', `${prefix}-n1`], {reject: false})
+        rmSync(path.join(stateDir, `${prefix}.owner`), {force: true})
+      }
+    }
   })
 
   it('capture writes a complete snapshot directory and teardown removes the namespaces', async () => {

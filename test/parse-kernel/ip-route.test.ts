@@ -257,6 +257,17 @@ describe('ip route JSON: hand-written edge cases', () => {
     expect(routes[4].dst).toBe('192.168.162.129/32')
   })
 
+  it('accepts arrays printed back to back (ip -4 -j ...; ip -6 -j ...)', () => {
+    const six = fixture('kernel-extra', 'ip-6-j-d-route.json').trim()
+    const one = parseIpRouteJson(six, 'x.json', {family: 'inet6'})
+    const both = parseIpRouteJson(`${six}\n${six}\n`, 'x.json', {family: 'inet6'})
+    expect(withoutPos(both)).toEqual(withoutPos([...one, ...one]))
+    expect(both[0].pos.line).toBe(1)
+    expect(both.at(-1)!.pos.line).toBe(2)
+    expect(() => parseIpRouteJson('[]\n[', 'x.json')).toThrow(ParseError)
+    expect(() => parseIpRouteJson('[] {}', 'x.json')).toThrow(ParseError)
+  })
+
   it('invalid JSON and wrong shapes are ParseErrors with the line', () => {
     const bad: Array<[string, number, RegExp]> = [
       ['[{"dst": "10.0.0.0/8"},\n{"dst": }]', 2, /JSON array of routes/],

@@ -1,0 +1,38 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
+import {palette} from '../render/style.js'
+import {renderCheck} from '../render/text.js'
+import {createActions} from '../ui/actions.js'
+
+export default class Ui extends BaseCommand {
+  static summary = 'The interactive TUI: prefixes with their verdicts, the explanation of the selected one, fix preview and apply, bundle, live refresh'
+  static description = 'Keys: ↑↓/jk move, / filter, Enter explain, f fix preview, a apply (asks y/n), b bundle, h host findings, r refresh, ? help, q quit. ' +
+    'Live (without --from) it refreshes every --interval seconds and marks verdicts that changed. ' +
+    'Without a terminal (or with --json) it prints what `check` prints, with the same exit status, and says why on stderr. ' +
+    'A bare `routedoctor` on a terminal starts it.'
+  static examples = ['<%= config.bin %> ui', '<%= config.bin %> ui --from examples/bird2-ecmp-not-tunneled']
+  static flags = {
+    ...sourceFlags,
+    interval: Flags.integer({description: 'live: seconds between refreshes', default: 5, min: 1}),
+  }
+
+  async run(): Promise<void> {
+    const {flags} = await this.parse(Ui)
+    this.jsonOutput = flags.json
+    const actions = createActions(sourceOptions(flags))
+    const report = await actions.loadReport()
+    const why = flags.json ? '--json was given' : !process.stdout.isTTY ? 'stdout is not a terminal' : !process.stdin.isTTY ? 'stdin is not a terminal' : undefined
+    if (why) {
+      process.stderr.write(`routedoctor ui: ${why}; printing the check report instead of starting the interactive UI\n`)
+      if (flags.json) this.printJson(report)
+      else this.print(renderCheck(report, palette()))
+      process.exitCode = report.summary.exitCode
+      return
+    }
+    const {runUi} = await import('../ui/run.js')
+    const c = palette()
+    await runUi({actions, report, live: !flags.from, source: flags.from ?? 'live', refreshMs: flags.interval * 1000, colorLevel: c.level})
+    process.exitCode = 0
+  }
+}

@@ -1,0 +1,71 @@
+// `bundle`: every raw input, the parsed model, the report and a manifest in one .tar.gz that
+// `--from` replays to the same report. With redaction, the report is computed from the redacted
+// inputs, so nothing in the bundle carries an original address or name.
+import {writeFile} from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+
+import {buildManifest} from '../bundle/manifest.js'
+import {redactFiles} from '../bundle/redact.js'
+import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
+import {Context} from '../model/context.js'
+import {palette} from '../render/style.js'
+import {renderCheck, renderExplain} from '../render/text.js'
+import {loadSourceFiles, snapshotFrom, type SourceOptions} from './load.js'
+import {checkReport, explainReport} from './report.js'
+
+export interface BundleOptions extends SourceOptions {
+  out?: string // file or directory
+  redact?: boolean
+  mappingFile?: string // where to keep the pseudonym mapping (never inside the bundle)
+  command: string[]
+  toolVersion: string
+  progress?: (line: string) => void
+}
+
+export interface BundleResult {
+  schema: number
+  path: string
+  redacted: boolean
+  mappingFile?: string
+  sources: Array<{file: string; size: number; error?: string}>
+  summary: ReturnType<typeof checkReport>['summary']
+}
+
+export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
+  const progress = opts.progress ?? (() => {})
+  progress(opts.from ? `reading ${opts.from}` : 'collecting from the live node (ip, /proc/sys, BIRD socket)')
+  const source = await loadSourceFiles(opts)
+  for (const f of source.files) progress(`  ${f.name}${f.error ? `: FAILED (${f.error})` : ` ${Buffer.byteLength(f.text ?? '')} bytes`}`)
+  let files = source.files
+  let host = source.origin.host ?? os.hostname()
+  let mapping: Record<string, string> | undefined
+  if (opts.redact) {
+    const red = redactFiles(files, {hostnames: [host, os.hostname()].filter((h) => h && h !== 'snapshot')})
+    files = red.files
+    host = red.redactor.text(host)
+    mapping = red.mapping
+    progress(`redacted ${Object.keys(mapping).length} addresses, names and MACs`)
+  }
+  const snapshot = await snapshotFrom({files, origin: {...source.origin, host}}, opts)
+  const ctx = new Context(snapshot)
+  const report = checkReport(ctx)
+  const plain = palette(false)
+  const explained = report.prefixes.filter((p) => p.verdict !== 'ok' && p.verdict !== 'local').map((p) => renderExplain(explainReport(ctx, p.prefix), plain))
+  const reportMd = ['# routedoctor report', '', '```', renderCheck(report, plain), '```', ...explained.flatMap((e) => ['', '```', e, '```']), ''].join('\n')
+  const {files: _files, ...model} = snapshot
+  const manifest = buildManifest({
+    files, tool: {name: 'routedoctor', version: opts.toolVersion}, collectedAt: source.origin.collectedAt ?? new Date().toISOString(),
+    host, command: opts.command, redacted: opts.redact ?? false,
+  })
+  let out = opts.out ?? defaultBundleName(host, new Date(manifest.collectedAt))
+  if (opts.out && !opts.out.endsWith('.tar.gz')) out = path.join(opts.out, defaultBundleName(host, new Date(manifest.collectedAt)))
+  await writeBundle({files, model, reportMd, reportJson: report, manifest}, out)
+  if (mapping && opts.mappingFile) await writeFile(opts.mappingFile, JSON.stringify(mapping, null, 2) + '\n', {mode: 0o600})
+  progress(`wrote ${out}`)
+  return {
+    schema: 1, path: out, redacted: opts.redact ?? false, ...(opts.mappingFile && mapping ? {mappingFile: opts.mappingFile} : {}),
+    sources: files.map((f) => ({file: f.name, size: Buffer.byteLength(f.text ?? ''), ...(f.error ? {error: f.error} : {})})),
+    summary: report.summary,
+  }
+}

@@ -1,0 +1,33 @@
+// Runs the effects the reducer asks for through the injected actions and turns their results
+// (or failures) back into events. No Ink here either: testable with fake actions.
+import type {ChalkInstance} from 'chalk'
+
+import {renderExplain} from '../render/text.js'
+import type {UiActions} from './actions.js'
+import type {Effect, UiEvent} from './state.js'
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+export async function runEffect(effect: Effect, actions: UiActions, c: ChalkInstance, dispatch: (e: UiEvent) => void, exit: () => void): Promise<void> {
+  const pane = async (seq: number, produce: () => Promise<string>) => {
+    try {
+      dispatch({type: 'pane-result', seq, ok: true, text: await produce()})
+    } catch (error) {
+      dispatch({type: 'pane-result', seq, ok: false, text: `failed: ${message(error)}`})
+    }
+  }
+  switch (effect.type) {
+    case 'exit': exit(); return
+    case 'load':
+      try {
+        dispatch({type: 'loaded', report: await actions.loadReport(), at: new Date().toISOString()})
+      } catch (error) {
+        dispatch({type: 'load-failed', error: message(error)})
+      }
+      return
+    case 'explain': return pane(effect.seq, async () => renderExplain(await actions.explain(effect.prefix), c))
+    case 'preview-fix': return pane(effect.seq, () => actions.previewFix!(effect.prefix))
+    case 'apply-fix': return pane(effect.seq, () => actions.applyFix!(effect.prefix))
+    case 'write-bundle': return pane(effect.seq, () => actions.writeBundle!())
+  }
+}

@@ -1,0 +1,375 @@
+// The TUI's state and its one pure update function: (state, event) → new state + effects to run.
+// No Ink, no React, no I/O here: the controller runs the effects through the injected actions and
+// feeds their results back as events. Everything a key does is decided here and unit-tested.
+import type {CheckReport, PrefixLine} from '../services/report.js'
+import type {Verdict} from '../model/types.js'
+import {wrap} from './ansi.js'
+
+export type Mode = 'list' | 'filter' | 'pane' | 'confirm'
+export type PaneKind = 'explain' | 'fix' | 'apply' | 'bundle' | 'help' | 'host'
+
+export interface Pane {
+  kind: PaneKind
+  prefix?: string
+  seq: number // the request this pane waits for (stale results are dropped)
+  status: 'loading' | 'ready' | 'error' | 'unavailable'
+  text: string
+  scroll: number
+}
+
+export interface Change {
+  from: Verdict | 'new'
+  to: Verdict
+  generation: number // the load that saw it
+}
+
+export interface Capabilities {
+  previewFix: boolean
+  applyFix: boolean
+  writeBundle: boolean
+}
+
+export interface UiState {
+  report?: CheckReport
+  generation: number // completed loads
+  loading: boolean
+  loadError?: string
+  loadedAt?: string
+  selected?: string // a prefix: selection survives refreshes and filtering
+  filter: string
+  mode: Mode
+  pane?: Pane
+  seq: number
+  changes: Record<string, Change>
+  notice?: string
+  confirm?: {prefix: string}
+  size: {columns: number; rows: number}
+  live: boolean
+  source: string // "live" or the --from path
+  capabilities: Capabilities
+  quit: boolean
+}
+
+/** A key as Ink's useInput reports it (only the fields used here). */
+export interface KeyInfo {
+  upArrow?: boolean; downArrow?: boolean; leftArrow?: boolean; rightArrow?: boolean
+  pageUp?: boolean; pageDown?: boolean; home?: boolean; end?: boolean
+  return?: boolean; escape?: boolean; ctrl?: boolean; meta?: boolean; tab?: boolean
+  backspace?: boolean; delete?: boolean
+}
+
+export type UiEvent =
+  | {type: 'key'; input: string; key: KeyInfo}
+  | {type: 'loaded'; report: CheckReport; at: string}
+  | {type: 'load-failed'; error: string}
+  | {type: 'pane-result'; seq: number; ok: boolean; text: string}
+  | {type: 'resize'; columns: number; rows: number}
+  | {type: 'tick'}
+
+export type Effect =
+  | {type: 'load'}
+  | {type: 'explain'; prefix: string; seq: number}
+  | {type: 'preview-fix'; prefix: string; seq: number}
+  | {type: 'apply-fix'; prefix: string; seq: number}
+  | {type: 'write-bundle'; seq: number}
+  | {type: 'exit'}
+
+export interface Update {
+  state: UiState
+  effects: Effect[]
+}
+
+/** How long (in loads) a verdict change stays marked. */
+export const CHANGE_MEMORY = 3
+
+export const NOT_AVAILABLE = {
+  previewFix: 'Fix preview is not available: no fix service is wired into this build of the UI.',
+  applyFix: 'Applying a fix is not available here: no fix service is wired into the UI (or the source is an offline snapshot).',
+  writeBundle: 'Writing a bundle is not available: no bundle service is wired into this build of the UI.',
+}
+
+export function initialState(opts: {report?: CheckReport; live: boolean; source: string; size?: {columns: number; rows: number}; capabilities: Capabilities; at?: string}): UiState {
+  const base: UiState = {
+    generation: 0, loading: opts.report === undefined, filter: '', mode: 'list', seq: 0, changes: {},
+    size: opts.size ?? {columns: 80, rows: 24}, live: opts.live, source: opts.source, capabilities: opts.capabilities, quit: false,
+  }
+  if (!opts.report) return base
+  return applyReport(base, opts.report, opts.at ?? new Date().toISOString())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Derived data (pure selectors the view uses too)
+
+const rank = (v: Verdict) => (v === 'ok' ? 2 : v === 'local' || v === 'not-in-pool' ? 3 : 1)
+
+/** The report's prefixes, problems first, then healthy, then local / not-in-pool; report order within each. */
+export function sortedRows(report: CheckReport | undefined): PrefixLine[] {
+  if (!report) return []
+  return report.prefixes.map((p, i) => ({p, i})).sort((a, b) => rank(a.p.verdict) - rank(b.p.verdict) || a.i - b.i).map((x) => x.p)
+}
+
+export function matches(p: PrefixLine, filter: string): boolean {
+  if (filter === '') return true
+  const hay = [p.prefix, p.verdict, ...p.findings.map((f) => f.id)].join(' ').toLowerCase()
+  return filter.toLowerCase().split(/\s+/).filter(Boolean).every((w) => hay.includes(w))
+}
+
+export function visibleRows(state: UiState): PrefixLine[] {
+  return sortedRows(state.report).filter((p) => matches(p, state.filter))
+}
+
+export function selectedIndex(state: UiState): number {
+  return visibleRows(state).findIndex((p) => p.prefix === state.selected)
+}
+
+/** Rows for each region at the current size: header 2, column titles 1, list, [pane title 1 + pane], footer 1. */
+export function layout(state: UiState): {list: number; pane: number} {
+  const rows = Math.max(8, state.size.rows)
+  const body = rows - 4
+  if (!state.pane) return {list: body, pane: 0}
+  const count = Math.max(1, visibleRows(state).length)
+  const list = Math.min(count, Math.max(2, Math.floor((body - 1) / 3)))
+  return {list, pane: body - 1 - list}
+}
+
+/** The pane's text as screen rows at the current width (what scrolling counts). */
+export function paneRows(state: UiState): string[] {
+  if (!state.pane) return []
+  return wrap(state.pane.text, Math.max(10, state.size.columns - 1), 4)
+}
+
+function maxScroll(state: UiState): number {
+  return Math.max(0, paneRows(state).length - layout(state).pane)
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function keepSelection(state: UiState): UiState {
+  const rows = visibleRows(state)
+  if (rows.length === 0) return state
+  if (rows.some((r) => r.prefix === state.selected)) return state
+  return {...state, selected: rows[0].prefix}
+}
+
+function clampScroll(state: UiState): UiState {
+  if (!state.pane) return state
+  const scroll = Math.max(0, Math.min(state.pane.scroll, maxScroll(state)))
+  return scroll === state.pane.scroll ? state : {...state, pane: {...state.pane, scroll}}
+}
+
+function applyReport(state: UiState, report: CheckReport, at: string): UiState {
+  const generation = state.generation + 1
+  const changes: Record<string, Change> = {}
+  for (const [prefix, c] of Object.entries(state.changes)) if (c.generation > generation - CHANGE_MEMORY) changes[prefix] = c
+  let notice: string | undefined
+  if (state.report) {
+    const before = new Map(state.report.prefixes.map((p) => [p.prefix, p.verdict]))
+    const now = new Set(report.prefixes.map((p) => p.prefix))
+    let changed = 0
+    for (const p of report.prefixes) {
+      const was = before.get(p.prefix)
+      if (was === p.verdict) continue
+      changes[p.prefix] = {from: was ?? 'new', to: p.verdict, generation}
+      changed++
+    }
+    const gone = [...before.keys()].filter((p) => !now.has(p))
+    for (const p of gone) delete changes[p]
+    if (changed > 0 || gone.length > 0) {
+      notice = [changed > 0 ? `${changed} verdict${changed === 1 ? '' : 's'} changed` : '', gone.length > 0 ? `gone: ${gone.join(', ')}` : ''].filter(Boolean).join('; ')
+    }
+  }
+  return keepSelection({...state, report, generation, loading: false, loadError: undefined, loadedAt: at, changes, notice: notice ?? state.notice})
+}
+
+function selectedLine(state: UiState): PrefixLine | undefined {
+  return state.report?.prefixes.find((p) => p.prefix === state.selected)
+}
+
+function openPane(state: UiState, kind: PaneKind, status: Pane['status'], text: string, prefix?: string): UiState {
+  const seq = state.seq + 1
+  return {...state, seq, pane: {kind, prefix, seq, status, text, scroll: 0}}
+}
+
+function move(state: UiState, delta: number | 'first' | 'last'): Update {
+  const rows = visibleRows(state)
+  if (rows.length === 0) return {state, effects: []}
+  const i = Math.max(0, selectedIndex(state))
+  const next = delta === 'first' ? 0 : delta === 'last' ? rows.length - 1 : Math.max(0, Math.min(rows.length - 1, i + delta))
+  const s = {...state, selected: rows[next].prefix}
+  // an open explanation follows the selection
+  if (s.pane?.kind === 'explain' && s.selected !== state.selected) return explain(s, false)
+  return {state: s, effects: []}
+}
+
+function scroll(state: UiState, delta: number | 'top' | 'bottom'): UiState {
+  if (!state.pane) return state
+  const to = delta === 'top' ? 0 : delta === 'bottom' ? maxScroll(state) : state.pane.scroll + delta
+  return clampScroll({...state, pane: {...state.pane, scroll: Math.max(0, to)}})
+}
+
+function explain(state: UiState, focus: boolean): Update {
+  const prefix = state.selected
+  if (!prefix) return {state: {...state, notice: 'no prefix selected'}, effects: []}
+  const keepScroll = state.pane?.kind === 'explain' && state.pane.prefix === prefix ? state.pane.scroll : 0
+  const s = openPane(state, 'explain', 'loading', `explaining ${prefix}…`, prefix)
+  s.pane!.scroll = keepScroll
+  return {state: {...s, mode: focus ? 'pane' : s.mode}, effects: [{type: 'explain', prefix, seq: s.seq}]}
+}
+
+function previewFix(state: UiState): Update {
+  const prefix = state.selected
+  if (!prefix) return {state: {...state, notice: 'no prefix selected'}, effects: []}
+  if (!state.capabilities.previewFix) return {state: {...openPane(state, 'fix', 'unavailable', NOT_AVAILABLE.previewFix, prefix), mode: 'pane'}, effects: []}
+  const s = openPane(state, 'fix', 'loading', `planning the fix for ${prefix}…`, prefix)
+  return {state: {...s, mode: 'pane'}, effects: [{type: 'preview-fix', prefix, seq: s.seq}]}
+}
+
+function askApply(state: UiState): Update {
+  const line = selectedLine(state)
+  if (!line) return {state: {...state, notice: 'no prefix selected'}, effects: []}
+  if (!state.capabilities.applyFix) return {state: {...openPane(state, 'apply', 'unavailable', NOT_AVAILABLE.applyFix, line.prefix), mode: 'pane'}, effects: []}
+  if (!line.plan) return {state: {...state, notice: `nothing to apply for ${line.prefix} (${line.verdict}): no corrected route`}, effects: []}
+  return {state: {...state, mode: 'confirm', confirm: {prefix: line.prefix}, notice: undefined}, effects: []}
+}
+
+function writeBundle(state: UiState): Update {
+  if (!state.capabilities.writeBundle) return {state: {...openPane(state, 'bundle', 'unavailable', NOT_AVAILABLE.writeBundle), mode: 'pane'}, effects: []}
+  const s = openPane(state, 'bundle', 'loading', 'writing a support bundle…')
+  return {state: {...s, mode: 'pane'}, effects: [{type: 'write-bundle', seq: s.seq}]}
+}
+
+function refresh(state: UiState): Update {
+  if (state.loading) return {state, effects: []}
+  return {state: {...state, loading: true}, effects: [{type: 'load'}]}
+}
+
+function toggleHelp(state: UiState): Update {
+  if (state.pane?.kind === 'help') return {state: {...state, pane: undefined, mode: 'list'}, effects: []}
+  return {state: {...openPane(state, 'help', 'ready', HELP), mode: 'pane'}, effects: []}
+}
+
+function hostPane(state: UiState, hostText: (s: UiState) => string): Update {
+  return {state: {...openPane(state, 'host', 'ready', hostText(state)), mode: 'pane'}, effects: []}
+}
+
+const quit = (state: UiState): Update => ({state: {...state, quit: true}, effects: [{type: 'exit'}]})
+
+/** Keys every non-text mode shares. */
+function common(state: UiState, input: string, key: KeyInfo, hostText: (s: UiState) => string): Update | undefined {
+  switch (input) {
+    case 'q': return quit(state)
+    case '/': return {state: {...state, mode: 'filter', notice: undefined}, effects: []}
+    case 'f': return previewFix(state)
+    case 'a': return askApply(state)
+    case 'b': return writeBundle(state)
+    case 'r': return refresh(state)
+    case '?': return toggleHelp(state)
+    case 'h': return hostPane(state, hostText)
+  }
+  if (key.return) return explain(state, true)
+  return undefined
+}
+
+export function defaultHostText(state: UiState): string {
+  const f = state.report?.host.findings ?? []
+  if (f.length === 0) return 'Host: no host findings.'
+  return ['Host findings', ...f.map((x) => `  ${x.severity.toUpperCase()} ${x.id}: ${x.title}\n      ${x.detail}${x.fix ? `\n      what to do: ${x.fix}` : ''}`)].join('\n')
+}
+
+function onKey(state: UiState, input: string, key: KeyInfo, hostText: (s: UiState) => string): Update {
+  if (key.ctrl && input === 'c') return quit(state)
+  const s = state.notice && state.mode !== 'confirm' ? {...state, notice: undefined} : state
+  switch (s.mode) {
+    case 'confirm': {
+      const prefix = s.confirm!.prefix
+      const back: UiState = {...s, mode: s.pane ? 'pane' : 'list', confirm: undefined}
+      if (input === 'y' || input === 'Y') {
+        const o = openPane(back, 'apply', 'loading', `applying the corrected route for ${prefix}…`, prefix)
+        return {state: {...o, mode: 'pane'}, effects: [{type: 'apply-fix', prefix, seq: o.seq}]}
+      }
+      return {state: {...back, notice: `not applied: ${prefix} left as it is`}, effects: []}
+    }
+    case 'filter': {
+      if (key.escape) return {state: keepSelection({...s, filter: '', mode: 'list'}), effects: []}
+      if (key.return) return {state: {...s, mode: 'list'}, effects: []}
+      if (key.upArrow) return move(s, -1)
+      if (key.downArrow) return move(s, 1)
+      if (key.backspace || key.delete) return {state: keepSelection({...s, filter: s.filter.slice(0, -1)}), effects: []}
+      if (key.ctrl || key.meta || key.tab || input === '') return {state: s, effects: []}
+      // eslint-disable-next-line no-control-regex
+      const text = input.replace(/[\x00-\x1f\x7f]/g, '')
+      return {state: keepSelection({...s, filter: s.filter + text}), effects: []}
+    }
+    case 'pane': {
+      const page = Math.max(1, layout(s).pane - 1)
+      if (key.escape) return {state: {...s, pane: undefined, mode: 'list'}, effects: []}
+      if (key.tab) return {state: {...s, mode: 'list'}, effects: []}
+      if (key.upArrow || input === 'k') return {state: scroll(s, -1), effects: []}
+      if (key.downArrow || input === 'j') return {state: scroll(s, 1), effects: []}
+      if (key.pageUp || input === 'u') return {state: scroll(s, -page), effects: []}
+      if (key.pageDown || input === ' ' || input === 'd') return {state: scroll(s, page), effects: []}
+      if (key.home || input === 'g') return {state: scroll(s, 'top'), effects: []}
+      if (key.end || input === 'G') return {state: scroll(s, 'bottom'), effects: []}
+      if (key.return && s.pane?.kind === 'explain') return {state: {...s, mode: 'list'}, effects: []}
+      return common(s, input, key, hostText) ?? {state: s, effects: []}
+    }
+    case 'list': {
+      if (key.escape) {
+        if (s.filter) return {state: keepSelection({...s, filter: ''}), effects: []}
+        if (s.pane) return {state: {...s, pane: undefined}, effects: []}
+        return {state: s, effects: []}
+      }
+      if (key.tab && s.pane) return {state: {...s, mode: 'pane'}, effects: []}
+      if (key.upArrow || input === 'k') return move(s, -1)
+      if (key.downArrow || input === 'j') return move(s, 1)
+      if (key.pageUp) return move(s, -layout(s).list)
+      if (key.pageDown) return move(s, layout(s).list)
+      if (key.home || input === 'g') return move(s, 'first')
+      if (key.end || input === 'G') return move(s, 'last')
+      return common(s, input, key, hostText) ?? {state: s, effects: []}
+    }
+  }
+}
+
+export function update(state: UiState, event: UiEvent, hostText: (s: UiState) => string = defaultHostText): Update {
+  switch (event.type) {
+    case 'key': return onKey(state, event.input, event.key, hostText)
+    case 'resize': return {state: clampScroll({...state, size: {columns: event.columns, rows: event.rows}}), effects: []}
+    case 'tick': return state.live ? refresh(state) : {state, effects: []}
+    case 'load-failed': return {state: {...state, loading: false, loadError: event.error, notice: `refresh failed: ${event.error}`}, effects: []}
+    case 'loaded': {
+      const s = applyReport(state, event.report, event.at)
+      // the open explanation is re-read from the new data, keeping its scroll position
+      if (s.pane?.kind === 'explain' && s.pane.prefix) {
+        const seq = s.seq + 1
+        return {state: {...s, seq, pane: {...s.pane, seq}}, effects: [{type: 'explain', prefix: s.pane.prefix, seq}]}
+      }
+      return {state: clampScroll(s), effects: []}
+    }
+    case 'pane-result': {
+      if (!state.pane || state.pane.seq !== event.seq) return {state, effects: []} // stale
+      const s = clampScroll({...state, pane: {...state.pane, status: event.ok ? 'ready' : 'error', text: event.text}})
+      // after a successful apply, show the new state of the node
+      if (event.ok && state.pane.kind === 'apply') return refresh(s)
+      return {state: s, effects: []}
+    }
+  }
+}
+
+export const HELP = `Keys
+  ↑ ↓  j k       move the selection (in a pane: scroll it)
+  PgUp PgDn g G  page, first, last
+  /              filter by text (prefix, verdict, finding id); Enter keeps it, Esc clears it
+  Enter          open the explanation of the selected prefix (the evidence chain)
+  Tab            switch between the list and the open pane
+  Esc            close the pane, or clear the filter
+  f              preview the fix for the selected prefix
+  a              apply that fix (asks y/n first)
+  b              write a support bundle
+  h              host findings
+  r              refresh now (live mode also refreshes every few seconds)
+  ?              this help
+  q              quit
+
+Verdicts: errors first (not-tunneled, unreachable, missing, multipath-lost), then ok, then local.
+A * marks a verdict that changed at one of the last refreshes (was → now).`

@@ -1,0 +1,139 @@
+// What each region of the screen shows, as lines that fit the terminal width exactly (pure:
+// state + palette in, strings out). Components only put these lines on the screen.
+import type {ChalkInstance} from 'chalk'
+
+import {verdictColor} from '../render/style.js'
+import type {PrefixLine} from '../services/report.js'
+import {fit, truncate} from './ansi.js'
+import {layout, paneRows, selectedIndex, visibleRows, type UiState} from './state.js'
+
+const SEP = ' │ '
+
+function pad(s: string, n: number): string {
+  return s.length >= n ? `${s} ` : s + ' '.repeat(n - s.length)
+}
+
+function clock(iso?: string): string {
+  if (!iso) return ''
+  const d = new Date(iso)
+  return Number.isNaN(d.getTime()) ? '' : d.toTimeString().slice(0, 8)
+}
+
+export function headerLines(s: UiState, c: ChalkInstance): string[] {
+  const w = s.size.columns
+  const n = s.report?.node
+  const sessions = n ? `${n.sessions.up}/${n.sessions.total}` : '?'
+  const sessionsText = n && n.sessions.up < n.sessions.total ? c.red(sessions) : sessions
+  const source = s.live ? `live${s.loadedAt ? ` ${clock(s.loadedAt)}` : ''}` : `from ${s.source}`
+  const first = [c.bold('routedoctor'), `node ${c.bold(n?.host ?? '?')}`, `BIRD ${n?.birdVersion ?? '?'}`, `sessions ${sessionsText} up`,
+    source + (s.loading ? c.dim(' refreshing…') : '')].join(SEP)
+  let second: string
+  const shown = visibleRows(s).length
+  const total = s.report?.prefixes.length ?? 0
+  if (s.mode === 'filter') second = `${c.bold('/')}${s.filter}${c.inverse(' ')}  ${c.dim(`${shown} of ${total} · Enter keeps · Esc clears`)}`
+  else if (s.filter) second = `filter ${c.bold(JSON.stringify(s.filter))}: ${shown} of ${total}  ${c.dim('(/ edits, Esc clears)')}`
+  else if (!s.report) second = s.loadError ? c.red(`could not load: ${s.loadError}`) : c.dim('loading…')
+  else {
+    const r = s.report
+    const verdicts = Object.entries(r.summary.verdicts).map(([v, k]) => `${k} ${v}`).join(', ')
+    const errs = r.summary.errors > 0 ? c.red(`${r.summary.errors} error${r.summary.errors === 1 ? '' : 's'}`) : c.green('0 errors')
+    const hostCount = r.host.findings.length
+    second = [`${r.summary.prefixes} prefixes${verdicts ? ` (${verdicts})` : ''}`, `${errs}, ${r.summary.warnings} warning${r.summary.warnings === 1 ? '' : 's'}`,
+      hostCount > 0 ? `host: ${hostCount} finding${hostCount === 1 ? '' : 's'} (h)` : 'host: ok'].join(SEP)
+  }
+  return [fit(first, w), fit(second, w)]
+}
+
+function prefixWidth(s: UiState): number {
+  return Math.max(20, ...(s.report?.prefixes ?? []).map((p) => p.prefix.length + 2))
+}
+
+export function columnTitle(s: UiState, c: ChalkInstance): string {
+  const rows = visibleRows(s)
+  const h = layout(s).list
+  const off = listOffset(s)
+  const range = rows.length > h ? `  ${off + 1}-${Math.min(rows.length, off + h)} of ${rows.length}` : ''
+  return fit(c.bold(`  ${pad('PREFIX', prefixWidth(s))}${pad('VERDICT', 16)}FINDINGS`) + c.dim(range), s.size.columns)
+}
+
+/** First visible row: the selection is kept near the middle of the list. */
+export function listOffset(s: UiState): number {
+  const n = visibleRows(s).length
+  const h = layout(s).list
+  if (n <= h) return 0
+  const i = Math.max(0, selectedIndex(s))
+  return Math.max(0, Math.min(i - Math.floor(h / 2), n - h))
+}
+
+export function rowText(p: PrefixLine, s: UiState, c: ChalkInstance): string {
+  const change = s.changes[p.prefix]
+  const selected = p.prefix === s.selected
+  const ids = p.findings.filter((f) => f.severity !== 'info').map((f) => f.id).join(', ')
+  const was = change ? `was ${change.from} · ` : ''
+  const cell = pad(p.verdict, 16)
+  const verdict = change ? c.bgYellow.black(p.verdict) + cell.slice(p.verdict.length) : verdictColor(c, p.verdict)(cell)
+  const line = `${selected ? '›' : ' '}${change ? '*' : ' '}${pad(p.prefix, prefixWidth(s))}${verdict}${change ? c.yellow(was) : ''}${ids}`
+  const fitted = fit(line, s.size.columns)
+  return selected ? c.inverse(fitted) : fitted
+}
+
+export function listLines(s: UiState, c: ChalkInstance): string[] {
+  const h = layout(s).list
+  const rows = visibleRows(s)
+  const out: string[] = []
+  if (rows.length === 0) {
+    const why = !s.report ? (s.loadError ? c.red(`could not load: ${s.loadError}`) : 'loading…')
+      : s.filter ? `no prefix matches ${JSON.stringify(s.filter)} (Esc clears the filter)`
+        : s.report.node.pools.length === 0 ? c.yellow('No pools: no prefix is a tunnel prefix (give --pool CIDR=ipip or --ippools FILE).')
+          : c.yellow('No prefix inside the pools is held by BIRD or routed by the kernel.')
+    out.push(fit(`  ${why}`, s.size.columns))
+  } else {
+    const off = listOffset(s)
+    for (const p of rows.slice(off, off + h)) out.push(rowText(p, s, c))
+  }
+  while (out.length < h) out.push(' '.repeat(s.size.columns))
+  return out.slice(0, h)
+}
+
+const PANE_TITLE: Record<string, string> = {explain: 'Explanation', fix: 'Fix preview', apply: 'Apply fix', bundle: 'Support bundle', help: 'Help', host: 'Host findings'}
+
+export function paneTitle(s: UiState, c: ChalkInstance): string {
+  const p = s.pane!
+  const total = paneRows(s).length
+  const h = layout(s).pane
+  const range = total > h ? ` ${p.scroll + 1}-${Math.min(total, p.scroll + h)} of ${total} ` : ''
+  const name = ` ${PANE_TITLE[p.kind]}${p.prefix ? ` ${p.prefix}` : ''} `
+  const hint = s.mode === 'pane' ? ' ↑↓ scroll · Tab list · Esc close ' : ' Tab: focus pane '
+  const w = s.size.columns
+  const fill = Math.max(1, w - 2 - name.length - range.length - hint.length)
+  const title = `──${name}${'─'.repeat(fill)}${range}${hint}`
+  return fit(s.mode === 'pane' ? c.bold(title) : c.dim(title), w)
+}
+
+export function paneLines(s: UiState, c: ChalkInstance): string[] {
+  const p = s.pane!
+  const h = layout(s).pane
+  const colour = p.status === 'unavailable' ? c.yellow : p.status === 'error' ? c.red : p.status === 'loading' ? c.dim : (x: string) => x
+  const rows = paneRows(s).slice(p.scroll, p.scroll + h).map((l) => fit(colour(l), s.size.columns))
+  while (rows.length < h) rows.push(' '.repeat(s.size.columns))
+  return rows
+}
+
+export function footerLine(s: UiState, c: ChalkInstance): string {
+  const w = s.size.columns
+  if (s.mode === 'confirm' && s.confirm) {
+    const plan = s.report?.prefixes.find((p) => p.prefix === s.confirm!.prefix)?.plan
+    const nh = plan ? plan.nexthops.map((n) => `via ${n.gateway} dev ${n.dev}${n.onlink ? ' onlink' : ''}`).join(', ') : ''
+    return fit(c.bold.yellow(`Apply ${s.confirm.prefix} ${nh}? [y/N] `), w)
+  }
+  if (s.notice) return fit(c.cyan(s.notice), w)
+  const keys = s.mode === 'filter' ? 'type to filter · ↑↓ move · Enter keep · Esc clear'
+    : s.mode === 'pane' ? '↑↓ jk scroll · PgUp/PgDn · Tab list · Esc close · f fix · a apply · b bundle · r refresh · ? help · q quit'
+      : '↑↓ jk move · / filter · Enter explain · f fix · a apply · b bundle · h host · r refresh · ? help · q quit'
+  return fit(c.dim(keys), w)
+}
+
+/** The whole screen, exactly size.rows lines (what the components show, for tests and debugging). */
+export function frame(s: UiState, c: ChalkInstance): string[] {
+  return [...headerLines(s, c), columnTitle(s, c), ...listLines(s, c), ...(s.pane ? [paneTitle(s, c), ...paneLines(s, c)] : []), footerLine(s, c)]
+}
