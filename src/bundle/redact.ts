@@ -26,6 +26,7 @@ import {createHmac, randomBytes} from 'node:crypto'
 import ipaddr from 'ipaddr.js'
 
 import type {SourceFile} from '../model/types.js'
+import type {BundleInput} from './tarball.js'
 
 type Fam = 4 | 6
 
@@ -345,4 +346,33 @@ export function redactFiles(files: SourceFile[], opts: RedactOptions = {}): {fil
     return r
   })
   return {files: out, mapping: redactor.mapping(), redactor}
+}
+
+/**
+ * A whole bundle redacted with one redactor: the snapshot files, model.json, both reports, the
+ * manifest's host and command line. Marks the manifest `redacted: true`. (Re-running the diagnosis
+ * on the redacted files gives the same report modulo pseudonyms; redacting the report text here
+ * saves that and keeps the bundle self-consistent.)
+ */
+export function redactBundleInput(input: BundleInput, opts: RedactOptions = {}): {input: BundleInput; mapping: Record<string, string>} {
+  const extra: SourceFile[] = [
+    {name: '\0model.json', text: JSON.stringify(input.model ?? null)},
+    {name: '\0report.md', text: input.reportMd},
+    {name: '\0report.json', text: JSON.stringify(input.reportJson ?? null)},
+    {name: '\0command', text: JSON.stringify(input.manifest.command)},
+  ]
+  const host = input.manifest.host
+  const {files, mapping, redactor} = redactFiles([...input.files, ...extra], {...opts, hostnames: [...(opts.hostnames ?? []), ...(host ? [host] : [])]})
+  const n = input.files.length
+  const text = (i: number) => files[n + i].text!
+  return {
+    input: {
+      files: files.slice(0, n),
+      model: JSON.parse(text(0)),
+      reportMd: text(1),
+      reportJson: JSON.parse(text(2)),
+      manifest: {...input.manifest, host: host ? redactor.hostname(host) : host, command: JSON.parse(text(3)), redacted: true},
+    },
+    mapping: {...mapping, ...redactor.mapping()},
+  }
 }

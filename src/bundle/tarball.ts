@@ -304,9 +304,10 @@ function unpackTar(tar: Buffer, fail: (why: string) => never): Map<string, Buffe
     nextPath = undefined
     path = safePath(path, fail)
     if (type === '5') {
-      out.set(path.endsWith('/') ? path : `${path}/`, undefined)
+      if (path !== '') out.set(path.endsWith('/') ? path : `${path}/`, undefined) // '' is `./` itself
       continue
     }
+    if (path === '' || path.endsWith('/')) fail(`file entry without a name (${JSON.stringify(ustarPath(h))}) in the archive`)
     if (type !== '0' && type !== '7') fail(`unsupported entry ${JSON.stringify(path)} in the archive (tar type ${JSON.stringify(type)}; a bundle holds only files and folders)`)
     out.set(path, Buffer.from(data))
   }
@@ -349,13 +350,12 @@ function parsePax(data: Buffer): Record<string, string> {
   return out
 }
 
-/** `./snapshot/x` -> `snapshot/x`; absolute paths and `..` are refused, never normalised away. */
+/** `./snapshot/x` -> `snapshot/x`, `./` -> ''; absolute paths and `..` are refused, never normalised away. */
 function safePath(p: string, fail: (why: string) => never): string {
   if (p.startsWith('/') || /^[A-Za-z]:/.test(p) || p.includes('\\') || p.includes('\0')) fail(`unsafe entry path ${JSON.stringify(p)} in the archive (absolute path)`)
   const parts = p.split('/')
   if (parts.includes('..')) fail(`unsafe entry path ${JSON.stringify(p)} in the archive (path traversal)`)
-  const clean = parts.filter((s, i) => s !== '.' && (s !== '' || i === parts.length - 1))
-  const out = clean.join('/')
-  if (out === '' || out === '/') fail(`empty entry path ${JSON.stringify(p)} in the archive`)
-  return out
+  const trailing = p.endsWith('/') ? '/' : ''
+  const out = parts.filter((s) => s !== '.' && s !== '').join('/')
+  return out === '' ? '' : out + trailing
 }

@@ -38,7 +38,7 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   let kernelRoutes = routesJson !== undefined ? parseIpRouteJson(routesJson) : routesText !== undefined ? parseIpRouteText(routesText) : []
   // IPv6 routes only from ip-6-d-route.txt when the main table dump has none
   const v6 = text('ip-6-d-route.txt')
-  if (v6 !== undefined && !kernelRoutes.some((r) => r.family === 'inet6')) kernelRoutes = kernelRoutes.concat(parseIpRouteText(v6, 'ip-6-d-route.txt'))
+  if (v6 !== undefined && !kernelRoutes.some((r) => r.family === 'inet6')) kernelRoutes = kernelRoutes.concat(parseIpRouteText(v6, 'ip-6-d-route.txt', {family: 'inet6'}))
   const linksJson = text('ip-j-d-link.json')
   const linksText = text('ip-d-link.txt')
   const links = linksJson !== undefined ? parseIpLinkJson(linksJson) : linksText !== undefined ? parseIpLinkText(linksText) : []
@@ -50,7 +50,7 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   const birdRoutes = text('birdc-show-route-all.txt')
   const protocols = text('birdc-show-protocols-all.txt')
   const conf = text('bird.conf')
-  const config = conf !== undefined ? parseBirdConf(conf) : undefined
+  const config = conf !== undefined ? parseBirdConf(conf, 'bird.conf', {tunnelDev: opts.tunnelDev ?? 'tunl0'}) : undefined
 
   // which prefixes are tunnel prefixes: flags, else IPPools, else the BIRD config, else none
   let pools: Pool[] = []

@@ -19,11 +19,22 @@ const NOT_FOUND = new Set(['Network not found', 'Network not in table'])
 /** Bounded string interning: a full table repeats a few hundred distinct names millions of times. */
 class Interner {
   private readonly map = new Map<string, string>()
+  // attribute names by position in the route: consecutive routes mostly repeat the same sequence,
+  // so a startsWith against the previous route's name avoids the slice and the hash
+  private readonly names: string[] = []
   get(s: string): string {
     const hit = this.map.get(s)
     if (hit !== undefined) return hit
     if (this.map.size < 50_000) this.map.set(s, s)
     return s
+  }
+  /** text.slice(start, end) interned, reusing the name seen at the same position last time. */
+  name(text: string, start: number, end: number, position: number): string {
+    const last = this.names[position]
+    if (last !== undefined && last.length === end - start && text.startsWith(last, start)) return last
+    const name = this.get(text.slice(start, end))
+    if (position <= 64) this.names[position] = name // 0..63 attribute positions, 64 the protocol
+    return name
   }
 }
 
@@ -69,11 +80,9 @@ function prefixOf(net: string): string | undefined {
   const slash = net.indexOf('/')
   if (slash < 0) return undefined
   const v = ipv4Value(net, 0, slash)
-  if (v >= 0) {
-    const lenText = net.slice(slash + 1)
-    if (!isDigits(lenText, 0) || lenText.length > 2) return undefined
-    const len = Number(lenText)
-    if (len > 32) return undefined
+  const lenText = net.slice(slash + 1)
+  const len = lenText.length > 0 && lenText.length <= 2 && isDigits(lenText, 0) ? Number(lenText) : 99
+  if (v >= 0 && len <= 32 && !(lenText.length === 2 && lenText.charCodeAt(0) === 48)) {
     const hostBits = 2 ** (32 - len)
     const network = v - (v % hostBits)
     return network === v ? net : `${ipv4Text(network)}/${len}`
@@ -86,7 +95,8 @@ function isNonIpNet(net: string): boolean {
   // tables, but not IP unicast routes the doctor reasons about.
   if (net === 'flow4' || net === 'flow6') return true
   const slash = net.indexOf('/')
-  if (slash > 0 && net.indexOf('-', slash) > slash) return true // ROA max length
+  const dash = net.indexOf('-', slash)
+  if (slash > 0 && dash > slash + 1 && isDigits(net.slice(slash + 1, dash), 0) && isDigits(net, dash + 1)) return true // ROA `/LEN-MAXLEN`
   if (net.startsWith('AS') && net.length > 2 && isDigits(net, 2)) return true
   const colon = net.indexOf(':')
   return colon > 0 && !net.includes('/') && isDigits(net, colon + 1) // route distinguisher 65000:1
@@ -143,7 +153,7 @@ export class BirdRouteParser {
       this.skipNet = false
       return
     }
-    if (NOT_FOUND.has(text)) return this.finish()
+    if (text.charCodeAt(0) === 78 /* N */ && NOT_FOUND.has(text)) return this.finish()
     this.primaryHeader(text, line)
   }
 
@@ -198,7 +208,7 @@ export class BirdRouteParser {
     const bracket = text.slice(open + 1, close)
     const sp = bracket.indexOf(' ')
     if (sp <= 0 || sp === bracket.length - 1) throw new ParseError(this.file, line, `${HEADER_SHAPE} with "[PROTO TIME]"`, text)
-    const protocol = this.intern.get(bracket.slice(0, sp))
+    const protocol = this.intern.name(text, open + 1, open + 1 + sp, 64)
     // TIME may hold a space (`2026-11-29 15:55:30`), so `from` is found from the right.
     const fromAt = bracket.lastIndexOf(' from ')
     let since: string
@@ -342,7 +352,7 @@ export class BirdRouteParser {
       value = text.slice(colon + 2)
     }
     if (colon <= 1) throw new ParseError(this.file, line, TAB_LINE_SHAPE, text)
-    const name = this.intern.get(text.slice(1, colon))
+    const name = this.intern.name(text, 1, colon, route.attributes.length)
     const attr: BirdAttribute = {name, value, pos: {file: this.file, line, endLine: line}}
     route.attributes.push(attr)
     this.lastAttr = attr

@@ -92,16 +92,72 @@ export function parseJsonArray(text: string, file: string, what: string): Array<
     // `ip -4 -j ...; ip -6 -j ...` concatenated: several arrays back to back
     const arrays = concatenatedArrays(text)
     if (arrays) data = arrays.flat()
-    const message = error instanceof Error ? error.message : String(error)
-    // Node: "... in JSON at position 12" or "(line 3 column 5)"
-    const lineCol = /line (\d+) column/.exec(message)
-    const posMatch = /position (\d+)/.exec(message)
-    const line = lineCol ? Number(lineCol[1]) : posMatch ? lineAt(text, Number(posMatch[1])) : lineAt(text, text.length)
-    if (!arrays) throw new ParseError(file, line, `a JSON array of ${what} (${message})`)
+    if (!arrays) {
+      const at = jsonErrorOffset(text)
+      const line = lineAt(text, at)
+      const found = at >= text.length ? 'end of file' : text.slice(at, at + 30).split('\n')[0]
+      throw new ParseError(file, line, `a JSON array of ${what} (${error instanceof SyntaxError ? 'invalid JSON' : String(error)})`, found)
+    }
   }
   if (!Array.isArray(data)) throw new ParseError(file, 1, `a JSON array of ${what}`, typeof data === 'object' ? (data === null ? 'null' : 'an object') : typeof data)
   const lines = topLevelElementLines(text)
   return data.map((value, i) => ({value, pos: {file, line: lines[i]?.line ?? 1, endLine: lines[i]?.endLine ?? 1}}))
+}
+
+/** Offset of the first JSON syntax error (Node 20 does not always say where). */
+function jsonErrorOffset(s: string): number {
+  let i = 0
+  const fail = (): never => {
+    throw i
+  }
+  const ws = () => {
+    while (i < s.length && ' \t\r\n'.includes(s[i])) i++
+  }
+  const value = (): void => {
+    ws()
+    const c = s[i]
+    if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']'
+      i++
+      ws()
+      if (s[i] === close) return void i++
+      for (;;) {
+        if (c === '{') {
+          ws()
+          if (s[i] !== '"') fail()
+          value()
+          ws()
+          if (s[i] !== ':') fail()
+          i++
+        }
+        value()
+        ws()
+        if (s[i] === ',') i++
+        else if (s[i] === close) return void i++
+        else fail()
+      }
+    } else if (c === '"') {
+      for (i++; i < s.length; i++) {
+        if (s[i] === '"') return void i++
+        if (s[i] === '\\') i++
+        else if (s.charCodeAt(i) < 0x20) fail()
+      }
+      fail()
+    } else {
+      const m = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null/y
+      m.lastIndex = i
+      if (!m.exec(s)) fail()
+      i = m.lastIndex
+    }
+  }
+  try {
+    value()
+    ws()
+    return i
+  } catch (at) {
+    // a number is our own position; anything else (stack overflow on absurd nesting) gives up
+    return typeof at === 'number' ? at : s.length
+  }
 }
 
 /** Two or more JSON arrays one after the other, or undefined when the text is not that. */

@@ -278,6 +278,18 @@ export function defaultHostText(state: UiState): string {
 
 function onKey(state: UiState, input: string, key: KeyInfo, hostText: (s: UiState) => string): Update {
   if (key.ctrl && input === 'c') return quit(state)
+  // keys typed faster than they are read arrive as one string ("jjj"): outside text entry, one key each
+  if (state.mode !== 'filter' && [...input].length > 1 && !key.ctrl && !key.meta) {
+    let s = state
+    const effects: Effect[] = []
+    for (const ch of input) {
+      const u = onKey(s, ch, {}, hostText)
+      s = u.state
+      effects.push(...u.effects)
+      if (s.quit) break
+    }
+    return {state: s, effects}
+  }
   const s = state.notice && state.mode !== 'confirm' ? {...state, notice: undefined} : state
   switch (s.mode) {
     case 'confirm': {

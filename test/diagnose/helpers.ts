@@ -203,9 +203,9 @@ export function cites(f: Finding, file: string, needle: string): boolean {
   return f.evidence.some((e) => e.file === file && e.text.includes(needle))
 }
 
-/** The 1-based number of the first line of `file` that contains `needle`. */
-export function lineOf(files: SourceFile[], file: string, needle: string): number {
-  const i = fileText(files, file).split(/\r?\n/).findIndex((l) => l.includes(needle))
+/** The 1-based number of the first line of `file` that contains (or matches) `needle`. */
+export function lineOf(files: SourceFile[], file: string, needle: string | RegExp): number {
+  const i = fileText(files, file).split(/\r?\n/).findIndex((l) => (typeof needle === 'string' ? l.includes(needle) : needle.test(l)))
   if (i < 0) throw new Error(`${needle} not in ${file}`)
   return i + 1
 }
@@ -280,4 +280,14 @@ export function theHostFinding(ctx: Context, id: FindingId, opts: {allowEmptyEvi
   expect(f.severity).toBe(DESIGN_SEVERITY[id])
   expectRealEvidence(ctx, f, {allowEmpty: opts.allowEmptyEvidence})
   return f
+}
+
+/** Lab re-captures of the same scenarios (test/fixtures/lab-*), when they are there. */
+const LAB_TWINS: Record<string, string> = {
+  [BIRD2]: 'lab-bird2-ecmp', [BIRD16]: 'lab-bird16-ecmp', [BIRD16_LL]: 'lab-bird16-ipv6-ll', [PEER_DOWN]: 'lab-bird2-peer-down',
+}
+
+/** The capture and its lab twin, if present: the same scenario from two real runs. */
+export function withTwins(...names: string[]): string[] {
+  return names.flatMap((n) => (LAB_TWINS[n] && fixtureExists(LAB_TWINS[n]) ? [n, LAB_TWINS[n]] : [n]))
 }

@@ -65,8 +65,11 @@ describe('lab helpers (no root needed)', () => {
   })
 })
 
-const allReason = labUnavailableReason()
+// the lab as a whole needs root and BIRD 2; the BIRD 1.6.8 scenarios also need get-bird16.sh's unpack
+const allReason = labUnavailableReason('bird2-ecmp')
+const bird16Reason = labUnavailableReason('bird16-ecmp')
 if (allReason) console.warn(`lab tests skipped: ${allReason}`)
+else if (bird16Reason) console.warn(`BIRD 1.6 lab tests skipped: ${bird16Reason}`)
 
 describe.skipIf(allReason !== null)('real-BIRD lab', () => {
   let lab: Lab | undefined

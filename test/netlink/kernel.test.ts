@@ -55,8 +55,9 @@ async function addBirdRoutes(ns: string): Promise<void> {
   await ip(ns, 'route', 'add', 'unreachable', '192.168.130.0/26', 'proto', 'bird', 'metric', '32')
 }
 
-async function driver<T = any>(ns: string, cmd: string, input: unknown = null): Promise<T> {
-  const r = await execa('ip', ['netns', 'exec', ns, process.execPath, '--import', 'tsx', join(repo, 'test/netlink/driver.ts'), cmd], {cwd: repo, input: JSON.stringify(input), reject: false})
+// `wrap` runs the driver under another command, e.g. setpriv dropping CAP_NET_ADMIN
+async function driver<T = any>(ns: string, cmd: string, input: unknown = null, wrap: string[] = []): Promise<T> {
+  const r = await execa('ip', ['netns', 'exec', ns, ...wrap, process.execPath, '--import', 'tsx', join(repo, 'test/netlink/driver.ts'), cmd], {cwd: repo, input: JSON.stringify(input), reject: false})
   const line = r.stdout.trim().split('\n').pop() ?? ''
   if (!line.startsWith('{')) throw new Error(`driver ${cmd} failed (exit ${r.exitCode}): ${r.stderr || r.stdout}`)
   return JSON.parse(line) as T
@@ -173,6 +174,21 @@ describe.skipIf(!netnsWorks)(`rtnetlink in a network namespace${skipNote}`, () =
     expect(await driver(ns, 'write', {op: 'delete', planned: planned('192.168.205.0/26', 31, [['172.31.20.5', 'tunl0']])})).toMatchObject({ok: false, errno: 'ESRCH'})
     expect(await driver(ns, 'write', {op: 'delete', planned: r})).toEqual({ok: true})
     expect(await routesAt(ns, '192.168.203.0/26')).toEqual([])
+  })
+
+  it('without CAP_NET_ADMIN: a clear message, and apply leaves the table as it was', SLOW, async () => {
+    const noNetAdmin = ['setpriv', '--bounding-set', '-net_admin']
+    const r = planned('192.168.206.0/26', 31, [['172.31.20.5', 'tunl0']])
+    const res = await driver(ns, 'write', {op: 'replace', planned: r}, noNetAdmin)
+    expect(res).toMatchObject({ok: false, name: 'NetlinkPermissionError', errno: 'EPERM'})
+    expect(res.message).toMatch(/needs CAP_NET_ADMIN; run as root .*ip netns exec/)
+
+    const before = await fullTable(ns)
+    const applied = await driver(ns, 'apply', {items: [{mode: 'beside', planned: r}], journalDir, watchSeconds: 0}, noNetAdmin)
+    expect(applied.errors[0]).toMatchObject({errno: 'EPERM', code: 'E_NETLINK_EPERM'})
+    expect(applied.errors[0].message).toContain('CAP_NET_ADMIN')
+    expect(applied).toMatchObject({verified: false, restored: true, applied: []})
+    expect(await fullTable(ns)).toEqual(before)
   })
 })
 

@@ -4,6 +4,7 @@ import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
 import {ParseError} from '../../src/model/errors.js'
+import {canonicalAddress, canonicalPrefix} from '../../src/model/prefix.js'
 import {parseBirdProtocols} from '../../src/parse/bird-protocols.js'
 import {parseBirdRoutes} from '../../src/parse/bird-routes.js'
 import {parseBirdStatus} from '../../src/parse/bird-status.js'
@@ -97,6 +98,35 @@ describe('raw socket framing parses the same as birdc text', () => {
         expect(parseBirdRoutes(toRawSocket(text.replace(/\r/g, ''), (i) => i % 2 === 0))).toEqual(parseBirdRoutes(text.replace(/\r/g, '')))
       }),
       {numRuns: 100},
+    )
+  })
+})
+
+describe('fast IPv4 paths agree with model/prefix.ts', () => {
+  const octet = fc.oneof(fc.integer({min: 0, max: 255}).map(String), fc.constantFrom('256', '01', '00', '', 'x', '999'))
+  const ipv4 = fc.tuple(octet, octet, octet, octet).map((o) => o.join('.'))
+  const len = fc.oneof(fc.integer({min: 0, max: 32}).map(String), fc.constantFrom('33', '08', '008', '', '-1'))
+
+  it('prefixes, gateways and BGP next hops', () => {
+    fc.assert(
+      fc.property(ipv4, len, ipv4, ipv4, (addr, l, gw, nh) => {
+        const net = `${addr}/${l}`
+        const text = `${net} unicast [p 12:00] * (100)\n\tvia ${gw} on eth0\n\tBGP.next_hop: ${nh}\n`
+        const wantPrefix = canonicalPrefix(net)
+        const wantGw = canonicalAddress(gw)
+        let got
+        try {
+          got = parseBirdRoutes(text)
+        } catch (error) {
+          expect(error).toBeInstanceOf(ParseError)
+          expect(wantPrefix === undefined || wantGw === undefined).toBe(true)
+          return
+        }
+        expect(got[0]!.prefix).toBe(wantPrefix)
+        expect(got[0]!.nexthops[0]!.gateway).toBe(wantGw)
+        expect(got[0]!.bgpNextHop).toBe(canonicalAddress(nh))
+      }),
+      {numRuns: 2000},
     )
   })
 })

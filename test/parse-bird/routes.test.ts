@@ -295,6 +295,13 @@ describe('shapes from the reference not in the captures', () => {
     expect(r).toMatchObject({primary: true, kernelSyncFailed: true, info: '(100) [AS1i]'})
   })
 
+  it('an IPv4 route via an IPv6 link-local gateway keeps the gateway, canonical', () => {
+    const v16 = parseBirdRoutes('172.31.20.0/23     via FE80::1 on eth0 [kernel1 16:50:22] * (10)\n')
+    expect(v16[0]).toMatchObject({dest: 'unicast', nexthops: [expect.objectContaining({gateway: 'fe80::1', iface: 'eth0'})]})
+    const v2 = parseBirdRoutes('172.31.20.0/23       unicast [kernel1 16:50:07.754] * (10)\n\tvia fe80::1 on eth0 weight 1\n\tvia fe80::2 on eth1 weight 1\n')
+    expect(hops(v2[0]!)).toEqual([['fe80::1', 'eth0', 1], ['fe80::2', 'eth1', 1]])
+  })
+
   it('3.x recursive destination with `via GW table T`', () => {
     const [r] = parseBirdRoutes('Table master4:\n10.9.0.0/24          recursive [static4 12:00:00.000] * (200)\n\tvia 10.255.0.1 table master4\n')
     expect(r).toMatchObject({dest: 'recursive', nexthops: [expect.objectContaining({gateway: '10.255.0.1', table: 'master4'})]})

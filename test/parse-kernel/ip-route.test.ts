@@ -278,6 +278,9 @@ describe('ip route JSON: hand-written edge cases', () => {
       ['[{"dst": "10.0.0.0/8", "nexthops": [{"gateway": 5}]}]', 1, /"gateway" to be a string/],
       ['[{"dst": "10.0.0.0/8", "type": "weird"}]', 1, /route type/],
       ['[\n{"dst": "10.0.0.0/8"},\n{"dst": "x"}\n]', 3, /route destination/],
+      ['[\n{"dst": ]\n,\n{}\n]', 2, /invalid JSON.*found "]"/],
+      ['[\n{"dst": "10.0.0.0/8"}', 2, /found "end of file"/],
+      ['['.repeat(200000), 1, /invalid JSON/],
     ]
     for (const [text, line, expected] of bad) {
       let error: unknown

@@ -1,0 +1,235 @@
+// Support bundle archives: what `routedoctor bundle` writes, GNU tar can read, and what `--from` reads back.
+import {execFileSync} from 'node:child_process'
+import {createHash} from 'node:crypto'
+import {mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import {gunzipSync, gzipSync} from 'node:zlib'
+
+import {afterAll, describe, expect, it} from 'vitest'
+
+import {buildManifest} from '../../src/bundle/manifest.js'
+import {packBundle, readBundle, writeBundle, defaultBundleName, type BundleInput} from '../../src/bundle/tarball.js'
+import {RouteDoctorError} from '../../src/model/errors.js'
+import type {SourceFile} from '../../src/model/types.js'
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'rd-bundle-'))
+afterAll(() => rmSync(tmp, {recursive: true, force: true}))
+const FIX = path.resolve(__dirname, '../fixtures/bird2-ecmp-not-tunneled')
+const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex')
+const hasTar = (() => {
+  try {
+    execFileSync('tar', ['--version'], {stdio: 'ignore'})
+    return true
+  } catch {
+    return false
+  }
+})()
+
+function sources(): SourceFile[] {
+  const files: SourceFile[] = readdirSync(FIX)
+    .filter((n) => n !== 'expected.json' && n !== 'bird.conf')
+    .sort()
+    .map((name, i) => ({name, text: readFileSync(path.join(FIX, name), 'utf8'), command: `cmd ${name}`, exitStatus: 0, durationMs: i * 3}))
+  files.push({name: 'bird.conf', text: readFileSync(path.join(FIX, 'bird.conf'), 'utf8') + 'protocol bgp x from mesh { neighbor 10.9.9.9 as 1; password "t0p-secret"; }\n'})
+  files.push({name: 'ip-rule.txt', text: 'CRLF line\r\nnon-ASCII: naïve → ✓\r\nno trailing newline'})
+  files.push({name: 'ippools.json', error: 'no such file'})
+  files.push({name: 'sysctl-partial.txt', text: 'net.ipv4.ip_forward = 1\n', error: 'permission denied on 2 keys', command: 'sysctl -a', exitStatus: 1})
+  return files
+}
+
+function input(files = sources()): BundleInput {
+  const manifest = buildManifest({files, tool: {name: 'routedoctor', version: '0.1.0'}, collectedAt: '2026-11-29T16:50:21.000Z', host: 'vm', command: ['bundle', '--redact'], redacted: false})
+  return {files, model: {kernelRoutes: [{dst: '192.168.82.0/26'}], n: 3}, reportMd: '# Report\n\nall bad\n', reportJson: {schema: 1, prefixes: []}, manifest}
+}
+
+async function expectBundleError(file: string, pattern: RegExp): Promise<void> {
+  const err = await readBundle(file).then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  expect(err).toBeInstanceOf(RouteDoctorError)
+  expect((err as RouteDoctorError).exit).toBe(2)
+  expect((err as Error).message).toContain(file)
+  expect((err as Error).message).toMatch(pattern)
+}
+
+describe('writeBundle / readBundle', () => {
+  const out = path.join(tmp, 'b.tar.gz')
+  const written = (async () => writeBundle(input(), out))()
+
+  it.skipIf(!hasTar)('writes an archive GNU tar lists and extracts byte for byte', async () => {
+    await written
+    const list = execFileSync('tar', ['-tzf', out], {encoding: 'utf8'}).trim().split('\n')
+    const want = ['manifest.json', 'snapshot/', 'model.json', 'report.md', 'report.json', 'snapshot/errors.json', ...sources().filter((f) => f.text !== undefined).map((f) => `snapshot/${f.name}`)]
+    expect([...list].sort()).toEqual([...want].sort())
+    const x = path.join(tmp, 'x')
+    mkdirSync(x)
+    execFileSync('tar', ['-xzf', out, '-C', x])
+    for (const f of sources()) {
+      if (f.text === undefined || f.name === 'bird.conf') continue
+      expect(readFileSync(path.join(x, 'snapshot', f.name), 'utf8'), f.name).toBe(f.text)
+    }
+    // the manifest's checksums are those of the extracted files
+    const manifest = JSON.parse(readFileSync(path.join(x, 'manifest.json'), 'utf8'))
+    expect(manifest.files.length).toBe(want.length - 2)
+    for (const m of manifest.files) expect(sha(readFileSync(path.join(x, m.path))), m.path).toBe(m.sha256)
+    for (const s of manifest.sources) if (statSync(path.join(x, 'snapshot', s.file), {throwIfNoEntry: false})) expect(sha(readFileSync(path.join(x, 'snapshot', s.file)))).toBe(s.sha256)
+    expect(JSON.parse(readFileSync(path.join(x, 'snapshot/errors.json'), 'utf8')).map((e: {file: string}) => e.file)).toEqual(['ippools.json', 'sysctl-partial.txt'])
+  })
+
+  it('removes BGP passwords from bird.conf, and only them', async () => {
+    await written
+    const b = await readBundle(out)
+    const conf = b.files.find((f) => f.name === 'bird.conf')!.text!
+    expect(conf).not.toContain('t0p-secret')
+    expect(conf).toContain('password "<removed>"; }')
+    expect(conf.replace('password "<removed>"', 'password "t0p-secret"')).toBe(sources().find((f) => f.name === 'bird.conf')!.text)
+  })
+
+  it('reads back the same files, manifest, model and reports', async () => {
+    const manifest = await written
+    const b = await readBundle(out)
+    const want = sources().map((f) => (f.name === 'bird.conf' ? {...f, text: f.text!.replace('t0p-secret', '<removed>')} : f))
+    expect(b.files).toEqual(want)
+    expect(b.manifest).toEqual(manifest)
+    expect(b.manifest.host).toBe('vm')
+    expect(b.manifest.collectedAt).toBe('2026-11-29T16:50:21.000Z')
+    expect(b.manifest.sources.find((s) => s.file === 'ippools.json')).toMatchObject({error: 'no such file', size: 0})
+    expect(b.model).toEqual(input().model)
+    expect(b.reportJson).toEqual(input().reportJson)
+    expect(b.reportMd).toBe(input().reportMd)
+    expect(b.warnings).toEqual([])
+  })
+
+  it('is deterministic for the same input', () => {
+    expect(packBundle(input()).data.equals(packBundle(input()).data)).toBe(true)
+  })
+
+  it.skipIf(!hasTar)('reads a bundle re-packed by GNU tar from its extracted folder', async () => {
+    await written
+    const dir = path.join(tmp, 'repack', 'routedoctor-vm-20261129-165021')
+    mkdirSync(dir, {recursive: true})
+    execFileSync('tar', ['-xzf', out, '-C', dir])
+    const again = path.join(tmp, 'repacked.tar.gz')
+    execFileSync('tar', ['-czf', again, '-C', path.dirname(dir), path.basename(dir)])
+    expect((await readBundle(again)).files).toEqual((await readBundle(out)).files)
+  })
+
+  it.skipIf(!hasTar)('keeps long file names (pax) readable both ways', async () => {
+    const long = `${'x'.repeat(120)}.txt`
+    const p = path.join(tmp, 'long.tar.gz')
+    await writeBundle(input([{name: long, text: 'long\n'}]), p)
+    expect(execFileSync('tar', ['-tzf', p], {encoding: 'utf8'})).toContain(`snapshot/${long}\n`)
+    expect((await readBundle(p)).files).toEqual([{name: long, text: 'long\n'}])
+  })
+
+  it.skipIf(!hasTar)('warns about a snapshot file edited after collection, and still reads it', async () => {
+    await written
+    const d = path.join(tmp, 'edit')
+    mkdirSync(d)
+    execFileSync('tar', ['-xzf', out, '-C', d])
+    writeFileSync(path.join(d, 'snapshot', 'sysctl.txt'), 'net.ipv4.ip_forward = 0\n')
+    const p = path.join(tmp, 'edited.tar.gz')
+    execFileSync('tar', ['-czf', p, '-C', d, '.'])
+    const b = await readBundle(p)
+    expect(b.files.find((f) => f.name === 'sysctl.txt')!.text).toBe('net.ipv4.ip_forward = 0\n')
+    expect(b.warnings).toEqual([expect.stringMatching(/snapshot\/sysctl\.txt does not match its sha256/)])
+  })
+})
+
+describe('readBundle rejects', () => {
+  const good = packBundle(input()).data
+
+  it('a truncated archive, naming the file', async () => {
+    for (const cut of [1, 10, Math.floor(good.length / 2), good.length - 9, good.length - 1]) {
+      const p = path.join(tmp, `trunc-${cut}.tar.gz`)
+      writeFileSync(p, good.subarray(0, cut))
+      await expectBundleError(p, /truncated|corrupt|not gzip/)
+    }
+  })
+
+  it('a tar cut short inside an intact gzip stream', async () => {
+    const tar = gunzipSync(good)
+    for (const cut of [512 * 3, tar.length - 1024 - 512, tar.length - 700]) {
+      const p = path.join(tmp, `tartrunc-${cut}.tar.gz`)
+      writeFileSync(p, gzipSync(tar.subarray(0, cut)))
+      await expectBundleError(p, /truncated tar archive/)
+    }
+  })
+
+  it('a corrupted archive', async () => {
+    const bad = Buffer.from(good)
+    bad[Math.floor(bad.length / 2)] ^= 0xff
+    const p = path.join(tmp, 'flipped.tar.gz')
+    writeFileSync(p, bad)
+    await expectBundleError(p, /corrupt/)
+  })
+
+  it('random bytes, and a plain file that is not gzip', async () => {
+    const p = path.join(tmp, 'random.tar.gz')
+    writeFileSync(p, Buffer.from(Array.from({length: 4096}, (_, i) => (i * 7919 + 13) % 251)))
+    await expectBundleError(p, /not gzip-compressed/)
+    const q = path.join(tmp, 'snapshot.txt')
+    writeFileSync(q, 'hello\n')
+    await expectBundleError(q, /not gzip-compressed/)
+  })
+
+  it('gzip data that is not a tar archive', async () => {
+    const p = path.join(tmp, 'notar.tar.gz')
+    writeFileSync(p, gzipSync(Buffer.from('x'.repeat(2000))))
+    await expectBundleError(p, /corrupt tar archive|truncated tar/)
+  })
+
+  it('a missing file', async () => {
+    await expectBundleError(path.join(tmp, 'nope.tar.gz'), /no such file/)
+  })
+
+  it.skipIf(!hasTar)('a tarball without manifest.json or without snapshot/', async () => {
+    const d = path.join(tmp, 'partial')
+    mkdirSync(path.join(d, 'snapshot'), {recursive: true})
+    writeFileSync(path.join(d, 'snapshot', 'sysctl.txt'), 'a = 1\n')
+    writeFileSync(path.join(d, 'model.json'), '{}')
+    const p = path.join(tmp, 'nomanifest.tar.gz')
+    execFileSync('tar', ['-czf', p, '-C', d, 'snapshot', 'model.json'])
+    await expectBundleError(p, /manifest\.json is missing/)
+    writeFileSync(path.join(d, 'manifest.json'), JSON.stringify(input().manifest))
+    const q = path.join(tmp, 'nosnapshot.tar.gz')
+    execFileSync('tar', ['-czf', q, '-C', d, 'manifest.json', 'model.json'])
+    await expectBundleError(q, /snapshot\/ folder is missing/)
+    writeFileSync(path.join(d, 'manifest.json'), '{"schema": 7, "sources": []}')
+    const r = path.join(tmp, 'schema7.tar.gz')
+    execFileSync('tar', ['-czf', r, '-C', d, 'manifest.json', 'snapshot'])
+    await expectBundleError(r, /schema 7/)
+  })
+
+  it.skipIf(!hasTar)('entries that escape the folder: ../ and absolute paths', async () => {
+    const d = path.join(tmp, 'evil', 'inner')
+    mkdirSync(path.join(d, 'snapshot'), {recursive: true})
+    writeFileSync(path.join(d, 'manifest.json'), JSON.stringify(input().manifest))
+    writeFileSync(path.join(d, 'snapshot', 'sysctl.txt'), 'a = 1\n')
+    writeFileSync(path.join(tmp, 'evil', 'outside.txt'), 'boom\n')
+    const p = path.join(tmp, 'traversal.tar.gz')
+    // -P keeps `../` and leading `/` in the member names, as a hostile archive would have them
+    execFileSync('tar', ['-czPf', p, 'manifest.json', 'snapshot', '../outside.txt'], {cwd: d})
+    expect(execFileSync('tar', ['-tzPf', p], {encoding: 'utf8'})).toContain('../outside.txt')
+    await expectBundleError(p, /unsafe entry path "\.\.\/outside\.txt".*traversal/)
+    const q = path.join(tmp, 'absolute.tar.gz')
+    execFileSync('tar', ['-czPf', q, 'manifest.json', 'snapshot', path.join(tmp, 'evil', 'outside.txt')], {cwd: d})
+    await expectBundleError(q, /unsafe entry path ".*outside\.txt".*absolute/)
+  })
+})
+
+describe('defaultBundleName', () => {
+  it('is routedoctor-HOST-YYYYMMDD-HHMMSS.tar.gz in UTC', () => {
+    expect(defaultBundleName('vm', new Date('2026-11-29T16:05:09Z'))).toBe('routedoctor-vm-20261129-160509.tar.gz')
+    expect(defaultBundleName('node-1.example.com', new Date('2026-01-02T03:04:05.678Z'))).toBe('routedoctor-node-1.example.com-20260102-030405.tar.gz')
+  })
+
+  it('keeps odd host names from making a path', () => {
+    const n = defaultBundleName('../etc/x y', new Date('2026-01-02T03:04:05Z'))
+    expect(n).not.toContain('/')
+    expect(n).toMatch(/^routedoctor-[A-Za-z0-9._-]+-20260102-030405\.tar\.gz$/)
+    expect(defaultBundleName('', new Date(0))).toBe('routedoctor-unknown-19700101-000000.tar.gz')
+  })
+})

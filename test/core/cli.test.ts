@@ -1,0 +1,149 @@
+// The binary as a user runs it: exit statuses, clear errors without stack traces, fix and bundle.
+import {mkdtempSync, readFileSync, writeFileSync, cpSync} from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+import {execa} from 'execa'
+import {describe, expect, it} from 'vitest'
+
+import {BIN, FIXTURES, ROOT} from '../helpers.js'
+
+const run = (args: string[], opts: {input?: string} = {}) => execa('node', [BIN, ...args], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}, ...opts})
+const ecmp = path.join(FIXTURES, 'bird2-ecmp-not-tunneled')
+
+describe('bad input', () => {
+  it('a broken file names the file and line, exits 2, no stack trace', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-bad-'))
+    cpSync(ecmp, dir, {recursive: true})
+    writeFileSync(path.join(dir, 'sysctl.txt'), 'net.ipv4.ip_forward = 1\nthis is not a sysctl line\n')
+    const res = await run(['check', '--from', dir])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toMatch(/sysctl\.txt:2/)
+    expect(res.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  it('a truncated JSON route dump is a parse error with the file named', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-bad-'))
+    cpSync(ecmp, dir, {recursive: true})
+    const text = readFileSync(path.join(dir, 'ip-j-d-route.json'), 'utf8')
+    writeFileSync(path.join(dir, 'ip-j-d-route.json'), text.slice(0, text.length / 2))
+    const res = await run(['check', '--from', dir, '--json'])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toContain('ip-j-d-route.json')
+    expect(JSON.parse(res.stdout).error.code).toBe('E_PARSE')
+  })
+
+  it('usage errors exit 2: a nonexistent --from, a bad prefix, a bad --pool', async () => {
+    expect((await run(['check', '--from', '/nonexistent/dir'])).exitCode).toBe(2)
+    const badPrefix = await run(['explain', 'not-a-prefix', '--from', ecmp])
+    expect(badPrefix.exitCode).toBe(2)
+    expect(badPrefix.stderr).toContain('not-a-prefix')
+    const badPool = await run(['check', '--from', ecmp, '--pool', '10.0.0.0/8=gre'])
+    expect(badPool.exitCode).toBe(2)
+    expect((await run(['check', '--no-such-flag'])).exitCode).toBe(2)
+  })
+})
+
+describe('pools', () => {
+  it('--pool overrides the snapshot: outside it every prefix is not-in-pool', async () => {
+    const res = await run(['check', '--from', ecmp, '--pool', '10.244.0.0/16=ipip', '--json'])
+    expect(res.exitCode).toBe(0)
+    expect(JSON.parse(res.stdout).prefixes).toEqual([])
+  })
+
+  it('pools come from bird.conf when nothing else names them (Calico krt_tunnel filter)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-pool-'))
+    cpSync(ecmp, dir, {recursive: true})
+    await execa('rm', ['-f', path.join(dir, 'ippools.yaml')])
+    writeFileSync(path.join(dir, 'bird.conf'), readFileSync(path.join(dir, 'bird.conf'), 'utf8').replace(
+      'filter calico_kernel_programming { accept; }',
+      'filter calico_kernel_programming {\n  if ( net ~ 192.168.0.0/16 ) then {\n    krt_tunnel = "tunl0";\n    accept;\n  }\n  accept;\n}'))
+    const res = await run(['check', '--from', dir, '--json'])
+    const json = JSON.parse(res.stdout)
+    expect(json.node.poolOrigin).toBe('bird.conf')
+    expect(json.prefixes.find((p: {prefix: string}) => p.prefix === '192.168.110.128/26').verdict).toBe('not-tunneled')
+  })
+})
+
+describe('fix', () => {
+  it('dry run prints the planned routes and paste-able ip route lines', async () => {
+    const res = await run(['fix', '--from', ecmp])
+    expect(res.exitCode).toBe(0)
+    expect(res.stdout).toContain('ip route replace 192.168.110.128/26 proto 158 metric 31 via 172.31.20.5 dev tunl0 onlink')
+    expect(res.stdout).toMatch(/nexthop via 172\.31\.20\.5 dev tunl0 weight 1 onlink nexthop via 172\.31\.30\.6 dev tunl0 weight 1 onlink/)
+  })
+
+  it('--json routes follow DESIGN §4 and keep BIRD 2 metric 32 routes beside', async () => {
+    const json = JSON.parse((await run(['fix', '--from', ecmp, '--json'])).stdout)
+    expect(json.schema).toBe(1)
+    const r = json.routes.find((x: {dst: string}) => x.dst === '192.168.200.10/32')
+    expect(r.metric).toBe(31)
+    expect(r.table).toBe('main')
+    expect(r.nexthops.map((n: {gateway: string}) => n.gateway)).toEqual(['172.31.20.5', '172.31.30.6'])
+    expect(json.replaced.every((k: {protocol: string; metric: number}) => k.protocol === 'bird' && k.metric === 32)).toBe(true)
+    expect(json.birdConfig.supported).toBe(true)
+  })
+
+  it('BIRD 1.6 replaces at metric 0 and says no filter can do it', async () => {
+    const json = JSON.parse((await run(['fix', '--from', path.join(FIXTURES, 'bird16-ecmp-not-tunneled'), '--json'])).stdout)
+    expect(json.routes.every((r: {metric: number}) => r.metric === 0)).toBe(true)
+    expect(json.birdConfig.supported).toBe(false)
+    expect(json.birdConfig.reason).toContain('1.6.8')
+  })
+
+  it('--bird-config prints the kernel filter in the order BIRD 3.2 needs', async () => {
+    const res = await run(['fix', '--from', ecmp, '--bird-config'])
+    const s = res.stdout
+    expect(s.indexOf('ifname = "tunl0"')).toBeLessThan(s.indexOf('onlink = true'))
+    expect(s.indexOf('onlink = true')).toBeLessThan(s.indexOf('gw = bgp_next_hop'))
+    expect(s).toContain('192.168.0.0/16+')
+  })
+
+  it('--apply refuses offline snapshots and refuses without --yes on a non-TTY', async () => {
+    const offline = await run(['fix', '--from', ecmp, '--apply'])
+    expect(offline.exitCode).toBe(2)
+    expect(offline.stderr).toContain('--from')
+  })
+})
+
+describe('bundle', () => {
+  it('writes a tar.gz that tar lists and that replays to the same report', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-bundle-'))
+    const out = path.join(dir, 'b.tar.gz')
+    const res = await run(['bundle', '--from', ecmp, '-o', out])
+    expect(res.exitCode).toBe(0)
+    expect(res.stdout.trim()).toBe(out)
+    const list = (await execa('tar', ['-tzf', out])).stdout.split('\n')
+    for (const f of ['manifest.json', 'model.json', 'report.md', 'report.json', 'snapshot/birdc-show-route-all.txt']) expect(list).toContain(f)
+    const direct = JSON.parse((await run(['check', '--from', ecmp, '--json'])).stdout)
+    const replay = JSON.parse((await run(['check', '--from', out, '--json'])).stdout)
+    expect(replay.prefixes.map((p: {prefix: string; verdict: string}) => [p.prefix, p.verdict])).toEqual(direct.prefixes.map((p: {prefix: string; verdict: string}) => [p.prefix, p.verdict]))
+  })
+
+  it('a redacted bundle holds none of the node addresses and diagnoses the same verdicts', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-bundle-'))
+    const out = path.join(dir, 'r.tar.gz')
+    const mapFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'rd-map-')), 'map.json') // kept outside the extracted bundle
+    expect((await run(['bundle', '--from', ecmp, '-o', out, '--redact', '--mapping-file', mapFile])).exitCode).toBe(0)
+    await execa('tar', ['-xzf', out, '-C', dir])
+    const all = (await execa('sh', ['-c', `cat ${dir}/snapshot/* ${dir}/*.json ${dir}/report.md`])).stdout
+    for (const a of ['172.31.20.5', '172.31.10.4', '192.168.110.128', '172.31.11.1', 'f2:16:b0:6a:b7:24', 'Mesh_172_31_20_5']) expect(all.match(new RegExp(`(^|[^0-9.:a-f_])${a.replace(/[.]/g, '\\.')}($|[^0-9a-f])`, 'm'))?.[0], a).toBeUndefined()
+    const mapping = JSON.parse(readFileSync(mapFile, 'utf8')) as Record<string, string>
+    const direct = JSON.parse((await run(['check', '--from', ecmp, '--json'])).stdout)
+    const replay = JSON.parse((await run(['check', '--from', out, '--json'])).stdout)
+    const verdictOf = (prefix: string) => replay.prefixes.find((p: {prefix: string}) => p.prefix === prefix)?.verdict
+    for (const p of direct.prefixes) {
+      const [addr, len] = p.prefix.split('/')
+      expect(verdictOf(`${mapping[addr]}/${len}`), p.prefix).toBe(p.verdict)
+    }
+  })
+
+  it('a corrupt archive is refused with exit 2 and the file named', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-bundle-'))
+    const bad = path.join(dir, 'bad.tar.gz')
+    writeFileSync(bad, Buffer.from('not a gzip file at all'))
+    const res = await run(['check', '--from', bad])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toContain('bad.tar.gz')
+  })
+})
