@@ -21,7 +21,7 @@
 //    link-local address stays link-local, 169.254/16, ::ffff:0:0/96). Freezing a range's ancestors
 //    makes the automorphism map the range onto itself, so nothing else can land in it either.
 // Freezing only removes swaps, so the map stays an automorphism (bijective, prefix-preserving).
-import {createHmac, randomBytes} from 'node:crypto'
+import {createCipheriv, createHmac, randomBytes} from 'node:crypto'
 
 import ipaddr from 'ipaddr.js'
 
@@ -30,9 +30,11 @@ import type {BundleInput} from './tarball.js'
 
 type Fam = 4 | 6
 
+// Addresses are handled as bit strings ('0'/'1', 32 or 128 long): a trie node is then simply a
+// prefix of that string, cheap to slice and to look up (BigInt keys in a Set are far slower).
 interface Special {
   fam: Fam
-  net: bigint
+  bits: string // the prefix's first len bits
   len: number
   keep: 'all' | 'prefix'
 }
@@ -52,41 +54,43 @@ const SPECIALS: Special[] = [
 
 function sp(cidr: string, keep: Special['keep']): Special {
   const [a, len] = ipaddr.parseCIDR(cidr)
-  const fam: Fam = a.kind() === 'ipv4' ? 4 : 6
-  return {fam, net: toBig(a.toByteArray()), len, keep}
+  return {fam: a.kind() === 'ipv4' ? 4 : 6, bits: toBits(a.toByteArray()).slice(0, len), len, keep}
 }
 
 const width = (fam: Fam): number => (fam === 4 ? 32 : 128)
+const V4MAPPED = '0'.repeat(80) + '1'.repeat(16)
 
-function toBig(bytes: number[]): bigint {
-  let v = 0n
-  for (const b of bytes) v = (v << 8n) | BigInt(b)
-  return v
+function toBits(bytes: number[]): string {
+  let out = ''
+  for (const b of bytes) out += b.toString(2).padStart(8, '0')
+  return out
 }
 
-function fromBig(v: bigint, fam: Fam): string {
-  const n = fam === 4 ? 4 : 16
-  const bytes: number[] = []
-  for (let i = n - 1; i >= 0; i--) bytes[i] = Number((v >> BigInt(8 * (n - 1 - i))) & 0xffn)
+function toBytes(bits: string): number[] {
+  const out: number[] = []
+  for (let i = 0; i < bits.length; i += 8) out.push(parseInt(bits.slice(i, i + 8), 2))
+  return out
+}
+
+function fromBits(bits: string, fam: Fam): string {
+  const bytes = toBytes(bits)
   // IPv4-mapped IPv6 in iproute2's spelling (::ffff:1.2.3.4), not ipaddr.js's (::ffff:102:304)
-  if (fam === 6 && v >> 32n === 0xffffn) return `::ffff:${bytes.slice(12).join('.')}`
+  if (fam === 6 && bits.startsWith(V4MAPPED)) return `::ffff:${bytes.slice(12).join('.')}`
   return ipaddr.fromByteArray(bytes).toString()
 }
 
-function parseAddr(text: string): {fam: Fam; v: bigint} | undefined {
+function parseAddr(text: string): {fam: Fam; bits: string} | undefined {
   const bare = text.replace(/%.*$/, '')
-  if (ipaddr.IPv4.isValidFourPartDecimal(bare)) return {fam: 4, v: toBig(ipaddr.IPv4.parse(bare).toByteArray())}
-  if (ipaddr.IPv6.isValid(bare)) return {fam: 6, v: toBig(ipaddr.IPv6.parse(bare).toByteArray())}
+  if (ipaddr.IPv4.isValidFourPartDecimal(bare)) return {fam: 4, bits: toBits(ipaddr.IPv4.parse(bare).toByteArray())}
+  if (ipaddr.IPv6.isValid(bare)) return {fam: 6, bits: toBits(ipaddr.IPv6.parse(bare).toByteArray())}
   return undefined
 }
 
-const mask = (len: number, w: number): bigint => (len === 0 ? 0n : ((1n << BigInt(len)) - 1n) << BigInt(w - len))
-
-/** Canonical network of a prefix, for anchoring; undefined when not a prefix. */
-function parseNet(addr: string, len: number): {fam: Fam; net: bigint; len: number} | undefined {
+/** The network bits (first len) of a prefix, for anchoring; undefined when not a prefix. */
+function parseNet(addr: string, len: number): {fam: Fam; bits: string; len: number} | undefined {
   const a = parseAddr(addr)
   if (!a || !Number.isInteger(len) || len < 0 || len > width(a.fam)) return undefined
-  return {fam: a.fam, net: a.v & mask(len, width(a.fam)), len}
+  return {fam: a.fam, bits: a.bits.slice(0, len), len}
 }
 
 // ------------------------------------------------------------------------------------ text tokens
@@ -112,7 +116,7 @@ export function collectAnchors(texts: Iterable<string>): string[] {
   const add = (addr: string, len: string | undefined) => {
     if (len === undefined) return
     const n = parseNet(addr, Number(len))
-    if (n) out.add(`${fromBig(n.net, n.fam)}/${n.len}`)
+    if (n) out.add(`${fromBits(n.bits.padEnd(width(n.fam), '0'), n.fam)}/${n.len}`)
   }
   for (const text of texts) {
     for (const m of text.matchAll(TOKEN_RE)) {
@@ -169,46 +173,67 @@ export interface Redactor {
  * same one. The anchors are fixed here because adding one later would change the map.
  */
 export function createRedactor(key: Buffer = randomBytes(32), opts: RedactorOptions = {}): Redactor {
-  const frozen = {4: new Set<string>(), 6: new Set<string>()}
-  const nodeKey = (d: number, node: bigint) => `${d}:${node.toString(16)}`
-  const freezePath = (fam: Fam, v: bigint, from: number, to: number) => {
-    const w = width(fam)
-    for (let d = from; d < to; d++) frozen[fam].add(nodeKey(d, d === 0 ? 0n : v >> BigInt(w - d)))
-  }
-  const identity = SPECIALS.filter((s) => s.keep === 'all')
-  for (const s of SPECIALS) freezePath(s.fam, s.net, 0, s.len) // ancestors: the range maps onto itself
+  // anchors[fam].get(len): the anchored prefixes of that length (their first len bits)
+  const anchors = {4: new Map<number, Set<string>>(), 6: new Map<number, Set<string>>()}
   for (const a of opts.anchors ?? []) {
     const slash = a.indexOf('/')
     let n = slash < 0 ? undefined : parseNet(a.slice(0, slash), Number(a.slice(slash + 1)))
     if (!n) continue
     // inside ::ffff:0:0/96 the IPv4 map applies (see address()), so anchor the IPv4 prefix
-    if (n.fam === 6 && n.len >= 96 && n.net >> 32n === 0xffffn) n = {fam: 4, net: n.net & 0xffffffffn, len: n.len - 96}
-    const w = width(n.fam)
-    // below the prefix, the leftmost (network) and rightmost (broadcast) paths never swap
-    freezePath(n.fam, n.net, n.len, w)
-    freezePath(n.fam, n.net | ((1n << BigInt(w - n.len)) - 1n), n.len, w)
+    if (n.fam === 6 && n.len >= 96 && n.bits.startsWith(V4MAPPED)) n = {fam: 4, bits: n.bits.slice(96), len: n.len - 96}
+    if (n.fam === 4 && n.len >= 24) continue // IPv4 /24 and longer are canonical anyway (last octet kept)
+    const m = anchors[n.fam]
+    if (!m.has(n.len)) m.set(n.len, new Set())
+    m.get(n.len)!.add(n.bits)
   }
 
-  const prfCache = new Map<string, number>()
-  const swap = (fam: Fam, d: number, node: bigint): number => {
-    if (fam === 4 && d >= 24) return 0
-    const k = nodeKey(d, node)
-    if (frozen[fam].has(k)) return 0
-    for (const s of identity) if (s.fam === fam && d >= s.len && node >> BigInt(d - s.len) === s.net >> BigInt(width(fam) - s.len)) return 0
-    const ck = `${fam}/${k}`
-    let bit = prfCache.get(ck)
-    if (bit === undefined) {
-      bit = createHmac('sha256', key).update(`addr${fam}/${ck}`).digest()[0] & 1
-      prfCache.set(ck, bit)
-    }
-    return bit
-  }
-  const mapBits = (fam: Fam, v: bigint): bigint => {
+  // The PRF, as in Crypto-PAn: swap(first d bits) = first bit of AES_k(first d bits ‖ pad[d..]),
+  // with a secret pad per family. One ECB call per address computes all of its depths at once.
+  const sub = (label: string) => createHmac('sha256', key).update(label).digest().subarray(0, 16)
+  const cipher = createCipheriv('aes-128-ecb', sub('routedoctor-redact-aes'), null).setAutoPadding(false)
+  const pads = {4: sub('pad4'), 6: sub('pad6')}
+  const prfBits = (fam: Fam, bits: string): Buffer => {
     const w = width(fam)
-    let out = 0n
+    const addr = Buffer.alloc(16)
+    Buffer.from(toBytes(bits)).copy(addr)
+    const pad = pads[fam]
+    const blocks = Buffer.alloc(16 * w)
     for (let d = 0; d < w; d++) {
-      const bit = Number((v >> BigInt(w - 1 - d)) & 1n)
-      out = (out << 1n) | BigInt(bit ^ swap(fam, d, d === 0 ? 0n : v >> BigInt(w - d)))
+      const off = 16 * d
+      pad.copy(blocks, off)
+      addr.copy(blocks, off, 0, d >> 3)
+      if (d & 7) {
+        const hi = (0xff << (8 - (d & 7))) & 0xff
+        blocks[off + (d >> 3)] = (addr[d >> 3] & hi) | (pad[d >> 3] & ~hi & 0xff)
+      }
+    }
+    return cipher.update(blocks)
+  }
+
+  // Output bit d = input bit d XOR swap(node), node = first d input bits; swap is 0 when frozen:
+  //  - IPv4 d >= 24;
+  //  - node on the path to a special range (d < len, node a prefix of it), or inside a kept one;
+  //  - node on the network or broadcast path below an anchor (node = P ‖ 0…0 or P ‖ 1…1).
+  const mapBits = (fam: Fam, bits: string): string => {
+    const w = width(fam)
+    const prf = prfBits(fam, bits)
+    const specials = SPECIALS.filter((s) => s.fam === fam).map((s) => {
+      let c = 0
+      while (c < s.len && bits[c] === s.bits[c]) c++
+      return {s, c} // c: common prefix length with the special range (capped at its length)
+    })
+    const anchorLens = anchors[fam]
+    let out = ''
+    let run = 0 // how many bits at the end of the node (bits[0..d)) are equal
+    for (let d = 0; d < w; d++) {
+      if (d > 0) run = d > 1 && bits[d - 1] === bits[d - 2] ? run + 1 : 1
+      let swap = prf[16 * d] >> 7
+      if (swap && fam === 4 && d >= 24) swap = 0
+      if (swap) for (const {s, c} of specials) if ((d < s.len && c >= d) || (s.keep === 'all' && c === s.len)) swap = 0
+      if (swap && anchorLens.size) {
+        for (let len = Math.max(0, d - run); len <= d && swap; len++) if (anchorLens.get(len)?.has(bits.slice(0, len))) swap = 0
+      }
+      out += bits[d] === (swap ? '0' : '1') ? '1' : '0'
     }
     return out
   }
@@ -219,12 +244,11 @@ export function createRedactor(key: Buffer = randomBytes(32), opts: RedactorOpti
     const zone = /%.*$/.exec(text)?.[0] ?? ''
     const a = parseAddr(text)
     if (!a) return text
-    const canon = fromBig(a.v, a.fam)
+    const canon = fromBits(a.bits, a.fam)
     let out = addrCache.get(canon)
     if (out === undefined) {
-      const v4mapped = a.fam === 6 && a.v >> 32n === 0xffffn
       // ::ffff:a.b.c.d takes the IPv4 pseudonym so both spellings of one host agree
-      out = v4mapped ? `::ffff:${address(fromBig(a.v & 0xffffffffn, 4))}` : fromBig(mapBits(a.fam, a.v), a.fam)
+      out = a.fam === 6 && a.bits.startsWith(V4MAPPED) ? `::ffff:${address(fromBits(a.bits.slice(96), 4))}` : fromBits(mapBits(a.fam, a.bits), a.fam)
       addrCache.set(canon, out)
       if (out !== canon) map.set(canon, out)
     }

@@ -5,6 +5,7 @@ import {dirname} from 'node:path'
 import {RouteDoctorError} from '../model/errors.js'
 import {canonicalPrefix, familyOf} from '../model/prefix.js'
 import type {Family, KernelRoute, PlannedRoute} from '../model/types.js'
+import type {PlanItem} from '../plan/plan.js'
 import {type RouteSpec, protocolNumber, routeTypeNumber, RT_SCOPE_UNIVERSE} from './codec.js'
 import {type DumpedRoute, NetlinkError, type RouteClient, openRouteClient} from './client.js'
 import {
@@ -12,11 +13,8 @@ import {
   setJournalState, writeJournal,
 } from './journal.js'
 
-export interface PlanItem {
-  planned: PlannedRoute
-  replaces?: KernelRoute // the current kernel route the plan corrects
-  mode: PlanMode // 'beside': add at planned.metric (lower than BIRD's); 'replace': same table/dst/metric
-}
+// What the planner (src/plan) hands over: one item per corrected route.
+export type {PlanItem} from '../plan/plan.js'
 
 export interface ApplyOptions {
   journalDir: string

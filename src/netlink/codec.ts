@@ -404,10 +404,12 @@ export function toKernelRoute(spec: RouteSpec, links: ReadonlyMap<number, string
   const single = spec.nexthops.length === 1
   const nexthops: Nexthop[] = spec.nexthops.map((nh) => {
     const bits = single ? rtmFlags & RTNH_COMPARE_MASK : (nh.flags ?? 0) | (nh.onlink ? RTNH_F_ONLINK : 0)
-    const out: Nexthop = {weight: single ? 1 : nh.weight ?? 1, flags: flagNames(bits)}
-    if (nh.gateway !== undefined) out.gateway = gatewayOf(nh.gateway)
-    if (nh.ifindex !== undefined && nh.ifindex > 0) out.dev = links.get(nh.ifindex) ?? `if${nh.ifindex}`
-    return out
+    return {
+      ...(nh.gateway !== undefined ? {gateway: gatewayOf(nh.gateway)} : {}),
+      ...(nh.ifindex !== undefined && nh.ifindex > 0 ? {dev: links.get(nh.ifindex) ?? `if${nh.ifindex}`} : {}),
+      weight: single ? 1 : nh.weight ?? 1,
+      flags: flagNames(bits),
+    }
   })
   const route: KernelRoute = {
     family: spec.family,

@@ -1,6 +1,9 @@
 // Calico IPPool lists (YAML or JSON; `kind: IPPoolList` with items, a single IPPool, a bare list, `calicoctl get
 // ippools -o yaml`, kubectl's `kind: List`, and calicoctl v1 `kind: ipPool` with metadata.cidr) -> Pool[].
-import {LineCounter, isMap, isSeq, parseAllDocuments, type Node} from 'yaml'
+import {createRequire} from 'node:module'
+
+import type * as YamlModule from 'yaml'
+import type {Node} from 'yaml'
 
 import {ParseError} from '../model/errors.js'
 import {canonicalPrefix} from '../model/prefix.js'
@@ -35,6 +38,7 @@ function toPool(item: unknown, file: string, line: number): Pool | undefined {
 
 /** The pool items of one document root: a list, a `*List` with items, or one pool. */
 function itemNodes(root: Node): unknown[] {
+  const {isMap, isSeq} = yaml()
   if (isSeq(root)) return root.items
   if (isMap(root) && root.has('items')) {
     const items = root.get('items', true)
@@ -45,7 +49,14 @@ function itemNodes(root: Node): unknown[] {
   return [root]
 }
 
+// yaml is loaded on first use: most runs have no IPPool file, and start-up time matters.
+let yamlModule: typeof YamlModule | undefined
+function yaml(): typeof YamlModule {
+  return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof YamlModule)
+}
+
 export function parseIpPools(text: string, file = 'ippools.yaml'): Pool[] {
+  const {LineCounter, isMap, isSeq, parseAllDocuments} = yaml()
   const lineCounter = new LineCounter()
   const docs = parseAllDocuments(text, {lineCounter, prettyErrors: false})
   const lineOf = (offset: number | undefined): number => (offset === undefined ? 1 : lineCounter.linePos(offset).line)

@@ -368,20 +368,13 @@ export function update(state: UiState, event: UiEvent, hostText: (s: UiState) =>
   }
 }
 
-export const HELP = `Keys
-  ↑ ↓  j k       move the selection (in a pane: scroll it)
-  PgUp PgDn g G  page, first, last
-  /              filter by text (prefix, verdict, finding id); Enter keeps it, Esc clears it
-  Enter          open the explanation of the selected prefix (the evidence chain)
-  Tab            switch between the list and the open pane
-  Esc            close the pane, or clear the filter
-  f              preview the fix for the selected prefix
-  a              apply that fix (asks y/n first)
-  b              write a support bundle
-  h              host findings
-  r              refresh now (live mode also refreshes every few seconds)
-  ?              this help
-  q              quit
+export const HELP = `↑↓ jk   move (in a pane: scroll)      PgUp PgDn g G  page, first, last
+/       filter: prefix, verdict, id    Enter keeps the filter, Esc clears it
+Enter   explain the selected prefix    Tab  switch between list and pane
+Esc     close the pane, clear filter   h    host findings
+f       preview the fix                a    apply the fix (asks y/n first)
+b       write a support bundle         r    refresh now (live: every few s)
+?       this help                      q    quit
 
-Verdicts: errors first (not-tunneled, unreachable, missing, multipath-lost), then ok, then local.
-A * marks a verdict that changed at one of the last refreshes (was → now).`
+Problems first (not-tunneled, unreachable, missing, multipath-lost), then
+ok, then local. * marks a verdict that changed lately (was → now).`

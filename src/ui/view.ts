@@ -38,7 +38,7 @@ export function headerLines(s: UiState, c: ChalkInstance): string[] {
     const verdicts = Object.entries(r.summary.verdicts).map(([v, k]) => `${k} ${v}`).join(', ')
     const errs = r.summary.errors > 0 ? c.red(`${r.summary.errors} error${r.summary.errors === 1 ? '' : 's'}`) : c.green('0 errors')
     const hostCount = r.host.findings.length
-    second = [`${r.summary.prefixes} prefixes${verdicts ? ` (${verdicts})` : ''}`, `${errs}, ${r.summary.warnings} warning${r.summary.warnings === 1 ? '' : 's'}`,
+    second = [`${r.summary.prefixes} prefix${r.summary.prefixes === 1 ? '' : 'es'}${verdicts ? ` (${verdicts})` : ''}`, `${errs}, ${r.summary.warnings} warning${r.summary.warnings === 1 ? '' : 's'}`,
       hostCount > 0 ? `host: ${hostCount} finding${hostCount === 1 ? '' : 's'} (h)` : 'host: ok'].join(SEP)
   }
   return [fit(first, w), fit(second, w)]
@@ -69,7 +69,7 @@ export function rowText(p: PrefixLine, s: UiState, c: ChalkInstance): string {
   const change = s.changes[p.prefix]
   const selected = p.prefix === s.selected
   const ids = p.findings.filter((f) => f.severity !== 'info').map((f) => f.id).join(', ')
-  const was = change ? `was ${change.from} · ` : ''
+  const was = change ? `was ${change.from}${ids ? ' · ' : ''}` : ''
   const cell = pad(p.verdict, 16)
   const verdict = change ? c.bgYellow.black(p.verdict) + cell.slice(p.verdict.length) : verdictColor(c, p.verdict)(cell)
   const line = `${selected ? '›' : ' '}${change ? '*' : ' '}${pad(p.prefix, prefixWidth(s))}${verdict}${change ? c.yellow(was) : ''}${ids}`

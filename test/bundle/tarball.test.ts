@@ -9,7 +9,8 @@ import {gunzipSync, gzipSync} from 'node:zlib'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {buildManifest} from '../../src/bundle/manifest.js'
-import {packBundle, readBundle, writeBundle, defaultBundleName, type BundleInput} from '../../src/bundle/tarball.js'
+import {redactBundleInput} from '../../src/bundle/redact.js'
+import {packBundle, parseBundle, readBundle, writeBundle, defaultBundleName, type BundleInput} from '../../src/bundle/tarball.js'
 import {RouteDoctorError} from '../../src/model/errors.js'
 import type {SourceFile} from '../../src/model/types.js'
 
@@ -135,6 +136,31 @@ describe('writeBundle / readBundle', () => {
     const b = await readBundle(p)
     expect(b.files.find((f) => f.name === 'sysctl.txt')!.text).toBe('net.ipv4.ip_forward = 0\n')
     expect(b.warnings).toEqual([expect.stringMatching(/snapshot\/sysctl\.txt does not match its sha256/)])
+  })
+})
+
+describe('a redacted bundle', () => {
+  it('carries no original address, MAC or host name in any member, and reads back consistently', () => {
+    const inp = input()
+    inp.reportMd = '# vm\n192.168.110.128/26 via 172.31.20.5: not tunnelled\n'
+    inp.model = {prefix: '192.168.110.128/26', neighbor: '172.31.20.5', protocol: 'Mesh_172_31_20_5'}
+    inp.manifest.command = ['explain', '192.168.110.128/26', '--redact']
+    const {input: red, mapping} = redactBundleInput(inp, {key: Buffer.from('k')})
+    const {data, manifest} = packBundle(red)
+    const tar = gunzipSync(data).toString('latin1')
+    for (const secret of ['172.31.20.5', '192.168.110.128', '172.31.11.1', 'f2:16:b0:6a:b7:24', 't0p-secret', 'Hostname is vm']) expect(tar, secret).not.toContain(secret)
+    const n = mapping['172.31.20.5']
+    expect(n).toMatch(/^\d+\.\d+\.\d+\.5$/)
+    expect(manifest.redacted).toBe(true)
+    expect(manifest.host).toBe(mapping.vm)
+    expect(manifest.command).toEqual(['explain', `${mapping['192.168.110.128']}/26`, '--redact'])
+    expect(red.model).toEqual({prefix: `${mapping['192.168.110.128']}/26`, neighbor: n, protocol: `Mesh_${n.replaceAll('.', '_')}`})
+    expect(red.reportMd).toBe(`# ${mapping.vm}\n${mapping['192.168.110.128']}/26 via ${n}: not tunnelled\n`)
+    const b = parseBundle(data, 'red.tar.gz')
+    expect(b.files).toEqual(red.files)
+    expect(b.warnings).toEqual([])
+    // the mapping stays with the caller: no member holds an original next to its pseudonym
+    expect(tar).not.toContain(JSON.stringify(mapping).slice(1, 30))
   })
 })
 

@@ -29,6 +29,23 @@ describe('peer-down', () => {
     expect(hostFindings(ctx, 'peer-down').map((x) => x.title).join('\n')).not.toContain('Mesh_172_31_20_5')
   })
 
+  it('reads BIRD 1.6\'s format too (bird16, Mesh_172_31_30_6 header and BGP state edited to Idle / BGP Error: Hold timer expired, Last error line added)', () => {
+    const files = editFile(loadFiles(BIRD16), 'birdc-show-protocols-all.txt', (t) => {
+      t = replaceOnce(t, 'Mesh_172_31_30_6 BGP      master   up     16:50:24    Established   ',
+        'Mesh_172_31_30_6 BGP      master   start  16:51:30    Idle          BGP Error: Hold timer expired')
+      const at = t.indexOf('Mesh_172_31_30_6 BGP')
+      const block = t.slice(at).replace('  BGP state:          Established\n    Neighbor address: 172.31.30.6\n',
+        '  BGP state:          Idle\n    Neighbor address: 172.31.30.6\n    Last error:       BGP Error: Hold timer expired\n')
+      return t.slice(0, at) + block
+    })
+    const ctx = contextOf(files)
+    const f = theHostFinding(ctx, 'peer-down')
+    expect(f.title).toBe('BGP session Mesh_172_31_30_6 to 172.31.30.6 is Idle')
+    expect(f.detail).toContain('Hold timer expired')
+    expect(f.fix).toContain('TCP 179')
+    expect(f.evidence[0].line).toBe(lineOf(files, 'birdc-show-protocols-all.txt', 'Mesh_172_31_30_6 BGP'))
+  })
+
   it.each(withTwins(BIRD2, BIRD16, BIRD16_LL))('does not fire in %s (every session Established)', (name) => {
     expect(ids(hostFindings(ctxOfFixture(name)))).not.toContain('peer-down')
   })
@@ -204,5 +221,22 @@ describe('hash-policy-l3', () => {
   it('does not fire with policy 2 (bird2, 0 → 2) nor when no pool is IP-in-IP (--pool 192.168.0.0/16=vxlan)', () => {
     expect(ids(hostFindings(contextOf(sysctl(BIRD2, 'fib_multipath_hash_policy = 0', 'fib_multipath_hash_policy = 2'))))).not.toContain('hash-policy-l3')
     expect(ids(hostFindings(ctxOfFixture(BIRD2, {pools: ['192.168.0.0/16=vxlan']})))).not.toContain('hash-policy-l3')
+  })
+})
+
+describe('rp-filter-strict on an uplink whose name has a dot (VLAN)', () => {
+  // sysctl(8), and routedoctor's own live collector (src/collect/live.ts), write a dot in a device
+  // name as "/": net.ipv4.conf.eth1/100.rp_filter. BUG (reported): Context.rpFilter(dev) looks up
+  // net.ipv4.conf.eth1.100.rp_filter, finds only `all`, and the strict uplink goes unreported.
+  it('fires on strict rp_filter on eth1.100 (bird2, eth1 renamed eth1.100 in the ip -j files, sysctl line net.ipv4.conf.eth1/100.rp_filter = 1)', () => {
+    let files = loadFiles(BIRD2)
+    for (const n of ['ip-j-d-route.json', 'ip-j-d-link.json', 'ip-j-addr.json']) files = editFile(files, n, (t) => t.replaceAll('"eth1"', '"eth1.100"'))
+    files = editFile(files, 'sysctl.txt', (t) => replaceOnce(t, 'net.ipv4.conf.eth1.rp_filter = 0', 'net.ipv4.conf.eth1/100.rp_filter = 1'))
+    const ctx = contextOf(files)
+    // the edit did what it says: the ECMP underlay now leaves through eth1.100
+    expect(ctx.facts('192.168.110.128/26').resolutions[0].lookup.route?.nexthops.map((n) => n.dev)).toEqual(['eth0', 'eth1.100'])
+    const f = theHostFinding(ctx, 'rp-filter-strict')
+    expect(f.title).toContain('eth1.100')
+    expect(f.evidence.map((e) => e.text)).toContain('net.ipv4.conf.eth1/100.rp_filter = 1')
   })
 })

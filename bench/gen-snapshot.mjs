@@ -1,0 +1,273 @@
+// Synthetic full-table snapshot directories for the bench (issue 7), in the REAL formats:
+//   birdc-show-route-all.txt  BIRD 2.0.12 `show route all` (banner, `Table master4:`, headers padded
+//                             like BIRD's, TAB next-hop and attribute lines, ~350 bytes per route like
+//                             the 1M capture in reference/bird-captures/1M-dump-b2-show_route_all.txt.head)
+//   ip-j-d-route.json         `ip -j -d route show table all`: one JSON array on one line
+//   birdc-show-protocols-all.txt, birdc-show-status.txt, ip-j-d-link.json, ip-j-addr.json, sysctl.txt
+//                             adapted from test/fixtures/bird2-ecmp-not-tunneled/
+//   ippools.yaml              one IP-in-IP pool (blockSize 26) covering every generated block
+//
+// The node: loopback 172.31.10.4, uplinks eth0 172.31.11.3/24 (ToR 172.31.11.1) and eth1
+// 172.31.12.3/24 (ToR 172.31.12.1), tunl0 holding the first address of its own block.
+// 250 other nodes 172.20.R.H in 10 racks; the kernel reaches racks 0 and 1 over ECMP (both ToRs),
+// the others over one ToR. Block i belongs to node hash(i):
+//   - block 0 is this node's (static blackhole in BIRD, blackhole proto bird in the kernel)
+//   - 1 % of blocks (i % 100 == 50) have two equal paths from two nodes: the kernel has a healthy
+//     multipath route over tunl0 (a secondary `show route` header, as BIRD prints it)
+//   - blocks of nodes in racks 0/1: BIRD resolves the next hop over the ECMP underlay (2 via lines)
+//     and the kernel route is multipath over eth0/eth1: the tunnel-bypassed-by-ecmp failure (~20 %)
+//   - every other block: BIRD `via TOR on ethX`, kernel `via NODE dev tunl0 onlink` (healthy)
+//
+// Files are written in ~1 MiB chunks through write streams, never as one giant string.
+// Usage: node bench/gen-snapshot.mjs COUNT DIR      (COUNT: 10000, 10k, 100k, 1M)
+import {createWriteStream, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+export const FIXTURE = path.join(HERE, '..', 'test', 'fixtures', 'bird2-ecmp-not-tunneled')
+export const GEN_VERSION = 3 // bump when the output changes (cached snapshot dirs are keyed by it)
+
+export const NODES = 250
+const RACKS = 10
+const ECMP_RACKS = new Set([0, 1])
+const TORS = [
+  {gw: '172.31.11.1', dev: 'eth0'},
+  {gw: '172.31.12.1', dev: 'eth1'},
+]
+const OLD_TUNL0 = '192.168.162.128' // the fixture's tunl0 address / local block
+const OLD_WORKLOAD = '192.168.162.129'
+
+export function parseCount(text) {
+  const m = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(String(text).trim())
+  if (!m) throw new Error(`bad size ${text}: expected e.g. 10000, 10k, 100k, 1M`)
+  const mult = m[2] === '' ? 1 : m[2].toLowerCase() === 'k' ? 1000 : 1_000_000
+  return Math.round(Number(m[1]) * mult)
+}
+
+function ipText(v) {
+  return `${(v >>> 24) & 255}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`
+}
+
+/** The smallest pool (from 10.0.0.0/8 upwards, else aligned down) holding `count` /26 blocks. */
+export function poolFor(count) {
+  let len = 8
+  while (len > 1 && 2 ** (26 - len) < count) len--
+  const base = len === 8 ? 10 * 2 ** 24 : (10 * 2 ** 24) - ((10 * 2 ** 24) % 2 ** (32 - len))
+  return {base, len, cidr: `${ipText(base)}/${len}`}
+}
+
+function node(i) {
+  const rack = i % RACKS
+  const host = 10 + Math.floor(i / RACKS)
+  const addr = `172.20.${rack}.${host}`
+  return {i, rack, addr, proto: `Mesh_172_20_${rack}_${host}`, ecmp: ECMP_RACKS.has(rack)}
+}
+
+/** A chunked writer: strings are joined into ~1 MiB pieces and written with back-pressure. */
+class Out {
+  constructor(file) {
+    this.stream = createWriteStream(file)
+    this.parts = []
+    this.size = 0
+    this.bytes = 0
+  }
+  async write(s) {
+    this.parts.push(s)
+    this.size += s.length
+    if (this.size >= 1 << 20) await this.flush()
+  }
+  async flush() {
+    if (this.parts.length === 0) return
+    const chunk = this.parts.join('')
+    this.parts = []
+    this.size = 0
+    this.bytes += Buffer.byteLength(chunk)
+    if (!this.stream.write(chunk)) await new Promise((resolve) => this.stream.once('drain', resolve))
+  }
+  async close() {
+    await this.flush()
+    await new Promise((resolve, reject) => this.stream.end((err) => (err ? reject(err) : resolve())))
+    return this.bytes
+  }
+}
+
+const pad20 = (s) => (s.length >= 20 ? `${s} ` : s + ' '.repeat(21 - s.length))
+
+function birdVia(n) {
+  if (n.ecmp) return `\tvia ${TORS[0].gw} on ${TORS[0].dev} weight 1\n\tvia ${TORS[1].gw} on ${TORS[1].dev} weight 1\n`
+  const t = TORS[n.rack % 2]
+  return `\tvia ${t.gw} on ${t.dev}\n`
+}
+
+function birdBgpAttrs(n, block) {
+  // ~350 bytes per route in all, like the real 2.0.12 capture (9-10 attribute lines there)
+  return (
+    '\tType: BGP univ\n' +
+    '\tBGP.origin: IGP\n' +
+    '\tBGP.as_path: \n' +
+    `\tBGP.next_hop: ${n.addr}\n` +
+    '\tBGP.local_pref: 100\n' +
+    `\tBGP.community: (64512,${100 + n.rack}) (64512,${1000 + (block % 997)}) (64512,${20000 + n.rack}) (64512,30001) (65000,${n.i})\n` +
+    `\tBGP.large_community: (64512, 1, ${n.i}) (64512, 2, ${n.rack})\n`
+  )
+}
+
+function birdHeader(prefix, n, primary) {
+  return `[${n.proto} 16:50:09.431 from ${n.addr}]${primary ? ' *' : ''} (100/?) [i]\n`
+}
+
+function kernelJson(prefix, kind, owners) {
+  const head = `{"type":"unicast","dst":"${prefix}"`
+  const tail = `"table":"main","protocol":"bird","scope":"global","metric":32,"flags":[]`
+  if (kind === 'multi-tunnel') {
+    const nhs = owners.map((n) => `{"gateway":"${n.addr}","dev":"tunl0","weight":1,"flags":["onlink"]}`).join(',')
+    return `${head},${tail},"nexthops":[${nhs}]}`
+  }
+  if (kind === 'ecmp-bypass') {
+    const nhs = TORS.map((t) => `{"gateway":"${t.gw}","dev":"${t.dev}","weight":1,"flags":[]}`).join(',')
+    return `${head},${tail},"nexthops":[${nhs}]}`
+  }
+  // healthy single path through the tunnel (flags onlink on the route, as ip -j prints it)
+  return `${head},"gateway":"${owners[0].addr}","dev":"tunl0","table":"main","protocol":"bird","scope":"global","metric":32,"flags":["onlink"]}`
+}
+
+/** Writes the snapshot; returns {dir, count, pool, bytes: {file: size}, total}. */
+export async function generateSnapshot(count, dir) {
+  mkdirSync(dir, {recursive: true})
+  const pool = poolFor(count)
+  const nodes = Array.from({length: NODES}, (_, i) => node(i))
+  const localBlock = `${ipText(pool.base)}/26`
+  const tunl0Addr = ipText(pool.base)
+  const workload = ipText(pool.base + 1)
+
+  const bird = new Out(path.join(dir, 'birdc-show-route-all.txt'))
+  const kern = new Out(path.join(dir, 'ip-j-d-route.json'))
+  await bird.write('BIRD 2.0.12 ready.\nTable master4:\n')
+
+  // kernel1-learned routes first: the workload, the underlay to every rack
+  await bird.write(`${pad20(`${workload}/32`)}unicast [kernel1 16:50:07.754] * (10)\n\tdev calif2ae67c76cf\n\tType: inherit univ\n\tKernel.source: 3\n\tKernel.metric: 0\n\tKernel.scope: 253\n`)
+  // the kernel's non-pool routes, from the fixture (connected subnets, local table), adapted
+  const fixtureRoutes = JSON.parse(readFileSync(path.join(FIXTURE, 'ip-j-d-route.json'), 'utf8'))
+  const keep = fixtureRoutes.filter((r) => !r.dst.startsWith('192.168.') && !r.dst.startsWith('172.31.20.') && !r.dst.startsWith('172.31.30.'))
+  let first = true
+  const kwrite = async (s) => {
+    await kern.write(first ? `[${s}` : `,${s}`)
+    first = false
+  }
+  for (const r of keep) await kwrite(JSON.stringify(r))
+  await kwrite(JSON.stringify({type: 'local', dst: tunl0Addr, dev: 'tunl0', table: 'local', protocol: 'kernel', scope: 'host', prefsrc: tunl0Addr, flags: []}))
+  await kwrite(JSON.stringify({type: 'unicast', dst: workload, dev: 'calif2ae67c76cf', table: 'main', protocol: 'boot', scope: 'link', flags: []}))
+  for (let r = 0; r < RACKS; r++) {
+    const dst = `172.20.${r}.0/24`
+    if (ECMP_RACKS.has(r)) {
+      await bird.write(`${pad20(dst)}unicast [kernel1 16:50:07.754] * (10)\n\tvia ${TORS[0].gw} on ${TORS[0].dev} weight 1\n\tvia ${TORS[1].gw} on ${TORS[1].dev} weight 1\n\tType: inherit univ\n\tKernel.source: 3\n\tKernel.metric: 0\n`)
+      await kwrite(JSON.stringify({type: 'unicast', dst, table: 'main', protocol: 'boot', scope: 'global', flags: [], nexthops: TORS.map((t) => ({gateway: t.gw, dev: t.dev, weight: 1, flags: []}))}))
+    } else {
+      const t = TORS[r % 2]
+      await bird.write(`${pad20(dst)}unicast [kernel1 16:50:07.754] * (10)\n\tvia ${t.gw} on ${t.dev}\n\tType: inherit univ\n\tKernel.source: 3\n\tKernel.metric: 0\n`)
+      await kwrite(JSON.stringify({type: 'unicast', dst, gateway: t.gw, dev: t.dev, table: 'main', protocol: 'boot', scope: 'global', flags: []}))
+    }
+  }
+
+  // the pool's blocks
+  const counts = {local: 0, healthy: 0, ecmpBypass: 0, multiTunnel: 0}
+  for (let i = 0; i < count; i++) {
+    const prefix = `${ipText(pool.base + i * 64)}/26`
+    if (i === 0) {
+      await bird.write(`${pad20(prefix)}blackhole [blocks 16:50:07.751] * (200)\n\tType: static univ\n`)
+      await kwrite(`{"type":"blackhole","dst":"${prefix}","table":"main","protocol":"bird","scope":"global","metric":32,"flags":[]}`)
+      counts.local++
+      continue
+    }
+    const n = nodes[(i * 7919) % NODES]
+    if (i % 100 === 50) {
+      const n2 = nodes[(n.i + 3) % NODES]
+      await bird.write(`${pad20(prefix)}unicast ${birdHeader(prefix, n, true)}${birdVia(n)}${birdBgpAttrs(n, i)}`)
+      await bird.write(`${' '.repeat(21)}unicast ${birdHeader(prefix, n2, false)}${birdVia(n2)}${birdBgpAttrs(n2, i)}`)
+      await kwrite(kernelJson(prefix, 'multi-tunnel', [n, n2]))
+      counts.multiTunnel++
+      continue
+    }
+    await bird.write(`${pad20(prefix)}unicast ${birdHeader(prefix, n, true)}${birdVia(n)}${birdBgpAttrs(n, i)}`)
+    if (n.ecmp) {
+      await kwrite(kernelJson(prefix, 'ecmp-bypass', [n]))
+      counts.ecmpBypass++
+    } else {
+      await kwrite(kernelJson(prefix, 'healthy', [n]))
+      counts.healthy++
+    }
+  }
+  await kern.write(']\n')
+  const bytes = {}
+  bytes['birdc-show-route-all.txt'] = await bird.close()
+  bytes['ip-j-d-route.json'] = await kern.close()
+
+  // small files, adapted from the fixture
+  const fx = (name) => readFileSync(path.join(FIXTURE, name), 'utf8')
+  const small = {}
+  small['birdc-show-status.txt'] = fx('birdc-show-status.txt')
+  small['sysctl.txt'] = fx('sysctl.txt')
+  small['ip-j-d-link.json'] = fx('ip-j-d-link.json')
+  small['ip-j-addr.json'] = fx('ip-j-addr.json').split(OLD_TUNL0).join(tunl0Addr).split(OLD_WORKLOAD).join(workload)
+  small['ippools.yaml'] = [
+    'apiVersion: projectcalico.org/v3',
+    'kind: IPPoolList',
+    'items:',
+    '- apiVersion: projectcalico.org/v3',
+    '  kind: IPPool',
+    '  metadata:',
+    '    name: bench-ipv4-ippool',
+    '  spec:',
+    '    allowedUses:',
+    '    - Workload',
+    '    - Tunnel',
+    '    blockSize: 26',
+    `    cidr: ${pool.cidr}`,
+    '    ipipMode: Always',
+    '    natOutgoing: true',
+    '    nodeSelector: all()',
+    '    vxlanMode: Never',
+    '',
+  ].join('\n')
+  small['birdc-show-protocols-all.txt'] = protocolsText(count, nodes)
+  for (const [name, text] of Object.entries(small)) {
+    writeFileSync(path.join(dir, name), text)
+    bytes[name] = Buffer.byteLength(text)
+  }
+  const total = Object.values(bytes).reduce((a, b) => a + b, 0)
+  return {dir, count, pool: pool.cidr, counts, bytes, total}
+}
+
+function protocolsText(count, nodes) {
+  const fx = readFileSync(path.join(FIXTURE, 'birdc-show-protocols-all.txt'), 'utf8')
+  const lines = fx.split('\n')
+  const start = lines.findIndex((l) => l.startsWith('Mesh_172_31_20_5 '))
+  let end = start + 1
+  while (end < lines.length && lines[end] !== '' && !/^\S/.test(lines[end])) end++
+  const head = lines.slice(0, start).join('\n') // banner, device1, kernel1, blocks
+  const template = lines.slice(start, end).join('\n')
+  const per = Math.round(count / NODES)
+  const out = [head]
+  for (const n of nodes) {
+    out.push(
+      template
+        .replace('Mesh_172_31_20_5 BGP        ---', `${n.proto} BGP        ---`)
+        .split('172.31.20.5').join(n.addr)
+        .replace(/Routes:\s+2 imported, 1 exported, 2 preferred/, `Routes:         ${per} imported, 1 exported, ${per} preferred`),
+      '',
+    )
+  }
+  return out.join('\n') + '\n'
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const [countText, dir] = process.argv.slice(2)
+  if (!countText || !dir) {
+    console.error('usage: node bench/gen-snapshot.mjs COUNT DIR')
+    process.exit(2)
+  }
+  const t0 = performance.now()
+  const r = await generateSnapshot(parseCount(countText), dir)
+  console.log(JSON.stringify({...r, seconds: +((performance.now() - t0) / 1000).toFixed(2)}, null, 1))
+}

@@ -1,0 +1,192 @@
+import {render, cleanup} from 'ink-testing-library'
+import {afterEach, beforeAll, describe, expect, it, vi} from 'vitest'
+
+import {createActions, capabilities, type UiActions} from '../../src/ui/actions.js'
+import {App} from '../../src/ui/components/App.js'
+import {initialState, NOT_AVAILABLE} from '../../src/ui/state.js'
+import type {CheckReport} from '../../src/services/report.js'
+import {stripAnsi} from '../../src/ui/ansi.js'
+import {ECMP, TARGET, expected, fixtureReport, withVerdict} from './fixture.js'
+
+let report: CheckReport
+beforeAll(async () => {
+  report = await fixtureReport()
+})
+afterEach(() => cleanup())
+
+const ESC = '\x1b'
+const DOWN = '\x1b[B'
+
+function mount(actions: UiActions, opts: {live?: boolean; refreshMs?: number; size?: {columns: number; rows: number}; colorLevel?: 0 | 1; followSize?: boolean} = {}) {
+  const onExit = vi.fn()
+  const initial = initialState({report, live: opts.live ?? false, source: ECMP, capabilities: capabilities(actions), size: opts.size ?? {columns: 80, rows: 24}})
+  const app = render(<App initial={initial} actions={actions} colorLevel={opts.colorLevel ?? 0} refreshMs={opts.refreshMs} followSize={opts.followSize ?? false} onExit={onExit} />)
+  const screen = () => stripAnsi(app.lastFrame() ?? '')
+  const waitFor = async (pred: (s: string) => boolean, what: string, ms = 5000) => {
+    const end = Date.now() + ms
+    while (Date.now() < end) {
+      if (pred(screen())) return screen()
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    throw new Error(`timed out waiting for ${what}; screen:\n${screen()}`)
+  }
+  // one key at a time, each after the previous one has been handled
+  const press = async (...keys: string[]) => {
+    for (const k of keys) {
+      app.stdin.write(k)
+      await new Promise((r) => setTimeout(r, 30))
+    }
+  }
+  return {app, screen, waitFor, press, onExit}
+}
+
+const fixtureActions = () => createActions({from: ECMP})
+
+describe('ui app (ink-testing-library)', () => {
+  it('lists every pool prefix with its verdict, problems first, under a header with node, BIRD and sessions', async () => {
+    const {screen, waitFor} = mount(fixtureActions())
+    await waitFor((s) => s.includes('PREFIX'), 'the list')
+    const lines = screen().split('\n')
+    expect(lines).toHaveLength(24)
+    expect(lines[0]).toContain(`node ${report.node.host}`)
+    expect(lines[0]).toContain(`BIRD ${report.node.birdVersion}`)
+    expect(lines[0]).toContain(`sessions ${report.node.sessions.up}/${report.node.sessions.total} up`)
+    const want = expected().prefixes
+    const at = (p: string) => lines.findIndex((l) => l.includes(p))
+    for (const [prefix, e] of Object.entries(want)) expect(lines[at(prefix)]).toMatch(new RegExp(`${prefix.replace(/\./g, '\\.')}\\s+${e.verdict}`))
+    const broken = Object.keys(want).filter((p) => want[p].verdict !== 'ok' && want[p].verdict !== 'local')
+    const healthy = Object.keys(want).filter((p) => !broken.includes(p))
+    expect(Math.max(...broken.map(at))).toBeLessThan(Math.min(...healthy.map(at)))
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(80)
+  })
+
+  it('filters with /, then Enter opens the explanation with the BGP next hop and tunl0', async () => {
+    const {screen, waitFor, press} = mount(fixtureActions())
+    await waitFor((s) => s.includes('PREFIX'), 'the list')
+    await press('/', '1', '1', '0')
+    await waitFor((s) => s.includes('/110'), 'the filter being typed')
+    const filtered = screen()
+    expect(filtered).toContain(TARGET)
+    for (const p of report.prefixes.filter((x) => !x.prefix.includes('110'))) expect(filtered).not.toContain(p.prefix)
+    await press('\r', '\r')
+    const shown = await waitFor((s) => s.includes(`Explanation ${TARGET}`) && s.includes('NOT-TUNNELED'), 'the explanation')
+    expect(shown).toContain('172.31.20.5')
+    expect(shown).toContain('tunl0')
+    expect(shown).toMatch(/BGP session/)
+  })
+
+  it('scrolls the explanation with j and closes it with Esc', async () => {
+    const {screen, waitFor, press} = mount(fixtureActions())
+    await waitFor((s) => s.includes('PREFIX'), 'the list')
+    await press('\r')
+    await waitFor((s) => / 1-\d+ of \d+ /.test(s), 'a scrollable explanation')
+    await press('j', 'j', 'j')
+    await waitFor((s) => / 4-\d+ of \d+ /.test(s), 'the pane scrolled by 3')
+    await press(ESC)
+    await waitFor((s) => !s.includes('Explanation'), 'the pane closed')
+    expect(screen()).toContain('PREFIX')
+  })
+
+  it('moves the selection with the arrow keys', async () => {
+    const {screen, waitFor, press} = mount(fixtureActions())
+    await waitFor((s) => s.includes('PREFIX'), 'the list')
+    const selected = () => screen().split('\n').find((l) => l.startsWith('›'))!
+    const first = selected()
+    await press(DOWN)
+    await waitFor(() => selected() !== first, 'the selection to move')
+    expect(selected()).not.toBe(first)
+  })
+
+  it('? shows help, q quits', async () => {
+    const {waitFor, press, onExit} = mount(fixtureActions())
+    await waitFor((s) => s.includes('PREFIX'), 'the list')
+    await press('?')
+    const help = await waitFor((s) => s.includes('Help'), 'help')
+    expect(help).toMatch(/q\s+quit/)
+    expect(help).toMatch(/\/\s+filter/)
+    expect(onExit).not.toHaveBeenCalled()
+    await press('q')
+    await vi.waitFor(() => expect(onExit).toHaveBeenCalledTimes(1))
+  })
+
+  it('f says "not available" without a fix action', async () => {
+    const {waitFor, press} = mount(fixtureActions())
+    await waitFor((s) => s.includes('PREFIX'), 'the list')
+    await press('f')
+    const s = await waitFor((x) => x.includes('Fix preview'), 'the fix pane')
+    expect(s.replace(/\s+/g, ' ')).toContain(NOT_AVAILABLE.previewFix.slice(0, 40))
+  })
+
+  it('f shows what an injected previewFix returns, for the selected prefix', async () => {
+    const previewFix = vi.fn(async (prefix: string) => `PLAN ${prefix}: ip route replace ${prefix} via 172.31.20.5 dev tunl0 onlink`)
+    const {waitFor, press} = mount({...fixtureActions(), previewFix})
+    await waitFor((s) => s.includes('PREFIX'), 'the list')
+    await press('/', '1', '1', '0', '\r', 'f')
+    const s = await waitFor((x) => x.includes(`PLAN ${TARGET}`), 'the fake preview')
+    expect(previewFix).toHaveBeenCalledWith(TARGET)
+    expect(s).not.toContain('not available')
+  })
+
+  it('a asks y/n, applies with y through the injected action, then refreshes', async () => {
+    const base = fixtureActions()
+    const loadReport = vi.fn(() => base.loadReport())
+    const applyFix = vi.fn(async (prefix: string) => `applied ${prefix}; verified`)
+    const {waitFor, press} = mount({...base, loadReport, applyFix})
+    await waitFor((s) => s.includes('PREFIX'), 'the list')
+    await press('/', '1', '1', '0', '\r', 'a')
+    await waitFor((s) => s.includes('[y/N]'), 'the confirmation')
+    expect(applyFix).not.toHaveBeenCalled()
+    await press('y')
+    await waitFor((s) => s.includes(`applied ${TARGET}; verified`), 'the apply result')
+    expect(applyFix).toHaveBeenCalledWith(TARGET)
+    await vi.waitFor(() => expect(loadReport).toHaveBeenCalled())
+  })
+
+  it('b writes a bundle through the injected action, or says it is not available', async () => {
+    const a = mount(fixtureActions())
+    await a.waitFor((s) => s.includes('PREFIX'), 'the list')
+    await a.press('b')
+    await a.waitFor((s) => s.includes('Support bundle') && s.includes('not available'), 'not available')
+    cleanup()
+    const writeBundle = vi.fn(async () => 'wrote /tmp/routedoctor-vm-x.tar.gz')
+    const b = mount({...fixtureActions(), writeBundle})
+    await b.waitFor((s) => s.includes('PREFIX'), 'the list')
+    await b.press('b')
+    await b.waitFor((s) => s.includes('wrote /tmp/routedoctor-vm-x.tar.gz'), 'the bundle path')
+    expect(writeBundle).toHaveBeenCalledTimes(1)
+  })
+
+  it('live: refreshes on its own and marks a verdict that changed', async () => {
+    const changed = report.prefixes.find((p) => p.verdict === 'not-tunneled')!.prefix
+    // the UI starts from `report`; every refresh after that sees the changed verdict
+    const loadReport = vi.fn(async () => withVerdict(report, changed, 'ok'))
+    const {waitFor} = mount({...fixtureActions(), loadReport}, {live: true, refreshMs: 50})
+    const s = await waitFor((x) => x.includes('was not-tunneled'), 'the change mark')
+    const row = s.split('\n').find((l) => l.includes(changed))!
+    expect(row).toMatch(/^.\*/)
+    expect(row).toMatch(/\bok\b/)
+    expect(loadReport).toHaveBeenCalled()
+  })
+
+  it('follows a resize of the terminal', async () => {
+    const {app, screen, waitFor} = mount(fixtureActions(), {followSize: true})
+    await waitFor((s) => s.includes('PREFIX'), 'the list')
+    // ink-testing-library's stdout is 100 columns wide with no rows: the UI falls back to 24 rows
+    expect(screen().split('\n')).toHaveLength(24)
+    Object.defineProperty(app.stdout, 'columns', {value: 50, configurable: true})
+    Object.defineProperty(app.stdout, 'rows', {value: 12, configurable: true})
+    app.stdout.emit('resize')
+    await waitFor((s) => s.split('\n').length === 12, '12 rows')
+    for (const l of screen().split('\n')) expect(l.length).toBeLessThanOrEqual(50)
+  })
+
+  it('colours verdicts unless told not to (NO_COLOR gives level 0)', async () => {
+    const coloured = mount(fixtureActions(), {colorLevel: 1})
+    await coloured.waitFor((s) => s.includes('PREFIX'), 'the list')
+    expect(coloured.app.lastFrame()).toContain('\x1b[31m')
+    cleanup()
+    const bare = mount(fixtureActions(), {colorLevel: 0})
+    await bare.waitFor((s) => s.includes('PREFIX'), 'the list')
+    expect(bare.app.lastFrame()).not.toContain('\x1b[')
+  })
+})

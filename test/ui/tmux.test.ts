@@ -1,0 +1,73 @@
+// End to end: the real binary in a real terminal (tmux, 80×24). dist/ must be built
+// (`npm test` builds first). Uses its own tmux server socket, killed in afterAll.
+import {spawnSync} from 'node:child_process'
+import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import {afterAll, describe, expect, it} from 'vitest'
+
+import {BIN, ROOT} from '../helpers.js'
+import {ECMP, TARGET, expected} from './fixture.js'
+
+const haveTmux = spawnSync('tmux', ['-V'], {encoding: 'utf8'}).status === 0
+const haveDist = existsSync(path.join(ROOT, 'dist/commands/ui.js'))
+const socket = `rd-ui-e2e-${process.pid}`
+const session = 'ui'
+const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-ui-e2e-'))
+const exitFile = path.join(dir, 'exit')
+
+const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, ...args], {encoding: 'utf8'})
+const screen = () => tmux('capture-pane', '-p', '-t', session).stdout ?? ''
+
+async function waitFor(pred: (s: string) => boolean, what: string, ms = 60_000): Promise<string> {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    const s = screen()
+    if (pred(s)) return s
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  throw new Error(`timed out waiting for ${what}; screen:\n${screen()}`)
+}
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
+
+afterAll(() => {
+  if (haveTmux) tmux('kill-server')
+  rmSync(dir, {recursive: true, force: true})
+})
+
+describe.skipIf(!haveTmux || !haveDist)(`routedoctor ui in tmux 80x24${!haveTmux ? ' (skipped: tmux is not installed)' : !haveDist ? ' (skipped: dist/ not built; run npm test, which builds first)' : ''}`, () => {
+  it('lists the broken prefixes, filters, explains with Enter and quits with status 0', async () => {
+    const cmd = `cd ${quote(ROOT)} && ${quote(process.execPath)} ${quote(BIN)} ui --from ${quote(ECMP)}; echo EXIT=$? > ${quote(exitFile)}`
+    const started = tmux('new-session', '-d', '-s', session, '-x', '80', '-y', '24', '-e', 'NO_COLOR=1', 'sh', '-c', cmd)
+    expect(started.status, started.stderr).toBe(0)
+
+    const want = expected().prefixes
+    const broken = Object.entries(want).filter(([, e]) => e.verdict !== 'ok' && e.verdict !== 'local')
+    expect(broken.length).toBeGreaterThan(0)
+    const list = await waitFor((s) => s.includes('PREFIX') && broken.every(([p]) => s.includes(p)), 'the prefix list')
+    for (const [prefix, e] of broken) {
+      const row = list.split('\n').find((l) => l.includes(prefix))!
+      expect(row).toMatch(new RegExp(`${prefix.replace(/\./g, '\\.')}\\s+${e.verdict}`))
+    }
+    for (const l of list.split('\n')) expect(l.length).toBeLessThanOrEqual(80)
+
+    tmux('send-keys', '-t', session, '/')
+    tmux('send-keys', '-t', session, '-l', '110')
+    await waitFor((s) => s.includes('/110'), 'the filter being typed')
+    tmux('send-keys', '-t', session, 'Enter')
+    const filtered = await waitFor((s) => s.includes('filter "110"'), 'the filter kept')
+    expect(filtered).toContain(TARGET)
+    for (const [p] of broken.filter(([p]) => !p.includes('110'))) expect(filtered).not.toContain(p)
+
+    tmux('send-keys', '-t', session, 'Enter')
+    const explained = await waitFor((s) => s.includes(`Explanation ${TARGET}`) && s.includes('NOT-TUNNELED'), 'the explanation')
+    expect(explained).toContain('172.31.20.5')
+    expect(explained).toContain('tunl0')
+
+    tmux('send-keys', '-t', session, 'q')
+    const end = Date.now() + 30_000
+    while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 200))
+    expect(readFileSync(exitFile, 'utf8').trim()).toBe('EXIT=0')
+  }, 180_000)
+})
