@@ -6,6 +6,8 @@
 // Usage: node bench/apply-driver.mjs COUNT JOURNAL_DIR
 import {performance} from 'node:perf_hooks'
 
+import {APPLY_METRIC, APPLY_PROTO, plannedRoutes} from './apply-routes.mjs'
+
 const count = Number(process.argv[2] ?? 10000)
 const journalDir = process.argv[3]
 if (!Number.isInteger(count) || count <= 0 || !journalDir) {
@@ -13,24 +15,11 @@ if (!Number.isInteger(count) || count <= 0 || !journalDir) {
   process.exit(2)
 }
 
-export function plannedRoutes(n) {
-  const out = []
-  const base = 10 * 2 ** 24
-  for (let i = 1; i <= n; i++) {
-    const v = base + i * 64
-    const dst = `${(v >>> 24) & 255}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}/26`
-    const node = (i * 7919) % 250
-    const gateway = `172.20.${node % 10}.${10 + Math.floor(node / 10)}`
-    out.push({dst, gateway})
-  }
-  return out
-}
-
 const t0 = performance.now()
 const {applyPlan} = await import('../dist/netlink/apply.js')
 const t1 = performance.now()
 const items = plannedRoutes(count).map(({dst, gateway}) => ({
-  planned: {dst, table: 'main', tableId: 254, metric: 31, protocol: '158', nexthops: [{gateway, dev: 'tunl0', onlink: true, weight: 1}]},
+  planned: {dst, table: 'main', tableId: 254, metric: APPLY_METRIC, protocol: String(APPLY_PROTO), nexthops: [{gateway, dev: 'tunl0', onlink: true, weight: 1}]},
   mode: 'beside',
 }))
 const t2 = performance.now()

@@ -21,6 +21,11 @@
 //    link-local address stays link-local, 169.254/16, ::ffff:0:0/96). Freezing a range's ancestors
 //    makes the automorphism map the range onto itself, so nothing else can land in it either.
 // Freezing only removes swaps, so the map stays an automorphism (bijective, prefix-preserving).
+// The price of canonical prefixes: an address sharing almost all bits with a kept network address is
+// pinned near it (fe80::1 next to the kept fe80::/64 stays fe80::1), and inside an anchored prefix
+// an address keeps the host bits it shares with the network or broadcast address (10.0.0.5 in
+// 10.0.0.0/8 becomes N.0.0.5; the prefix bits N still change). Pseudonyms are stable for one key and one
+// set of anchors; the PRF is Crypto-PAn's (AES over the prefix padded with secret bits).
 import {createCipheriv, createHmac, randomBytes} from 'node:crypto'
 
 import ipaddr from 'ipaddr.js'
@@ -140,7 +145,7 @@ const KEYWORDS = new Set(
 /** Host names a snapshot reveals: BIRD's `Hostname is NAME` (show status, BIRD 2/3). */
 export function detectHostnames(files: Iterable<{text?: string}>): string[] {
   const out = new Set<string>()
-  for (const f of files) for (const m of (f.text ?? '').matchAll(/^(?:\d{4}[- ])?Hostname is (\S+)/gm)) out.add(m[1])
+  for (const f of files) for (const m of (f.text ?? '').matchAll(/^(?:\d{4}[- ]|[ \t]+)?Hostname is (\S+)/gm)) out.add(m[1])
   return [...out]
 }
 

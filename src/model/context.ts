@@ -144,8 +144,11 @@ export class Context {
     const bgpNextHops = [...new Set(bestSet.map((r) => r.bgpNextHop).filter((n): n is string => n !== undefined))]
     const resolutions = bgpNextHops.map((n) => this.resolve(n))
     const effective = kernel[0]
+    // CrossSubnet: a next hop on one of our own subnets (a connected route, no gateway) is reached directly
+    const sameSubnet = resolutions.length > 0 && resolutions.every((r) => r.lookup.route?.type === 'unicast' &&
+      r.lookup.route.nexthops.length > 0 && r.lookup.route.nexthops.every((n) => !n.gateway && n.dev !== this.snapshot.tunnelDev))
     return {
-      prefix, pool, tunnelExpected: pool?.mode === 'ipip', kernel, effective, bird, birdPrimary, bestSet,
+      prefix, pool, tunnelExpected: pool?.mode === 'ipip' && !(pool.crossSubnet && sameSubnet), kernel, effective, bird, birdPrimary, bestSet,
       bgpNextHops, resolutions, local: this.isLocal(prefix, birdPrimary, effective),
       ownersDown: this.bgpProtocols.filter((p) => !isEstablished(p)),
     }
@@ -191,7 +194,8 @@ export class Context {
   /** Effective rp_filter of a device: the kernel uses max(all, dev). */
   rpFilter(dev: string): {value: number; cites: SourcePos[]} | undefined {
     const all = this.sysctl.get('net.ipv4.conf.all.rp_filter')
-    const own = this.sysctl.get(`net.ipv4.conf.${dev}.rp_filter`)
+    // sysctl writes a dot in a device name (a VLAN, eth1.100) as a slash
+    const own = this.sysctl.get(`net.ipv4.conf.${dev.replaceAll('.', '/')}.rp_filter`) ?? this.sysctl.get(`net.ipv4.conf.${dev}.rp_filter`)
     if (!all && !own) return undefined
     const value = Math.max(Number(all?.value ?? 0), Number(own?.value ?? 0))
     return {value, cites: [all?.pos, own?.pos].filter((p): p is SourcePos => p !== undefined)}

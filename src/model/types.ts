@@ -98,6 +98,8 @@ export interface Pool {
   cidr: string // canonical
   mode: PoolMode
   origin: 'flag' | 'ippools' | 'bird.conf'
+  // ipipMode CrossSubnet: encapsulate only towards nodes outside this node's own subnets
+  crossSubnet?: boolean
   name?: string
   pos?: SourcePos
 }

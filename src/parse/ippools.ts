@@ -32,6 +32,8 @@ function toPool(item: unknown, file: string, line: number): Pool | undefined {
   const cidr = rawCidr.includes('/') ? canonicalPrefix(rawCidr) : undefined
   if (cidr === undefined) throw new ParseError(file, line, 'spec.cidr to be a CIDR', rawCidr)
   const pool: Pool = {cidr, mode: poolMode(spec), origin: 'ippools', pos: {file, line, endLine: line}}
+  const ipipMode = typeof spec.ipipMode === 'string' ? spec.ipipMode : isRecord(spec.ipip) ? spec.ipip.mode : undefined
+  if (pool.mode === 'ipip' && typeof ipipMode === 'string' && /^cross-?subnet$/i.test(ipipMode)) pool.crossSubnet = true
   if (typeof metadata.name === 'string') pool.name = metadata.name
   return pool
 }

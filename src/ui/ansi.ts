@@ -82,26 +82,48 @@ export function truncate(s: string, width: number): string {
   return out + '…' + (open.length > 0 ? RESET : '')
 }
 
-/** Hard-wrap to `width` columns, keeping colours across breaks; continuation rows are indented by `hang`. */
+/**
+ * Wrap to `width` columns at the last space that fits (hard break where there is none), keeping
+ * colours across breaks; continuation rows are indented by `hang`.
+ */
 export function wrap(s: string, width: number, hang = 0): string[] {
   const rows: string[] = []
   for (const raw of s.split('\n')) {
     const line = expandTabs(raw)
-    if (visibleWidth(line) <= width || width <= hang + 1) { rows.push(width <= hang + 1 ? truncate(line, width) : line); continue }
-    let out = ''
-    let col = 0
+    if (width <= hang + 1) { rows.push(truncate(line, width)); continue }
+    if (visibleWidth(line) <= width) { rows.push(line); continue }
+    interface Item { text: string; esc: boolean; before: string[] }
+    let lead = ''
+    let leadCols = 0
+    let items: Item[] = []
     let open: string[] = []
+    const visible = (its: Item[]) => its.filter((x) => !x.esc).length
+    const render = (its: Item[], openAfter: string[]) => lead + its.map((x) => x.text).join('') + (openAfter.length > 0 ? RESET : '')
     for (const t of tokens(line)) {
-      if (t.esc) { out += t.text; open = stillOpen(open, t.text); continue }
-      if (col === width) {
-        rows.push(out + (open.length > 0 ? RESET : ''))
-        out = ' '.repeat(hang) + open.join('')
-        col = hang
+      if (t.esc) { items.push({...t, before: open}); open = stillOpen(open, t.text); continue }
+      if (leadCols + visible(items) >= width) {
+        let cut = -1
+        for (let k = items.length - 1; k >= 0; k--) if (!items[k].esc && items[k].text === ' ') { cut = k; break }
+        const carried = cut >= 0 ? items.slice(cut + 1) : []
+        if (t.text !== ' ' && cut >= 0 && visible(items.slice(0, cut)) > 0 && hang + visible(carried) + 1 < width) {
+          const openAtCut = items[cut].before
+          const kept = items.slice(0, cut)
+          while (kept.length > 0 && !kept.at(-1)!.esc && kept.at(-1)!.text === ' ') kept.pop()
+          rows.push(render(kept, openAtCut))
+          lead = ' '.repeat(hang) + openAtCut.join('')
+          items = carried
+        } else {
+          rows.push(render(items, open))
+          lead = ' '.repeat(hang) + open.join('')
+          items = []
+          leadCols = hang
+          if (t.text === ' ') continue // a break eats the space
+        }
+        leadCols = hang
       }
-      out += t.text
-      col += 1
+      items.push({...t, before: open})
     }
-    rows.push(out)
+    rows.push(render(items, []))
   }
   return rows
 }

@@ -6,7 +6,7 @@ import path from 'node:path'
 import ipaddr from 'ipaddr.js'
 import {describe, expect, it} from 'vitest'
 
-import {collectAnchors, createRedactor, detectHostnames, redactFiles, removeBirdPasswords} from '../../src/bundle/redact.js'
+import {collectAnchors, createRedactor, redactFiles, removeBirdPasswords} from '../../src/bundle/redact.js'
 import {canonicalPrefix, prefixContains} from '../../src/model/prefix.js'
 import type {SourceFile} from '../../src/model/types.js'
 
@@ -47,7 +47,8 @@ describe.each(folders)('redacting fixture %s', (dir) => {
     expect(origAddrs.size).toBeGreaterThan(0)
     const secret = [...origAddrs].filter((a) => !kept(a))
     const origMacs = new Set(macs(all(files)))
-    const hosts = detectHostnames(files)
+    const hosts = [...new Set([...all(files).matchAll(/Hostname is (\S+)/g)].map((m) => m[1]))]
+    if (dir === 'bird2-ecmp-not-tunneled' || dir === 'bird-captures') expect(hosts).toEqual(['vm'])
     for (const f of red) {
       const found = new Set(addresses(f.text!))
       expect(secret.filter((a) => found.has(a)), f.name).toEqual([])

@@ -30,6 +30,16 @@ describe('ansi fitting', () => {
     expect(rows.every((r) => visibleWidth(r) <= 10)).toBe(true)
   })
 
+  it('breaks at the last space that fits, keeping each row within the width', () => {
+    const text = 'node vm  BIRD 2.0.12  sessions 2/2 Established  tunnel tunl0'
+    const rows = wrap(text, 50, 4)
+    expect(rows).toEqual(['node vm  BIRD 2.0.12  sessions 2/2 Established', '    tunnel tunl0'])
+    const coloured = wrap(`aaa ${colour.red('bbbbbb cccccc')} ddd`, 12, 2)
+    expect(coloured.map(stripAnsi)).toEqual(['aaa bbbbbb', '  cccccc ddd'])
+    expect(coloured[1].startsWith('  \x1b[31m')).toBe(true) // red reopened after the break
+    for (const w of [5, 9, 17, 33]) for (const r of wrap(text, w, 2)) expect(visibleWidth(r)).toBeLessThanOrEqual(w)
+  })
+
   it('expands tabs to stops of 8', () => {
     expect(expandTabs('ab\tc')).toBe('ab      c')
     expect(visibleWidth('\tnexthop')).toBe(15)

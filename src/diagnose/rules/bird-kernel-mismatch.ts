@@ -1,7 +1,7 @@
 // Presence, not shape: BIRD holds a usable best route the kernel lacks (or has only from another
 // owner). A kernel export filter legitimately rewrites next hops, so shapes are not compared here.
 import {finding, type PrefixRule} from '../rule.js'
-import {formatBirdPath} from '../../model/format.js'
+import {formatBirdPath, formatKernelRoute} from '../../model/format.js'
 
 export const rule: PrefixRule = {
   id: 'bird-kernel-mismatch',
@@ -10,15 +10,15 @@ export const rule: PrefixRule = {
     const p = facts.birdPrimary
     if (!p || facts.local || !ctx.haveKernel) return []
     if (p.dest !== 'unicast' || (p.source ?? '').toLowerCase() !== 'bgp') return []
-    const owned = facts.kernel.filter((r) => r.protocol === 'bird')
-    if (owned.length > 0) return []
+    // BIRD's own route, or routedoctor's that took its place (BIRD 1.6: replaced at metric 0)
+    if (facts.kernel.some((r) => r.protocol === 'bird' || r.protocol === ctx.fixProtocol)) return []
     const others = facts.kernel.filter((r) => r.protocol !== ctx.fixProtocol)
     return [finding('bird-kernel-mismatch', {
       prefix: facts.prefix,
       title: `BIRD has ${facts.prefix} but the kernel ${others.length > 0 ? `has it only from proto ${others.map((r) => r.protocol).join(', ')}` : 'does not'}`,
       detail: `BIRD's best path is ${formatBirdPath(p)}, yet no proto bird route for it is in the kernel` +
         `${p.kernelSyncFailed ? ' (BIRD marks it "!": its kernel sync failed)' : ''}. The kernel protocol's export filter may reject it, or the write failed.`,
-      evidence: [...ctx.cite(p.pos), ...others.flatMap((r) => ctx.cite(r.pos))],
+      evidence: [...ctx.cite(p.pos), ...others.flatMap((r) => ctx.cite(r.pos, () => formatKernelRoute(r)))],
       fix: 'Check the kernel protocol export filter and BIRD\'s log for netlink errors; routedoctor fix programs the tunnel route meanwhile.',
     })]
   },

@@ -1,0 +1,22 @@
+// The planned routes of the apply benchmark, shared by run.mjs (the `ip -batch` file) and
+// apply-driver.mjs (routedoctor's engine): COUNT /26 blocks of 10.0.0.0/8 from 10.0.0.64, each
+// via one of 250 nodes 172.20.R.H dev tunl0 onlink, metric 31, proto 158.
+export const APPLY_METRIC = 31
+export const APPLY_PROTO = 158
+
+export function plannedRoutes(n) {
+  const out = []
+  const base = 10 * 2 ** 24
+  for (let i = 1; i <= n; i++) {
+    const v = base + i * 64
+    const dst = `${(v >>> 24) & 255}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}/26`
+    const node = (i * 7919) % 250
+    const gateway = `172.20.${node % 10}.${10 + Math.floor(node / 10)}`
+    out.push({dst, gateway})
+  }
+  return out
+}
+
+export function ipBatchText(n) {
+  return plannedRoutes(n).map(({dst, gateway}) => `route replace ${dst} via ${gateway} dev tunl0 onlink metric ${APPLY_METRIC} proto ${APPLY_PROTO}\n`).join('')
+}
