@@ -17,6 +17,6 @@ export function plannedRoutes(n) {
   return out
 }
 
-export function ipBatchText(n) {
-  return plannedRoutes(n).map(({dst, gateway}) => `route replace ${dst} via ${gateway} dev tunl0 onlink metric ${APPLY_METRIC} proto ${APPLY_PROTO}\n`).join('')
+export function ipBatchText(n, {metric = APPLY_METRIC, proto = APPLY_PROTO} = {}) {
+  return plannedRoutes(n).map(({dst, gateway}) => `route replace ${dst} via ${gateway} dev tunl0 onlink metric ${metric} proto ${proto}\n`).join('')
 }

@@ -2,6 +2,10 @@
 // plus self time per file (dist/ paths shown as their src/ counterparts).
 // Usage: node bench/prof-top.mjs FILE.cpuprofile [N]
 import {readFileSync} from 'node:fs'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..') // the project: its dist/ maps to src/
 
 const [file, nText = '25'] = process.argv.slice(2)
 if (!file) {
@@ -24,7 +28,7 @@ const total = [...selfUs.values()].reduce((a, b) => a + b, 0)
 
 function where(cf) {
   let url = cf.url.replace(/^file:\/\//, '')
-  const m = /\/dist\/(.*)\.js$/.exec(url)
+  const m = url.startsWith(`${ROOT}/dist/`) && /\/dist\/(.*)\.js$/.exec(url.slice(ROOT.length))
   if (m) url = `src/${m[1]}.ts`
   else url = url.replace(/.*\/node_modules\//, 'node_modules/')
   return url || '(native)'

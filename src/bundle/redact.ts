@@ -365,43 +365,58 @@ export interface RedactOptions {
  */
 export function redactFiles(files: SourceFile[], opts: RedactOptions = {}): {files: SourceFile[]; mapping: Record<string, string>; redactor: Redactor} {
   const clean = scrubSecrets(files)
-  const texts = clean.flatMap((f) => [f.text ?? '', f.error ?? ''])
-  const redactor = createRedactor(opts.key, {anchors: collectAnchors(texts), hostnames: [...detectHostnames(clean), ...(opts.hostnames ?? [])]})
-  const out = clean.map((f) => {
-    const r: SourceFile = {...f}
-    if (f.text !== undefined) r.text = redactor.text(f.text)
-    if (f.error !== undefined) r.error = redactor.text(f.error)
-    if (f.command !== undefined) r.command = redactor.text(f.command)
-    return r
-  })
+  const redactor = bundleRedactor(clean, [], opts)
+  const out = clean.map((f) => redactSource(redactor, f))
   return {files: out, mapping: redactor.mapping(), redactor}
+}
+
+function bundleRedactor(files: SourceFile[], texts: string[], opts: RedactOptions): Redactor {
+  const all = [...files.flatMap((f) => [f.text ?? '', f.error ?? '', f.command ?? '']), ...texts]
+  const hostnames = [...detectHostnames(all.map((text) => ({text}))), ...(opts.hostnames ?? [])]
+  return createRedactor(opts.key, {anchors: collectAnchors(all), hostnames})
+}
+
+function redactSource(redactor: Redactor, f: SourceFile): SourceFile {
+  const r: SourceFile = {...f}
+  if (f.text !== undefined) r.text = redactor.text(f.text)
+  if (f.error !== undefined) r.error = redactor.text(f.error)
+  if (f.command !== undefined) r.command = redactor.text(f.command)
+  return r
+}
+
+/** Every string in a JSON-like value (keys too). */
+function strings(v: unknown, out: string[] = []): string[] {
+  if (typeof v === 'string') out.push(v)
+  else if (Array.isArray(v)) for (const x of v) strings(x, out)
+  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) out.push(k), strings(x, out)
+  return out
+}
+
+/** A JSON-like value with every string (and key) redacted: structure, numbers and booleans untouched. */
+function redactValue(r: Redactor, v: unknown): unknown {
+  if (typeof v === 'string') return r.text(v)
+  if (Array.isArray(v)) return v.map((x) => redactValue(r, x))
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [r.text(k), redactValue(r, x)]))
+  return v
 }
 
 /**
  * A whole bundle redacted with one redactor: the snapshot files, model.json, both reports, the
- * manifest's host and command line. Marks the manifest `redacted: true`. (Re-running the diagnosis
- * on the redacted files gives the same report modulo pseudonyms; redacting the report text here
- * saves that and keeps the bundle self-consistent.)
+ * manifest's host and command line. Marks the manifest `redacted: true`. model and reportJson are
+ * redacted string by string (not as JSON text, where `\n` escapes would hide word boundaries).
+ * The mapping is for the user only; never put it in the bundle.
  */
 export function redactBundleInput(input: BundleInput, opts: RedactOptions = {}): {input: BundleInput; mapping: Record<string, string>} {
-  const extra: SourceFile[] = [
-    {name: '\0model.json', text: JSON.stringify(input.model ?? null)},
-    {name: '\0report.md', text: input.reportMd},
-    {name: '\0report.json', text: JSON.stringify(input.reportJson ?? null)},
-    {name: '\0command', text: JSON.stringify(input.manifest.command)},
-  ]
+  const files = scrubSecrets(input.files)
   const host = input.manifest.host
-  const {files, mapping, redactor} = redactFiles([...input.files, ...extra], {...opts, hostnames: [...(opts.hostnames ?? []), ...(host ? [host] : [])]})
-  const n = input.files.length
-  const text = (i: number) => files[n + i].text!
-  return {
-    input: {
-      files: files.slice(0, n),
-      model: JSON.parse(text(0)),
-      reportMd: text(1),
-      reportJson: JSON.parse(text(2)),
-      manifest: {...input.manifest, host: host ? redactor.hostname(host) : host, command: JSON.parse(text(3)), redacted: true},
-    },
-    mapping: {...mapping, ...redactor.mapping()},
+  const texts = [input.reportMd, ...strings(input.model), ...strings(input.reportJson), ...input.manifest.command]
+  const redactor = bundleRedactor(files, texts, {...opts, hostnames: [...(opts.hostnames ?? []), ...(host ? [host] : [])]})
+  const out: BundleInput = {
+    files: files.map((f) => redactSource(redactor, f)),
+    model: redactValue(redactor, input.model),
+    reportMd: redactor.text(input.reportMd),
+    reportJson: redactValue(redactor, input.reportJson),
+    manifest: {...input.manifest, host: host ? redactor.hostname(host) : host, command: input.manifest.command.map((c) => redactor.text(c)), redacted: true},
   }
+  return {input: out, mapping: redactor.mapping()}
 }

@@ -20,7 +20,7 @@ export default class Ui extends BaseCommand {
   async run(): Promise<void> {
     const {flags} = await this.parse(Ui)
     this.jsonOutput = flags.json
-    const actions = createActions(sourceOptions(flags))
+    const actions = createActions(sourceOptions(flags), {palette: palette(), toolVersion: this.config.version})
     const report = await actions.loadReport()
     const why = flags.json ? '--json was given' : !process.stdout.isTTY ? 'stdout is not a terminal' : !process.stdin.isTTY ? 'stdin is not a terminal' : undefined
     if (why) {

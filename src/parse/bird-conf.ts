@@ -40,11 +40,6 @@ export function stripBirdComments(text: string): string {
   return out.slice(0, text.length)
 }
 
-/** Replace every `password "..."` value with `"<removed>"` (bundles never carry BGP passwords). */
-export function stripBgpPasswords(text: string): string {
-  return text.replace(/(\bpassword\s+)"(?:[^"\\\n]|\\.)*"/g, '$1"<removed>"').replace(/(\bpassword\s+)'(?:[^'\\\n]|\\.)*'/g, "$1'<removed>'")
-}
-
 /** Offset just past the `}` that closes the `{` at `open` (or the end of the text). */
 function closeBrace(s: string, open: number): number {
   let depth = 0

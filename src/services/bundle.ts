@@ -40,11 +40,13 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   let files = source.files
   let host = source.origin.host ?? os.hostname()
   let mapping: Record<string, string> | undefined
+  let command = opts.command
   if (opts.redact) {
     const red = redactFiles(files, {hostnames: [host, os.hostname()].filter((h) => h && h !== 'snapshot')})
     files = red.files
     host = red.redactor.text(host)
     mapping = red.mapping
+    command = command.map((arg) => red.redactor.text(arg)) // --pool and paths may carry addresses
     progress(`redacted ${Object.keys(mapping).length} addresses, names and MACs`)
   }
   const snapshot = await snapshotFrom({files, origin: {...source.origin, host}}, opts)
@@ -56,7 +58,7 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   const {files: _files, ...model} = snapshot
   const manifest = buildManifest({
     files, tool: {name: 'routedoctor', version: opts.toolVersion}, collectedAt: source.origin.collectedAt ?? new Date().toISOString(),
-    host, command: opts.command, redacted: opts.redact ?? false,
+    host, command, redacted: opts.redact ?? false,
   })
   let out = opts.out ?? defaultBundleName(host, new Date(manifest.collectedAt))
   if (opts.out && !opts.out.endsWith('.tar.gz')) out = path.join(opts.out, defaultBundleName(host, new Date(manifest.collectedAt)))

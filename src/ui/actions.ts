@@ -1,7 +1,11 @@
 // What the TUI can do, built from the services. The UI receives these as injected actions and
-// shows "not available" for the optional ones that are absent, so wiring fix and bundle into the
-// UI means adding them here and nowhere else.
+// shows "not available" for the optional ones that are absent, so wiring more into the UI means
+// changing this file and nowhere else.
+import type {ChalkInstance} from 'chalk'
+
 import {Context} from '../model/context.js'
+import {palette} from '../render/style.js'
+import {renderFix} from '../render/text.js'
 import {loadSnapshot, type SourceOptions} from '../services/load.js'
 import {checkReport, explainReport, type CheckReport, type ExplainReport} from '../services/report.js'
 import type {Capabilities} from './state.js'
@@ -11,7 +15,7 @@ export interface UiActions {
   loadReport(): Promise<CheckReport>
   /** The explanation of one prefix, from the data of the last loadReport(). */
   explain(prefix: string): Promise<ExplainReport>
-  /** The planned change for one prefix, as text (diff + `ip route replace` lines). */
+  /** The planned change for one prefix, as text (diff + `ip route replace` line). */
   previewFix?(prefix: string): Promise<string>
   /** Program the planned route for one prefix; the text says what was applied and verified. */
   applyFix?(prefix: string): Promise<string>
@@ -19,11 +23,20 @@ export interface UiActions {
   writeBundle?(): Promise<string>
 }
 
+export interface ActionOptions {
+  palette?: ChalkInstance // for the text the fix and bundle actions return
+  toolVersion?: string // recorded in a bundle's manifest
+  bundleDir?: string // where `b` writes bundles (default: the current directory)
+  journalDir?: string // where an apply journals what it replaced (default: as `fix`)
+  watchSeconds?: number // how long an apply watches for a route war (default: as `fix`)
+}
+
 export function capabilities(actions: UiActions): Capabilities {
   return {previewFix: typeof actions.previewFix === 'function', applyFix: typeof actions.applyFix === 'function', writeBundle: typeof actions.writeBundle === 'function'}
 }
 
-export function createActions(opts: SourceOptions): UiActions {
+export function createActions(opts: SourceOptions, options: ActionOptions = {}): UiActions {
+  const c = options.palette ?? palette()
   let ctx: Context | undefined
   const context = async (): Promise<Context> => (ctx ??= new Context(await loadSnapshot(opts)))
   const actions: UiActions = {
@@ -34,11 +47,30 @@ export function createActions(opts: SourceOptions): UiActions {
     async explain(prefix) {
       return explainReport(await context(), prefix)
     },
+    async previewFix(prefix) {
+      const {planFix} = await import('../services/fix.js')
+      const {report, items} = planFix(await context(), prefix)
+      return renderFix(report, c) + (items.length > 0 ? c.dim(`\nDry run: nothing was changed.${opts.from ? '' : ' Press a to program this route.'}`) : '')
+    },
+    async writeBundle() {
+      const {createBundle} = await import('../services/bundle.js')
+      const result = await createBundle({...opts, out: options.bundleDir, command: ['ui'], toolVersion: options.toolVersion ?? '0.0.0'})
+      return `Wrote ${result.path}\n${result.sources.filter((s) => s.error).map((s) => `  ${s.file}: not collected (${s.error})`).join('\n')}`.trimEnd()
+    },
   }
-  // Wiring point for the fix and bundle services (lead): e.g.
-  //   actions.previewFix = async (prefix) => renderFixPlan(planFix(await context(), {prefixes: [prefix]}))
-  //   if (!opts.from) actions.applyFix = async (prefix) => renderApplied(await applyFix(await context(), {prefixes: [prefix], yes: true}))
-  //   actions.writeBundle = async () => `wrote ${(await writeBundle(opts)).path}`
-  // applyFix must stay absent with --from: an offline snapshot is not this node's kernel.
+  // Applying writes this node's kernel: never from an offline snapshot. The plan is made from a
+  // fresh collection, not from what the screen shows, so it matches the kernel at the moment of writing.
+  if (!opts.from) {
+    actions.applyFix = async (prefix) => {
+      const {planFix} = await import('../services/fix.js')
+      const fresh = new Context(await loadSnapshot(opts))
+      const {items} = planFix(fresh, prefix)
+      if (items.length === 0) return `Nothing to apply for ${prefix}: no corrected route is planned now.`
+      const {applyPlan} = await import('../netlink/apply.js')
+      const {renderApply} = await import('../render/apply.js')
+      const result = await applyPlan(items, {journalDir: options.journalDir ?? '/var/lib/routedoctor', watchSeconds: options.watchSeconds ?? 5})
+      return renderApply(result, c)
+    }
+  }
   return actions
 }

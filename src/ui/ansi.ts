@@ -84,12 +84,14 @@ export function truncate(s: string, width: number): string {
 
 /**
  * Wrap to `width` columns at the last space that fits (hard break where there is none), keeping
- * colours across breaks; continuation rows are indented by `hang`.
+ * colours across breaks; continuation rows are indented by `hangBy` (default: as the line itself).
  */
-export function wrap(s: string, width: number, hang = 0): string[] {
+export function wrap(s: string, width: number, hangBy?: number): string[] {
   const rows: string[] = []
   for (const raw of s.split('\n')) {
     const line = expandTabs(raw)
+    // by default a continuation row lines up with its line's own indentation
+    const hang = hangBy ?? Math.min(Math.floor(width / 3), stripAnsi(line).match(/^ */)![0].length)
     if (width <= hang + 1) { rows.push(truncate(line, width)); continue }
     if (visibleWidth(line) <= width) { rows.push(line); continue }
     interface Item { text: string; esc: boolean; before: string[] }

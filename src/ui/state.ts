@@ -83,9 +83,9 @@ export interface Update {
 export const CHANGE_MEMORY = 3
 
 export const NOT_AVAILABLE = {
-  previewFix: 'Fix preview is not available: no fix service is wired into this build of the UI.',
-  applyFix: 'Applying a fix is not available here: no fix service is wired into the UI (or the source is an offline snapshot).',
-  writeBundle: 'Writing a bundle is not available: no bundle service is wired into this build of the UI.',
+  previewFix: 'Fix preview is not available: no fix service is wired into the UI.',
+  applyFix: 'Applying a fix is not available here: with --from the source is an offline snapshot, not this node\'s kernel (run `routedoctor ui` on the node).',
+  writeBundle: 'Writing a bundle is not available: no bundle service is wired into the UI.',
 }
 
 export function initialState(opts: {report?: CheckReport; live: boolean; source: string; size?: {columns: number; rows: number}; capabilities: Capabilities; at?: string}): UiState {
@@ -135,7 +135,7 @@ export function layout(state: UiState): {list: number; pane: number} {
 /** The pane's text as screen rows at the current width (what scrolling counts). */
 export function paneRows(state: UiState): string[] {
   if (!state.pane) return []
-  return wrap(state.pane.text, Math.max(10, state.size.columns - 1), 4)
+  return wrap(state.pane.text, Math.max(10, state.size.columns - 1))
 }
 
 function maxScroll(state: UiState): number {

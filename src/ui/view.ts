@@ -1,5 +1,7 @@
 // What each region of the screen shows, as lines that fit the terminal width exactly (pure:
 // state + palette in, strings out). Components only put these lines on the screen.
+import path from 'node:path'
+
 import type {ChalkInstance} from 'chalk'
 
 import {verdictColor} from '../render/style.js'
@@ -24,7 +26,7 @@ export function headerLines(s: UiState, c: ChalkInstance): string[] {
   const n = s.report?.node
   const sessions = n ? `${n.sessions.up}/${n.sessions.total}` : '?'
   const sessionsText = n && n.sessions.up < n.sessions.total ? c.red(sessions) : sessions
-  const source = s.live ? `live${s.loadedAt ? ` ${clock(s.loadedAt)}` : ''}` : `from ${s.source}`
+  const source = s.live ? `live${s.loadedAt ? ` ${clock(s.loadedAt)}` : ''}` : `from ${s.source.length > 24 ? `…/${path.basename(s.source)}` : s.source}`
   const first = [c.bold('routedoctor'), `node ${c.bold(n?.host ?? '?')}`, `BIRD ${n?.birdVersion ?? '?'}`, `sessions ${sessionsText} up`,
     source + (s.loading ? c.dim(' refreshing…') : '')].join(SEP)
   let second: string
@@ -38,8 +40,8 @@ export function headerLines(s: UiState, c: ChalkInstance): string[] {
     const verdicts = Object.entries(r.summary.verdicts).map(([v, k]) => `${k} ${v}`).join(', ')
     const errs = r.summary.errors > 0 ? c.red(`${r.summary.errors} error${r.summary.errors === 1 ? '' : 's'}`) : c.green('0 errors')
     const hostCount = r.host.findings.length
-    second = [`${r.summary.prefixes} prefix${r.summary.prefixes === 1 ? '' : 'es'}${verdicts ? ` (${verdicts})` : ''}`, `${errs}, ${r.summary.warnings} warning${r.summary.warnings === 1 ? '' : 's'}`,
-      hostCount > 0 ? `host: ${hostCount} finding${hostCount === 1 ? '' : 's'} (h)` : 'host: ok'].join(SEP)
+    second = [`${r.summary.prefixes} prefix${r.summary.prefixes === 1 ? '' : 'es'}${verdicts ? `: ${verdicts}` : ''}`, `${errs}, ${r.summary.warnings} warning${r.summary.warnings === 1 ? '' : 's'}`,
+      hostCount > 0 ? `host: ${hostCount} (h)` : 'host: ok'].join(SEP)
   }
   return [fit(first, w), fit(second, w)]
 }

@@ -143,6 +143,12 @@ describe('redactFiles', () => {
     expect(red[1].text).toBe(`${h} vmlinuz vm-2 a.vm ${h}.example.com "${h}" ${mapping.node7} node7x\n`)
   })
 
+  it('detects the host name in raw control-socket framing too', () => {
+    const {files: red, mapping} = redactFiles([{name: 'birdc-show-status.txt', text: '0001 BIRD 2.0.12 ready.\n1000-BIRD 2.0.12\n1011-Router ID is 10.1.2.3\n Hostname is rawhost\n'}], {key: KEY})
+    expect(mapping.rawhost).toMatch(/^host-/)
+    expect(red[0].text).not.toContain('rawhost')
+  })
+
   it('does not let a host named like a keyword rewrite the output around it', () => {
     const {files: red} = redactFiles([{name: 'birdc-show-status.txt', text: 'Hostname is main\n'}, {name: 'ip-d-route.txt', text: 'unicast 10.0.0.0/8 dev eth0 table main\n'}], {key: KEY})
     expect(red[0].text).toMatch(/^Hostname is host-[0-9a-f]{8}\n$/)

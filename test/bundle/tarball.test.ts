@@ -143,7 +143,7 @@ describe('a redacted bundle', () => {
   it('carries no original address, MAC or host name in any member, and reads back consistently', () => {
     const inp = input()
     inp.reportMd = '# vm\n192.168.110.128/26 via 172.31.20.5: not tunnelled\n'
-    inp.model = {prefix: '192.168.110.128/26', neighbor: '172.31.20.5', protocol: 'Mesh_172_31_20_5'}
+    inp.model = {prefix: '192.168.110.128/26', neighbor: '172.31.20.5', protocol: 'Mesh_172_31_20_5', note: 'line\nvm'}
     inp.manifest.command = ['explain', '192.168.110.128/26', '--redact']
     const {input: red, mapping} = redactBundleInput(inp, {key: Buffer.from('k')})
     const {data, manifest} = packBundle(red)
@@ -154,7 +154,7 @@ describe('a redacted bundle', () => {
     expect(manifest.redacted).toBe(true)
     expect(manifest.host).toBe(mapping.vm)
     expect(manifest.command).toEqual(['explain', `${mapping['192.168.110.128']}/26`, '--redact'])
-    expect(red.model).toEqual({prefix: `${mapping['192.168.110.128']}/26`, neighbor: n, protocol: `Mesh_${n.replaceAll('.', '_')}`})
+    expect(red.model).toEqual({prefix: `${mapping['192.168.110.128']}/26`, neighbor: n, protocol: `Mesh_${n.replaceAll('.', '_')}`, note: `line\n${mapping.vm}`})
     expect(red.reportMd).toBe(`# ${mapping.vm}\n${mapping['192.168.110.128']}/26 via ${n}: not tunnelled\n`)
     const b = parseBundle(data, 'red.tar.gz')
     expect(b.files).toEqual(red.files)

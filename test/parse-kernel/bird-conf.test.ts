@@ -1,6 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
-import {parseBirdConf, stripBgpPasswords, stripBirdComments} from '../../src/parse/bird-conf.js'
+import {parseBirdConf, stripBirdComments} from '../../src/parse/bird-conf.js'
+import {removeBirdPasswords as stripBgpPasswords} from '../../src/bundle/redact.js'
 import {fixture, foldersWith} from './helpers.js'
 
 // Calico v3.28 bird.cfg + bird_ipam.cfg as rendered (reference/calico-domain.md §1.2, §1.4)

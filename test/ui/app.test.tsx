@@ -1,3 +1,8 @@
+import {mkdtempSync, existsSync, rmSync} from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+import {Chalk} from 'chalk'
 import {render, cleanup} from 'ink-testing-library'
 import {afterEach, beforeAll, describe, expect, it, vi} from 'vitest'
 
@@ -40,7 +45,13 @@ function mount(actions: UiActions, opts: {live?: boolean; refreshMs?: number; si
   return {app, screen, waitFor, press, onExit}
 }
 
-const fixtureActions = () => createActions({from: ECMP})
+const fixtureActions = () => createActions({from: ECMP}, {palette: new Chalk({level: 0})})
+/** The fixture's actions without some of the optional ones. */
+function without(...names: Array<'previewFix' | 'applyFix' | 'writeBundle'>): UiActions {
+  const a: UiActions = {...fixtureActions()}
+  for (const n of names) delete a[n]
+  return a
+}
 
 describe('ui app (ink-testing-library)', () => {
   it('lists every pool prefix with its verdict, problems first, under a header with node, BIRD and sessions', async () => {
@@ -110,7 +121,7 @@ describe('ui app (ink-testing-library)', () => {
   })
 
   it('f says "not available" without a fix action', async () => {
-    const {waitFor, press} = mount(fixtureActions())
+    const {waitFor, press} = mount(without('previewFix'))
     await waitFor((s) => s.includes('PREFIX'), 'the list')
     await press('f')
     const s = await waitFor((x) => x.includes('Fix preview'), 'the fix pane')
@@ -143,7 +154,7 @@ describe('ui app (ink-testing-library)', () => {
   })
 
   it('b writes a bundle through the injected action, or says it is not available', async () => {
-    const a = mount(fixtureActions())
+    const a = mount(without('writeBundle'))
     await a.waitFor((s) => s.includes('PREFIX'), 'the list')
     await a.press('b')
     await a.waitFor((s) => s.includes('Support bundle') && s.includes('not available'), 'not available')
@@ -154,6 +165,33 @@ describe('ui app (ink-testing-library)', () => {
     await b.press('b')
     await b.waitFor((s) => s.includes('wrote /tmp/routedoctor-vm-x.tar.gz'), 'the bundle path')
     expect(writeBundle).toHaveBeenCalledTimes(1)
+  })
+
+  it('f with the real fix service shows the planned tunnel route; a is not offered for --from', async () => {
+    const actions = fixtureActions()
+    expect(capabilities(actions)).toMatchObject({previewFix: true, writeBundle: true, applyFix: false})
+    const {waitFor, press} = mount(actions)
+    await waitFor((s) => s.includes('PREFIX'), 'the list')
+    await press('/', '1', '1', '0', '\r', 'f')
+    const s = await waitFor((x) => x.includes('Fix preview') && x.includes('ip route replace'), 'the fix preview')
+    expect(s).toMatch(/via 172\.31\.20\.5 dev tunl0 onlink/)
+    await press('a')
+    await waitFor((x) => x.includes('Apply fix') && x.replace(/\s+/g, ' ').includes('offline snapshot'), 'apply not available')
+  })
+
+  it('b with the real bundle service writes a bundle and names it', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-ui-bundle-'))
+    try {
+      const {waitFor, press} = mount(createActions({from: ECMP}, {palette: new Chalk({level: 0}), bundleDir: dir, toolVersion: '0.0.0-test'}), {size: {columns: 160, rows: 24}})
+      await waitFor((s) => s.includes('PREFIX'), 'the list')
+      await press('b')
+      const s = await waitFor((x) => /Wrote \S+\.tar\.gz/.test(x), 'the bundle path', 30_000)
+      const file = s.match(/Wrote (\S+\.tar\.gz)/)![1]
+      expect(file.startsWith(dir)).toBe(true)
+      expect(existsSync(file)).toBe(true)
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
   })
 
   it('live: refreshes on its own and marks a verdict that changed', async () => {

@@ -1,0 +1,465 @@
+// routedoctor bench (issue 7). A report, not a test: it always exits 0.
+//
+//   npm run bench                                   (builds dist/, then runs this with the defaults)
+//   node bench/run.mjs --sizes 10k,100k             sizes of the synthetic snapshots (default 10k,100k,1M)
+//   options: --runs N        repeats of small measurements (start-up, explain, 10k), best kept (default 3)
+//            --timeout S     per measured command, seconds (default 900); a timeout is recorded, not fatal
+//            --no-apply      skip the netlink apply throughput part
+//            --apply-routes N  routes programmed by the apply part (default 10000; also N/10, to show scaling)
+//            --apply-empty   program into an empty table (default: BIRD's metric-32 routes for the same
+//                            prefixes are there first, as on a real node; fix --apply writes beside them)
+//            --fresh         regenerate snapshots even when a cached one exists
+//            --clean         delete the generated snapshots at the end
+//            --json FILE     also write the results as JSON (default bench/out/results-TIME.json)
+//
+// What it does, per size: generates a snapshot directory in the REAL formats (bench/gen-snapshot.mjs,
+// cached under $TMPDIR/routedoctor-bench/), then measures in the same run
+//   check  `node bin/run.js check --from DIR --json > /dev/null`: wall time and peak RSS
+//   floor  `node bench/floor-read-split.mjs DIR`: read the same files, split into lines, JSON.parse
+//   start  `node -e 0`
+// and prints them with ratios and the goals of the issue. Also `explain` on the shipped snapshot
+// (examples/bird2-ecmp-not-tunneled) against `node -e 0`, and, when root with working netns tools,
+// `ip -batch` against routedoctor's netlink apply engine programming onlink routes over a TUN tunl0
+// inside a throwaway namespace rdbench-PID (always torn down).
+import {spawn, spawnSync} from 'node:child_process'
+import {existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import {performance} from 'node:perf_hooks'
+import {fileURLToPath} from 'node:url'
+
+import {ipBatchText} from './apply-routes.mjs'
+import {GEN_VERSION, generateSnapshot, parseCount} from './gen-snapshot.mjs'
+
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+const ROOT = path.resolve(HERE, '..')
+const BIN = path.join(ROOT, 'bin', 'run.js')
+const EXAMPLE = path.join(ROOT, 'examples', 'bird2-ecmp-not-tunneled')
+const EXAMPLE_PREFIX = '192.168.110.128/26'
+const MiB = 1024 * 1024
+
+// ------------------------------------------------------------------ options
+
+function parseArgs(argv) {
+  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, applyRoutes: 10000, applyPrefill: true, fresh: false, clean: false, json: undefined}
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    const val = () => {
+      const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i]
+      if (v === undefined) throw new Error(`${a} needs a value`)
+      return v
+    }
+    const name = a.split('=')[0]
+    if (name === '--sizes') o.sizes = val().split(',').map((s) => s.trim()).filter(Boolean)
+    else if (name === '--runs') o.runs = Math.max(1, Number(val()))
+    else if (name === '--timeout') o.timeout = Number(val())
+    else if (name === '--no-apply') o.apply = false
+    else if (name === '--apply-routes') o.applyRoutes = parseCount(val())
+    else if (name === '--apply-empty') o.applyPrefill = false
+    else if (name === '--fresh') o.fresh = true
+    else if (name === '--clean') o.clean = true
+    else if (name === '--json') o.json = val()
+    else if (name === '--help' || name === '-h') {
+      console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(0, 10).join('\n'))
+      process.exit(0)
+    } else throw new Error(`unknown option ${a}`)
+  }
+  for (const s of o.sizes) parseCount(s)
+  return o
+}
+
+// ------------------------------------------------------------------ measuring
+
+const TIME = ['/usr/bin/time', '/bin/time'].find((p) => existsSync(p))
+
+function vmHWM(pid) {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m ? Number(m[1]) * 1024 : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Run argv with stdout to /dev/null; returns {wall (s), rss (bytes), code, signal, timedOut, stderr (tail)}.
+ * Peak RSS from `/usr/bin/time -f %M` when present, else by sampling /proc/PID/status VmHWM.
+ */
+function measure(argv, {timeout, cwd = ROOT} = {}) {
+  return new Promise((resolve) => {
+    const devnull = openSync('/dev/null', 'w')
+    let timeFile
+    let cmd = argv
+    if (TIME) {
+      timeFile = path.join(os.tmpdir(), `rdbench-time-${process.pid}-${Math.random().toString(36).slice(2)}`)
+      cmd = [TIME, '-f', '%e %M', '-o', timeFile, ...argv]
+    }
+    const t0 = performance.now()
+    const child = spawn(cmd[0], cmd.slice(1), {cwd, stdio: ['ignore', devnull, 'pipe'], detached: true})
+    closeSync(devnull)
+    let stderr = ''
+    child.stderr.on('data', (d) => {
+      stderr = (stderr + d.toString()).slice(-4000)
+    })
+    let peak = 0
+    const sampler = TIME ? undefined : setInterval(() => {
+      const v = vmHWM(child.pid)
+      if (v !== undefined && v > peak) peak = v
+    }, 10)
+    let timedOut = false
+    const timer = timeout ? setTimeout(() => {
+      timedOut = true
+      try {
+        process.kill(-child.pid, 'SIGKILL') // the process group we created (detached)
+      } catch {
+        // already gone
+      }
+    }, timeout * 1000) : undefined
+    child.on('close', (code, signal) => {
+      const wall = (performance.now() - t0) / 1000
+      if (sampler) clearInterval(sampler)
+      if (timer) clearTimeout(timer)
+      let rss = peak || undefined
+      let exit = code
+      if (timeFile) {
+        try {
+          const text = readFileSync(timeFile, 'utf8')
+          // GNU time writes "Command exited with non-zero status N" / "Command terminated by signal N" first
+          const sig = /terminated by signal (\d+)/.exec(text)
+          if (sig) signal = `SIG${sig[1]}`
+          const last = text.trim().split('\n').pop().trim().split(/\s+/)
+          rss = Number(last[1]) * 1024
+        } catch {
+          // killed before time wrote it
+        }
+        rmSync(timeFile, {force: true})
+      }
+      resolve({wall, rss, code: exit, signal, timedOut, stderr: stderr.trim()})
+    })
+  })
+}
+
+/** Best (lowest wall) of n runs; rss is the max seen over the runs. */
+async function best(n, argv, opts) {
+  let b
+  let maxRss = 0
+  for (let i = 0; i < n; i++) {
+    const r = await measure(argv, opts)
+    if (r.rss) maxRss = Math.max(maxRss, r.rss)
+    if (!b || r.wall < b.wall) b = r
+    if (failed(r)) return {...r, runs: i + 1}
+  }
+  return {...b, rss: maxRss || b.rss, runs: n}
+}
+
+/** check exits 0 or 1 by design (1: findings of severity error); anything else is a failure. */
+function failed(r) {
+  return r.timedOut || r.signal || (r.code !== 0 && r.code !== 1)
+}
+
+function failure(r) {
+  if (r.timedOut) return 'TIMEOUT'
+  const oom = /heap out of memory|Allocation failed/i.test(r.stderr) ? 'OUT OF MEMORY' : /Invalid string length/i.test(r.stderr) ? 'STRING LENGTH' : undefined
+  if (oom) return oom
+  if (r.signal) return `killed by ${r.signal}`
+  return `exit ${r.code}`
+}
+
+// ------------------------------------------------------------------ formatting
+
+const fmtS = (s) => (s === undefined ? '-' : s < 1 ? `${(s * 1000).toFixed(0)} ms` : `${s.toFixed(2)} s`)
+const fmtMiB = (b) => (b === undefined ? '-' : `${(b / MiB).toFixed(0)} MiB`)
+const fmtX = (x) => (x === undefined || !Number.isFinite(x) ? '-' : `${x.toFixed(2)}×`)
+const mark = (ok) => (ok === undefined ? 'n/a' : ok ? 'PASS' : 'FAIL')
+
+function table(rows) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)))
+  return rows.map((r, k) => {
+    const line = r.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ')
+    return k === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line
+  }).join('\n')
+}
+
+function machine() {
+  const cpuinfo = existsSync('/proc/cpuinfo') ? readFileSync('/proc/cpuinfo', 'utf8') : ''
+  const model = /^model name\s*:\s*(.*)$/m.exec(cpuinfo)?.[1] ?? os.cpus()[0]?.model ?? '?'
+  return {
+    cpu: model,
+    cores: os.availableParallelism?.() ?? os.cpus().length,
+    memory: `${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
+    node: process.version,
+    kernel: os.release(),
+    load: os.loadavg().map((x) => x.toFixed(2)).join(' '),
+    head: sh('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD']).stdout?.trim() || '?',
+    dirty: (sh('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src']).stdout ?? '').split('\n').filter(Boolean).length,
+    distBuilt: existsSync(path.join(ROOT, 'dist', 'commands', 'check.js')) ? statSync(path.join(ROOT, 'dist', 'commands', 'check.js')).mtime.toISOString() : 'not built',
+    manifest: existsSync(path.join(ROOT, 'oclif.manifest.json')),
+  }
+}
+
+// ------------------------------------------------------------------ snapshots
+
+async function snapshotFor(sizeText, o) {
+  const count = parseCount(sizeText)
+  const dir = path.join(os.tmpdir(), 'routedoctor-bench', `g${GEN_VERSION}-${count}`)
+  const done = path.join(dir, '.complete')
+  if (!o.fresh && existsSync(done)) return {...JSON.parse(readFileSync(done, 'utf8')), cached: true}
+  rmSync(dir, {recursive: true, force: true})
+  const t0 = performance.now()
+  const info = await generateSnapshot(count, dir)
+  info.genSeconds = (performance.now() - t0) / 1000
+  writeFileSync(done, JSON.stringify(info))
+  return {...info, cached: false}
+}
+
+// ------------------------------------------------------------------ apply (netns)
+
+function sh(cmd, args, opts = {}) {
+  return spawnSync(cmd, args, {encoding: 'utf8', ...opts})
+}
+
+async function applyBench(o, log) {
+  const out = {skipped: undefined}
+  if (process.getuid?.() !== 0) return {skipped: 'not root'}
+  if (sh('ip', ['-V']).status !== 0) return {skipped: 'no ip(8)'}
+  const ns = `rdbench-${process.pid}`
+  const teardown = () => sh('ip', ['netns', 'del', ns])
+  const onSignal = () => {
+    teardown()
+    process.exit(130)
+  }
+  process.once('SIGINT', onSignal)
+  process.once('SIGTERM', onSignal)
+  process.once('exit', teardown)
+  const work = mkdtempSync(path.join(os.tmpdir(), 'rdbench-apply-'))
+  try {
+    for (const args of [
+      ['netns', 'add', ns],
+      ['-n', ns, 'tuntap', 'add', 'tunl0', 'mode', 'tun'],
+      ['-n', ns, 'link', 'set', 'lo', 'up'],
+      ['-n', ns, 'link', 'set', 'tunl0', 'up'],
+      ['-n', ns, 'addr', 'add', '10.255.255.1/32', 'dev', 'tunl0'],
+    ]) {
+      const r = sh('ip', args)
+      if (r.status !== 0) return {skipped: `ip ${args.join(' ')}: ${(r.stderr || '').trim() || `exit ${r.status}`}`}
+    }
+    const count = (proto = '158') => Number(sh('ip', ['-n', ns, 'route', 'show', 'proto', proto]).stdout.split('\n').filter(Boolean).length)
+    const flush = () => sh('ip', ['-n', ns, 'route', 'flush', 'proto', '158'])
+    const runs = Math.max(1, o.runs)
+    out.ns = ns
+    out.sizes = []
+    // a small and the full size: the ratio of the two shows how the engine scales
+    const sizes = [...new Set([Math.max(1, Math.round(o.applyRoutes / 10)), o.applyRoutes])]
+    for (const n of sizes) {
+      const batch = path.join(work, `routes-${n}.batch`)
+      writeFileSync(batch, ipBatchText(n))
+      const row = {routes: n}
+      // BIRD's routes for the same prefixes (metric 32, proto bird), as on a real node: `fix --apply`
+      // writes beside them at metric 31, so the engine's dumps and key lookups see a full table
+      if (o.applyPrefill) {
+        const birdBatch = path.join(work, `bird-${n}.batch`)
+        writeFileSync(birdBatch, ipBatchText(n, {metric: 32, proto: 'bird'}))
+        sh('ip', ['-n', ns, 'route', 'flush', 'proto', 'bird'])
+        const r = sh('ip', ['-n', ns, '-batch', birdBatch])
+        if (r.status !== 0) return {skipped: `prefill: ${(r.stderr || '').trim()}`}
+        row.prefilled = count('bird')
+      }
+      let bestIp
+      for (let i = 0; i < runs; i++) {
+        flush()
+        const r = await measure(['ip', '-n', ns, '-batch', batch], {timeout: o.timeout})
+        const installed = count()
+        if (r.code !== 0 || installed !== n) {
+          row.ipError = `ip -batch: ${failure(r)} ${r.stderr.split('\n')[0] ?? ''}; ${installed}/${n} routes installed`
+          break
+        }
+        if (!bestIp || r.wall < bestIp.wall) bestIp = r
+      }
+      row.ipBatch = bestIp?.wall
+      let bestRd
+      for (let i = 0; i < runs; i++) {
+        flush()
+        const journal = path.join(work, `journal-${n}-${i}`)
+        const r = await measureWithStdout(['ip', 'netns', 'exec', ns, process.execPath, path.join(HERE, 'apply-driver.mjs'), String(n), journal], o.timeout)
+        const installed = count()
+        let info
+        try {
+          info = JSON.parse(r.stdout.trim().split('\n').pop())
+        } catch {
+          info = undefined
+        }
+        if (r.code !== 0 || !info || installed !== n || !info.verified) {
+          row.rdError = `engine: ${failure(r)}${info ? ` applied ${info.applied}, verified ${info.verified}, ${JSON.stringify(info.errors)}` : ` ${r.stderr.split('\n').slice(-3).join(' | ')}`}; ${installed}/${n} routes installed`
+          break
+        }
+        if (!bestRd || r.wall < bestRd.wall) bestRd = {...r, info}
+      }
+      row.rdProcess = bestRd?.wall
+      row.rdEngine = bestRd ? bestRd.info.applyMs / 1000 : undefined
+      row.rdImport = bestRd ? bestRd.info.importMs / 1000 : undefined
+      out.sizes.push(row)
+      log(`  apply ${n} routes: ip -batch ${fmtS(row.ipBatch)}, routedoctor engine ${fmtS(row.rdEngine)} (process ${fmtS(row.rdProcess)})${row.ipError ? ` ${row.ipError}` : ''}${row.rdError ? ` ${row.rdError}` : ''}`)
+    }
+    flush()
+    return out
+  } finally {
+    teardown()
+    process.removeListener('exit', teardown)
+    process.removeListener('SIGINT', onSignal)
+    process.removeListener('SIGTERM', onSignal)
+    rmSync(work, {recursive: true, force: true})
+  }
+}
+
+function measureWithStdout(argv, timeout) {
+  return new Promise((resolve) => {
+    const t0 = performance.now()
+    const child = spawn(argv[0], argv.slice(1), {cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true})
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)))
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      try {
+        process.kill(-child.pid, 'SIGKILL')
+      } catch {
+        // gone
+      }
+    }, timeout * 1000)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({wall: (performance.now() - t0) / 1000, code, signal, timedOut, stdout, stderr})
+    })
+  })
+}
+
+// ------------------------------------------------------------------ main
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2))
+  const lines = []
+  const log = (s = '') => {
+    console.log(s)
+    lines.push(s)
+  }
+  const results = {machine: machine(), options: o, started: new Date().toISOString(), sizes: []}
+  const m = results.machine
+  log(`routedoctor bench — ${results.started}`)
+  log(`machine: ${m.cpu}, ${m.cores} cores, ${m.memory} RAM, node ${m.node}, kernel ${m.kernel}, load avg ${m.load}`)
+  log(`code: git ${m.head}${m.dirty ? ` + ${m.dirty} changed file(s) in src/` : ''}, dist/ built ${m.distBuilt}, oclif.manifest.json ${m.manifest ? 'present' : 'absent'}`)
+  log(`peak RSS from ${TIME ? `${TIME} -f %M` : '/proc/PID/status VmHWM sampling'}; wall time measured around the spawned process`)
+  if (!existsSync(path.join(ROOT, 'dist', 'commands', 'check.js'))) log('WARNING: dist/ is not built (npm run build); routedoctor runs will fail')
+  log()
+
+  // start-up and explain on the shipped snapshot
+  const runs = o.runs
+  const nodeStart = await best(Math.max(runs, 5), [process.execPath, '-e', '0'])
+  const explain = await best(Math.max(runs, 5), [process.execPath, BIN, 'explain', EXAMPLE_PREFIX, '--from', EXAMPLE], {timeout: o.timeout})
+  const version = await best(Math.max(runs, 3), [process.execPath, BIN, '--version'])
+  const smallCheck = await best(Math.max(runs, 3), [process.execPath, BIN, 'check', '--from', EXAMPLE, '--json'], {timeout: o.timeout})
+  results.startup = {nodeStart, explain, version, smallCheck}
+  log('Start-up (best of ≥5 / ≥3)')
+  log(table([
+    ['command', 'wall', 'peak RSS', 'vs node -e 0', 'goal', ''],
+    ['node -e 0', fmtS(nodeStart.wall), fmtMiB(nodeStart.rss), '1.00×', '', ''],
+    ['routedoctor --version', fmtS(version.wall), fmtMiB(version.rss), fmtX(version.wall / nodeStart.wall), '', failed(version) ? failure(version) : ''],
+    [`explain ${EXAMPLE_PREFIX} --from examples/…`, fmtS(explain.wall), fmtMiB(explain.rss), fmtX(explain.wall / nodeStart.wall), '≤ 3×',
+      failed(explain) ? failure(explain) : mark(explain.wall / nodeStart.wall <= 3)],
+    ['check --from examples/… --json', fmtS(smallCheck.wall), fmtMiB(smallCheck.rss), fmtX(smallCheck.wall / nodeStart.wall), '', failed(smallCheck) ? failure(smallCheck) : ''],
+  ]))
+  log()
+
+  const goals = [
+    {goal: `explain on a shipped snapshot ≤ 3× node -e 0`, ratio: explain.wall / nodeStart.wall, limit: 3, failedRun: failed(explain) ? failure(explain) : undefined},
+  ]
+
+  for (const size of o.sizes) {
+    const snap = await snapshotFor(size, o)
+    const snapBytes = snap.total
+    log(`== ${size} routes (${snap.count} blocks in pool ${snap.pool}; snapshot ${fmtMiB(snapBytes)}: birdc-show-route-all.txt ${fmtMiB(snap.bytes['birdc-show-route-all.txt'])}, ip-j-d-route.json ${fmtMiB(snap.bytes['ip-j-d-route.json'])}; ${snap.cached ? 'cached' : `generated in ${fmtS(snap.genSeconds)}`}; ${snap.dir})`)
+    const n = snap.count <= 20000 ? runs : 1
+    const floor = await best(n, [process.execPath, path.join(HERE, 'floor-read-split.mjs'), snap.dir], {timeout: o.timeout})
+    const check = await best(n, [process.execPath, BIN, 'check', '--from', snap.dir, '--json'], {timeout: o.timeout})
+    const rssLimit = 1.5 * snapBytes + 120 * MiB
+    const wallRatio = check.wall / floor.wall
+    const wallGoal = snap.count >= 1_000_000 ? 2 : snap.count >= 100_000 ? 3 : undefined
+    const checkFail = failed(check) ? failure(check) : undefined
+    const row = {size, count: snap.count, snapBytes, floor, check, rssLimit, wallRatio, wallGoal, checkFail}
+    results.sizes.push(row)
+    log(table([
+      ['measure', 'wall', 'peak RSS', 'runs', 'note'],
+      ['node -e 0', fmtS(nodeStart.wall), fmtMiB(nodeStart.rss), String(nodeStart.runs), ''],
+      ['floor: read + split + JSON.parse', fmtS(floor.wall), fmtMiB(floor.rss), String(floor.runs), failed(floor) ? failure(floor) : ''],
+      ['check --from DIR --json > /dev/null', checkFail === 'TIMEOUT' ? `> ${o.timeout} s` : fmtS(check.wall), fmtMiB(check.rss), String(check.runs),
+        checkFail ? `${checkFail}: ${check.stderr.split('\n').filter(Boolean).slice(-2).join(' | ').slice(0, 200)}` : `exit ${check.code}`],
+    ]))
+    log(table([
+      ['ratio', 'value', 'goal', 'result'],
+      ['check wall / floor wall', checkFail ? checkFail : fmtX(wallRatio), wallGoal ? `≤ ${wallGoal}×` : '(none at this size)', checkFail ? 'FAIL' : wallGoal ? mark(wallRatio <= wallGoal) : 'n/a'],
+      ['check wall / node -e 0', checkFail ? checkFail : fmtX(check.wall / nodeStart.wall), '', ''],
+      ['check peak RSS / (1.5 × snapshot + 120 MiB)', check.rss ? `${fmtX(check.rss / rssLimit)} (${fmtMiB(check.rss)} vs ${fmtMiB(rssLimit)})` : '-', '≤ 1.00×',
+        checkFail && checkFail !== 'TIMEOUT' ? 'FAIL' : checkFail === 'TIMEOUT' ? 'n/a (timeout)' : mark(check.rss <= rssLimit)],
+      ['floor peak RSS / (1.5 × snapshot + 120 MiB)', floor.rss ? fmtX(floor.rss / rssLimit) : '-', '', ''],
+    ]))
+    log()
+    if (wallGoal) goals.push({goal: `check ≤ ${wallGoal}× read-and-split floor on ${size}`, ratio: wallRatio, limit: wallGoal, failedRun: checkFail})
+    goals.push({goal: `check peak RSS ≤ 1.5× snapshot + 120 MiB on ${size}`, ratio: check.rss / rssLimit, limit: 1, failedRun: checkFail === 'TIMEOUT' ? undefined : checkFail, na: checkFail === 'TIMEOUT'})
+  }
+
+  if (o.apply) {
+    log(`== apply throughput (${o.applyRoutes} onlink routes via tunl0, metric 31 proto 158, in a throwaway namespace${o.applyPrefill ? '; BIRD\'s metric-32 routes for the same prefixes present' : '; empty table'})`)
+    let apply
+    try {
+      apply = await applyBench(o, log)
+    } catch (error) {
+      apply = {skipped: `error: ${error.message}`}
+    }
+    results.apply = apply
+    if (apply.skipped) log(`  skipped: ${apply.skipped}`)
+    else {
+      log(table([
+        ['routes', 'ip -batch', 'engine (applyPlan)', 'engine process', 'engine / ip -batch', 'process / ip -batch', 'goal', 'result'],
+        ...apply.sizes.map((r) => [String(r.routes), fmtS(r.ipBatch), fmtS(r.rdEngine), fmtS(r.rdProcess), fmtX(r.rdEngine / r.ipBatch), fmtX(r.rdProcess / r.ipBatch), '≤ 1.5×',
+          r.rdError || r.ipError ? 'FAIL' : mark(r.rdProcess / r.ipBatch <= 1.5)]),
+      ]))
+      if (apply.sizes.length === 2 && apply.sizes.every((r) => r.rdEngine)) {
+        const [a, b] = apply.sizes
+        log(`  scaling: ${b.routes / a.routes}× the routes took ${fmtX(b.rdEngine / a.rdEngine)} the engine time (ip -batch ${fmtX(b.ipBatch / a.ipBatch)})`)
+      }
+      const full = apply.sizes[apply.sizes.length - 1]
+      goals.push({goal: `apply ${full.routes} routes ≤ 1.5× ip -batch (whole process, ip netns exec … node)`, ratio: full.rdProcess / full.ipBatch, limit: 1.5, failedRun: full.rdError ?? full.ipError})
+      goals.push({goal: `apply ${full.routes} routes ≤ 1.5× ip -batch (applyPlan alone, no node start-up)`, ratio: full.rdEngine / full.ipBatch, limit: 1.5, failedRun: full.rdError ?? full.ipError})
+    }
+    log()
+  }
+
+  log('== goals')
+  log(table([
+    ['goal', 'measured', 'result'],
+    ...goals.map((g) => [g.goal, g.failedRun ?? (g.na ? 'timeout' : fmtX(g.ratio)), g.failedRun ? 'FAIL' : g.na ? 'n/a' : mark(g.ratio <= g.limit)]),
+  ]))
+  results.goals = goals
+  results.finished = new Date().toISOString()
+
+  const jsonFile = o.json ?? path.join(HERE, 'out', `results-${results.started.replace(/[:.]/g, '-')}.json`)
+  try {
+    mkdirSync(path.dirname(jsonFile), {recursive: true})
+    writeFileSync(jsonFile, JSON.stringify(results, null, 2) + '\n')
+    writeFileSync(jsonFile.replace(/\.json$/, '.txt'), lines.join('\n') + '\n')
+    log(`\nresults: ${path.relative(ROOT, jsonFile)} (and .txt)`)
+  } catch (error) {
+    log(`could not write ${jsonFile}: ${error.message}`)
+  }
+  if (o.clean) {
+    for (const s of results.sizes) rmSync(path.join(os.tmpdir(), 'routedoctor-bench', `g${GEN_VERSION}-${s.count}`), {recursive: true, force: true})
+  }
+}
+
+try {
+  await main()
+} catch (error) {
+  console.error(`bench: ${error.stack ?? error}`)
+}
+process.exitCode = 0
