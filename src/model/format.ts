@@ -1,4 +1,5 @@
 // iproute2- and BIRD-style one-line renderings of model objects, for evidence and plain text.
+import {familyOf} from './prefix.js'
 import type {BirdRoute, KernelRoute, Link, Nexthop, PlannedRoute} from './types.js'
 
 function shortDst(dst: string): string {
@@ -44,14 +45,16 @@ export function formatBirdPath(r: BirdRoute): string {
   return `${r.dest} [${r.protocol}${r.from ? ` from ${r.from}` : ''}]${r.primary ? ' *' : ''}${nh ? ` ${nh}` : ''}${r.bgpNextHop ? ` (BGP.next_hop ${r.bgpNextHop})` : ''}`
 }
 
-/** The `ip route replace` line a person could paste for a planned route. */
+/** The `ip route replace` line a person could paste for a planned route (`via inet6` for an IPv6 gateway of an IPv4 route). */
 export function ipRouteReplace(p: PlannedRoute): string {
-  const head = `ip route replace ${p.dst}${p.table !== 'main' ? ` table ${p.table}` : ''} proto ${p.protocol} metric ${p.metric}`
+  const family = familyOf(p.dst)
+  const via = (gw: string): string => (familyOf(gw) === family ? `via ${gw}` : `via ${familyOf(gw)} ${gw}`)
+  const head = `ip${family === 'inet6' ? ' -6' : ''} route replace ${p.dst}${p.table !== 'main' ? ` table ${p.table}` : ''} proto ${p.protocol} metric ${p.metric}`
   if (p.nexthops.length === 1) {
     const n = p.nexthops[0]
-    return `${head} via ${n.gateway} dev ${n.dev}${n.onlink ? ' onlink' : ''}`
+    return `${head} ${via(n.gateway)} dev ${n.dev}${n.onlink ? ' onlink' : ''}`
   }
-  return `${head} ${p.nexthops.map((n) => `nexthop via ${n.gateway} dev ${n.dev} weight ${n.weight}${n.onlink ? ' onlink' : ''}`).join(' ')}`
+  return `${head} ${p.nexthops.map((n) => `nexthop ${via(n.gateway)} dev ${n.dev} weight ${n.weight}${n.onlink ? ' onlink' : ''}`).join(' ')}`
 }
 
 /** `ip link` style: `tunl0 (tun) <POINTOPOINT,NOARP,UP,LOWER_UP> mtu 1480 state UP`. */

@@ -6,6 +6,7 @@ import {RouteDoctorError} from '../model/errors.js'
 import {canonicalPrefix, familyOf} from '../model/prefix.js'
 import type {Family, KernelRoute, PlannedRoute} from '../model/types.js'
 import type {PlanItem} from '../plan/plan.js'
+import {ipRouteReplace} from '../model/format.js'
 import {type RouteSpec, protocolNumber, routeTypeNumber, RT_SCOPE_UNIVERSE} from './codec.js'
 import {type DumpedRoute, NetlinkError, type RouteClient, openRouteClient} from './client.js'
 import {
@@ -147,17 +148,6 @@ export function plannedSpec(p: PlannedRoute, ifindexOf: (dev: string) => number 
 }
 
 /** The `ip route replace …` line equivalent to writing the planned route. */
-export function toIpRouteReplace(p: PlannedRoute): string {
-  const family = familyOf(p.dst)
-  const via = (gw: string): string => (familyOf(gw) === family ? `via ${gw}` : `via ${familyOf(gw)} ${gw}`)
-  const head = `ip${family === 'inet6' ? ' -6' : ''} route replace ${canonicalPrefix(p.dst, family) ?? p.dst} table ${p.table} metric ${p.metric} proto ${p.protocol}`
-  if (p.nexthops.length === 1) {
-    const nh = p.nexthops[0]
-    return `${head} ${via(nh.gateway)} dev ${nh.dev}${nh.onlink ? ' onlink' : ''}`
-  }
-  return `${head} ${p.nexthops.map((nh) => `nexthop ${via(nh.gateway)} dev ${nh.dev} weight ${nh.weight}${nh.onlink ? ' onlink' : ''}`).join(' ')}`
-}
-
 async function dumpFamilies(client: RouteClient, families: Set<Family>): Promise<DumpedRoute[]> {
   const out: DumpedRoute[] = []
   for (const f of families) out.push(...(await client.dumpRoutes(f)).routes)
@@ -306,7 +296,7 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
         key,
         planned: item.planned,
         write,
-        ipRoute: toIpRouteReplace(item.planned),
+        ipRoute: ipRouteReplace(item.planned),
         before: atKey(now, key).map(({route, spec}) => ({route, spec})),
       }
       if (item.replaces) {

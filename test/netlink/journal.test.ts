@@ -6,7 +6,8 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import type {KernelRoute, PlannedRoute} from '../../src/model/types.js'
-import {matchesPlanned, routeIdentity, toIpRouteReplace} from '../../src/netlink/apply.js'
+import {matchesPlanned, routeIdentity} from '../../src/netlink/apply.js'
+import {ipRouteReplace as toIpRouteReplace} from '../../src/model/format.js'
 import {LOCK_NAME, acquireLock, newJournal, newJournalPath, readJournal, setJournalState, writeJournal} from '../../src/netlink/journal.js'
 
 const dirs: string[] = []
@@ -39,12 +40,12 @@ const kernelMulti: KernelRoute = {
 describe('toIpRouteReplace', () => {
   it('prints the multipath line a person can paste', () => {
     expect(toIpRouteReplace(plannedMulti)).toBe(
-      'ip route replace 192.168.200.10/32 table main metric 31 proto 252 nexthop via 172.31.20.5 dev tunl0 weight 1 onlink nexthop via 172.31.30.6 dev tunl0 weight 1 onlink',
+      'ip route replace 192.168.200.10/32 proto 252 metric 31 nexthop via 172.31.20.5 dev tunl0 weight 1 onlink nexthop via 172.31.30.6 dev tunl0 weight 1 onlink',
     )
   })
   it('single path, table number, IPv6 gateway as `via inet6`', () => {
     expect(toIpRouteReplace({...plannedMulti, table: '1000', tableId: 1000, nexthops: [{gateway: 'fe80::1', dev: 'eth0', onlink: false, weight: 1}]})).toBe(
-      'ip route replace 192.168.200.10/32 table 1000 metric 31 proto 252 via inet6 fe80::1 dev eth0',
+      'ip route replace 192.168.200.10/32 table 1000 proto 252 metric 31 via inet6 fe80::1 dev eth0',
     )
   })
 })

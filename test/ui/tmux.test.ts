@@ -32,7 +32,11 @@ async function waitFor(pred: (s: string) => boolean, what: string, ms = 60_000):
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
 
 afterAll(() => {
-  if (haveTmux) tmux('kill-server')
+  if (haveTmux) {
+    tmux('kill-server')
+    // the server leaves its socket file behind
+    rmSync(path.join(process.env.TMUX_TMPDIR ?? '/tmp', `tmux-${process.getuid?.() ?? 0}`, socket), {force: true})
+  }
   rmSync(dir, {recursive: true, force: true})
 })
 
