@@ -3,6 +3,7 @@
 import {Command, Flags, Errors} from '@oclif/core'
 
 import {RouteDoctorError} from '../model/errors.js'
+import {writeJson} from '../render/json.js'
 import type {SourceOptions} from '../services/load.js'
 
 export const sourceFlags = {
@@ -27,6 +28,11 @@ export abstract class BaseCommand extends Command {
 
   protected printJson(value: unknown): void {
     process.stdout.write(JSON.stringify(value, null, 2) + '\n')
+  }
+
+  /** Large reports: written array element by element (same JSON as printJson). */
+  protected async streamJson(value: object): Promise<void> {
+    await writeJson(process.stdout, value as Record<string, unknown>)
   }
 
   protected print(text: string): void {

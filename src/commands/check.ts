@@ -15,7 +15,7 @@ export default class Check extends BaseCommand {
     const {flags} = await this.parse(Check)
     this.jsonOutput = flags.json
     const report = checkReport(new Context(await loadSnapshot(sourceOptions(flags))))
-    if (flags.json) this.printJson(report)
+    if (flags.json) await this.streamJson(report)
     else this.print(renderCheck(report, palette()))
     process.exitCode = report.summary.exitCode
   }

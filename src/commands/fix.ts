@@ -54,6 +54,13 @@ export default class Fix extends BaseCommand {
       else this.print(renderBirdConfig(report, c))
       return
     }
+    if (report.unavailable) {
+      // nothing can be planned: say so, and do not report a healthy node
+      if (flags.json) this.printJson(report)
+      else this.print(renderFix(report, c))
+      process.exitCode = 1
+      return
+    }
     if (!flags.apply) {
       if (flags.json) this.printJson(report)
       else this.print(renderFix(report, c) + (items.length > 0 ? c.dim('\nDry run: nothing was changed. `routedoctor fix --apply` programs these routes.') : ''))

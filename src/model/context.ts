@@ -1,7 +1,7 @@
 // Indices and derived facts over a Snapshot, computed once and shared by every rule, the planner
 // and the presenters. Pure: a function of the Snapshot alone.
 import {Fib, type Lookup} from './fib.js'
-import {canonicalPrefix, familyOf, prefixContains} from './prefix.js'
+import {canonicalPrefix, familyOf, ipv4Network, ipv4Value, prefixContains, prefixSortKey} from './prefix.js'
 import type {
   BirdProtocol, BirdRoute, Evidence, KernelRoute, Link, Pool, SourcePos, Snapshot,
 } from './types.js'
@@ -46,8 +46,15 @@ export class Context {
   readonly links = new Map<string, Link>()
   readonly sysctl = new Map<string, {value: string; pos: SourcePos}>()
   readonly bgpProtocols: BirdProtocol[]
+  readonly sessionsDown: BirdProtocol[] // BGP sessions not Established
   readonly fixProtocol: string
-  private readonly fileLines = new Map<string, string[]>()
+  private readonly lineStarts = new Map<string, Uint32Array>()
+  private readonly tables: number[]
+  private readonly poolCache = new Map<string, Pool | undefined>()
+  private readonly v4Pools: Array<{network: number; len: number; pool: Pool}>
+  private poolPrefixList?: string[]
+  private readonly resolutions = new Map<string, NexthopResolution>()
+  private poolResolutionList?: NexthopResolution[]
 
   constructor(readonly snapshot: Snapshot, opts: ContextOptions = {}) {
     this.fixProtocol = opts.fixProtocol ?? String(DEFAULT_FIX_PROTOCOL_NUMBER)
@@ -65,6 +72,14 @@ export class Context {
     for (const l of snapshot.links) this.links.set(l.ifname, l)
     for (const s of snapshot.sysctl) this.sysctl.set(s.name, {value: s.value, pos: s.pos})
     this.bgpProtocols = snapshot.bird.protocols.filter((p) => p.proto.toUpperCase() === 'BGP')
+    this.sessionsDown = this.bgpProtocols.filter((p) => !isEstablished(p))
+    this.tables = [...new Set([...this.kernelTables, 254])]
+    // most specific first, so the first IPv4 pool that contains a prefix is the one
+    this.v4Pools = snapshot.pools.flatMap((pool) => {
+      const slash = pool.cidr.indexOf('/')
+      const v = ipv4Value(pool.cidr, 0, slash)
+      return v < 0 ? [] : [{network: v, len: Number(pool.cidr.slice(slash + 1)), pool}]
+    }).sort((a, b) => b.len - a.len)
   }
 
   has(file: string): boolean {
@@ -84,35 +99,65 @@ export class Context {
   }
 
   poolOf(prefix: string): Pool | undefined {
-    // the most specific pool that contains the prefix
+    if (this.poolCache.has(prefix)) return this.poolCache.get(prefix)
     let best: Pool | undefined
-    for (const pool of this.snapshot.pools) {
-      if (prefixContains(pool.cidr, prefix) && (!best || Number(pool.cidr.split('/')[1]) > Number(best.cidr.split('/')[1]))) best = pool
+    const slash = prefix.indexOf('/')
+    const v = ipv4Value(prefix, 0, slash < 0 ? prefix.length : slash)
+    if (v >= 0) {
+      const len = slash < 0 ? 32 : Number(prefix.slice(slash + 1))
+      best = this.v4Pools.find((p) => len >= p.len && ipv4Network(v, p.len) === p.network)?.pool
+    } else {
+      // the most specific pool that contains the prefix
+      for (const pool of this.snapshot.pools) {
+        if (prefixContains(pool.cidr, prefix) && (!best || Number(pool.cidr.split('/')[1]) > Number(best.cidr.split('/')[1]))) best = pool
+      }
     }
+    this.poolCache.set(prefix, best)
     return best
   }
 
   /** Every prefix inside the pools that BIRD holds or the kernel routes (not the local table). */
   poolPrefixes(): string[] {
+    if (this.poolPrefixList) return this.poolPrefixList
     const seen = new Set<string>()
     for (const prefix of this.birdByPrefix.keys()) if (this.poolOf(prefix)) seen.add(prefix)
     for (const r of this.snapshot.kernelRoutes) {
       if (r.tableId === 255 || r.type === 'local' || r.type === 'broadcast' || r.type === 'multicast') continue
-      if (!this.kernelTables.includes(r.tableId) && r.tableId !== 254) continue
+      if (!this.tables.includes(r.tableId)) continue
       if (this.poolOf(r.dst)) seen.add(r.dst)
     }
-    return [...seen].sort(comparePrefixes)
+    this.poolPrefixList = sortPrefixes([...seen])
+    return this.poolPrefixList
+  }
+
+  /** How the kernel reaches every distinct BGP next hop of the pool routes BIRD holds: what node-wide checks look at. */
+  poolResolutions(): NexthopResolution[] {
+    if (this.poolResolutionList) return this.poolResolutionList
+    const hops = new Set<string>()
+    for (const [prefix, routes] of this.birdByPrefix) {
+      if (!this.poolOf(prefix)) continue
+      for (const r of routes) if (r.bgpNextHop !== undefined) hops.add(r.bgpNextHop)
+    }
+    this.poolResolutionList = [...hops].map((n) => this.resolve(n))
+    return this.poolResolutionList
   }
 
   kernelRoutesFor(prefix: string): KernelRoute[] {
     const family = familyOf(prefix)
-    const tables = [...new Set([...this.kernelTables, 254])]
-    return tables.flatMap((t) => this.fib.exact(prefix, t, family))
+    return this.tables.flatMap((t) => this.fib.exact(prefix, t, family))
       .filter((r) => r.type !== 'local' && r.type !== 'broadcast' && r.type !== 'multicast')
       .sort((a, b) => a.metric - b.metric)
   }
 
   resolve(bgpNextHop: string): NexthopResolution {
+    const cached = this.resolutions.get(bgpNextHop)
+    if (cached) return cached
+    const resolution = this.computeResolution(bgpNextHop)
+    this.resolutions.set(bgpNextHop, resolution)
+    return resolution
+  }
+
+  private computeResolution(bgpNextHop: string): NexthopResolution {
     const lookup = this.fib.lookup(bgpNextHop)
     const nexthops = lookup.route?.nexthops ?? []
     return {
@@ -124,15 +169,9 @@ export class Context {
     }
   }
 
-  private readonly factsCache = new Map<string, PrefixFacts>()
-
   facts(prefixText: string): PrefixFacts {
-    const prefix = canonicalPrefix(prefixText) ?? prefixText
-    const cached = this.factsCache.get(prefix)
-    if (cached) return cached
-    const facts = this.computeFacts(prefix)
-    this.factsCache.set(prefix, facts)
-    return facts
+    const prefix = this.birdByPrefix.has(prefixText) ? prefixText : (canonicalPrefix(prefixText) ?? prefixText)
+    return this.computeFacts(prefix)
   }
 
   private computeFacts(prefix: string): PrefixFacts {
@@ -150,7 +189,7 @@ export class Context {
     return {
       prefix, pool, tunnelExpected: pool?.mode === 'ipip' && !(pool.crossSubnet && sameSubnet), kernel, effective, bird, birdPrimary, bestSet,
       bgpNextHops, resolutions, local: this.isLocal(prefix, birdPrimary, effective),
-      ownersDown: this.bgpProtocols.filter((p) => !isEstablished(p)),
+      ownersDown: this.sessionsDown,
     }
   }
 
@@ -204,16 +243,26 @@ export class Context {
   /** The cited lines of a parsed object, verbatim (a one-line JSON file cites the object itself). */
   cite(pos: SourcePos | undefined, render?: () => string): Evidence[] {
     if (!pos) return []
-    let lines = this.fileLines.get(pos.file)
-    if (!lines) {
-      const text = this.snapshot.files.find((f) => f.name === pos.file)?.text ?? ''
-      lines = text.split(/\r?\n/)
-      this.fileLines.set(pos.file, lines)
-    }
-    let text = lines.slice(pos.line - 1, pos.endLine).join('\n')
-    if (render && (pos.file.endsWith('.json') || text === '')) text = render()
-    else if (text.length > 300) text = text.slice(0, 300) + '…'
+    const source = this.snapshot.files.find((f) => f.name === pos.file)?.text ?? ''
+    // a one-line JSON dump cites the object itself, rendered as ip prints it
+    if (render && (pos.file.endsWith('.json') || source === '')) return [{...pos, text: render()}]
+    let text = this.lines(pos.file, source, pos.line, pos.endLine)
+    if (text.length > 300) text = text.slice(0, 300) + '…'
     return [{...pos, text}]
+  }
+
+  /** Lines [from, to] (1-based) of a file, through an index of line starts built once per file. */
+  private lines(file: string, text: string, from: number, to: number): string {
+    let starts = this.lineStarts.get(file)
+    if (!starts) {
+      const list: number[] = [0]
+      for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) list.push(i + 1)
+      starts = Uint32Array.from(list)
+      this.lineStarts.set(file, starts)
+    }
+    if (from < 1 || from > starts.length) return ''
+    const end = to < starts.length ? starts[to] - 1 : text.length
+    return text.slice(starts[from - 1], Math.max(starts[from - 1], end)).replace(/\r(?=\n|$)/g, '')
   }
 }
 
@@ -236,13 +285,11 @@ export function equalPreference(a: BirdRoute, b: BirdRoute): boolean {
 }
 
 export function comparePrefixes(a: string, b: string): number {
-  const fa = familyOf(a), fb = familyOf(b)
-  if (fa !== fb) return fa === 'inet' ? -1 : 1
-  if (fa === 'inet') {
-    const [aa, al] = a.split('/'), [ba, bl] = b.split('/')
-    const na = aa.split('.').reduce((s, o) => s * 256 + Number(o), 0)
-    const nb = ba.split('.').reduce((s, o) => s * 256 + Number(o), 0)
-    return na - nb || Number(al) - Number(bl)
-  }
-  return a < b ? -1 : a > b ? 1 : 0
+  const ka = prefixSortKey(a), kb = prefixSortKey(b)
+  return ka < kb ? -1 : ka > kb ? 1 : 0
+}
+
+/** Sorted by family, address, length: each key computed once. */
+export function sortPrefixes(prefixes: string[]): string[] {
+  return prefixes.map((p) => [prefixSortKey(p), p] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, p]) => p)
 }

@@ -1,9 +1,10 @@
 // Longest-prefix match over the kernel FIB, per table, the way the kernel looks a destination up:
 // the rules' tables in order (local, main, default unless `ip rule` says otherwise), the longest
 // matching prefix, then the lowest metric. Lookups index prefixes by length, so one lookup costs
-// at most 33 (IPv4) or 129 (IPv6) map probes whatever the table size.
+// at most one probe per prefix length present in the table, whatever the table size.
 import ipaddr from 'ipaddr.js'
 
+import {ipv4Network, ipv4Value} from './prefix.js'
 import type {Family, IpRule, KernelRoute} from './types.js'
 
 const TABLE_IDS: Record<string, number> = {local: 255, main: 254, default: 253}
@@ -25,7 +26,7 @@ export interface Lookup {
   reachable: boolean // unicast or local: the kernel can send (or deliver) it
 }
 
-/** A key of the first `len` bits of an address: a number for IPv4, a hex string for IPv6. */
+/** A key of the first `len` bits of an address: a number for IPv4 (len·2³² + network), a hex string for IPv6. */
 function keyOf(bytes: number[], len: number): string {
   let key = ''
   const full = len >> 3
@@ -33,6 +34,10 @@ function keyOf(bytes: number[], len: number): string {
   const rest = len & 7
   if (rest) key += ((bytes[full] >> (8 - rest)) << (8 - rest)).toString(16).padStart(2, '0')
   return `${len}/${key}`
+}
+
+function v4Key(v: number, len: number): number {
+  return len * 4294967296 + ipv4Network(v, len)
 }
 
 function addressBytes(address: string): number[] | undefined {
@@ -43,31 +48,51 @@ function addressBytes(address: string): number[] | undefined {
   }
 }
 
+interface Table {
+  v4: Map<number, KernelRoute[]>
+  v6: Map<string, KernelRoute[]>
+  v4Lengths: number[] // prefix lengths present, longest first
+  v6Lengths: number[]
+}
+
+function push<K>(map: Map<K, KernelRoute[]>, key: K, route: KernelRoute): void {
+  const list = map.get(key)
+  if (list) list.push(route)
+  else map.set(key, [route])
+}
+
 export class Fib {
-  // tableId -> family -> key -> routes
-  private readonly index = new Map<number, Map<string, KernelRoute[]>>()
-  private readonly lengths = new Map<string, Set<number>>() // `${tableId}|${family}` -> prefix lengths present
+  private readonly tables = new Map<number, Table>()
   readonly tableOrder: number[]
 
   constructor(routes: KernelRoute[], rules: IpRule[] = []) {
+    const lengths = new Map<number, {v4: Set<number>; v6: Set<number>}>()
     for (const route of routes) {
       if (route.type === 'multicast') continue
+      let table = this.tables.get(route.tableId)
+      if (!table) {
+        this.tables.set(route.tableId, (table = {v4: new Map(), v6: new Map(), v4Lengths: [], v6Lengths: []}))
+        lengths.set(route.tableId, {v4: new Set(), v6: new Set()})
+      }
+      const seen = lengths.get(route.tableId)!
       const slash = route.dst.indexOf('/')
-      const bytes = addressBytes(route.dst.slice(0, slash))
-      if (!bytes) continue
       const len = Number(route.dst.slice(slash + 1))
-      let table = this.index.get(route.tableId)
-      if (!table) this.index.set(route.tableId, (table = new Map()))
-      const key = `${route.family}|${keyOf(bytes, len)}`
-      const list = table.get(key)
-      if (list) list.push(route)
-      else table.set(key, [route])
-      const lk = `${route.tableId}|${route.family}`
-      let set = this.lengths.get(lk)
-      if (!set) this.lengths.set(lk, (set = new Set()))
-      set.add(len)
+      const v = ipv4Value(route.dst, 0, slash)
+      if (v >= 0) {
+        push(table.v4, v4Key(v, len), route)
+        seen.v4.add(len)
+        continue
+      }
+      const bytes = addressBytes(route.dst.slice(0, slash))
+      if (!bytes || bytes.length !== 16) continue
+      push(table.v6, keyOf(bytes, len), route)
+      seen.v6.add(len)
     }
-    for (const [lk, set] of this.lengths) this.lengths.set(lk, new Set([...set].sort((a, b) => b - a)))
+    for (const [id, table] of this.tables) {
+      const seen = lengths.get(id)!
+      table.v4Lengths = [...seen.v4].sort((a, b) => b - a)
+      table.v6Lengths = [...seen.v6].sort((a, b) => b - a)
+    }
     const fromRules = rules
       .filter((r) => r.table !== undefined && /^from all lookup /.test(r.text))
       .sort((a, b) => a.priority - b.priority)
@@ -78,26 +103,35 @@ export class Fib {
 
   /** Routes in one table whose dst is exactly `prefix`. */
   exact(prefix: string, tableId: number, family: Family): KernelRoute[] {
+    const table = this.tables.get(tableId)
+    if (!table) return []
     const slash = prefix.indexOf('/')
+    const len = Number(prefix.slice(slash + 1))
+    if (family === 'inet') {
+      const v = ipv4Value(prefix, 0, slash)
+      return v < 0 ? [] : (table.v4.get(v4Key(v, len)) ?? [])
+    }
     const bytes = addressBytes(prefix.slice(0, slash))
-    if (!bytes) return []
-    return this.index.get(tableId)?.get(`${family}|${keyOf(bytes, Number(prefix.slice(slash + 1)))}`) ?? []
+    return bytes && bytes.length === 16 ? (table.v6.get(keyOf(bytes, len)) ?? []) : []
   }
 
   /** Longest-prefix match in one table. */
   lookupInTable(address: string, tableId: number): KernelRoute[] {
-    const bytes = addressBytes(address)
-    if (!bytes) return []
-    const family: Family = bytes.length === 4 ? 'inet' : 'inet6'
-    const table = this.index.get(tableId)
-    const lengths = this.lengths.get(`${tableId}|${family}`)
-    if (!table || !lengths) return []
-    for (const len of lengths) {
-      const routes = table.get(`${family}|${keyOf(bytes, len)}`)
-      if (routes) {
-        const usable = routes.filter((r) => TERMINAL.has(r.type) || r.type === 'throw')
-        if (usable.length > 0) return [...usable].sort((a, b) => a.metric - b.metric)
+    const table = this.tables.get(tableId)
+    if (!table) return []
+    const v = ipv4Value(address)
+    if (v >= 0) {
+      for (const len of table.v4Lengths) {
+        const found = usable(table.v4.get(v4Key(v, len)))
+        if (found) return found
       }
+      return []
+    }
+    const bytes = addressBytes(address)
+    if (!bytes || bytes.length !== 16) return []
+    for (const len of table.v6Lengths) {
+      const found = usable(table.v6.get(keyOf(bytes, len)))
+      if (found) return found
     }
     return []
   }
@@ -112,4 +146,10 @@ export class Fib {
     }
     return {address, candidates: [], reachable: false}
   }
+}
+
+function usable(routes: KernelRoute[] | undefined): KernelRoute[] | undefined {
+  if (!routes) return undefined
+  const found = routes.filter((r) => TERMINAL.has(r.type) || r.type === 'throw')
+  return found.length > 0 ? found.sort((a, b) => a.metric - b.metric) : undefined
 }

@@ -113,13 +113,14 @@ export interface BirdNexthop {
   onlink?: boolean
   mpls?: string
   table?: string // BIRD 3 `recursive`: `via GW table T`
-  pos: SourcePos
+  line: number // in the route's file (a full table has millions: no object per position)
 }
 
 export interface BirdAttribute {
   name: string // verbatim: "BGP.next_hop", "bgp_next_hop", "Kernel.metric", "Type", "source", ...
   value: string // verbatim, `\t\t` continuation lines joined with a space
-  pos: SourcePos
+  line: number // first line in the route's file
+  endLine: number
 }
 
 export interface BirdRoute {

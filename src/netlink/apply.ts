@@ -3,12 +3,13 @@
 import {dirname} from 'node:path'
 
 import {RouteDoctorError} from '../model/errors.js'
-import {canonicalPrefix, familyOf} from '../model/prefix.js'
+import {familyOf} from '../model/prefix.js'
 import type {Family, KernelRoute, PlannedRoute} from '../model/types.js'
 import type {PlanItem} from '../plan/plan.js'
 import {ipRouteReplace} from '../model/format.js'
 import {type RouteSpec, protocolNumber, routeTypeNumber, RT_SCOPE_UNIVERSE} from './codec.js'
 import {type DumpedRoute, NetlinkError, type RouteClient, openRouteClient} from './client.js'
+import {canonicalDst} from './prefix.js'
 import {
   type Journal, type JournalChange, type PlanMode, type RouteKey, acquireLock, newJournal, newJournalPath, readJournal,
   setJournalState, writeJournal,
@@ -73,12 +74,28 @@ function keyOf(r: {family: Family; tableId: number; dst: string; metric: number}
   return {family: r.family, tableId: r.tableId, dst: r.dst, metric: r.metric}
 }
 
-const sameKey = (a: RouteKey, b: RouteKey): boolean =>
-  a.family === b.family && a.tableId === b.tableId && a.dst === b.dst && a.metric === b.metric
+const keyText = (k: RouteKey): string => `${k.family}|${k.tableId}|${k.dst}|${k.metric}`
 
-// IPv4 routes with a TOS are a different key; routedoctor never plans them.
-function atKey(routes: DumpedRoute[], key: RouteKey): DumpedRoute[] {
-  return routes.filter((d) => d.route.tos === undefined && sameKey(keyOf(d.route), key))
+/** A dump indexed once by key (family|table|dst|metric), so each lookup is O(1), not a scan. */
+type RouteIndex = Map<string, DumpedRoute[]>
+
+// IPv4 routes with a TOS are a different key; routedoctor never plans them, so they are not indexed.
+function indexRoutes(routes: DumpedRoute[]): RouteIndex {
+  const index: RouteIndex = new Map()
+  for (const d of routes) {
+    if (d.route.tos !== undefined) continue
+    const k = keyText(d.route)
+    const list = index.get(k)
+    if (list) list.push(d)
+    else index.set(k, [d])
+  }
+  return index
+}
+
+const NONE: readonly DumpedRoute[] = Object.freeze([])
+
+function atKey(index: RouteIndex, key: RouteKey): readonly DumpedRoute[] {
+  return index.get(keyText(key)) ?? NONE
 }
 
 // a protocol name this module does not know (a local rt_protos.d entry) still compares by name
@@ -105,7 +122,7 @@ export function routeIdentity(r: KernelRoute): string {
 
 /** Does the kernel route carry exactly the planned route (dst, table, metric, protocol, next-hop set)? */
 export function matchesPlanned(r: KernelRoute, p: PlannedRoute): boolean {
-  if (r.type !== 'unicast' || r.dst !== canonicalPrefix(p.dst, familyOf(p.dst)) || r.tableId !== p.tableId || r.metric !== p.metric) return false
+  if (r.type !== 'unicast' || r.dst !== canonicalDst(p.dst, familyOf(p.dst)) || r.tableId !== p.tableId || r.metric !== p.metric) return false
   if (protoKey(r.protocol) !== protoKey(p.protocol)) return false
   if (r.nexthops.length !== p.nexthops.length) return false
   const single = p.nexthops.length === 1
@@ -128,7 +145,7 @@ function errorInfo(error: unknown, dst?: string): ApplyErrorInfo {
 /** The RTM_NEWROUTE spec for a planned route, devices resolved in `links` (name → ifindex). */
 export function plannedSpec(p: PlannedRoute, ifindexOf: (dev: string) => number | undefined): RouteSpec {
   const family = familyOf(p.dst)
-  const dst = canonicalPrefix(p.dst, family)
+  const dst = canonicalDst(p.dst, family)
   if (!dst) throw new RouteDoctorError(`planned route has a bad destination: ${p.dst}`, 2, 'E_PLAN')
   if (p.nexthops.length === 0) throw new RouteDoctorError(`planned route ${dst} has no next hop`, 2, 'E_PLAN')
   return {
@@ -147,11 +164,11 @@ export function plannedSpec(p: PlannedRoute, ifindexOf: (dev: string) => number 
   }
 }
 
-/** The `ip route replace …` line equivalent to writing the planned route. */
-async function dumpFamilies(client: RouteClient, families: Set<Family>): Promise<DumpedRoute[]> {
+/** Dump the families and index the routes by key. */
+async function dumpFamilies(client: RouteClient, families: Set<Family>): Promise<RouteIndex> {
   const out: DumpedRoute[] = []
-  for (const f of families) out.push(...(await client.dumpRoutes(f)).routes)
-  return out
+  for (const f of families) for (const d of (await client.dumpRoutes(f)).routes) out.push(d)
+  return indexRoutes(out)
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
@@ -222,7 +239,7 @@ async function restoreChanges(client: RouteClient, changes: JournalChange[]): Pr
 
 // ------------------------------------------------------------------ verify and watch
 
-function checkPlanned(routes: DumpedRoute[], changes: JournalChange[]): RouteWar[] {
+function checkPlanned(routes: RouteIndex, changes: JournalChange[]): RouteWar[] {
   const wars: RouteWar[] = []
   for (const change of changes) {
     const here = atKey(routes, change.key)
@@ -247,6 +264,43 @@ function checkPlanned(routes: DumpedRoute[], changes: JournalChange[]): RouteWar
     })
   }
   return wars
+}
+
+// ------------------------------------------------------------------ writing
+
+// How many RTM_NEWROUTE requests go out together (one sendmsg) before their ACKs are awaited. Each
+// ACK is matched to its request by sequence number. The kernel queues all of a batch's ACKs on the
+// socket before it is read, so the batch is kept well inside the receive buffer (the kernel drops an
+// ACK that does not fit; the write then fails by timeout, and the apply restores).
+export const WRITE_WINDOW = 128
+
+/** Write routes `from`..`to`-1; the outcome of each, in order (undefined: acknowledged). */
+async function writeBatch(client: RouteClient, changes: JournalChange[], from: number, to: number): Promise<Array<unknown>> {
+  const specs = changes.slice(from, to).map((c) => c.write)
+  if (client.replaceRoutes) return client.replaceRoutes(specs)
+  // a client without batches: the requests still go out together, matched by their own promises
+  return Promise.all(specs.map((spec) => client.replaceRoute(spec).then(() => undefined, (error: unknown) => error ?? new Error('write failed'))))
+}
+
+/**
+ * Send every change's RTM_NEWROUTE in plan order, WRITE_WINDOW at a time, each batch answered in
+ * full before the next goes out. On the first NACK (or an injected failure, or a beforeWrite hook
+ * that throws) nothing more is sent, and the error of the earliest failing route in plan order is
+ * thrown, carrying that route; the routes of its batch after it were written and answered too, so
+ * the kernel's table is final when the caller restores (the journal covers every planned key).
+ */
+async function writePipelined(client: RouteClient, changes: JournalChange[], opts: ApplyOptions): Promise<void> {
+  let i = 0
+  while (i < changes.length) {
+    if (opts.beforeWrite) await opts.beforeWrite(i) // a hook acts between writes (tests delete a device): one at a time
+    let to = Math.min(changes.length, i + (opts.beforeWrite ? 1 : WRITE_WINDOW))
+    if (opts.failAfter !== undefined && opts.failAfter > i) to = Math.min(to, opts.failAfter)
+    const outcome = await writeBatch(client, changes, i, to)
+    const bad = outcome.findIndex((e) => e !== undefined)
+    if (bad >= 0) throw outcome[bad]
+    i = to
+    if (opts.failAfter !== undefined && i >= opts.failAfter) throw new RouteDoctorError(`injected failure after ${i} route write(s)`, 1, 'E_INJECTED')
+  }
 }
 
 // ------------------------------------------------------------------ apply
@@ -280,6 +334,7 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
     const now = await dumpFamilies(client, families)
 
     const changes: JournalChange[] = []
+    const seen = new Set<string>()
     const specErrors: ApplyErrorInfo[] = []
     for (const item of items) {
       let write: RouteSpec
@@ -290,7 +345,8 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
         continue
       }
       const key = keyOf(write)
-      if (changes.some((c) => sameKey(c.key, key))) throw new RouteDoctorError(`the plan writes ${key.dst} metric ${key.metric} twice`, 2, 'E_PLAN')
+      const k = keyText(key)
+      if (seen.has(k)) throw new RouteDoctorError(`the plan writes ${key.dst} metric ${key.metric} twice`, 2, 'E_PLAN')
       const change: JournalChange = {
         mode: item.mode,
         key,
@@ -301,9 +357,12 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
       }
       if (item.replaces) {
         const r = item.replaces
-        const found = atKey(now, keyOf(r)).find((d) => routeIdentity(d.route) === routeIdentity(r)) ?? atKey(now, keyOf(r))[0]
+        const there = atKey(now, keyOf(r))
+        const identity = there.length > 1 ? routeIdentity(r) : undefined
+        const found = (identity !== undefined ? there.find((d) => routeIdentity(d.route) === identity) : undefined) ?? there[0]
         if (found) change.replaces = {route: found.route, spec: found.spec}
       }
+      seen.add(k)
       changes.push(change)
     }
     // the journal comes first, even when nothing will be written, so every apply leaves a record
@@ -315,15 +374,9 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
       return result
     }
 
-    let writes = 0
     try {
-      for (const [i, change] of changes.entries()) {
-        await opts.beforeWrite?.(i)
-        await client.replaceRoute(change.write)
-        writes++
-        result.applied.push(change.planned)
-        if (opts.failAfter !== undefined && writes >= opts.failAfter) throw new RouteDoctorError(`injected failure after ${writes} route write(s)`, 1, 'E_INJECTED')
-      }
+      await writePipelined(client, changes, opts)
+      result.applied = changes.map((c) => c.planned)
       const after = await dumpFamilies(client, families)
       const missing = checkPlanned(after, changes)
       if (missing.length > 0) {

@@ -7,9 +7,9 @@ import {getSystemErrorName} from 'node:util'
 import {RouteDoctorError} from '../model/errors.js'
 import type {Family, KernelRoute} from '../model/types.js'
 import {
-  NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLMSG_ERROR, RTM_DELROUTE, RTM_GETLINK, RTM_GETROUTE, RTM_NEWLINK,
+  NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST, NLMSG_ERROR, RTM_DELROUTE, RTM_GETLINK, RTM_GETROUTE, RTM_NEWLINK,
   RTM_NEWROUTE, type RouteSpec, encodeLinkDumpRequest, encodeRoute, encodeRouteDumpRequest, parseLinkMessage,
-  parseRouteMessage, protocolName, tableName, toKernelRoute,
+  parseRouteMessage, protocolName, routeMessageKey, tableName, toKernelRoute,
 } from './codec.js'
 
 // Human text for the errnos route writes commonly meet (Node 20 has no getSystemErrorMessage).
@@ -76,11 +76,19 @@ export function netlinkError(errno: number, operation: string, route?: RouteSpec
 interface NlMessage {
   type: number
   flags: number
+  seq: number
   data: Buffer
 }
 interface NlSocket {
   request(type: number, data: Uint8Array | Uint8Array[], options?: {flags?: number; checkError?: boolean; timeout?: number}): Promise<[NlMessage[], unknown]>
   close(): void
+  on(event: 'error', listener: (error: Error) => void): unknown
+  on(event: 'message', listener: (msgs: NlMessage[]) => void): unknown
+  // for the pipelined writes: sequence numbers from the socket's own counter, so they never collide
+  // with request()'s, and the raw socket to send many messages in one sendmsg
+  generateSeq(): number
+  address(): {port: number}
+  socket: {send(data: Uint8Array, options: Record<string, never>, callback: (error?: Error) => void): void}
 }
 
 export interface DumpedRoute {
@@ -94,9 +102,21 @@ export interface DumpResult {
   undecodable: Array<{index: number; error: string}>
 }
 
+export interface DumpOptions {
+  // decode only the routes whose key text (codec.routeKeyText: family|table|dst|metric) is here;
+  // the rest, and routes with a TOS, are skipped unread
+  keys?: ReadonlySet<string>
+}
+
 export interface RouteClient {
-  dumpRoutes(family?: Family | 'all'): Promise<DumpResult>
+  dumpRoutes(family?: Family | 'all', options?: DumpOptions): Promise<DumpResult>
   replaceRoute(route: RouteSpec): Promise<void>
+  /**
+   * RTM_NEWROUTE (NLM_F_CREATE|NLM_F_REPLACE) for each route, all sent before any reply is awaited;
+   * resolves when every one is answered, with each route's outcome in order: undefined for an ACK,
+   * else its error (a NetlinkError carrying that route). Optional: without it, callers use replaceRoute.
+   */
+  replaceRoutes?(routes: RouteSpec[]): Promise<Array<Error | undefined>>
   addRoute(route: RouteSpec): Promise<void>
   deleteRoute(route: RouteSpec): Promise<void>
   links(): Promise<Map<number, string>>
@@ -107,8 +127,27 @@ export interface RouteClient {
 const TIMEOUT_MS = 10_000
 const LE = endianness() === 'LE'
 
+// Room for the ACKs of the pipelined writes (apply.ts keeps up to WRITE_WINDOW in flight): an ACK
+// that does not fit is dropped by the kernel. Capped by net.core.rmem_max.
+const RECV_BUFFER = 4 << 20
+
 class RtnlClient implements RouteClient {
-  constructor(private readonly sock: NlSocket) {}
+  // a socket-level error (ENOBUFS: replies were dropped) must not crash the process mid-apply: the
+  // requests whose replies were lost time out and fail, and the apply restores
+  private socketError: Error | undefined
+
+  // the pipelined writes waiting for their ACKs, by sequence number
+  private readonly pending = new Map<number, (msg: NlMessage) => void>()
+
+  constructor(private readonly sock: NlSocket) {
+    sock.on('error', (error) => {
+      this.socketError = error
+    })
+    // replies to requests the socket did not make itself (replaceRoutes) come as 'message'
+    sock.on('message', (msgs) => {
+      for (const m of msgs) this.pending.get(m.seq)?.(m)
+    })
+  }
 
   close(): void {
     this.sock.close()
@@ -139,12 +178,22 @@ class RtnlClient implements RouteClient {
     return undefined
   }
 
-  async dumpRoutes(family: Family | 'all' = 'inet'): Promise<DumpResult> {
+  async dumpRoutes(family: Family | 'all' = 'inet', options: DumpOptions = {}): Promise<DumpResult> {
     const links = await this.links()
     const msgs = await this.dump(RTM_GETROUTE, encodeRouteDumpRequest(family), 'RTM_GETROUTE')
     const result: DumpResult = {routes: [], undecodable: []}
+    const keys = options.keys
     msgs.forEach((m, index) => {
       if (m.type !== RTM_NEWROUTE) return
+      if (keys) {
+        let key: string | undefined
+        try {
+          key = routeMessageKey(m.data)
+        } catch {
+          key = '' // malformed: the full decode below records it
+        }
+        if (key === undefined || (key !== '' && !keys.has(key))) return
+      }
       try {
         const spec = parseRouteMessage(m.data)
         for (const nh of spec.nexthops) if (nh.ifindex) nh.dev = links.get(nh.ifindex)
@@ -159,7 +208,14 @@ class RtnlClient implements RouteClient {
 
   private async write(type: number, route: RouteSpec, flags: number, operation: string): Promise<void> {
     const payload = encodeRoute(route, type === RTM_DELROUTE ? 'del' : 'new')
-    const [msgs] = await this.sock.request(type, payload, {flags, checkError: false, timeout: TIMEOUT_MS})
+    let msgs: NlMessage[]
+    try {
+      ;[msgs] = await this.sock.request(type, payload, {flags, checkError: false, timeout: TIMEOUT_MS})
+    } catch (error) {
+      if ((error as Error)?.message !== 'Timeout has been reached') throw error
+      const why = this.socketError ? ` (socket error: ${this.socketError.message})` : ''
+      throw new NetlinkError(0, 'ENOACK', operation, route, `${operation} ${describeSpec(route)}: no acknowledgement within ${TIMEOUT_MS / 1000} s${why}`)
+    }
     const err = msgs.find((m) => m.type === NLMSG_ERROR)
     if (!err) throw new NetlinkError(0, 'ENOACK', operation, route, `${operation} ${describeSpec(route)}: the kernel sent no acknowledgement`)
     const errno = readErrno(err.data)
@@ -168,6 +224,68 @@ class RtnlClient implements RouteClient {
 
   replaceRoute(route: RouteSpec): Promise<void> {
     return this.write(RTM_NEWROUTE, route, NLM_F_CREATE | NLM_F_REPLACE, 'RTM_NEWROUTE')
+  }
+
+  replaceRoutes(routes: RouteSpec[]): Promise<Array<Error | undefined>> {
+    const operation = 'RTM_NEWROUTE'
+    const flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE
+    const outcome: Array<Error | undefined> = new Array(routes.length)
+    if (routes.length === 0) return Promise.resolve(outcome)
+    // one buffer of nlmsghdr + payload for all of them: one sendmsg; the kernel handles the
+    // messages in order and answers each with its own ACK or error, under its own sequence number
+    const payloads = routes.map((r) => encodeRoute(r, 'new'))
+    const total = payloads.reduce((n, p) => n + 16 + ((p.length + 3) & ~3), 0)
+    const buf = Buffer.alloc(total)
+    const port = this.sock.address().port
+    const seqs: number[] = []
+    let o = 0
+    for (const p of payloads) {
+      const seq = this.sock.generateSeq()
+      seqs.push(seq)
+      const len = 16 + p.length
+      if (LE) {
+        buf.writeUInt32LE(len, o)
+        buf.writeUInt16LE(RTM_NEWROUTE, o + 4)
+        buf.writeUInt16LE(flags, o + 6)
+        buf.writeUInt32LE(seq, o + 8)
+        buf.writeUInt32LE(port >>> 0, o + 12)
+      } else {
+        buf.writeUInt32BE(len, o)
+        buf.writeUInt16BE(RTM_NEWROUTE, o + 4)
+        buf.writeUInt16BE(flags, o + 6)
+        buf.writeUInt32BE(seq, o + 8)
+        buf.writeUInt32BE(port >>> 0, o + 12)
+      }
+      p.copy(buf, o + 16)
+      o += 16 + ((p.length + 3) & ~3)
+    }
+    return new Promise((resolve) => {
+      let left = routes.length
+      let timer: NodeJS.Timeout | undefined
+      const settle = (i: number, error: Error | undefined): void => {
+        if (!this.pending.delete(seqs[i])) return
+        outcome[i] = error
+        if (--left === 0) {
+          clearTimeout(timer)
+          resolve(outcome)
+        }
+      }
+      seqs.forEach((seq, i) => {
+        this.pending.set(seq, (m) => {
+          if (m.type !== NLMSG_ERROR) return // only the ACK or error answers a write
+          const errno = readErrno(m.data)
+          settle(i, errno === 0 ? undefined : netlinkError(errno, operation, routes[i]))
+        })
+      })
+      timer = setTimeout(() => {
+        const why = this.socketError ? ` (socket error: ${this.socketError.message})` : ''
+        seqs.forEach((_, i) => settle(i, new NetlinkError(0, 'ENOACK', operation, routes[i], `${operation} ${describeSpec(routes[i])}: no acknowledgement within ${TIMEOUT_MS / 1000} s${why}`)))
+      }, TIMEOUT_MS)
+      this.sock.socket.send(buf, {}, (error) => {
+        if (!error) return
+        seqs.forEach((_, i) => settle(i, new NetlinkError(0, 'ESEND', operation, routes[i], `${operation} ${describeSpec(routes[i])}: ${error.message}`)))
+      })
+    })
   }
 
   addRoute(route: RouteSpec): Promise<void> {
@@ -194,10 +312,10 @@ export async function openRouteClient(): Promise<RouteClient> {
     throw new RouteDoctorError(`cannot load the netlink module: ${(error as Error).message}`, 1, 'E_NETLINK_LOAD')
   }
   const api = (typeof mod.createRtNetlink === 'function' ? mod : (mod.default as Record<string, unknown>)) as {
-    createRtNetlink: () => {socket: NlSocket}
+    createRtNetlink: (options?: {recvBufferSize?: number}) => {socket: NlSocket}
   }
   try {
-    return new RtnlClient(api.createRtNetlink().socket)
+    return new RtnlClient(api.createRtNetlink({recvBufferSize: RECV_BUFFER}).socket)
   } catch (error) {
     const e = error as {code?: string; message: string}
     if (e.code === 'EPERM' || e.code === 'EACCES') throw netlinkError(e.code === 'EPERM' ? 1 : 13, 'socket(NETLINK_ROUTE)')

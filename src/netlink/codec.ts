@@ -146,67 +146,105 @@ export interface RouteSpec {
 
 // ------------------------------------------------------------------ writing
 
+// One growing buffer; integers in host byte order.
 class Writer {
-  private parts: Buffer[] = []
+  private buf = Buffer.allocUnsafe(128)
+  private len = 0
+  private room(n: number): number {
+    const at = this.len
+    if (at + n > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, at + n))
+      this.buf.copy(bigger, 0, 0, at)
+      this.buf = bigger
+    }
+    this.len = at + n
+    return at
+  }
   u8(v: number): this {
-    this.parts.push(Buffer.from([v & 0xff]))
+    this.buf[this.room(1)] = v & 0xff
     return this
   }
   u16(v: number): this {
-    const b = Buffer.alloc(2)
-    LE ? b.writeUInt16LE(v) : b.writeUInt16BE(v)
-    this.parts.push(b)
+    const at = this.room(2)
+    LE ? this.buf.writeUInt16LE(v & 0xffff, at) : this.buf.writeUInt16BE(v & 0xffff, at)
     return this
   }
   u32(v: number): this {
-    const b = Buffer.alloc(4)
-    LE ? b.writeUInt32LE(v >>> 0) : b.writeUInt32BE(v >>> 0)
-    this.parts.push(b)
+    const at = this.room(4)
+    LE ? this.buf.writeUInt32LE(v >>> 0, at) : this.buf.writeUInt32BE(v >>> 0, at)
     return this
   }
   s32(v: number): this {
-    const b = Buffer.alloc(4)
-    LE ? b.writeInt32LE(v) : b.writeInt32BE(v)
-    this.parts.push(b)
+    const at = this.room(4)
+    LE ? this.buf.writeInt32LE(v, at) : this.buf.writeInt32BE(v, at)
     return this
   }
-  bytes(b: Uint8Array): this {
-    this.parts.push(Buffer.from(b))
+  bytes(b: Uint8Array | readonly number[]): this {
+    const at = this.room(b.length)
+    for (let i = 0; i < b.length; i++) this.buf[at + i] = b[i] & 0xff
     return this
+  }
+  private pad(): void {
+    const n = align4(this.len) - this.len
+    if (n) this.buf.fill(0, this.room(n), this.len)
   }
   /** An rtattr: u16 len (header + payload, unpadded), u16 type, payload, padding to 4. */
-  attr(type: number, payload: Buffer): this {
+  attr(type: number, payload: Uint8Array | readonly number[]): this {
     this.u16(4 + payload.length).u16(type).bytes(payload)
-    const pad = align4(payload.length) - payload.length
-    if (pad) this.parts.push(Buffer.alloc(pad))
+    this.pad()
     return this
   }
+  attrU32(type: number, v: number): this {
+    return this.u16(8).u16(type).u32(v)
+  }
   get length(): number {
-    return this.parts.reduce((n, p) => n + p.length, 0)
+    return this.len
   }
   build(): Buffer {
-    return Buffer.concat(this.parts)
+    return Buffer.from(this.buf.subarray(0, this.len)) // a copy the size of the message
   }
 }
 
 const align4 = (n: number): number => (n + 3) & ~3
 
-function u32Buf(v: number): Buffer {
-  return new Writer().u32(v).build()
+// a plain dotted quad (decimal, no leading zeros: ipaddr.js reads those as octal); anything else
+// goes through ipaddr.js
+const DOTTED_QUAD = /^(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})$/
+
+function ipv4Bytes(text: string): number[] | undefined {
+  const m = DOTTED_QUAD.exec(text)
+  if (!m) return undefined
+  const out = [+m[1], +m[2], +m[3], +m[4]]
+  return out[0] <= 255 && out[1] <= 255 && out[2] <= 255 && out[3] <= 255 ? out : undefined
 }
 
-function addressBytes(address: string): Buffer {
-  return Buffer.from(ipaddr.parse(address).toByteArray())
+/** An address's bytes and family: ipaddr.parse, quicker for IPv4 dotted quads. */
+function parseAddress(text: string): {bytes: number[]; family: Family} {
+  const v4 = ipv4Bytes(text)
+  if (v4) return {bytes: v4, family: 'inet'}
+  const addr = ipaddr.parse(text)
+  return {bytes: addr.toByteArray(), family: addr.kind() === 'ipv6' ? 'inet6' : 'inet'}
+}
+
+/** ipaddr.parseCIDR's address bytes and length, quicker for IPv4. */
+function parseCidr(text: string): [number[], number] {
+  const slash = text.indexOf('/')
+  if (slash > 0) {
+    const v4 = ipv4Bytes(text.slice(0, slash))
+    const lenText = text.slice(slash + 1)
+    if (v4 && /^(0|[1-9]\d?)$/.test(lenText) && +lenText <= 32) return [v4, +lenText]
+  }
+  const [addr, len] = ipaddr.parseCIDR(text)
+  return [addr.toByteArray(), len]
 }
 
 function gatewayAttr(w: Writer, routeFamily: Family, gateway: string): void {
-  const addr = ipaddr.parse(gateway)
-  const gwFamily: Family = addr.kind() === 'ipv6' ? 'inet6' : 'inet'
-  if (gwFamily === routeFamily) {
-    w.attr(RTA_GATEWAY, Buffer.from(addr.toByteArray()))
+  const addr = parseAddress(gateway)
+  if (addr.family === routeFamily) {
+    w.attr(RTA_GATEWAY, addr.bytes)
   } else {
     // rtvia: u16 family, then the address bytes
-    w.attr(RTA_VIA, new Writer().u16(gwFamily === 'inet6' ? AF_INET6 : AF_INET).bytes(Uint8Array.from(addr.toByteArray())).build())
+    w.attr(RTA_VIA, new Writer().u16(addr.family === 'inet6' ? AF_INET6 : AF_INET).bytes(addr.bytes).build())
   }
 }
 
@@ -217,7 +255,7 @@ export type RouteOp = 'new' | 'del'
  * scope NOWHERE, which the kernel reads as "any scope", like `ip route del`.
  */
 export function encodeRoute(route: RouteSpec, op: RouteOp = 'new'): Buffer {
-  const [addr, len] = ipaddr.parseCIDR(route.dst)
+  const [addr, len] = parseCidr(route.dst)
   const single = route.nexthops.length === 1 ? route.nexthops[0] : undefined
   let rtmFlags = 0
   if (single?.onlink) rtmFlags |= RTNH_F_ONLINK
@@ -233,16 +271,16 @@ export function encodeRoute(route: RouteSpec, op: RouteOp = 'new'): Buffer {
     .u8(route.type)
     .u32(rtmFlags)
 
-  w.attr(RTA_TABLE, u32Buf(route.tableId))
-  if (len > 0) w.attr(RTA_DST, Buffer.from(addr.toByteArray()))
-  w.attr(RTA_PRIORITY, u32Buf(route.metric))
-  if (route.prefsrc) w.attr(RTA_PREFSRC, addressBytes(route.prefsrc))
+  w.attrU32(RTA_TABLE, route.tableId)
+  if (len > 0) w.attr(RTA_DST, addr)
+  w.attrU32(RTA_PRIORITY, route.metric)
+  if (route.prefsrc) w.attr(RTA_PREFSRC, parseAddress(route.prefsrc).bytes)
   if (route.metrics) w.attr(RTA_METRICS, Buffer.from(route.metrics, 'hex'))
   if (route.pref !== undefined) w.attr(RTA_PREF, Buffer.from([route.pref]))
 
   if (single) {
     if (single.gateway) gatewayAttr(w, route.family, single.gateway)
-    if (single.ifindex !== undefined) w.attr(RTA_OIF, u32Buf(single.ifindex))
+    if (single.ifindex !== undefined) w.attrU32(RTA_OIF, single.ifindex)
   } else if (route.nexthops.length > 1) {
     const mp = new Writer()
     for (const nh of route.nexthops) {
@@ -301,7 +339,8 @@ export function parseAttrs(buf: Buffer): RawAttr[] {
 }
 
 function addressText(data: Buffer): string {
-  if (data.length !== 4 && data.length !== 16) throw new Error(`unexpected address length ${data.length}`)
+  if (data.length === 4) return `${data[0]}.${data[1]}.${data[2]}.${data[3]}` // as ipaddr.js prints IPv4
+  if (data.length !== 16) throw new Error(`unexpected address length ${data.length}`)
   return ipaddr.fromByteArray([...data]).toString()
 }
 
@@ -369,6 +408,36 @@ export function parseRouteMessage(payload: Buffer): RouteSpec {
     spec.nexthops = [nh]
   }
   return spec
+}
+
+/** The text of a route key, family|table|dst|metric: how apply.ts indexes a dump. */
+export function routeKeyText(family: Family, tableId: number, dst: string, metric: number): string {
+  return `${family}|${tableId}|${dst}|${metric}`
+}
+
+/**
+ * The key text of an RTM_NEWROUTE payload, read from the header, RTA_TABLE, RTA_DST and RTA_PRIORITY
+ * only (a quick filter before the full decode); undefined for a route with a TOS, which has no such
+ * key. Throws on a malformed message, as parseRouteMessage would.
+ */
+export function routeMessageKey(payload: Buffer): string | undefined {
+  if (payload.length < 12) throw new Error(`route message too short: ${payload.length} bytes`)
+  if (payload[3] !== 0) return undefined
+  const family = familyOfAf(payload[0])
+  let tableId = payload[4]
+  let metric = 0
+  let dst: string | undefined
+  let o = 12
+  while (o + 4 <= payload.length) {
+    const len = LE ? payload.readUInt16LE(o) : payload.readUInt16BE(o)
+    const type = (LE ? payload.readUInt16LE(o + 2) : payload.readUInt16BE(o + 2)) & 0x3fff
+    if (len < 4 || o + len > payload.length) throw new Error(`malformed rtattr at offset ${o - 12}: length ${len}`)
+    if (type === RTA_TABLE && len >= 8) tableId = LE ? payload.readUInt32LE(o + 4) : payload.readUInt32BE(o + 4)
+    else if (type === RTA_PRIORITY && len >= 8) metric = LE ? payload.readUInt32LE(o + 4) : payload.readUInt32BE(o + 4)
+    else if (type === RTA_DST) dst = addressText(payload.subarray(o + 4, o + len))
+    o += align4(len)
+  }
+  return routeKeyText(family, tableId, `${dst ?? (family === 'inet6' ? '::' : '0.0.0.0')}/${payload[1]}`, metric)
 }
 
 function parseMultipath(buf: Buffer): SpecNexthop[] {

@@ -6,7 +6,7 @@
 // a full-table dump; `parseBirdRoutes` is the whole-text wrapper. No regular expressions run on the
 // hot path (no backtracking), and repeated strings (protocols, interfaces, names) are interned.
 import {ParseError} from '../model/errors.js'
-import {canonicalAddress, canonicalPrefix} from '../model/prefix.js'
+import {canonicalAddress, canonicalPrefix, ipv4Text, ipv4Value} from '../model/prefix.js'
 import type {BirdAttribute, BirdNexthop, BirdRoute} from '../model/types.js'
 import {BirdFramer, frameBirdText, isErrorCode} from './bird-framing.js'
 
@@ -36,39 +36,6 @@ class Interner {
     if (position <= 64) this.names[position] = name // 0..63 attribute positions, 64 the protocol
     return name
   }
-}
-
-// Fast paths for dotted-quad IPv4, which is nearly every line of a full table: ipaddr.js tries
-// IPv6 first and throws for IPv4 text, which costs ~15 µs a call. Anything else (IPv6, leading
-// zeros, odd forms) goes through the shared helpers in model/prefix.ts.
-function ipv4Value(s: string, from: number, to: number): number {
-  let v = 0
-  let part = -1
-  let digits = 0
-  let dots = 0
-  for (let i = from; i < to; i++) {
-    const c = s.charCodeAt(i)
-    if (c === 46) {
-      if (digits === 0 || dots === 3) return -1
-      v = v * 256 + part
-      part = -1
-      digits = 0
-      dots++
-    } else if (c >= 48 && c <= 57) {
-      if (digits > 0 && part === 0) return -1 // leading zero: leave it to ipaddr.js
-      part = (part < 0 ? 0 : part) * 10 + c - 48
-      if (part > 255) return -1
-      digits++
-    } else {
-      return -1
-    }
-  }
-  if (dots !== 3 || digits === 0) return -1
-  return v * 256 + part
-}
-
-function ipv4Text(v: number): string {
-  return `${Math.floor(v / 16777216) % 256}.${Math.floor(v / 65536) % 256}.${Math.floor(v / 256) % 256}.${v % 256}`
 }
 
 function address(text: string): string | undefined {
@@ -281,7 +248,7 @@ export class BirdRouteParser {
 
   /** `via GW[ on IF][ table T][ mpls L][ onlink][ weight N]` or `dev IF[ mpls L][ onlink]`, as words. */
   private nexthop(words: string[], line: number, text: string): BirdNexthop {
-    const nh: BirdNexthop = {pos: {file: this.file, line, endLine: line}}
+    const nh: BirdNexthop = {line}
     const value = (k: number): string => {
       const v = words[k + 1]
       if (v === undefined) throw new ParseError(this.file, line, `a value after "${words[k]}"`, text)
@@ -334,7 +301,7 @@ export class BirdRouteParser {
       const attr = this.lastAttr
       if (attr === undefined) throw new ParseError(this.file, line, 'an attribute line before a continuation line', text)
       attr.value = attr.value.length > 0 ? `${attr.value} ${text.trim()}` : text.trim()
-      attr.pos.endLine = line
+      attr.endLine = line
       return
     }
     if (text.startsWith('\tvia ') || text.startsWith('\tdev ')) {
@@ -353,7 +320,7 @@ export class BirdRouteParser {
     }
     if (colon <= 1) throw new ParseError(this.file, line, TAB_LINE_SHAPE, text)
     const name = this.intern.name(text, 1, colon, route.attributes.length)
-    const attr: BirdAttribute = {name, value, pos: {file: this.file, line, endLine: line}}
+    const attr: BirdAttribute = {name, value, line, endLine: line}
     route.attributes.push(attr)
     this.lastAttr = attr
     switch (name) {

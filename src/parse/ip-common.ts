@@ -100,6 +100,12 @@ export function parseJsonArray(text: string, file: string, what: string): Array<
     }
   }
   if (!Array.isArray(data)) throw new ParseError(file, 1, `a JSON array of ${what}`, typeof data === 'object' ? (data === null ? 'null' : 'an object') : typeof data)
+  // iproute2 prints the array on one line: every element is on line 1, no need to scan for positions
+  const newline = text.indexOf('\n')
+  if (newline < 0 || newline >= text.trimEnd().length) {
+    const pos = {file, line: 1, endLine: 1}
+    return data.map((value) => ({value, pos}))
+  }
   const lines = topLevelElementLines(text)
   return data.map((value, i) => ({value, pos: {file, line: lines[i]?.line ?? 1, endLine: lines[i]?.endLine ?? 1}}))
 }

@@ -107,7 +107,9 @@ function plural(n: number, word: string): string {
 
 export function renderFix(r: FixReport, c: ChalkInstance): string {
   const out: string[] = []
-  if (r.entries.length === 0) out.push(c.green('Nothing to fix: every tunnel prefix is healthy or has nothing routedoctor can program.'))
+  for (const f of r.node.failed) out.push(c.yellow(`could not collect ${f.file}: ${f.error}`))
+  if (r.unavailable) out.push(c.red(`Cannot plan: ${r.unavailable}.`))
+  else if (r.entries.length === 0) out.push(c.green('Nothing to fix: every tunnel prefix is healthy or has nothing routedoctor can program.'))
   for (const e of r.entries) {
     out.push(`${c.bold(e.prefix)}  ${c.red(e.verdict)}`)
     for (const k of e.current) {

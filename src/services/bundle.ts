@@ -1,7 +1,7 @@
 // `bundle`: every raw input, the parsed model, the report and a manifest in one .tar.gz that
 // `--from` replays to the same report. With redaction, the report is computed from the redacted
 // inputs, so nothing in the bundle carries an original address or name.
-import {writeFile} from 'node:fs/promises'
+import {readFile, writeFile} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -9,6 +9,9 @@ import {buildManifest} from '../bundle/manifest.js'
 import {redactFiles} from '../bundle/redact.js'
 import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
 import {Context} from '../model/context.js'
+import {parsePoolFlag} from '../model/build.js'
+import {RouteDoctorError} from '../model/errors.js'
+import type {SourceFile} from '../model/types.js'
 import {palette} from '../render/style.js'
 import {renderCheck, renderExplain} from '../render/text.js'
 import {loadSourceFiles, snapshotFrom, type SourceOptions} from './load.js'
@@ -37,7 +40,9 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   progress(opts.from ? `reading ${opts.from}` : 'collecting from the live node (ip, /proc/sys, BIRD socket)')
   const source = await loadSourceFiles(opts)
   for (const f of source.files) progress(`  ${f.name}${f.error ? `: FAILED (${f.error})` : ` ${Buffer.byteLength(f.text ?? '')} bytes`}`)
-  let files = source.files
+  // pools named on the command line travel in the bundle, so a replay diagnoses the same prefixes
+  const poolFile = await poolSourceFile(opts)
+  let files = poolFile ? [...source.files.filter((f) => f.name !== 'ippools.yaml' && f.name !== 'ippools.json'), poolFile] : source.files
   let host = source.origin.host ?? os.hostname()
   let mapping: Record<string, string> | undefined
   let command = opts.command
@@ -49,7 +54,7 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     command = command.map((arg) => red.redactor.text(arg)) // --pool and paths may carry addresses
     progress(`redacted ${Object.keys(mapping).length} addresses, names and MACs`)
   }
-  const snapshot = await snapshotFrom({files, origin: {...source.origin, host}}, opts)
+  const snapshot = await snapshotFrom({files, origin: {...source.origin, host}}, {...opts, pools: undefined, ippools: undefined})
   const ctx = new Context(snapshot)
   const report = checkReport(ctx)
   const plain = palette(false)
@@ -70,4 +75,22 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     sources: files.map((f) => ({file: f.name, size: Buffer.byteLength(f.text ?? ''), ...(f.error ? {error: f.error} : {})})),
     summary: report.summary,
   }
+}
+
+/** --pool flags as a Calico IPPool list, or the --ippools file as given. */
+async function poolSourceFile(opts: SourceOptions): Promise<SourceFile | undefined> {
+  if (opts.pools && opts.pools.length > 0) {
+    const items = opts.pools.map(parsePoolFlag).map((p, i) => ({
+      apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: {name: `routedoctor-pool-${i + 1}`},
+      spec: {cidr: p.cidr, ipipMode: p.mode === 'ipip' ? 'Always' : 'Never', vxlanMode: p.mode === 'vxlan' ? 'Always' : 'Never'},
+    }))
+    return {name: 'ippools.json', text: JSON.stringify({apiVersion: 'projectcalico.org/v3', kind: 'IPPoolList', items}, null, 2) + '\n', command: `routedoctor --pool ${opts.pools.join(' --pool ')}`}
+  }
+  if (opts.ippools) {
+    const text = await readFile(opts.ippools, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw new RouteDoctorError(`--ippools ${opts.ippools}: cannot read (${error.code ?? error.message})`, 2, 'E_USAGE')
+    })
+    return {name: /\.json$/i.test(opts.ippools) ? 'ippools.json' : 'ippools.yaml', text, command: `read ${opts.ippools}`}
+  }
+  return undefined
 }

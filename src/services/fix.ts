@@ -5,7 +5,7 @@ import {planPrefix, type PlanItem} from '../plan/plan.js'
 import {birdConfigAdvice, type BirdConfigAdvice} from '../plan/bird-config.js'
 import {ipRouteReplace} from '../model/format.js'
 import type {KernelRoute, PlannedRoute, Verdict} from '../model/types.js'
-import {SCHEMA} from './report.js'
+import {SCHEMA, nodeSummary, type NodeSummary} from './report.js'
 import {canonicalPrefix} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
 
@@ -20,6 +20,9 @@ export interface FixEntry {
 
 export interface FixReport {
   schema: number
+  node: NodeSummary
+  // why nothing could be planned at all (BIRD's routes missing or not collected)
+  unavailable?: string
   routes: PlannedRoute[]
   replaced: KernelRoute[] // the kernel routes the plan corrects (left in place when mode is beside)
   entries: FixEntry[]
@@ -58,10 +61,17 @@ export function planFix(ctx: Context, only?: string): {report: FixReport; items:
     entries.push({prefix, verdict: d.verdict, current: d.facts.kernel, planned: item.planned, mode: item.mode, ipRoute: ipRouteReplace(item.planned)})
   }
   const status = ctx.snapshot.bird.status
+  const node = nodeSummary(ctx)
+  const birdFailed = node.failed.find((f) => f.file === 'birdc-show-route-all.txt')
+  const unavailable = ctx.haveBird ? undefined
+    : birdFailed ? `BIRD's routes could not be read (${birdFailed.error}): nothing can be planned without BIRD's BGP next hops`
+    : 'the snapshot has no BIRD routes (birdc-show-route-all.txt): nothing can be planned without BIRD\'s BGP next hops'
   return {
     items,
     report: {
       schema: SCHEMA,
+      node,
+      ...(unavailable ? {unavailable} : {}),
       routes: items.map((i) => i.planned),
       replaced: items.flatMap((i) => (i.replaces ? [i.replaces] : [])),
       entries,

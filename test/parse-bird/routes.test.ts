@@ -37,7 +37,7 @@ describe('scenario snapshots', () => {
     })
     expect(block!.table).toBeUndefined()
     expect(hops(block!)).toEqual([['172.31.11.1', 'eth0', 1], ['172.31.12.1', 'eth1', 1]])
-    expect(block!.nexthops[1]!.pos.line).toBe(4)
+    expect(block!.nexthops[1]!.line).toBe(4)
     expect(attr(block!, 'BGP.as_path')).toBe('')
     expect(attr(block!, 'Type')).toBe('BGP unicast univ')
 
@@ -148,7 +148,7 @@ describe('BIRD 1.6.8 captures', () => {
   it('wrapped community sets are joined onto one attribute spanning several lines', () => {
     const [r] = parseBirdRoutes(capture('bird1.6.8-B16-longattrs.txt', 'show route for 10.10.1.0/24 all'))
     const community = r!.attributes.find((a) => a.name === 'BGP.community')!
-    expect(community.pos.endLine).toBeGreaterThan(community.pos.line)
+    expect(community.endLine).toBeGreaterThan(community.line)
     expect(community.value).not.toContain('\t')
     expect(community.value.split(') (').length).toBeGreaterThan(60)
     expect(r!.attributes.find((a) => a.name === 'BGP.as_path')!.value.endsWith('...')).toBe(true)
@@ -271,7 +271,7 @@ describe('BIRD 3.x captures', () => {
   it('3.2.3 long attributes: wrapped sets joined, truncated path kept', () => {
     const [r] = parseBirdRoutes(capture('bird3.2.3-B3-longattrs.txt', 'show route for 10.30.1.0/24 all'))
     const c = r!.attributes.find((a) => a.name === 'bgp_community')!
-    expect(c.pos.endLine - c.pos.line).toBe(2)
+    expect(c.endLine - c.line).toBe(2)
     expect(c.value.endsWith('(65002,1079) (65535,65281)')).toBe(true)
     expect(attr(r!, 'bgp_path')!.endsWith('...')).toBe(true)
   })

@@ -10,9 +10,7 @@ export const rule: HostRule = {
     if (!s || !['0', '1'].includes(s.value.trim())) return []
     if (!ctx.snapshot.pools.some((p) => p.mode === 'ipip')) return []
     const ecmp = new Map<string, string>()
-    for (const prefix of ctx.poolPrefixes()) {
-      for (const res of ctx.facts(prefix).resolutions) if (res.multipath && res.lookup.route) ecmp.set(res.lookup.route.dst, res.bgpNextHop)
-    }
+    for (const res of ctx.poolResolutions()) if (res.multipath && res.lookup.route) ecmp.set(res.lookup.route.dst, res.bgpNextHop)
     if (ecmp.size === 0) return []
     const routes = [...ecmp.keys()]
     return [finding('hash-policy-l3', {

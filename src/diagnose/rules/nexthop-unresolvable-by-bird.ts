@@ -9,9 +9,12 @@ export const rule: PrefixRule = {
   scope: 'prefix',
   run(ctx, facts) {
     if (facts.local) return []
+    // the kernel already sends the prefix through the tunnel to N (routedoctor's route): nothing is broken now
+    const tunnelled = new Set((facts.effective?.type === 'unicast' ? facts.effective.nexthops : [])
+      .filter((n) => n.dev === ctx.snapshot.tunnelDev && n.gateway).map((n) => n.gateway!.address))
     const out = []
     for (const res of facts.resolutions) {
-      if (!res.lookup.reachable || res.own) continue
+      if (!res.lookup.reachable || res.own || tunnelled.has(res.bgpNextHop)) continue
       const paths = facts.bestSet.filter((p) => p.bgpNextHop === res.bgpNextHop && p.dest === 'unreachable')
       if (paths.length === 0) continue
       const underlay = res.lookup.route!

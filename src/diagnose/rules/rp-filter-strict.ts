@@ -7,10 +7,8 @@ export const rule: HostRule = {
   scope: 'host',
   run(ctx) {
     const devs = new Set<string>()
-    for (const prefix of ctx.poolPrefixes()) {
-      for (const res of ctx.facts(prefix).resolutions) {
-        if (res.multipath) for (const n of res.lookup.route!.nexthops) if (n.dev) devs.add(n.dev)
-      }
+    for (const res of ctx.poolResolutions()) {
+      if (res.multipath) for (const n of res.lookup.route!.nexthops) if (n.dev) devs.add(n.dev)
     }
     if (devs.size === 0) return []
     devs.add(ctx.snapshot.tunnelDev)

@@ -9,9 +9,7 @@ export const rule: HostRule = {
     const tunnel = ctx.links.get(ctx.snapshot.tunnelDev)
     if (!tunnel) return []
     const devs = new Set<string>()
-    for (const prefix of ctx.poolPrefixes()) {
-      for (const res of ctx.facts(prefix).resolutions) for (const n of res.lookup.route?.nexthops ?? []) if (n.dev) devs.add(n.dev)
-    }
+    for (const res of ctx.poolResolutions()) for (const n of res.lookup.route?.nexthops ?? []) if (n.dev) devs.add(n.dev)
     devs.delete(tunnel.ifname)
     const underlay = [...devs].map((d) => ctx.links.get(d)).filter((l) => l !== undefined)
     if (underlay.length === 0) return []
