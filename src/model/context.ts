@@ -99,14 +99,17 @@ export class Context {
   }
 
   poolOf(prefix: string): Pool | undefined {
-    if (this.poolCache.has(prefix)) return this.poolCache.get(prefix)
-    let best: Pool | undefined
     const slash = prefix.indexOf('/')
     const v = ipv4Value(prefix, 0, slash < 0 ? prefix.length : slash)
     if (v >= 0) {
+      // integer arithmetic over a handful of pools: cheaper than any cache
       const len = slash < 0 ? 32 : Number(prefix.slice(slash + 1))
-      best = this.v4Pools.find((p) => len >= p.len && ipv4Network(v, p.len) === p.network)?.pool
-    } else {
+      for (const p of this.v4Pools) if (len >= p.len && ipv4Network(v, p.len) === p.network) return p.pool
+      return undefined
+    }
+    if (this.poolCache.has(prefix)) return this.poolCache.get(prefix)
+    let best: Pool | undefined
+    {
       // the most specific pool that contains the prefix
       for (const pool of this.snapshot.pools) {
         if (prefixContains(pool.cidr, prefix) && (!best || Number(pool.cidr.split('/')[1]) > Number(best.cidr.split('/')[1]))) best = pool

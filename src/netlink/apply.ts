@@ -7,7 +7,7 @@ import {familyOf} from '../model/prefix.js'
 import type {Family, KernelRoute, PlannedRoute} from '../model/types.js'
 import type {PlanItem} from '../plan/plan.js'
 import {ipRouteReplace} from '../model/format.js'
-import {type RouteSpec, protocolNumber, routeTypeNumber, RT_SCOPE_UNIVERSE} from './codec.js'
+import {type RouteSpec, protocolNumber, routeKeyText, routeTypeNumber, RT_SCOPE_UNIVERSE} from './codec.js'
 import {type DumpedRoute, NetlinkError, type RouteClient, openRouteClient} from './client.js'
 import {canonicalDst} from './prefix.js'
 import {
@@ -74,7 +74,7 @@ function keyOf(r: {family: Family; tableId: number; dst: string; metric: number}
   return {family: r.family, tableId: r.tableId, dst: r.dst, metric: r.metric}
 }
 
-const keyText = (k: RouteKey): string => `${k.family}|${k.tableId}|${k.dst}|${k.metric}`
+const keyText = (k: RouteKey): string => routeKeyText(k.family, k.tableId, k.dst, k.metric)
 
 /** A dump indexed once by key (family|table|dst|metric), so each lookup is O(1), not a scan. */
 type RouteIndex = Map<string, DumpedRoute[]>
@@ -99,12 +99,18 @@ function atKey(index: RouteIndex, key: RouteKey): readonly DumpedRoute[] {
 }
 
 // a protocol name this module does not know (a local rt_protos.d entry) still compares by name
+const protoKeys = new Map<string, string>()
 function protoKey(name: string): string {
-  try {
-    return String(protocolNumber(name))
-  } catch {
-    return name
+  let key = protoKeys.get(name)
+  if (key === undefined) {
+    try {
+      key = String(protocolNumber(name))
+    } catch {
+      key = name
+    }
+    protoKeys.set(name, key)
   }
+  return key
 }
 
 function nexthopIdentity(nh: {gateway?: string; dev?: string; weight: number; onlink: boolean}, single: boolean): string {
@@ -122,10 +128,17 @@ export function routeIdentity(r: KernelRoute): string {
 
 /** Does the kernel route carry exactly the planned route (dst, table, metric, protocol, next-hop set)? */
 export function matchesPlanned(r: KernelRoute, p: PlannedRoute): boolean {
-  if (r.type !== 'unicast' || r.dst !== canonicalDst(p.dst, familyOf(p.dst)) || r.tableId !== p.tableId || r.metric !== p.metric) return false
-  if (protoKey(r.protocol) !== protoKey(p.protocol)) return false
+  if (r.type !== 'unicast' || r.tableId !== p.tableId || r.metric !== p.metric) return false
   if (r.nexthops.length !== p.nexthops.length) return false
-  const single = p.nexthops.length === 1
+  if (r.dst !== p.dst && r.dst !== canonicalDst(p.dst, familyOf(p.dst))) return false
+  if (r.protocol !== p.protocol && protoKey(r.protocol) !== protoKey(p.protocol)) return false
+  if (p.nexthops.length === 1) {
+    // one next hop: compared field by field, as nexthopIdentity would (weight does not count)
+    const nh = r.nexthops[0]
+    const want = p.nexthops[0]
+    return (nh.gateway?.address ?? '-') === (want.gateway ?? '-') && (nh.dev ?? '-') === (want.dev ?? '-') && nh.flags.includes('onlink') === Boolean(want.onlink)
+  }
+  const single = false
   const have = r.nexthops
     .map((nh) => nexthopIdentity({gateway: nh.gateway?.address, dev: nh.dev, weight: nh.weight, onlink: nh.flags.includes('onlink')}, single))
     .sort()
@@ -164,12 +177,14 @@ export function plannedSpec(p: PlannedRoute, ifindexOf: (dev: string) => number 
   }
 }
 
-/** Dump the families and index the routes by key. */
-async function dumpFamilies(client: RouteClient, families: Set<Family>): Promise<RouteIndex> {
+/** Dump the families and index the routes by key; only the routes at `keys` are decoded. */
+async function dumpFamilies(client: RouteClient, families: Set<Family>, keys: ReadonlySet<string>): Promise<RouteIndex> {
   const out: DumpedRoute[] = []
-  for (const f of families) for (const d of (await client.dumpRoutes(f)).routes) out.push(d)
+  for (const f of families) for (const d of (await client.dumpRoutes(f, {keys})).routes) out.push(d)
   return indexRoutes(out)
 }
+
+const keysOf = (changes: JournalChange[]): Set<string> => new Set(changes.map((c) => keyText(c.key)))
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -190,9 +205,10 @@ interface RestoreOutcome {
 async function restoreChanges(client: RouteClient, changes: JournalChange[]): Promise<RestoreOutcome> {
   const out: RestoreOutcome = {restored: [], deleted: [], verified: false, errors: []}
   const families = new Set(changes.map((c) => c.key.family))
+  const keys = keysOf(changes)
   const byName = new Map<string, number>()
   for (const [index, name] of await client.links()) byName.set(name, index)
-  const now = await dumpFamilies(client, families)
+  const now = await dumpFamilies(client, families, keys)
 
   for (const change of [...changes].reverse()) {
     const current = atKey(now, change.key)
@@ -224,7 +240,7 @@ async function restoreChanges(client: RouteClient, changes: JournalChange[]): Pr
     }
   }
 
-  const after = await dumpFamilies(client, families)
+  const after = await dumpFamilies(client, families, keys)
   out.verified = true
   for (const change of changes) {
     const have = atKey(after, change.key).map((d) => routeIdentity(d.route)).sort()
@@ -294,12 +310,13 @@ async function writePipelined(client: RouteClient, changes: JournalChange[], opt
   while (i < changes.length) {
     if (opts.beforeWrite) await opts.beforeWrite(i) // a hook acts between writes (tests delete a device): one at a time
     let to = Math.min(changes.length, i + (opts.beforeWrite ? 1 : WRITE_WINDOW))
-    if (opts.failAfter !== undefined && opts.failAfter > i) to = Math.min(to, opts.failAfter)
+    const failAfter = opts.failAfter === undefined ? undefined : Math.max(1, opts.failAfter)
+    if (failAfter !== undefined && failAfter > i) to = Math.min(to, failAfter)
     const outcome = await writeBatch(client, changes, i, to)
     const bad = outcome.findIndex((e) => e !== undefined)
     if (bad >= 0) throw outcome[bad]
     i = to
-    if (opts.failAfter !== undefined && i >= opts.failAfter) throw new RouteDoctorError(`injected failure after ${i} route write(s)`, 1, 'E_INJECTED')
+    if (failAfter !== undefined && i >= failAfter) throw new RouteDoctorError(`injected failure after ${i} route write(s)`, 1, 'E_INJECTED')
   }
 }
 
@@ -331,10 +348,10 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
     const byName = new Map<string, number>()
     for (const [index, name] of await client.links()) byName.set(name, index)
     const families = new Set(items.map((i) => familyOf(i.planned.dst)))
-    const now = await dumpFamilies(client, families)
 
-    const changes: JournalChange[] = []
-    const seen = new Set<string>()
+    // what will be written, and the keys it touches (only those are read from the kernel)
+    const specs: Array<{item: PlanItem; write: RouteSpec; key: RouteKey}> = []
+    const wanted = new Set<string>()
     const specErrors: ApplyErrorInfo[] = []
     for (const item of items) {
       let write: RouteSpec
@@ -346,7 +363,16 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
       }
       const key = keyOf(write)
       const k = keyText(key)
-      if (seen.has(k)) throw new RouteDoctorError(`the plan writes ${key.dst} metric ${key.metric} twice`, 2, 'E_PLAN')
+      if (wanted.has(k)) throw new RouteDoctorError(`the plan writes ${key.dst} metric ${key.metric} twice`, 2, 'E_PLAN')
+      wanted.add(k)
+      specs.push({item, write, key})
+    }
+    const keys = new Set(wanted)
+    for (const {item} of specs) if (item.replaces) keys.add(keyText(keyOf(item.replaces)))
+    const now = await dumpFamilies(client, families, keys)
+
+    const changes: JournalChange[] = []
+    for (const {item, write, key} of specs) {
       const change: JournalChange = {
         mode: item.mode,
         key,
@@ -362,7 +388,6 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
         const found = (identity !== undefined ? there.find((d) => routeIdentity(d.route) === identity) : undefined) ?? there[0]
         if (found) change.replaces = {route: found.route, spec: found.spec}
       }
-      seen.add(k)
       changes.push(change)
     }
     // the journal comes first, even when nothing will be written, so every apply leaves a record
@@ -377,7 +402,7 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
     try {
       await writePipelined(client, changes, opts)
       result.applied = changes.map((c) => c.planned)
-      const after = await dumpFamilies(client, families)
+      const after = await dumpFamilies(client, families, wanted)
       const missing = checkPlanned(after, changes)
       if (missing.length > 0) {
         // something already undid a write: the same route war the watch looks for, only faster
@@ -391,7 +416,7 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
       const deadline = Date.now() + opts.watchSeconds * 1000
       while (changes.length > 0 && Date.now() < deadline) {
         await sleep(Math.min(opts.watchIntervalMs ?? 500, Math.max(0, deadline - Date.now())))
-        const wars = checkPlanned(await dumpFamilies(client, families), changes)
+        const wars = checkPlanned(await dumpFamilies(client, families, wanted), changes)
         if (wars.length > 0) {
           result.routeWar = wars
           result.verified = false

@@ -303,19 +303,33 @@ function readErrno(data: Buffer): number {
   return -(LE ? data.readInt32LE(0) : data.readInt32BE(0))
 }
 
-/** Open an rtnetlink socket in this process's network namespace. */
-export async function openRouteClient(): Promise<RouteClient> {
+type CreateNetlink = (protocol: number, options?: {recvBufferSize?: number}) => NlSocket
+const NETLINK_ROUTE = 0
+
+// The package's socket layer alone (dist/netlink.js) loads in a fraction of the time of its index,
+// which also builds the generated structs of every family (genl, nl80211, wg, rt) this client
+// does not use; the index is the fallback.
+async function loadCreateNetlink(): Promise<CreateNetlink> {
   let mod: Record<string, unknown>
   try {
-    mod = (await import('netlink')) as Record<string, unknown>
-  } catch (error) {
-    throw new RouteDoctorError(`cannot load the netlink module: ${(error as Error).message}`, 1, 'E_NETLINK_LOAD')
+    mod = (await import('netlink/dist/netlink.js')) as Record<string, unknown>
+  } catch {
+    try {
+      mod = (await import('netlink')) as Record<string, unknown>
+    } catch (error) {
+      throw new RouteDoctorError(`cannot load the netlink module: ${(error as Error).message}`, 1, 'E_NETLINK_LOAD')
+    }
   }
-  const api = (typeof mod.createRtNetlink === 'function' ? mod : (mod.default as Record<string, unknown>)) as {
-    createRtNetlink: (options?: {recvBufferSize?: number}) => {socket: NlSocket}
-  }
+  const api = (typeof mod.createNetlink === 'function' ? mod : (mod.default as Record<string, unknown> | undefined)) as {createNetlink?: CreateNetlink} | undefined
+  if (typeof api?.createNetlink !== 'function') throw new RouteDoctorError('cannot load the netlink module: it has no createNetlink', 1, 'E_NETLINK_LOAD')
+  return api.createNetlink
+}
+
+/** Open an rtnetlink socket in this process's network namespace. */
+export async function openRouteClient(): Promise<RouteClient> {
+  const createNetlink = await loadCreateNetlink()
   try {
-    return new RtnlClient(api.createRtNetlink({recvBufferSize: RECV_BUFFER}).socket)
+    return new RtnlClient(createNetlink(NETLINK_ROUTE, {recvBufferSize: RECV_BUFFER}))
   } catch (error) {
     const e = error as {code?: string; message: string}
     if (e.code === 'EPERM' || e.code === 'EACCES') throw netlinkError(e.code === 'EPERM' ? 1 : 13, 'socket(NETLINK_ROUTE)')

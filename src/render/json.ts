@@ -1,12 +1,9 @@
 // JSON on stdout without building one giant string: a full table's report can exceed V8's maximum
 // string length, so top-level arrays are written element by element, in chunks, honouring backpressure.
+// Elements are compact, one per line: a full table's report stays greppable and cheap to produce.
 import type {Writable} from 'node:stream'
 
 const CHUNK = 1 << 20
-
-function indentBlock(json: string, by: string): string {
-  return json.replaceAll('\n', `\n${by}`)
-}
 
 export async function writeJson(out: Writable, value: Record<string, unknown>): Promise<void> {
   let buffer = ''
@@ -24,12 +21,12 @@ export async function writeJson(out: Writable, value: Record<string, unknown>): 
     if (Array.isArray(v) && v.length > 0) {
       buffer += '[\n'
       for (const [j, item] of v.entries()) {
-        buffer += `    ${indentBlock(JSON.stringify(item, null, 2), '    ')}${j < v.length - 1 ? ',' : ''}\n`
+        buffer += `    ${JSON.stringify(item)}${j < v.length - 1 ? ',' : ''}\n`
         await flush(false)
       }
       buffer += '  ]'
     } else {
-      buffer += indentBlock(JSON.stringify(v, null, 2), '  ')
+      buffer += JSON.stringify(v)
     }
     buffer += `${i < keys.length - 1 ? ',' : ''}\n`
     await flush(false)
