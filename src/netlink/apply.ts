@@ -284,11 +284,11 @@ function checkPlanned(routes: RouteIndex, changes: JournalChange[]): RouteWar[] 
 
 // ------------------------------------------------------------------ writing
 
-// How many RTM_NEWROUTE requests go out together (one sendmsg) before their ACKs are awaited. Each
-// ACK is matched to its request by sequence number. The kernel queues all of a batch's ACKs on the
-// socket before it is read, so the batch is kept well inside the receive buffer (the kernel drops an
-// ACK that does not fit; the write then fails by timeout, and the apply restores).
-export const WRITE_WINDOW = 128
+// How many RTM_NEWROUTE requests go out together (one sendmsg) before their answers are awaited;
+// each answer is matched to its request by sequence number. The kernel queues a batch's answers on
+// the socket before it is read, so even a batch that fails in full (an error each) stays inside the
+// receive buffer; were one dropped, the client reports the batch as failed and the apply restores.
+export const WRITE_WINDOW = 256
 
 /** Write routes `from`..`to`-1; the outcome of each, in order (undefined: acknowledged). */
 async function writeBatch(client: RouteClient, changes: JournalChange[], from: number, to: number): Promise<Array<unknown>> {
@@ -344,7 +344,9 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
   const journalPath = newJournalPath(opts.journalDir)
   const result: ApplyResult = {applied: [], verified: false, journal: journalPath, errors: []}
   let journal: Journal | undefined
+  const T0 = performance.now(); const PH = (n: string) => process.env.H12_PHASES && console.error(n, (performance.now() - T0).toFixed(1))
   try {
+    PH('open')
     const byName = new Map<string, number>()
     for (const [index, name] of await client.links()) byName.set(name, index)
     const families = new Set(items.map((i) => familyOf(i.planned.dst)))
@@ -369,7 +371,9 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
     }
     const keys = new Set(wanted)
     for (const {item} of specs) if (item.replaces) keys.add(keyText(keyOf(item.replaces)))
+    PH('specs')
     const now = await dumpFamilies(client, families, keys)
+    PH('dump')
 
     const changes: JournalChange[] = []
     for (const {item, write, key} of specs) {
@@ -391,8 +395,10 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
       changes.push(change)
     }
     // the journal comes first, even when nothing will be written, so every apply leaves a record
+    PH('changes')
     journal = newJournal(changes)
     writeJournal(journalPath, journal)
+    PH('journal')
     if (specErrors.length > 0) {
       result.errors.push(...specErrors)
       setJournalState(journalPath, journal, 'failed', 'planned devices missing; nothing written')
@@ -402,8 +408,11 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
     try {
       await writePipelined(client, changes, opts)
       result.applied = changes.map((c) => c.planned)
+      PH('writes')
       const after = await dumpFamilies(client, families, wanted)
+      PH('readback dump')
       const missing = checkPlanned(after, changes)
+      PH('check')
       if (missing.length > 0) {
         // something already undid a write: the same route war the watch looks for, only faster
         // (a route of our own protocol in another shape is a failed write, not a war)
@@ -424,6 +433,7 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
         }
       }
       setJournalState(journalPath, journal, 'applied')
+      PH('applied')
       return result
     } catch (error) {
       result.errors.push(errorInfo(error, error instanceof NetlinkError ? error.route?.dst : undefined))

@@ -113,8 +113,9 @@ export interface RouteClient {
   replaceRoute(route: RouteSpec): Promise<void>
   /**
    * RTM_NEWROUTE (NLM_F_CREATE|NLM_F_REPLACE) for each route, all sent before any reply is awaited;
-   * resolves when every one is answered, with each route's outcome in order: undefined for an ACK,
-   * else its error (a NetlinkError carrying that route). Optional: without it, callers use replaceRoute.
+   * resolves when the kernel has handled every one, with each route's outcome in order: undefined
+   * when written, else its error (a NetlinkError carrying that route, matched by sequence number).
+   * Optional: without it, callers use replaceRoute.
    */
   replaceRoutes?(routes: RouteSpec[]): Promise<Array<Error | undefined>>
   addRoute(route: RouteSpec): Promise<void>
@@ -228,62 +229,71 @@ class RtnlClient implements RouteClient {
 
   replaceRoutes(routes: RouteSpec[]): Promise<Array<Error | undefined>> {
     const operation = 'RTM_NEWROUTE'
-    const flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE
-    const outcome: Array<Error | undefined> = new Array(routes.length)
+    const outcome: Array<Error | undefined> = new Array(routes.length).fill(undefined)
     if (routes.length === 0) return Promise.resolve(outcome)
-    // one buffer of nlmsghdr + payload for all of them: one sendmsg; the kernel handles the
-    // messages in order and answers each with its own ACK or error, under its own sequence number
+    // One buffer of nlmsghdr + payload for all of them, one sendmsg. The kernel handles the messages
+    // in order and answers a failed one with an error under its sequence number whether or not it
+    // asked for an ACK; only the last asks. So when the last one's answer comes, every earlier
+    // error is already on the socket, ahead of it, and a route with no error was written.
     const payloads = routes.map((r) => encodeRoute(r, 'new'))
     const total = payloads.reduce((n, p) => n + 16 + ((p.length + 3) & ~3), 0)
     const buf = Buffer.alloc(total)
-    const port = this.sock.address().port
+    const port = this.sock.address().port >>> 0
     const seqs: number[] = []
     let o = 0
-    for (const p of payloads) {
+    payloads.forEach((p, i) => {
       const seq = this.sock.generateSeq()
       seqs.push(seq)
+      const flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE | (i === payloads.length - 1 ? NLM_F_ACK : 0)
       const len = 16 + p.length
       if (LE) {
         buf.writeUInt32LE(len, o)
         buf.writeUInt16LE(RTM_NEWROUTE, o + 4)
         buf.writeUInt16LE(flags, o + 6)
         buf.writeUInt32LE(seq, o + 8)
-        buf.writeUInt32LE(port >>> 0, o + 12)
+        buf.writeUInt32LE(port, o + 12)
       } else {
         buf.writeUInt32BE(len, o)
         buf.writeUInt16BE(RTM_NEWROUTE, o + 4)
         buf.writeUInt16BE(flags, o + 6)
         buf.writeUInt32BE(seq, o + 8)
-        buf.writeUInt32BE(port >>> 0, o + 12)
+        buf.writeUInt32BE(port, o + 12)
       }
       p.copy(buf, o + 16)
       o += 16 + ((p.length + 3) & ~3)
-    }
+    })
+    const socketErrorBefore = this.socketError
     return new Promise((resolve) => {
-      let left = routes.length
       let timer: NodeJS.Timeout | undefined
-      const settle = (i: number, error: Error | undefined): void => {
-        if (!this.pending.delete(seqs[i])) return
-        outcome[i] = error
-        if (--left === 0) {
-          clearTimeout(timer)
-          resolve(outcome)
-        }
+      let done = false
+      const finish = (unanswered?: (i: number) => Error): void => {
+        if (done) return
+        done = true
+        clearTimeout(timer)
+        for (const seq of seqs) this.pending.delete(seq)
+        if (unanswered) for (let i = 0; i < routes.length; i++) outcome[i] ??= unanswered(i)
+        resolve(outcome)
       }
+      const last = routes.length - 1
       seqs.forEach((seq, i) => {
         this.pending.set(seq, (m) => {
-          if (m.type !== NLMSG_ERROR) return // only the ACK or error answers a write
+          if (done || m.type !== NLMSG_ERROR) return // only an ACK or an error answers a write
           const errno = readErrno(m.data)
-          settle(i, errno === 0 ? undefined : netlinkError(errno, operation, routes[i]))
+          if (errno !== 0) outcome[i] = netlinkError(errno, operation, routes[i])
+          if (i !== last) return
+          if (this.socketError !== socketErrorBefore) {
+            // the socket overflowed meanwhile: an error may have been dropped, so nothing unanswered counts as written
+            const why = this.socketError?.message
+            finish((j) => new NetlinkError(0, 'ENOACK', operation, routes[j], `${operation} ${describeSpec(routes[j])}: answers may have been lost (socket error: ${why})`))
+          } else finish()
         })
       })
       timer = setTimeout(() => {
         const why = this.socketError ? ` (socket error: ${this.socketError.message})` : ''
-        seqs.forEach((_, i) => settle(i, new NetlinkError(0, 'ENOACK', operation, routes[i], `${operation} ${describeSpec(routes[i])}: no acknowledgement within ${TIMEOUT_MS / 1000} s${why}`)))
+        finish((i) => new NetlinkError(0, 'ENOACK', operation, routes[i], `${operation} ${describeSpec(routes[i])}: no acknowledgement within ${TIMEOUT_MS / 1000} s${why}`))
       }, TIMEOUT_MS)
       this.sock.socket.send(buf, {}, (error) => {
-        if (!error) return
-        seqs.forEach((_, i) => settle(i, new NetlinkError(0, 'ESEND', operation, routes[i], `${operation} ${describeSpec(routes[i])}: ${error.message}`)))
+        if (error) finish((i) => new NetlinkError(0, 'ESEND', operation, routes[i], `${operation} ${describeSpec(routes[i])}: ${error.message}`))
       })
     })
   }

@@ -51,13 +51,31 @@ export function newJournalPath(dir: string, now = new Date()): string {
   return join(dir, `routedoctor-journal-${stamp}-${process.pid}.json`)
 }
 
+// The journal's text: pretty JSON, except that each change is one compact line (a large plan's
+// journal stays a few hundred bytes a route, and a person can still read it a route per line). The
+// changes never change after the first write while the state is rewritten, so their text (the bulk
+// of a large journal) is kept, keyed by the array and its length.
+const changesText = new WeakMap<JournalChange[], {count: number; text: string}>()
+const CHANGES_MARK = '\u0000routedoctor-changes\u0000'
+
+export function journalText(journal: Journal): string {
+  let cached = changesText.get(journal.changes)
+  if (!cached || cached.count !== journal.changes.length) {
+    const lines = journal.changes.map((c) => `    ${JSON.stringify(c)}`)
+    cached = {count: journal.changes.length, text: lines.length > 0 ? `[\n${lines.join(',\n')}\n  ]` : '[]'}
+    changesText.set(journal.changes, cached)
+  }
+  const text = cached.text
+  return JSON.stringify({...journal, changes: CHANGES_MARK}, null, 2).replace(JSON.stringify(CHANGES_MARK), () => text)
+}
+
 /** Write durably: a temporary file, fsync, rename over the target, fsync the directory. */
 export function writeJournal(path: string, journal: Journal): void {
   mkdirSync(dirname(path), {recursive: true})
   const tmp = `${path}.tmp-${process.pid}`
   const fd = openSync(tmp, 'w', 0o600)
   try {
-    writeSync(fd, JSON.stringify(journal, null, 2) + '\n')
+    writeSync(fd, journalText(journal) + '\n')
     fsyncSync(fd)
   } finally {
     closeSync(fd)

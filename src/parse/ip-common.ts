@@ -1,6 +1,6 @@
 // Helpers shared by the iproute2 parsers: line splitting, JSON with positions, table ids.
 import {ParseError} from '../model/errors.js'
-import {canonicalAddress, canonicalPrefix, familyOf} from '../model/prefix.js'
+import {canonicalAddress, canonicalPrefix, familyOf, ipv4Value} from '../model/prefix.js'
 import type {Family, Gateway, KernelRoute, Nexthop, RouteType, SourcePos} from '../model/types.js'
 
 /** Lines without their terminators (LF or CRLF); a missing trailing newline is fine. */
@@ -311,7 +311,20 @@ function inferFamily(raw: RawRoute, defaultFamily: Family): Family {
   return defaultFamily
 }
 
+// A full table repeats a few gateways and flag sets millions of times: share them (never mutated).
+const NO_FLAGS: string[] = Object.freeze([]) as unknown as string[]
+const gateways = new Map<string, Gateway>()
+
 function gateway(raw: RawGateway, pos: SourcePos): Gateway {
+  const key = `${raw.family ?? ''}|${raw.host}`
+  const known = gateways.get(key)
+  if (known) return known
+  const g = makeGateway(raw, pos)
+  if (gateways.size < 100_000) gateways.set(key, g)
+  return g
+}
+
+function makeGateway(raw: RawGateway, pos: SourcePos): Gateway {
   const address = canonicalAddress(raw.host)
   if (address === undefined) throw new ParseError(pos.file, pos.line, 'a gateway address', raw.host)
   const family: Family = raw.family === 'inet6' || raw.family === 'inet' ? raw.family : familyOf(address)
@@ -324,21 +337,22 @@ export function buildRoute(raw: RawRoute, pos: SourcePos, defaultFamily: Family 
   if (!ROUTE_TYPES.includes(type)) throw new ParseError(pos.file, pos.line, `a route type (${ROUTE_TYPES.join(', ')})`, raw.type)
   const family = inferFamily(raw, defaultFamily)
   // ipaddr.js also takes "5" or "0x7f000001"; ip prints only dotted-quad, colon or "default"
-  const dst = raw.dst === 'default' || /^[0-9a-fA-F:.]*[.:][0-9a-fA-F:.]*(\/\d{1,3})?$/.test(raw.dst) ? canonicalPrefix(raw.dst, family) : undefined
+  const dst = raw.dst === 'default' || ipv4Value(raw.dst, 0, raw.dst.indexOf('/') < 0 ? raw.dst.length : raw.dst.indexOf('/')) >= 0 ||
+    /^[0-9a-fA-F:.]*[.:][0-9a-fA-F:.]*(\/\d{1,3})?$/.test(raw.dst) ? canonicalPrefix(raw.dst, family) : undefined
   if (dst === undefined) throw new ParseError(pos.file, pos.line, 'a route destination (prefix, address or "default")', raw.dst)
   const table = raw.table ?? 'main'
-  const flags = [...raw.flags]
+  const flags = raw.flags.length === 0 ? NO_FLAGS : [...raw.flags]
   let nexthops: Nexthop[]
   if (NO_NEXTHOP_TYPES.has(type)) nexthops = []
   else if (raw.nexthops && raw.nexthops.length > 0) {
     nexthops = raw.nexthops.map((nh) => {
-      const out: Nexthop = {weight: nh.weight ?? 1, flags: [...nh.flags]}
+      const out: Nexthop = {weight: nh.weight ?? 1, flags: nh.flags.length === 0 ? NO_FLAGS : [...nh.flags]}
       if (nh.gateway) out.gateway = gateway(nh.gateway, pos)
       if (nh.dev !== undefined) out.dev = nh.dev
       return out
     })
   } else if (raw.gateway || raw.dev !== undefined) {
-    const nh: Nexthop = {weight: 1, flags: flags.filter((f) => NEXTHOP_FLAGS.has(f))}
+    const nh: Nexthop = {weight: 1, flags: flags.length === 0 ? NO_FLAGS : flags.filter((f) => NEXTHOP_FLAGS.has(f))}
     if (raw.gateway) nh.gateway = gateway(raw.gateway, pos)
     if (raw.dev !== undefined) nh.dev = raw.dev
     nexthops = [nh]
