@@ -316,7 +316,8 @@ export class BirdRouteParser {
       colon = text.length - 1
       value = ''
     } else {
-      value = text.slice(colon + 2)
+      // short values (origin, local_pref, next hop, type) repeat across a table: share one string
+      value = text.length - colon - 2 <= 24 ? this.intern.get(text.slice(colon + 2)) : text.slice(colon + 2)
     }
     if (colon <= 1) throw new ParseError(this.file, line, TAB_LINE_SHAPE, text)
     const name = this.intern.name(text, 1, colon, route.attributes.length)
