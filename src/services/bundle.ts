@@ -6,6 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 
 import {buildManifest} from '../bundle/manifest.js'
+import {collectBirdLog} from '../collect/bird-log.js'
 import {redactFiles} from '../bundle/redact.js'
 import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
 import {Context} from '../model/context.js'
@@ -39,6 +40,10 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   const progress = opts.progress ?? (() => {})
   progress(opts.from ? `reading ${opts.from}` : 'collecting from the live node (ip, /proc/sys, BIRD socket)')
   const source = await loadSourceFiles(opts)
+  if (source.origin.kind === 'live') {
+    const log = await collectBirdLog(source.files.find((f) => f.name === 'bird.conf')?.text)
+    if (log) source.files.push(log)
+  }
   for (const f of source.files) progress(`  ${f.name}${f.error ? `: FAILED (${f.error})` : ` ${Buffer.byteLength(f.text ?? '')} bytes`}`)
   // pools named on the command line travel in the bundle, so a replay diagnoses the same prefixes
   const poolFile = await poolSourceFile(opts)
