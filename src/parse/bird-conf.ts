@@ -143,6 +143,8 @@ export function parseBirdConf(text: string, file = 'bird.conf', opts: BirdConfOp
         seen.add(cidr)
         const line = lineAt(s, start + n.index)
         const pool: Pool = {cidr, mode: 'ipip', origin: 'bird.conf', pos: {file, line, endLine: lineAt(s, bodyEnd)}}
+        // Calico's CrossSubnet template switches the tunnel off (`krt_tunnel = ""`) for next hops on the node's subnet
+        if (/\bkrt_tunnel\s*=\s*""/.test(body)) pool.crossSubnet = true
         config.pools.push(pool)
       }
     }

@@ -370,9 +370,17 @@ describe('bird-kernel-mismatch', () => {
     expect(f.detail).toContain('172.31.20.5')
   })
 
-  const felixOnly = () => editJsonRoutes(healthyFiles(), {'192.168.82.0/26': {...HEALTHY_JSON['192.168.82.0/26'], protocol: '80'}})
+  // another owner's route that is not the tunnel route BIRD's path calls for
+  const felixOnly = () => editJsonRoutes(healthyFiles(), {
+    '192.168.82.0/26': {type: 'unicast', dst: '192.168.82.0/26', gateway: '172.31.11.1', dev: 'eth0', table: 'main', protocol: '80', scope: 'global', flags: []},
+  })
 
-  it('fires when the kernel has the prefix only from another owner (healthy variant, 192.168.82.0/26 rewritten to proto 80)', () => {
+  it('does not fire when Felix (proto 80) programs the correct tunnel route (healthy variant, 192.168.82.0/26 rewritten to proto 80)', () => {
+    const ctx = contextOf(editJsonRoutes(healthyFiles(), {'192.168.82.0/26': {...HEALTHY_JSON['192.168.82.0/26'], protocol: '80'}}))
+    expect(prefixFindings(ctx, '192.168.82.0/26', 'bird-kernel-mismatch')).toHaveLength(0)
+  })
+
+  it('fires when the kernel has the prefix only from another owner, off the tunnel (192.168.82.0/26 rewritten to via 172.31.11.1 dev eth0 proto 80)', () => {
     const ctx = contextOf(felixOnly())
     const found = prefixFindings(ctx, '192.168.82.0/26', 'bird-kernel-mismatch')
     expect(found).toHaveLength(1)

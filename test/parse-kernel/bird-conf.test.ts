@@ -183,3 +183,15 @@ describe('bird.conf', () => {
     expect(stripBgpPasswords('no secrets here')).toBe('no secrets here')
   })
 })
+
+describe('CrossSubnet pools in Calico\'s generated filter', () => {
+  it('marks a pool whose filter switches the tunnel off on the local subnet', () => {
+    const conf = `filter calico_kernel_programming {
+  if (net ~ 172.16.0.0/16) then { if (defined(bgp_next_hop)&&(bgp_next_hop ~ 10.192.0.0/16)) then krt_tunnel=""; else krt_tunnel="tunl0"; accept; }
+  if (net ~ 192.168.0.0/16) then { krt_tunnel="tunl0"; accept; }
+  accept;
+}`
+    const pools = parseBirdConf(conf).pools
+    expect(pools.map((p) => [p.cidr, p.crossSubnet === true])).toEqual([['172.16.0.0/16', true], ['192.168.0.0/16', false]])
+  })
+})

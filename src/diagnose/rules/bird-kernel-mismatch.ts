@@ -13,6 +13,11 @@ export const rule: PrefixRule = {
     // BIRD's own route, or routedoctor's that took its place (BIRD 1.6: replaced at metric 0)
     if (facts.kernel.some((r) => r.protocol === 'bird' || r.protocol === ctx.fixProtocol)) return []
     const others = facts.kernel.filter((r) => r.protocol !== ctx.fixProtocol)
+    // Felix programming cluster routes (proto 80) while BIRD only speaks BGP: the kernel is right, nothing is missing
+    const dev = ctx.snapshot.tunnelDev
+    const hops = new Set(facts.bgpNextHops)
+    if (others.some((r) => r.type === 'unicast' && r.nexthops.length > 0 &&
+      r.nexthops.every((n) => n.dev === dev && n.gateway && hops.has(n.gateway.address)))) return []
     return [finding('bird-kernel-mismatch', {
       prefix: facts.prefix,
       title: `BIRD has ${facts.prefix} but the kernel ${others.length > 0 ? `has it only from proto ${others.map((r) => r.protocol).join(', ')}` : 'does not'}`,
