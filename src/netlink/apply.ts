@@ -7,7 +7,7 @@ import {familyOf} from '../model/prefix.js'
 import type {Family, KernelRoute, PlannedRoute} from '../model/types.js'
 import type {PlanItem} from '../plan/plan.js'
 import {ipRouteReplace} from '../model/format.js'
-import {type RouteSpec, protocolNumber, routeKeyText, routeTypeNumber, RT_SCOPE_UNIVERSE} from './codec.js'
+import {ROUTE_TYPES, type RouteSpec, protocolNumber, routeKeyText, routeTypeNumber, RT_SCOPE_UNIVERSE} from './codec.js'
 import {type DumpedRoute, NetlinkError, type RouteClient, openRouteClient} from './client.js'
 import {canonicalDst} from './prefix.js'
 import {
@@ -83,8 +83,8 @@ type RouteIndex = Map<string, DumpedRoute[]>
 function indexRoutes(routes: DumpedRoute[]): RouteIndex {
   const index: RouteIndex = new Map()
   for (const d of routes) {
-    if (d.route.tos !== undefined) continue
-    const k = keyText(d.route)
+    if (d.spec.tos) continue // the spec's key is the route's: read it without building the route
+    const k = keyText(d.spec)
     const list = index.get(k)
     if (list) list.push(d)
     else index.set(k, [d])
@@ -146,6 +146,35 @@ export function matchesPlanned(r: KernelRoute, p: PlannedRoute): boolean {
   return have.every((h, i) => h === want[i])
 }
 
+/**
+ * matchesPlanned(route, p) for a dumped route found at p's key (so family, table, dst and metric
+ * already agree), read from its spec, so the read-back of a large plan need not build every route.
+ */
+export function specMatchesPlanned(spec: RouteSpec, p: PlannedRoute): boolean {
+  if ((ROUTE_TYPES[spec.type - 1] ?? 'unicast') !== 'unicast') return false
+  if (spec.nexthops.length !== p.nexthops.length) return false
+  if (String(spec.protocol) !== protoKey(p.protocol)) return false // protoKey(protocolName(n)) is String(n)
+  // the next hop as toKernelRoute shows it: dev by name (if<N> when unknown), onlink from the flags
+  const devOf = (nh: RouteSpec['nexthops'][number]): string | undefined => (nh.ifindex !== undefined && nh.ifindex > 0 ? nh.dev ?? `if${nh.ifindex}` : undefined)
+  if (p.nexthops.length === 1) {
+    // nexthopIdentity's fields, compared one by one (a single next hop's weight does not count)
+    const nh = spec.nexthops[0]
+    const want = p.nexthops[0]
+    return (nh.gateway ?? '-') === (want.gateway ?? '-') && (devOf(nh) ?? '-') === (want.dev ?? '-') && Boolean(nh.onlink) === Boolean(want.onlink)
+  }
+  const single = false
+  const have = spec.nexthops.map((nh) =>
+    nexthopIdentity({
+      gateway: nh.gateway,
+      dev: devOf(nh),
+      weight: nh.weight ?? 1,
+      onlink: Boolean(nh.onlink),
+    }, single))
+  const want = p.nexthops.map((nh) => nexthopIdentity(nh, false)).sort()
+  have.sort()
+  return have.every((h, i) => h === want[i])
+}
+
 function errorInfo(error: unknown, dst?: string): ApplyErrorInfo {
   const e = error as Error & {code?: string; errnoName?: string}
   const info: ApplyErrorInfo = {message: e?.message ?? String(error)}
@@ -153,6 +182,17 @@ function errorInfo(error: unknown, dst?: string): ApplyErrorInfo {
   if (error instanceof NetlinkError) info.errno = error.errnoName
   if (dst) info.dst = dst
   return info
+}
+
+// a plan names one protocol for thousands of routes: look it up once
+const protocolNumbers = new Map<string, number>()
+function protocolNumberOf(name: string): number {
+  let n = protocolNumbers.get(name)
+  if (n === undefined) {
+    n = protocolNumber(name) // throws for an unknown name, and caches nothing
+    protocolNumbers.set(name, n)
+  }
+  return n
 }
 
 /** The RTM_NEWROUTE spec for a planned route, devices resolved in `links` (name → ifindex). */
@@ -165,7 +205,7 @@ export function plannedSpec(p: PlannedRoute, ifindexOf: (dev: string) => number 
     family,
     dst,
     tableId: p.tableId,
-    protocol: protocolNumber(p.protocol),
+    protocol: protocolNumberOf(p.protocol),
     metric: p.metric,
     type: routeTypeNumber('unicast'),
     scope: RT_SCOPE_UNIVERSE,
@@ -259,7 +299,7 @@ function checkPlanned(routes: RouteIndex, changes: JournalChange[]): RouteWar[] 
   const wars: RouteWar[] = []
   for (const change of changes) {
     const here = atKey(routes, change.key)
-    if (here.some((d) => matchesPlanned(d.route, change.planned))) continue
+    if (here.some((d) => specMatchesPlanned(d.spec, change.planned))) continue
     const p = change.planned
     const base = {dst: change.key.dst, table: p.table, metric: p.metric, advice: DURABLE_ADVICE}
     const current = here[0]?.route
@@ -344,9 +384,7 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
   const journalPath = newJournalPath(opts.journalDir)
   const result: ApplyResult = {applied: [], verified: false, journal: journalPath, errors: []}
   let journal: Journal | undefined
-  const T0 = performance.now(); const PH = (n: string) => process.env.H12_PHASES && console.error(n, (performance.now() - T0).toFixed(1))
   try {
-    PH('open')
     const byName = new Map<string, number>()
     for (const [index, name] of await client.links()) byName.set(name, index)
     const families = new Set(items.map((i) => familyOf(i.planned.dst)))
@@ -371,9 +409,7 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
     }
     const keys = new Set(wanted)
     for (const {item} of specs) if (item.replaces) keys.add(keyText(keyOf(item.replaces)))
-    PH('specs')
     const now = await dumpFamilies(client, families, keys)
-    PH('dump')
 
     const changes: JournalChange[] = []
     for (const {item, write, key} of specs) {
@@ -395,10 +431,8 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
       changes.push(change)
     }
     // the journal comes first, even when nothing will be written, so every apply leaves a record
-    PH('changes')
     journal = newJournal(changes)
     writeJournal(journalPath, journal)
-    PH('journal')
     if (specErrors.length > 0) {
       result.errors.push(...specErrors)
       setJournalState(journalPath, journal, 'failed', 'planned devices missing; nothing written')
@@ -408,11 +442,8 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
     try {
       await writePipelined(client, changes, opts)
       result.applied = changes.map((c) => c.planned)
-      PH('writes')
       const after = await dumpFamilies(client, families, wanted)
-      PH('readback dump')
       const missing = checkPlanned(after, changes)
-      PH('check')
       if (missing.length > 0) {
         // something already undid a write: the same route war the watch looks for, only faster
         // (a route of our own protocol in another shape is a failed write, not a war)
@@ -433,7 +464,6 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
         }
       }
       setJournalState(journalPath, journal, 'applied')
-      PH('applied')
       return result
     } catch (error) {
       result.errors.push(errorInfo(error, error instanceof NetlinkError ? error.route?.dst : undefined))

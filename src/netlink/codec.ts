@@ -5,6 +5,8 @@ import {endianness} from 'node:os'
 
 import ipaddr from 'ipaddr.js'
 
+import {dottedPrefix, dottedQuad} from './prefix.js'
+
 import type {Family, KernelRoute, Nexthop, RouteType, SourcePos} from '../model/types.js'
 
 const LE = endianness() === 'LE'
@@ -111,8 +113,15 @@ export const scopeNumber = (name: string): number => reverse(SCOPE_NAMES, name =
 export const tableName = (n: number): string => TABLE_NAMES[n] ?? String(n)
 export const tableNumber = (name: string): number => reverse(TABLE_NAMES, name, 'table')
 
+const flagNamesSeen = new Map<number, readonly string[]>()
+
 export function flagNames(flags: number): string[] {
-  return FLAG_NAMES.filter(([bit]) => flags & bit).map(([, name]) => name)
+  let names = flagNamesSeen.get(flags)
+  if (!names) {
+    names = FLAG_NAMES.filter(([bit]) => flags & bit).map(([, name]) => name)
+    if (flagNamesSeen.size < 1024) flagNamesSeen.set(flags, names)
+  }
+  return names.slice() // the caller's own array
 }
 
 // ------------------------------------------------------------------ the route description
@@ -148,8 +157,11 @@ export interface RouteSpec {
 
 // One growing buffer; integers in host byte order.
 class Writer {
-  private buf = Buffer.allocUnsafe(128)
+  private buf: Buffer
   private len = 0
+  constructor(capacity = 128) {
+    this.buf = Buffer.allocUnsafe(capacity)
+  }
   private room(n: number): number {
     const at = this.len
     if (at + n > this.buf.length) {
@@ -174,6 +186,41 @@ class Writer {
     LE ? this.buf.writeUInt32LE(v >>> 0, at) : this.buf.writeUInt32BE(v >>> 0, at)
     return this
   }
+  /** struct rtmsg: family, dst_len, src_len (0), tos, table, protocol, scope, type, u32 flags. */
+  rtmsg(family: number, dstLen: number, tos: number, table: number, protocol: number, scope: number, type: number, flags: number): void {
+    const at = this.room(12)
+    const b = this.buf
+    b[at] = family
+    b[at + 1] = dstLen
+    b[at + 2] = 0
+    b[at + 3] = tos
+    b[at + 4] = table
+    b[at + 5] = protocol
+    b[at + 6] = scope
+    b[at + 7] = type
+    LE ? b.writeUInt32LE(flags >>> 0, at + 8) : b.writeUInt32BE(flags >>> 0, at + 8)
+  }
+  /** nlmsghdr with a zero length, patched in later by patchU32. */
+  nlmsghdr(type: number, flags: number, seq: number, port: number): void {
+    const at = this.room(16)
+    const b = this.buf
+    if (LE) {
+      b.writeUInt32LE(0, at)
+      b.writeUInt16LE(type, at + 4)
+      b.writeUInt16LE(flags, at + 6)
+      b.writeUInt32LE(seq >>> 0, at + 8)
+      b.writeUInt32LE(port >>> 0, at + 12)
+    } else {
+      b.writeUInt32BE(0, at)
+      b.writeUInt16BE(type, at + 4)
+      b.writeUInt16BE(flags, at + 6)
+      b.writeUInt32BE(seq >>> 0, at + 8)
+      b.writeUInt32BE(port >>> 0, at + 12)
+    }
+  }
+  patchU32(at: number, v: number): void {
+    LE ? this.buf.writeUInt32LE(v >>> 0, at) : this.buf.writeUInt32BE(v >>> 0, at)
+  }
   s32(v: number): this {
     const at = this.room(4)
     LE ? this.buf.writeInt32LE(v, at) : this.buf.writeInt32BE(v, at)
@@ -195,7 +242,27 @@ class Writer {
     return this
   }
   attrU32(type: number, v: number): this {
-    return this.u16(8).u16(type).u32(v)
+    const at = this.room(8)
+    const b = this.buf
+    if (LE) {
+      b.writeUInt16LE(8, at)
+      b.writeUInt16LE(type, at + 2)
+      b.writeUInt32LE(v >>> 0, at + 4)
+    } else {
+      b.writeUInt16BE(8, at)
+      b.writeUInt16BE(type, at + 2)
+      b.writeUInt32BE(v >>> 0, at + 4)
+    }
+    return this
+  }
+  /** An IPv4 address attribute, the address given as a number (network byte order on the wire). */
+  attrIPv4(type: number, v: number): this {
+    const at = this.room(8)
+    const b = this.buf
+    LE ? b.writeUInt16LE(8, at) : b.writeUInt16BE(8, at)
+    LE ? b.writeUInt16LE(type, at + 2) : b.writeUInt16BE(type, at + 2)
+    b.writeUInt32BE(v >>> 0, at + 4)
+    return this
   }
   get length(): number {
     return this.len
@@ -207,38 +274,30 @@ class Writer {
 
 const align4 = (n: number): number => (n + 3) & ~3
 
-// a plain dotted quad (decimal, no leading zeros: ipaddr.js reads those as octal); anything else
-// goes through ipaddr.js
-const DOTTED_QUAD = /^(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})$/
-
-function ipv4Bytes(text: string): number[] | undefined {
-  const m = DOTTED_QUAD.exec(text)
-  if (!m) return undefined
-  const out = [+m[1], +m[2], +m[3], +m[4]]
-  return out[0] <= 255 && out[1] <= 255 && out[2] <= 255 && out[3] <= 255 ? out : undefined
-}
-
 /** An address's bytes and family: ipaddr.parse, quicker for IPv4 dotted quads. */
 function parseAddress(text: string): {bytes: number[]; family: Family} {
-  const v4 = ipv4Bytes(text)
-  if (v4) return {bytes: v4, family: 'inet'}
+  const v4 = dottedQuad(text)
+  if (v4 >= 0) return {bytes: [v4 >>> 24, (v4 >>> 16) & 255, (v4 >>> 8) & 255, v4 & 255], family: 'inet'}
   const addr = ipaddr.parse(text)
   return {bytes: addr.toByteArray(), family: addr.kind() === 'ipv6' ? 'inet6' : 'inet'}
 }
 
-/** ipaddr.parseCIDR's address bytes and length, quicker for IPv4. */
-function parseCidr(text: string): [number[], number] {
-  const slash = text.indexOf('/')
-  if (slash > 0) {
-    const v4 = ipv4Bytes(text.slice(0, slash))
-    const lenText = text.slice(slash + 1)
-    if (v4 && /^(0|[1-9]\d?)$/.test(lenText) && +lenText <= 32) return [v4, +lenText]
-  }
+/** ipaddr.parseCIDR's address bytes (IPv4: a number) and length, quicker for IPv4. */
+function parseCidr(text: string): [number[] | number, number] {
+  const v4 = text.includes('/') ? dottedPrefix(text) : undefined
+  if (v4) return v4
   const [addr, len] = ipaddr.parseCIDR(text)
   return [addr.toByteArray(), len]
 }
 
 function gatewayAttr(w: Writer, routeFamily: Family, gateway: string): void {
+  if (routeFamily === 'inet') {
+    const v4 = dottedQuad(gateway)
+    if (v4 >= 0) {
+      w.attrIPv4(RTA_GATEWAY, v4)
+      return
+    }
+  }
   const addr = parseAddress(gateway)
   if (addr.family === routeFamily) {
     w.attr(RTA_GATEWAY, addr.bytes)
@@ -255,24 +314,54 @@ export type RouteOp = 'new' | 'del'
  * scope NOWHERE, which the kernel reads as "any scope", like `ip route del`.
  */
 export function encodeRoute(route: RouteSpec, op: RouteOp = 'new'): Buffer {
+  const w = new Writer()
+  writeRoute(w, route, op)
+  return w.build()
+}
+
+/** One netlink message header: the length is patched in by `end`. */
+export interface MessageHeader {
+  type: number
+  flags: number
+  seq: number
+  port: number
+}
+
+/**
+ * Several RTM_NEWROUTE / RTM_DELROUTE messages back to back in one buffer (nlmsghdr + payload
+ * each), for one sendmsg; `header(i)` gives route i's header.
+ */
+export function encodeRouteMessages(routes: readonly RouteSpec[], op: RouteOp, header: (i: number) => MessageHeader): Buffer {
+  const w = new Writer(routes.length * 96)
+  routes.forEach((route, i) => {
+    const h = header(i)
+    const start = w.length
+    w.nlmsghdr(h.type, h.flags, h.seq, h.port)
+    writeRoute(w, route, op)
+    w.patchU32(start, w.length - start) // payloads are 4-aligned: the next header starts aligned
+  })
+  return w.build()
+}
+
+function writeRoute(w: Writer, route: RouteSpec, op: RouteOp): void {
   const [addr, len] = parseCidr(route.dst)
   const single = route.nexthops.length === 1 ? route.nexthops[0] : undefined
   let rtmFlags = 0
   if (single?.onlink) rtmFlags |= RTNH_F_ONLINK
 
-  const w = new Writer()
-  w.u8(route.family === 'inet6' ? AF_INET6 : AF_INET)
-    .u8(len)
-    .u8(0) // rtm_src_len
-    .u8(route.tos ?? 0)
-    .u8(route.tableId > 255 ? RT_TABLE_UNSPEC : route.tableId) // the real id travels in RTA_TABLE
-    .u8(route.protocol)
-    .u8(op === 'del' ? RT_SCOPE_NOWHERE : route.scope)
-    .u8(route.type)
-    .u32(rtmFlags)
+  w.rtmsg(
+    route.family === 'inet6' ? AF_INET6 : AF_INET,
+    len,
+    route.tos ?? 0,
+    route.tableId > 255 ? RT_TABLE_UNSPEC : route.tableId, // the real id travels in RTA_TABLE
+    route.protocol,
+    op === 'del' ? RT_SCOPE_NOWHERE : route.scope,
+    route.type,
+    rtmFlags,
+  )
 
   w.attrU32(RTA_TABLE, route.tableId)
-  if (len > 0) w.attr(RTA_DST, addr)
+  if (len > 0) typeof addr === 'number' ? w.attrIPv4(RTA_DST, addr) : w.attr(RTA_DST, addr)
   w.attrU32(RTA_PRIORITY, route.metric)
   if (route.prefsrc) w.attr(RTA_PREFSRC, parseAddress(route.prefsrc).bytes)
   if (route.metrics) w.attr(RTA_METRICS, Buffer.from(route.metrics, 'hex'))
@@ -297,7 +386,6 @@ export function encodeRoute(route: RouteSpec, op: RouteOp = 'new'): Buffer {
     }
     w.attr(RTA_MULTIPATH, mp.build())
   }
-  return w.build()
 }
 
 // ------------------------------------------------------------------ reading
@@ -355,44 +443,62 @@ function viaGateway(data: Buffer): {family: Family; address: string} {
   return {family: familyOfAf(af), address: addressText(data.subarray(2))}
 }
 
+const rd16 = (b: Buffer, o: number): number => (LE ? b.readUInt16LE(o) : b.readUInt16BE(o))
+const rd32 = (b: Buffer, o: number): number => (LE ? b.readUInt32LE(o) : b.readUInt32BE(o))
+
+// a u32 attribute's value; a payload shorter than 4 bytes throws, as reading it from its own slice would
+function attrU32(b: Buffer, at: number, end: number): number {
+  if (end - at < 4) throw new RangeError(`attribute too short for a u32: ${end - at} bytes`)
+  return rd32(b, at)
+}
+
 /** Decode an RTM_NEWROUTE payload (struct rtmsg + rtattrs) into numbers and ifindexes. */
 export function parseRouteMessage(payload: Buffer): RouteSpec {
   if (payload.length < 12) throw new Error(`route message too short: ${payload.length} bytes`)
-  const r = new Reader(payload)
-  const family = familyOfAf(r.u8(0))
-  const dstLen = r.u8(1)
+  const family = familyOfAf(payload[0])
+  const dstLen = payload[1]
   const spec: RouteSpec = {
     family,
     dst: '',
-    tableId: r.u8(4),
-    protocol: r.u8(5),
-    scope: r.u8(6),
-    type: r.u8(7),
+    tableId: payload[4],
+    protocol: payload[5],
+    scope: payload[6],
+    type: payload[7],
     metric: 0,
-    flags: r.u32(8),
+    flags: rd32(payload, 8),
     nexthops: [],
   }
-  const tos = r.u8(3)
+  const tos = payload[3]
   if (tos) spec.tos = tos
   let dst: string | undefined
   let gateway: string | undefined
   let oif: number | undefined
   let multipath: Buffer | undefined
-  for (const a of parseAttrs(payload.subarray(12))) {
-    const ar = new Reader(a.data)
-    switch (a.type) {
-      case RTA_DST: dst = addressText(a.data); break
-      case RTA_TABLE: spec.tableId = ar.u32(0); break
-      case RTA_PRIORITY: spec.metric = ar.u32(0); break
-      case RTA_OIF: oif = ar.u32(0); break
-      case RTA_GATEWAY: gateway = addressText(a.data); break
-      case RTA_VIA: gateway = viaGateway(a.data).address; break
-      case RTA_PREFSRC: spec.prefsrc = addressText(a.data); break
-      case RTA_METRICS: spec.metrics = a.data.toString('hex'); break
-      case RTA_PREF: spec.pref = a.data.readUInt8(0); break
-      case RTA_MULTIPATH: multipath = a.data; break
+  // the rtattr stream, walked in place (as parseAttrs splits it; a malformed attribute throws)
+  let o = 12
+  while (o + 4 <= payload.length) {
+    const len = rd16(payload, o)
+    const type = rd16(payload, o + 2) & 0x3fff // strip NLA_F_NESTED / NLA_F_NET_BYTEORDER
+    if (len < 4 || o + len > payload.length) throw new Error(`malformed rtattr at offset ${o - 12}: length ${len}`)
+    const at = o + 4
+    const end = o + len
+    switch (type) {
+      case RTA_DST: dst = addressText(payload.subarray(at, end)); break
+      case RTA_TABLE: spec.tableId = attrU32(payload, at, end); break
+      case RTA_PRIORITY: spec.metric = attrU32(payload, at, end); break
+      case RTA_OIF: oif = attrU32(payload, at, end); break
+      case RTA_GATEWAY: gateway = addressText(payload.subarray(at, end)); break
+      case RTA_VIA: gateway = viaGateway(payload.subarray(at, end)).address; break
+      case RTA_PREFSRC: spec.prefsrc = addressText(payload.subarray(at, end)); break
+      case RTA_METRICS: spec.metrics = payload.toString('hex', at, end); break
+      case RTA_PREF:
+        if (end === at) throw new RangeError('empty RTA_PREF')
+        spec.pref = payload[at]
+        break
+      case RTA_MULTIPATH: multipath = payload.subarray(at, end); break
       default: break // cache info, expires, encap...: not part of what routedoctor compares or restores
     }
+    o += align4(len)
   }
   const zero = family === 'inet6' ? '::' : '0.0.0.0'
   spec.dst = `${dst ?? zero}/${dstLen}`
@@ -420,24 +526,25 @@ export function routeKeyText(family: Family, tableId: number, dst: string, metri
  * only (a quick filter before the full decode); undefined for a route with a TOS, which has no such
  * key. Throws on a malformed message, as parseRouteMessage would.
  */
-export function routeMessageKey(payload: Buffer): string | undefined {
-  if (payload.length < 12) throw new Error(`route message too short: ${payload.length} bytes`)
-  if (payload[3] !== 0) return undefined
-  const family = familyOfAf(payload[0])
-  let tableId = payload[4]
+export function routeMessageKey(buf: Buffer, start = 0, end = buf.length, want?: (tableId: number, metric: number) => boolean): string | undefined {
+  if (end - start < 12) throw new Error(`route message too short: ${end - start} bytes`)
+  if (buf[start + 3] !== 0) return undefined
+  const family = familyOfAf(buf[start])
+  let tableId = buf[start + 4]
   let metric = 0
   let dst: string | undefined
-  let o = 12
-  while (o + 4 <= payload.length) {
-    const len = LE ? payload.readUInt16LE(o) : payload.readUInt16BE(o)
-    const type = (LE ? payload.readUInt16LE(o + 2) : payload.readUInt16BE(o + 2)) & 0x3fff
-    if (len < 4 || o + len > payload.length) throw new Error(`malformed rtattr at offset ${o - 12}: length ${len}`)
-    if (type === RTA_TABLE && len >= 8) tableId = LE ? payload.readUInt32LE(o + 4) : payload.readUInt32BE(o + 4)
-    else if (type === RTA_PRIORITY && len >= 8) metric = LE ? payload.readUInt32LE(o + 4) : payload.readUInt32BE(o + 4)
-    else if (type === RTA_DST) dst = addressText(payload.subarray(o + 4, o + len))
+  let o = start + 12
+  while (o + 4 <= end) {
+    const len = rd16(buf, o)
+    const type = rd16(buf, o + 2) & 0x3fff
+    if (len < 4 || o + len > end) throw new Error(`malformed rtattr at offset ${o - start - 12}: length ${len}`)
+    if (type === RTA_TABLE) tableId = attrU32(buf, o + 4, o + len)
+    else if (type === RTA_PRIORITY) metric = attrU32(buf, o + 4, o + len)
+    else if (type === RTA_DST) dst = len === 8 ? `${buf[o + 4]}.${buf[o + 5]}.${buf[o + 6]}.${buf[o + 7]}` : addressText(buf.subarray(o + 4, o + len))
     o += align4(len)
   }
-  return routeKeyText(family, tableId, `${dst ?? (family === 'inet6' ? '::' : '0.0.0.0')}/${payload[1]}`, metric)
+  if (want && !want(tableId, metric)) return '\u0000' // no key the caller wants: not worth the text
+  return routeKeyText(family, tableId, `${dst ?? (family === 'inet6' ? '::' : '0.0.0.0')}/${buf[start + 1]}`, metric)
 }
 
 function parseMultipath(buf: Buffer): SpecNexthop[] {
@@ -473,12 +580,13 @@ export function toKernelRoute(spec: RouteSpec, links: ReadonlyMap<number, string
   const single = spec.nexthops.length === 1
   const nexthops: Nexthop[] = spec.nexthops.map((nh) => {
     const bits = single ? rtmFlags & RTNH_COMPARE_MASK : (nh.flags ?? 0) | (nh.onlink ? RTNH_F_ONLINK : 0)
-    return {
-      ...(nh.gateway !== undefined ? {gateway: gatewayOf(nh.gateway)} : {}),
-      ...(nh.ifindex !== undefined && nh.ifindex > 0 ? {dev: links.get(nh.ifindex) ?? `if${nh.ifindex}`} : {}),
-      weight: single ? 1 : nh.weight ?? 1,
-      flags: flagNames(bits),
-    }
+    // built key by key in this order (gateway, dev, weight, flags), as JSON output shows it
+    const out = {} as Nexthop
+    if (nh.gateway !== undefined) out.gateway = gatewayOf(nh.gateway)
+    if (nh.ifindex !== undefined && nh.ifindex > 0) out.dev = links.get(nh.ifindex) ?? `if${nh.ifindex}`
+    out.weight = single ? 1 : nh.weight ?? 1
+    out.flags = flagNames(bits)
+    return out
   })
   const route: KernelRoute = {
     family: spec.family,

@@ -53,20 +53,27 @@ export function newJournalPath(dir: string, now = new Date()): string {
 
 // The journal's text: pretty JSON, except that each change is one compact line (a large plan's
 // journal stays a few hundred bytes a route, and a person can still read it a route per line). The
-// changes never change after the first write while the state is rewritten, so their text (the bulk
-// of a large journal) is kept, keyed by the array and its length.
-const changesText = new WeakMap<JournalChange[], {count: number; text: string}>()
+// changes never change after the first write while the state is rewritten, so their encoded text
+// (the bulk of a large journal) is kept, keyed by the array and its length.
+const changesText = new WeakMap<JournalChange[], {count: number; bytes: Buffer}>()
 const CHANGES_MARK = '\u0000routedoctor-changes\u0000'
 
-export function journalText(journal: Journal): string {
+/** The journal file's content, in pieces to write one after the other. */
+function journalPieces(journal: Journal): Buffer[] {
   let cached = changesText.get(journal.changes)
   if (!cached || cached.count !== journal.changes.length) {
     const lines = journal.changes.map((c) => `    ${JSON.stringify(c)}`)
-    cached = {count: journal.changes.length, text: lines.length > 0 ? `[\n${lines.join(',\n')}\n  ]` : '[]'}
+    cached = {count: journal.changes.length, bytes: Buffer.from(lines.length > 0 ? `[\n${lines.join(',\n')}\n  ]` : '[]')}
     changesText.set(journal.changes, cached)
   }
-  const text = cached.text
-  return JSON.stringify({...journal, changes: CHANGES_MARK}, null, 2).replace(JSON.stringify(CHANGES_MARK), () => text)
+  const head = JSON.stringify({...journal, changes: CHANGES_MARK}, null, 2) + '\n'
+  const at = head.indexOf(JSON.stringify(CHANGES_MARK))
+  return [Buffer.from(head.slice(0, at)), cached.bytes, Buffer.from(head.slice(at + JSON.stringify(CHANGES_MARK).length))]
+}
+
+/** The journal file's text. */
+export function journalText(journal: Journal): string {
+  return Buffer.concat(journalPieces(journal)).toString()
 }
 
 /** Write durably: a temporary file, fsync, rename over the target, fsync the directory. */
@@ -75,7 +82,9 @@ export function writeJournal(path: string, journal: Journal): void {
   const tmp = `${path}.tmp-${process.pid}`
   const fd = openSync(tmp, 'w', 0o600)
   try {
-    writeSync(fd, journalText(journal) + '\n')
+    for (const piece of journalPieces(journal)) {
+      for (let off = 0; off < piece.length; ) off += writeSync(fd, piece, off, piece.length - off)
+    }
     fsyncSync(fd)
   } finally {
     closeSync(fd)
