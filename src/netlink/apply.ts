@@ -3,13 +3,12 @@
 import {dirname} from 'node:path'
 
 import {RouteDoctorError} from '../model/errors.js'
-import {familyOf} from '../model/prefix.js'
+import {canonicalPrefix, familyOf} from '../model/prefix.js'
 import type {Family, KernelRoute, PlannedRoute} from '../model/types.js'
 import type {PlanItem} from '../plan/plan.js'
 import {ipRouteReplace} from '../model/format.js'
 import {ROUTE_TYPES, type RouteSpec, protocolNumber, routeKeyText, routeTypeNumber, RT_SCOPE_UNIVERSE} from './codec.js'
 import {type DumpedRoute, NetlinkError, type RouteClient, openRouteClient} from './client.js'
-import {canonicalDst} from './prefix.js'
 import {
   type Journal, type JournalChange, type PlanMode, type RouteKey, acquireLock, newJournal, newJournalPath, readJournal,
   setJournalState, writeJournal,
@@ -130,7 +129,7 @@ export function routeIdentity(r: KernelRoute): string {
 export function matchesPlanned(r: KernelRoute, p: PlannedRoute): boolean {
   if (r.type !== 'unicast' || r.tableId !== p.tableId || r.metric !== p.metric) return false
   if (r.nexthops.length !== p.nexthops.length) return false
-  if (r.dst !== p.dst && r.dst !== canonicalDst(p.dst, familyOf(p.dst))) return false
+  if (r.dst !== p.dst && r.dst !== canonicalPrefix(p.dst, familyOf(p.dst))) return false
   if (r.protocol !== p.protocol && protoKey(r.protocol) !== protoKey(p.protocol)) return false
   if (p.nexthops.length === 1) {
     // one next hop: compared field by field, as nexthopIdentity would (weight does not count)
@@ -198,7 +197,7 @@ function protocolNumberOf(name: string): number {
 /** The RTM_NEWROUTE spec for a planned route, devices resolved in `links` (name → ifindex). */
 export function plannedSpec(p: PlannedRoute, ifindexOf: (dev: string) => number | undefined): RouteSpec {
   const family = familyOf(p.dst)
-  const dst = canonicalDst(p.dst, family)
+  const dst = canonicalPrefix(p.dst, family)
   if (!dst) throw new RouteDoctorError(`planned route has a bad destination: ${p.dst}`, 2, 'E_PLAN')
   if (p.nexthops.length === 0) throw new RouteDoctorError(`planned route ${dst} has no next hop`, 2, 'E_PLAN')
   return {

@@ -5,7 +5,7 @@ import {endianness} from 'node:os'
 
 import ipaddr from 'ipaddr.js'
 
-import {dottedPrefix, dottedQuad} from './prefix.js'
+import {ipv4Value} from '../model/prefix.js'
 
 import type {Family, KernelRoute, Nexthop, RouteType, SourcePos} from '../model/types.js'
 
@@ -276,7 +276,7 @@ const align4 = (n: number): number => (n + 3) & ~3
 
 /** An address's bytes and family: ipaddr.parse, quicker for IPv4 dotted quads. */
 function parseAddress(text: string): {bytes: number[]; family: Family} {
-  const v4 = dottedQuad(text)
+  const v4 = ipv4Value(text)
   if (v4 >= 0) return {bytes: [v4 >>> 24, (v4 >>> 16) & 255, (v4 >>> 8) & 255, v4 & 255], family: 'inet'}
   const addr = ipaddr.parse(text)
   return {bytes: addr.toByteArray(), family: addr.kind() === 'ipv6' ? 'inet6' : 'inet'}
@@ -284,15 +284,17 @@ function parseAddress(text: string): {bytes: number[]; family: Family} {
 
 /** ipaddr.parseCIDR's address bytes (IPv4: a number) and length, quicker for IPv4. */
 function parseCidr(text: string): [number[] | number, number] {
-  const v4 = text.includes('/') ? dottedPrefix(text) : undefined
-  if (v4) return v4
+  const slash = text.indexOf('/')
+  const v4 = slash > 0 ? ipv4Value(text, 0, slash) : -1
+  const v4len = slash > 0 ? Number(text.slice(slash + 1)) : NaN
+  if (v4 >= 0 && Number.isInteger(v4len) && v4len >= 0 && v4len <= 32) return [v4, v4len]
   const [addr, len] = ipaddr.parseCIDR(text)
   return [addr.toByteArray(), len]
 }
 
 function gatewayAttr(w: Writer, routeFamily: Family, gateway: string): void {
   if (routeFamily === 'inet') {
-    const v4 = dottedQuad(gateway)
+    const v4 = ipv4Value(gateway)
     if (v4 >= 0) {
       w.attrIPv4(RTA_GATEWAY, v4)
       return

@@ -15,7 +15,6 @@ import {
   type RouteSpec, encodeRoute, encodeRouteMessages, parseRouteMessage, routeKeyText, routeMessageKey, toKernelRoute,
 } from '../../src/netlink/codec.js'
 import {journalText, newJournal, readJournal, setJournalState, writeJournal} from '../../src/netlink/journal.js'
-import {canonicalDst, dottedQuad} from '../../src/netlink/prefix.js'
 
 const dirs: string[] = []
 const tmp = (): string => {
@@ -29,30 +28,6 @@ afterEach(() => {
 
 const octet = fc.integer({min: 0, max: 255})
 const quad = fc.tuple(octet, octet, octet, octet).map((o) => o.join('.'))
-
-describe('canonicalDst', () => {
-  it('is canonicalPrefix, for dotted quads and for everything that takes the slow path', () => {
-    const odd = [
-      'default', '10.0.0.64/26', '10.0.0.65/26', '0.0.0.0/0', '255.255.255.255/32', '1.2.3.4', '1.2.3.4/0', '1.2.3.4/33',
-      '010.0.0.1/8', '1.2.3.04/32', '1.2.3.4/08', '1.2.3/24', '256.1.1.1/8', ' 1.2.3.4/8', '1.2.3.4/', '1.2.3.4/x', '',
-      '1..2.3/8', '1.2.3.4.5/8', '::/0', 'fd00::1/64', '::ffff:1.2.3.4/128', '0x0a.0.0.1/8',
-    ]
-    for (const text of odd) {
-      expect(canonicalDst(text), text).toBe(canonicalPrefix(text, 'inet'))
-      expect(canonicalDst(text, 'inet6'), text).toBe(canonicalPrefix(text, 'inet6'))
-    }
-    fc.assert(fc.property(quad, fc.integer({min: 0, max: 40}), fc.boolean(), (addr, len, slash) => {
-      const text = slash ? `${addr}/${len}` : addr
-      expect(canonicalDst(text)).toBe(canonicalPrefix(text, 'inet'))
-    }))
-  })
-
-  it('dottedQuad reads plain quads only', () => {
-    expect(dottedQuad('10.0.0.1')).toBe(0x0a000001)
-    expect(dottedQuad('255.255.255.255')).toBe(0xffffffff)
-    for (const bad of ['10.0.0', '10.0.0.1.', '10.00.0.1', '10.0.0.256', '10.0.0.1/8', 'a.b.c.d', '']) expect(dottedQuad(bad), bad).toBe(-1)
-  })
-})
 
 const links = new Map([[2, 'tunl0'], [3, 'eth0']])
 const pos = {file: 'rtnetlink', line: 1, endLine: 1}
