@@ -30,9 +30,9 @@ export function renderNode(n: NodeSummary, c: ChalkInstance): string {
 
 export function renderEvidence(e: Evidence[], c: ChalkInstance, by = '      '): string[] {
   return e.map((x) => {
-    const where = c.dim(`${x.file}:${x.line}${x.endLine !== x.line ? `-${x.endLine}` : ''}`)
+    const where = `${x.file}:${x.line}${x.endLine !== x.line ? `-${x.endLine}` : ''}`
     const text = x.text.split('\n')
-    return `${by}${where}  ${text[0]}${text.slice(1).map((t) => `\n${by}${' '.repeat(where.length - (c.level > 0 ? 10 : 0) + 2)}${t}`).join('')}`
+    return `${by}${c.dim(where)}  ${text[0]}${text.slice(1).map((t) => `\n${by}${' '.repeat(where.length + 2)}${t}`).join('')}`
   })
 }
 
