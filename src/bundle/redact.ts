@@ -171,6 +171,8 @@ export interface Redactor {
   text(text: string): string
   /** original → pseudonym for everything redacted so far. Give it to the user; never bundle it. */
   mapping(): Record<string, string>
+  /** Addresses that happened to map onto themselves (a permutation has fixed points): they would leak. */
+  unchanged(): string[]
 }
 
 /**
@@ -244,6 +246,7 @@ export function createRedactor(key: Buffer = randomBytes(32), opts: RedactorOpti
   }
 
   const map = new Map<string, string>() // original (canonical) -> pseudonym, for mapping()
+  const same = new Set<string>()
   const addrCache = new Map<string, string>()
   const address = (text: string): string => {
     const zone = /%.*$/.exec(text)?.[0] ?? ''
@@ -256,6 +259,7 @@ export function createRedactor(key: Buffer = randomBytes(32), opts: RedactorOpti
       out = a.fam === 6 && a.bits.startsWith(V4MAPPED) ? `::ffff:${address(fromBits(a.bits.slice(96), 4))}` : fromBits(mapBits(a.fam, a.bits), a.fam)
       addrCache.set(canon, out)
       if (out !== canon) map.set(canon, out)
+      else if (!SPECIALS.some((sp) => sp.fam === a.fam && a.bits.startsWith(sp.bits))) same.add(canon)
     }
     return out + zone
   }
@@ -330,7 +334,7 @@ export function createRedactor(key: Buffer = randomBytes(32), opts: RedactorOpti
     return out
   }
 
-  return {address, prefix, mac, hostname, text, mapping: () => Object.fromEntries(map)}
+  return {address, prefix, mac, hostname, text, mapping: () => Object.fromEntries(map), unchanged: () => [...same]}
 }
 
 // ------------------------------------------------------------------------------------ passwords
@@ -365,9 +369,12 @@ export interface RedactOptions {
  */
 export function redactFiles(files: SourceFile[], opts: RedactOptions = {}): {files: SourceFile[]; mapping: Record<string, string>; redactor: Redactor} {
   const clean = scrubSecrets(files)
-  const redactor = bundleRedactor(clean, [], opts)
-  const out = clean.map((f) => redactSource(redactor, f))
-  return {files: out, mapping: redactor.mapping(), redactor}
+  // with a random key, draw again when an address happens to map onto itself (it would leak)
+  for (let attempt = 0; ; attempt++) {
+    const redactor = bundleRedactor(clean, [], opts)
+    const out = clean.map((f) => redactSource(redactor, f))
+    if (redactor.unchanged().length === 0 || opts.key !== undefined || attempt >= 15) return {files: out, mapping: redactor.mapping(), redactor}
+  }
 }
 
 function bundleRedactor(files: SourceFile[], texts: string[], opts: RedactOptions): Redactor {
@@ -410,7 +417,14 @@ export function redactBundleInput(input: BundleInput, opts: RedactOptions = {}):
   const files = scrubSecrets(input.files)
   const host = input.manifest.host
   const texts = [input.reportMd, ...strings(input.model), ...strings(input.reportJson), ...input.manifest.command]
-  const redactor = bundleRedactor(files, texts, {...opts, hostnames: [...(opts.hostnames ?? []), ...(host ? [host] : [])]})
+  for (let attempt = 0; ; attempt++) {
+    const redactor = bundleRedactor(files, texts, {...opts, hostnames: [...(opts.hostnames ?? []), ...(host ? [host] : [])]})
+    const result = redactInputWith(redactor, input, files, host)
+    if (redactor.unchanged().length === 0 || opts.key !== undefined || attempt >= 15) return result
+  }
+}
+
+function redactInputWith(redactor: Redactor, input: BundleInput, files: SourceFile[], host: string): {input: BundleInput; mapping: Record<string, string>} {
   const out: BundleInput = {
     files: files.map((f) => redactSource(redactor, f)),
     model: redactValue(redactor, input.model),
