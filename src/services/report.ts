@@ -117,11 +117,14 @@ export function explainReport(ctx: Context, query: string): ExplainReport {
   const f = d.facts
   // host findings that bear on this prefix: a session down when the prefix is missing or comes over it,
   // and node-wide conditions of the tunnel path
+  const peers = new Set([...f.bgpNextHops, ...f.bird.map((r) => r.from).filter((a): a is string => a !== undefined)])
+  const downLines = new Set(ctx.sessionsDown
+    .filter((p) => (p.neighborAddress !== undefined && peers.has(p.neighborAddress)) || f.bird.some((r) => r.protocol === p.name))
+    .map((p) => p.pos.line))
   const relevant = host.filter((h) => {
     if (h.id !== 'peer-down') return d.verdict !== 'local' && d.verdict !== 'not-in-pool'
-    if (d.verdict === 'missing') return true
-    const peers = new Set([...f.bgpNextHops, ...f.bird.map((r) => r.from).filter(Boolean)])
-    return [...peers].some((p) => h.title.includes(` ${p} `))
+    // every session down when the prefix is missing; otherwise the ones its paths came (or would come) over
+    return d.verdict === 'missing' || h.evidence.some((e) => e.file === 'birdc-show-protocols-all.txt' && downLines.has(e.line))
   })
   return {
     schema: SCHEMA,
