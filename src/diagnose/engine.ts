@@ -13,7 +13,13 @@ export interface PrefixDiagnosis {
 export function diagnosePrefix(ctx: Context, prefix: string): PrefixDiagnosis {
   const facts = ctx.facts(prefix)
   if (!facts.pool) return {prefix: facts.prefix, verdict: 'not-in-pool', findings: [], facts}
-  const findings = prefixRules.flatMap((rule) => rule.run(ctx, facts))
+  let findings: Finding[] = NO_FINDINGS
+  for (const rule of prefixRules) {
+    const found = rule.run(ctx, facts)
+    if (found.length === 0) continue
+    if (findings === NO_FINDINGS) findings = []
+    for (const f of found) findings.push(f)
+  }
   return {prefix: facts.prefix, verdict: verdictOf(facts, findings), findings, facts}
 }
 
@@ -22,14 +28,17 @@ export function diagnoseHost(ctx: Context): Finding[] {
 }
 
 const BROKEN_TYPES = new Set(['unreachable', 'blackhole', 'prohibit'])
+// a healthy prefix has no findings: one shared (read-only) empty list
+const NO_FINDINGS = Object.freeze([]) as unknown as Finding[]
 
 /** The first that applies of: missing, unreachable, not-tunneled, multipath-lost, ok; local stands alone. */
 export function verdictOf(facts: PrefixFacts, findings: Finding[]): Verdict {
   if (facts.local) return 'local'
-  const ids = new Set(findings.map((f) => f.id))
   if (!facts.effective) return 'missing'
-  if (BROKEN_TYPES.has(facts.effective.type) || ids.has('nexthop-unreachable')) return 'unreachable'
-  if (ids.has('tunnel-bypassed-by-ecmp') || ids.has('tunnel-not-programmed')) return 'not-tunneled'
-  if (ids.has('multipath-lost')) return 'multipath-lost'
+  const has = (id: Finding['id']) => findings.some((f) => f.id === id)
+  if (BROKEN_TYPES.has(facts.effective.type) || (findings.length > 0 && has('nexthop-unreachable'))) return 'unreachable'
+  if (findings.length === 0) return 'ok'
+  if (has('tunnel-bypassed-by-ecmp') || has('tunnel-not-programmed')) return 'not-tunneled'
+  if (has('multipath-lost')) return 'multipath-lost'
   return 'ok'
 }

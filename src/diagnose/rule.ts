@@ -13,6 +13,9 @@ export const SEVERITY: Record<FindingId, Severity> = {
   'local-block': 'info',
 }
 
+/** What a rule returns when it finds nothing: one shared, read-only empty list (most prefixes are healthy). */
+export const NONE = Object.freeze([]) as unknown as Finding[]
+
 export interface PrefixRule {
   id: FindingId
   scope: 'prefix'

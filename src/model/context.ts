@@ -3,7 +3,7 @@
 import {Fib, type Lookup} from './fib.js'
 import {canonicalPrefix, familyOf, ipv4Network, ipv4Value, prefixContains, prefixSortKey} from './prefix.js'
 import type {
-  BirdProtocol, BirdRoute, Evidence, KernelRoute, Link, Pool, SourcePos, Snapshot,
+  Address, BirdProtocol, BirdRoute, Evidence, KernelRoute, Link, Pool, SourcePos, Snapshot,
 } from './types.js'
 
 /** Protocol numbers whose routes are someone's own programming of pod routes. */
@@ -55,6 +55,9 @@ export class Context {
   private poolPrefixList?: string[]
   private readonly resolutions = new Map<string, NexthopResolution>()
   private poolResolutionList?: NexthopResolution[]
+  private readonly present = new Map<string, boolean>() // has(file), asked per prefix by rules
+  private readonly singles = new Map<string, {hops: string[]; resolutions: NexthopResolution[]}>()
+  private tunnelAddr: Address | undefined | null = null // null: not looked up yet
 
   constructor(readonly snapshot: Snapshot, opts: ContextOptions = {}) {
     this.fixProtocol = opts.fixProtocol ?? String(DEFAULT_FIX_PROTOCOL_NUMBER)
@@ -83,7 +86,12 @@ export class Context {
   }
 
   has(file: string): boolean {
-    return this.snapshot.files.some((f) => f.name === file && f.text !== undefined)
+    let hit = this.present.get(file)
+    if (hit === undefined) {
+      hit = this.snapshot.files.some((f) => f.name === file && f.text !== undefined)
+      this.present.set(file, hit)
+    }
+    return hit
   }
 
   get haveBird(): boolean {
@@ -147,9 +155,17 @@ export class Context {
 
   kernelRoutesFor(prefix: string): KernelRoute[] {
     const family = familyOf(prefix)
-    return this.tables.flatMap((t) => this.fib.exact(prefix, t, family))
-      .filter((r) => r.type !== 'local' && r.type !== 'broadcast' && r.type !== 'multicast')
-      .sort((a, b) => a.metric - b.metric)
+    let out: KernelRoute[] | undefined
+    for (const t of this.tables) {
+      for (const r of this.fib.exact(prefix, t, family)) {
+        if (r.type === 'local' || r.type === 'broadcast' || r.type === 'multicast') continue
+        if (out === undefined) out = [r]
+        else out.push(r)
+      }
+    }
+    if (out === undefined) return []
+    if (out.length > 1) out.sort((a, b) => a.metric - b.metric)
+    return out
   }
 
   resolve(bgpNextHop: string): NexthopResolution {
@@ -180,40 +196,84 @@ export class Context {
   private computeFacts(prefix: string): PrefixFacts {
     const pool = this.poolOf(prefix)
     const kernel = this.kernelRoutesFor(prefix)
-    const bird = this.birdByPrefix.get(prefix) ?? []
-    const birdPrimary = bird.find((r) => r.primary) ?? bird[0]
-    const bestSet = birdPrimary ? bird.filter((r) => r === birdPrimary || equalPreference(birdPrimary, r)) : []
-    const bgpNextHops = [...new Set(bestSet.map((r) => r.bgpNextHop).filter((n): n is string => n !== undefined))]
-    const resolutions = bgpNextHops.map((n) => this.resolve(n))
+    const bird = this.birdByPrefix.get(prefix) ?? NO_ROUTES
+    let birdPrimary: BirdRoute | undefined
+    for (const r of bird) {
+      if (r.primary) {
+        birdPrimary = r
+        break
+      }
+    }
+    birdPrimary ??= bird[0]
+    let bestSet: BirdRoute[] = NO_ROUTES
+    let bgpNextHops: string[] = NO_STRINGS
+    let resolutions: NexthopResolution[] = NO_RESOLUTIONS
+    if (birdPrimary !== undefined) {
+      if (bird.length === 1) {
+        bestSet = bird // the common case: one path, shared lists per next hop
+        const n = birdPrimary.bgpNextHop
+        if (n !== undefined) {
+          const one = this.single(n)
+          bgpNextHops = one.hops
+          resolutions = one.resolutions
+        }
+      } else {
+        bestSet = bird.filter((r) => r === birdPrimary || equalPreference(birdPrimary, r))
+        const hops: string[] = []
+        for (const r of bestSet) if (r.bgpNextHop !== undefined && !hops.includes(r.bgpNextHop)) hops.push(r.bgpNextHop)
+        if (hops.length > 0) {
+          bgpNextHops = hops
+          resolutions = hops.map((n) => this.resolve(n))
+        }
+      }
+    }
     const effective = kernel[0]
     // CrossSubnet: a next hop on one of our own subnets (a connected route, no gateway) is reached directly
-    const sameSubnet = resolutions.length > 0 && resolutions.every((r) => r.lookup.route?.type === 'unicast' &&
-      r.lookup.route.nexthops.length > 0 && r.lookup.route.nexthops.every((n) => !n.gateway && n.dev !== this.snapshot.tunnelDev))
+    const tunnelExpected = pool?.mode === 'ipip' && !(pool.crossSubnet && this.sameSubnet(resolutions))
     return {
-      prefix, pool, tunnelExpected: pool?.mode === 'ipip' && !(pool.crossSubnet && sameSubnet), kernel, effective, bird, birdPrimary, bestSet,
+      prefix, pool, tunnelExpected, kernel, effective, bird, birdPrimary, bestSet,
       bgpNextHops, resolutions, local: this.isLocal(prefix, birdPrimary, effective),
       ownersDown: this.sessionsDown,
     }
   }
 
+  /** The one-element next-hop and resolution lists of a single BGP next hop, shared by every prefix behind it. */
+  private single(bgpNextHop: string): {hops: string[]; resolutions: NexthopResolution[]} {
+    let hit = this.singles.get(bgpNextHop)
+    if (hit === undefined) {
+      hit = {hops: Object.freeze([bgpNextHop]) as string[], resolutions: Object.freeze([this.resolve(bgpNextHop)]) as NexthopResolution[]}
+      this.singles.set(bgpNextHop, hit)
+    }
+    return hit
+  }
+
+  private sameSubnet(resolutions: NexthopResolution[]): boolean {
+    return resolutions.length > 0 && resolutions.every((r) => r.lookup.route?.type === 'unicast' &&
+      r.lookup.route.nexthops.length > 0 && r.lookup.route.nexthops.every((n) => !n.gateway && n.dev !== this.snapshot.tunnelDev))
+  }
+
   private isLocal(prefix: string, birdPrimary?: BirdRoute, effective?: KernelRoute): boolean {
+    const dev = this.snapshot.tunnelDev
     if (birdPrimary) {
-      const source = (birdPrimary.source ?? '').toLowerCase()
-      if (source && source !== 'bgp') {
+      const source = birdPrimary.source
+      if (source === 'BGP') return false
+      const lower = (source ?? '').toLowerCase()
+      if (lower && lower !== 'bgp') {
         // a static blackhole block, a kernel/device route to a workload interface
         if (birdPrimary.dest === 'blackhole') return true
-        if (birdPrimary.nexthops.length > 0 && birdPrimary.nexthops.every((n) => !n.gateway && n.iface !== this.snapshot.tunnelDev)) return true
+        if (birdPrimary.nexthops.length > 0 && birdPrimary.nexthops.every((n) => !n.gateway && n.iface !== dev)) return true
       }
-      if (source === 'bgp') return false
+      if (lower === 'bgp') return false
     }
     if (effective) {
       if (effective.type === 'blackhole' && effective.protocol !== 'bird') return true
       if (effective.type === 'blackhole' && !birdPrimary) return true
       if (effective.type === 'unicast' && effective.nexthops.length > 0 &&
-        effective.nexthops.every((n) => !n.gateway && n.dev !== undefined && n.dev !== this.snapshot.tunnelDev)) return true
+        effective.nexthops.every((n) => !n.gateway && n.dev !== undefined && n.dev !== dev)) return true
     }
     // the tunnel device's own address lies in the block: this node's block
-    const tunnelAddr = this.snapshot.addresses.find((a) => a.ifname === this.snapshot.tunnelDev && a.family === 'inet')
+    if (this.tunnelAddr === null) this.tunnelAddr = this.snapshot.addresses.find((a) => a.ifname === dev && a.family === 'inet')
+    const tunnelAddr = this.tunnelAddr
     if (tunnelAddr && prefixContains(prefix, tunnelAddr.local) && !birdPrimary?.bgpNextHop) return effective?.type !== 'unicast' || effective.nexthops.every((n) => !n.gateway)
     return false
   }
@@ -269,6 +329,11 @@ export class Context {
   }
 }
 
+// shared empty lists of the facts of a prefix (read-only, as every list in PrefixFacts)
+const NO_ROUTES = Object.freeze([]) as unknown as BirdRoute[]
+const NO_STRINGS = Object.freeze([]) as unknown as string[]
+const NO_RESOLUTIONS = Object.freeze([]) as unknown as NexthopResolution[]
+
 export function isEstablished(p: BirdProtocol): boolean {
   return (p.bgpState ?? p.info.split(/\s+/)[0]) === 'Established'
 }
@@ -277,14 +342,38 @@ function attr(route: BirdRoute, ...names: string[]): string | undefined {
   return route.attributes.find((a) => names.includes(a.name))?.value.trim()
 }
 
+interface Decision {
+  localPref: number | string | undefined
+  origin: string | undefined
+  med: number | string | undefined
+  pathLength: number
+}
+
+/** A path's BGP decision values: the parser's eager fields, or (a route built without them) its attributes. */
+function decision(r: BirdRoute): Decision {
+  if (r.asPathLength !== undefined) return {localPref: r.localPref, origin: r.origin, med: r.med, pathLength: r.asPathLength}
+  const num = (v: string | undefined) => (v !== undefined && /^\d+$/.test(v) ? Number(v) : v)
+  return {
+    localPref: num(attr(r, 'BGP.local_pref', 'bgp_local_pref')),
+    origin: attr(r, 'BGP.origin', 'bgp_origin'),
+    med: num(attr(r, 'BGP.med', 'bgp_med')),
+    pathLength: (attr(r, 'BGP.as_path', 'bgp_path') ?? '').split(/\s+/).filter(Boolean).length,
+  }
+}
+
+const same = (x: unknown, y: unknown): boolean => x === y || (Number.isNaN(x) && Number.isNaN(y))
+
 /** Would BIRD merge these two paths (`merge paths`)? Equal preference and equal BGP decision attributes. */
 export function equalPreference(a: BirdRoute, b: BirdRoute): boolean {
   if ((a.preference ?? -1) !== (b.preference ?? -1)) return false
-  if ((a.source ?? '').toLowerCase() !== (b.source ?? '').toLowerCase()) return false
-  if ((a.source ?? '').toLowerCase() !== 'bgp') return false
-  const same = (...names: string[]) => attr(a, ...names) === attr(b, ...names)
-  const pathLen = (r: BirdRoute) => (attr(r, 'BGP.as_path', 'bgp_path') ?? '').split(/\s+/).filter(Boolean).length
-  return same('BGP.local_pref', 'bgp_local_pref') && same('BGP.origin', 'bgp_origin') && same('BGP.med', 'bgp_med') && pathLen(a) === pathLen(b)
+  const sa = a.source, sb = b.source
+  if (sa !== sb && (sa ?? '').toLowerCase() !== (sb ?? '').toLowerCase()) return false
+  if (sa !== 'BGP' && (sa ?? '').toLowerCase() !== 'bgp') return false
+  if (a.asPathLength !== undefined && b.asPathLength !== undefined) {
+    return a.asPathLength === b.asPathLength && same(a.localPref, b.localPref) && a.origin === b.origin && same(a.med, b.med)
+  }
+  const da = decision(a), db = decision(b)
+  return da.pathLength === db.pathLength && same(da.localPref, db.localPref) && da.origin === db.origin && same(da.med, db.med)
 }
 
 export function comparePrefixes(a: string, b: string): number {

@@ -113,7 +113,7 @@ export interface BirdNexthop {
   onlink?: boolean
   mpls?: string
   table?: string // BIRD 3 `recursive`: `via GW table T`
-  line: number // in the route's file (a full table has millions: no object per position)
+  // no line of its own: the parser shares one object among every route with the same next hop (cite the route's pos)
 }
 
 export interface BirdAttribute {
@@ -138,8 +138,14 @@ export interface BirdRoute {
   info: string // the rest after [..] verbatim, e.g. "(100/?) [i]"
   source?: string // route source: "BGP", "static", "inherit", "device", "Kernel"... from `Type:` (1.x/2.x) or `source:` (3.x)
   bgpNextHop?: string // BGP.next_hop / bgp_next_hop, first address
-  nexthops: BirdNexthop[]
-  attributes: BirdAttribute[] // every attribute line, unknown ones included
+  // BGP decision values (BGP.* / bgp_*), the first of either name. The parser sets asPathLength on every
+  // route (0 without a path) and the others when present; on a route built without them they are read from `attributes`.
+  localPref?: number
+  origin?: string // IGP, EGP, Incomplete
+  med?: number
+  asPathLength?: number // ASNs in the path (a truncated path's `...` counts as one)
+  nexthops: BirdNexthop[] // may be shared between routes: treat as read-only
+  attributes: BirdAttribute[] // every attribute line, unknown ones included (parsed routes build it on access: read it once)
   pos: SourcePos
 }
 

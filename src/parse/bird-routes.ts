@@ -7,7 +7,7 @@
 // hot path (no backtracking), and repeated strings (protocols, interfaces, names) are interned.
 import {ParseError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Text, ipv4Value} from '../model/prefix.js'
-import type {BirdAttribute, BirdNexthop, BirdRoute} from '../model/types.js'
+import type {BirdAttribute, BirdNexthop, BirdRoute, SourcePos} from '../model/types.js'
 import {BirdFramer, frameBirdText, isErrorCode} from './bird-framing.js'
 
 const HEADER_SHAPE = 'a route header "PREFIX DEST [PROTO TIME] * (PREF)"'
@@ -92,17 +92,134 @@ function splitWords(s: string): string[] {
   return out
 }
 
+const NO_HOPS: BirdNexthop[] = Object.freeze([]) as unknown as BirdNexthop[]
+
+/**
+ * A parsed BIRD path. Attribute lines are held compactly — one string (a slice of the source text when
+ * the lines are verbatim and consecutive in it, else the payload lines joined) — and `attributes`
+ * materialises them on access; a full table holds millions of them and only a few are ever displayed.
+ * The decision values `equalPreference` compares are eager fields. `toJSON` prints the plain shape.
+ */
+export class ParsedBirdRoute implements BirdRoute {
+  table?: string
+  from?: string
+  preference?: number
+  source?: string
+  bgpNextHop?: string
+  localPref?: number
+  origin?: string
+  med?: number
+  asPathLength: number = 0
+  nexthops: BirdNexthop[] = NO_HOPS
+  /** The attribute payload lines, `\n`-separated ('' for none). */
+  attrText = ''
+  /** Line of the first attribute line; the others follow it, unless `attrLines` lists them. */
+  attrLine = 0
+  attrLines?: number[]
+
+  constructor(
+    public prefix: string,
+    public dest: string,
+    public protocol: string,
+    public since: string,
+    public primary: boolean,
+    public kernelSyncFailed: boolean,
+    public info: string,
+    public pos: SourcePos,
+  ) {}
+
+  get attributes(): BirdAttribute[] {
+    return materialiseAttributes(this.attrText, this.attrLine, this.attrLines)
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      prefix: this.prefix, table: this.table, dest: this.dest, protocol: this.protocol, since: this.since, from: this.from,
+      primary: this.primary, kernelSyncFailed: this.kernelSyncFailed, preference: this.preference, info: this.info,
+      source: this.source, bgpNextHop: this.bgpNextHop, nexthops: this.nexthops, attributes: this.attributes, pos: this.pos,
+    }
+  }
+}
+
+/** Attribute objects from payload lines (`\tName: value`, `\t\t` continuations joined with a space). */
+function materialiseAttributes(text: string, first: number, lines: number[] | undefined): BirdAttribute[] {
+  const out: BirdAttribute[] = []
+  if (text.length === 0) return out
+  let last: BirdAttribute | undefined
+  let start = 0
+  for (let i = 0; start <= text.length; i++) {
+    let end = text.indexOf('\n', start)
+    if (end < 0) end = text.length
+    const t = text.slice(start, end)
+    start = end + 1
+    const line = lines !== undefined ? lines[i]! : first + i
+    if (t.charCodeAt(1) === 9) {
+      if (last) {
+        const more = t.trim()
+        last.value = last.value.length > 0 ? `${last.value} ${more}` : more
+        last.endLine = line
+      }
+      continue
+    }
+    let colon = t.indexOf(': ')
+    let value = ''
+    if (colon < 0) colon = t.length - 1
+    else value = t.slice(colon + 2)
+    last = {name: t.slice(1, colon), value, line, endLine: line}
+    out.push(last)
+  }
+  return out
+}
+
+function wordCount(s: string): number {
+  let n = 0
+  let inWord = false
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    const space = c === 32 || c === 9 || c === 10 || c === 13 || c === 12 || c === 11
+    if (!space && !inWord) n++
+    inWord = !space
+  }
+  return n
+}
+
+/** A decimal integer as BIRD prints it, else NaN (compared as equal to NaN by equalPreference). */
+function integer(s: string): number {
+  const t = s.trim()
+  return t.length > 0 && isDigits(t, 0) ? Number(t) : Number.NaN
+}
+
 export class BirdRouteParser {
   private readonly routes: BirdRoute[] = []
-  private cur: BirdRoute | undefined
-  private lastAttr: BirdAttribute | undefined
+  private cur: ParsedBirdRoute | undefined
+  // the route being built: its next hops, and its attribute lines (see ParsedBirdRoute)
+  private readonly hops: BirdNexthop[] = []
+  private readonly hopKeys: string[] = []
+  private readonly hopCache = new Map<string, BirdNexthop>()
+  private readonly hopListCache = new Map<string, BirdNexthop[]>()
+  private attrCount = 0 // attribute lines of the current route (continuations included)
+  private attrNames = 0 // attributes (continuations excluded)
+  private attrPrevLine = 0
+  private attrStart = -1 // offset in `source` of the first attribute line, while they are a verbatim run of it
+  private attrEnd = 0
+  private attrParts: string[] | undefined // the lines, once they are not a verbatim run
+  private attrLineNos: number[] | undefined // the line numbers, once they are not consecutive
+  private lastIsAttr = false // the previous TAB line was an attribute or a continuation (a continuation may follow)
+  private inAsPath = false // ... and it was the path whose length counts
+  private asPathSeen = false
+  // offset of line `srcLine` in `source` (lines are fed in increasing order)
+  private srcLine = 1
+  private srcOff = 0
   private prefix: string | undefined // network of the last primary header, for secondary routes
   private skipNet = false // inside a non-IP network (flowspec, ROA...): its lines are consumed, not kept
   private table: string | undefined
   private readonly intern = new Interner()
 
-  /** With `onRoute`, each finished route is handed over and not retained (streaming use). */
-  constructor(readonly file = 'birdc-show-route-all.txt', private readonly onRoute?: (route: BirdRoute) => void) {}
+  /**
+   * With `onRoute`, each finished route is handed over and not retained (streaming use). `source`: the
+   * whole text the payload lines come from, when there is one: attribute lines are then kept as slices of it.
+   */
+  constructor(readonly file = 'birdc-show-route-all.txt', private readonly onRoute?: (route: BirdRoute) => void, private readonly source?: string) {}
 
   /** A framed payload line (see bird-framing.ts) with its original line number and reply code. */
   feed(text: string, line: number, code?: number): void {
@@ -111,7 +228,7 @@ export class BirdRouteParser {
       throw new ParseError(this.file, line, 'a route listing', `BIRD error ${code}: ${text}`)
     }
     const c0 = text.charCodeAt(0)
-    if (c0 === 9) return this.tabLine(text, line)
+    if (c0 === 9) return this.tabLine(text, line, code)
     if (c0 === 32) return this.secondaryHeader(text, line)
     if (text.startsWith('Table ') && text.endsWith(':')) {
       this.finish()
@@ -134,9 +251,85 @@ export class BirdRouteParser {
     const route = this.cur
     if (route === undefined) return
     this.cur = undefined
-    this.lastAttr = undefined
+    this.lastIsAttr = false
+    this.inAsPath = false
+    this.asPathSeen = false
+    if (this.hops.length > 0) {
+      route.nexthops = this.hopList()
+      this.hops.length = 0
+      this.hopKeys.length = 0
+    }
+    if (this.attrCount > 0) {
+      route.attrText = this.attrParts !== undefined ? this.attrParts.join('\n') : this.source!.slice(this.attrStart, this.attrEnd)
+      if (this.attrLineNos !== undefined) route.attrLines = this.attrLineNos
+      this.attrCount = 0
+      this.attrNames = 0
+      this.attrStart = -1
+      this.attrParts = undefined
+      this.attrLineNos = undefined
+    }
     if (this.onRoute) this.onRoute(route)
     else this.routes.push(route)
+  }
+
+  /** The current next hops as a shared list: a table repeats a few hundred combinations. */
+  private hopList(): BirdNexthop[] {
+    const key = this.hopKeys.length === 1 ? this.hopKeys[0]! : this.hopKeys.join('\n')
+    const hit = this.hopListCache.get(key)
+    if (hit !== undefined) return hit
+    const list = Object.freeze(this.hops.slice()) as BirdNexthop[]
+    if (this.hopListCache.size < 50_000) this.hopListCache.set(key, list)
+    return list
+  }
+
+  /** A next hop from its words, shared by every route with the same text. */
+  private sharedNexthop(key: string, words: () => string[], line: number, text: string): BirdNexthop {
+    let nh = this.hopCache.get(key)
+    if (nh === undefined) {
+      nh = Object.freeze(this.nexthop(words(), line, text))
+      if (this.hopCache.size < 50_000) this.hopCache.set(key, nh)
+    }
+    this.hops.push(nh)
+    this.hopKeys.push(key)
+    return nh
+  }
+
+  /** Keep one attribute line (or continuation) of the current route. */
+  private keepAttrLine(text: string, line: number, code: number | undefined): void {
+    const n = this.attrCount++
+    if (n === 0) this.cur!.attrLine = line
+    else if (line !== this.attrPrevLine + 1 && this.attrLineNos === undefined) {
+      const first = this.cur!.attrLine
+      this.attrLineNos = Array.from({length: n}, (_, i) => first + i)
+    }
+    if (this.attrLineNos !== undefined) this.attrLineNos.push(line)
+    const consecutive = n === 0 || line === this.attrPrevLine + 1
+    this.attrPrevLine = line
+    if (this.attrParts === undefined) {
+      // still a verbatim run of the source? (birdc framing hands over whole lines, `\r` stripped)
+      const off = code === undefined && consecutive ? this.offsetOf(line) : -1
+      if (off >= 0 && (n === 0 || off === this.attrEnd + 1) && this.source!.charCodeAt(off) === 9 &&
+        (off + text.length === this.source!.length || this.source!.charCodeAt(off + text.length) === 10)) {
+        if (n === 0) this.attrStart = off
+        this.attrEnd = off + text.length
+        return
+      }
+      this.attrParts = n === 0 ? [] : this.source!.slice(this.attrStart, this.attrEnd).split('\n')
+    }
+    this.attrParts.push(text)
+  }
+
+  /** Offset of a line in `source`, or -1 without one. */
+  private offsetOf(line: number): number {
+    const src = this.source
+    if (src === undefined || line < this.srcLine) return -1
+    while (this.srcLine < line) {
+      const nl = src.indexOf('\n', this.srcOff)
+      if (nl < 0) return -1
+      this.srcOff = nl + 1
+      this.srcLine++
+    }
+    return this.srcOff
   }
 
   private primaryHeader(text: string, line: number): void {
@@ -168,7 +361,7 @@ export class BirdRouteParser {
   }
 
   /** Parse `DEST [PROTO TIME( from ADDR)]( *| !)? INFO` starting at `from` in `text`. */
-  private header(text: string, from: number, line: number, prefix: string): BirdRoute {
+  private header(text: string, from: number, line: number, prefix: string): ParsedBirdRoute {
     const open = text.indexOf('[', from)
     const close = open < 0 ? -1 : text.indexOf(']', open)
     if (close < 0) throw new ParseError(this.file, line, HEADER_SHAPE, text)
@@ -209,27 +402,16 @@ export class BirdRouteParser {
       if (j > paren + 1) preference = v
     }
 
-    const route: BirdRoute = {
-      prefix,
-      dest: '',
-      protocol,
-      since,
-      primary,
-      kernelSyncFailed,
-      info,
-      nexthops: [],
-      attributes: [],
-      pos: {file: this.file, line, endLine: line},
-    }
+    const route = new ParsedBirdRoute(prefix, '', protocol, this.intern.get(since), primary, kernelSyncFailed, this.intern.get(info), {file: this.file, line, endLine: line})
     if (this.table !== undefined) route.table = this.table
-    if (fromAddr !== undefined) route.from = fromAddr
+    if (fromAddr !== undefined) route.from = this.intern.get(fromAddr)
     if (preference !== undefined) route.preference = preference
     this.destination(route, text.slice(from, open), line, text)
     return route
   }
 
   /** 2.x/3.x destination word, or 1.6's next hop on the header (`via GW on IF`, `dev IF`, `multipath`). */
-  private destination(route: BirdRoute, part: string, line: number, text: string): void {
+  private destination(route: ParsedBirdRoute, part: string, line: number, text: string): void {
     const words = splitWords(part)
     // 2.14+ MPLS label policy heads: `PREFIX mpls LABEL DEST`
     if (words.length >= 3 && words[0] === 'mpls') words.splice(0, 2)
@@ -237,7 +419,7 @@ export class BirdRouteParser {
     const w0 = words[0]!
     if (w0 === 'via' || w0 === 'dev') {
       route.dest = 'unicast'
-      route.nexthops.push(this.nexthop(words, line, text))
+      this.sharedNexthop(words.join(' '), () => words, line, text)
       return
     }
     if (words.length !== 1) {
@@ -248,7 +430,7 @@ export class BirdRouteParser {
 
   /** `via GW[ on IF][ table T][ mpls L][ onlink][ weight N]` or `dev IF[ mpls L][ onlink]`, as words. */
   private nexthop(words: string[], line: number, text: string): BirdNexthop {
-    const nh: BirdNexthop = {line}
+    const nh: BirdNexthop = {}
     const value = (k: number): string => {
       const v = words[k + 1]
       if (v === undefined) throw new ParseError(this.file, line, `a value after "${words[k]}"`, text)
@@ -289,7 +471,7 @@ export class BirdRouteParser {
     return nh
   }
 
-  private tabLine(text: string, line: number): void {
+  private tabLine(text: string, line: number, code: number | undefined): void {
     if (this.skipNet) return
     const route = this.cur
     if (route === undefined) {
@@ -298,37 +480,36 @@ export class BirdRouteParser {
     route.pos.endLine = line
     if (text.charCodeAt(1) === 9) {
       // `\t\t…`: a community set wrapped at BIRD's 500-byte line buffer
-      const attr = this.lastAttr
-      if (attr === undefined) throw new ParseError(this.file, line, 'an attribute line before a continuation line', text)
-      attr.value = attr.value.length > 0 ? `${attr.value} ${text.trim()}` : text.trim()
-      attr.endLine = line
+      if (!this.lastIsAttr) throw new ParseError(this.file, line, 'an attribute line before a continuation line', text)
+      this.keepAttrLine(text, line, code)
+      if (this.inAsPath) route.asPathLength += wordCount(text)
       return
     }
     if (text.startsWith('\tvia ') || text.startsWith('\tdev ')) {
-      this.lastAttr = undefined
-      route.nexthops.push(this.nexthop(splitWords(text), line, text))
+      this.lastIsAttr = false
+      this.inAsPath = false
+      this.sharedNexthop(text, () => splitWords(text), line, text)
       return
     }
     let colon = text.indexOf(': ')
-    let value: string
+    let vstart: number
     if (colon < 0) {
       if (text.charCodeAt(text.length - 1) !== 58 /* : */) throw new ParseError(this.file, line, TAB_LINE_SHAPE, text)
       colon = text.length - 1
-      value = ''
+      vstart = text.length
     } else {
-      // short values (origin, local_pref, next hop, type) repeat across a table: share one string
-      value = text.length - colon - 2 <= 24 ? this.intern.get(text.slice(colon + 2)) : text.slice(colon + 2)
+      vstart = colon + 2
     }
     if (colon <= 1) throw new ParseError(this.file, line, TAB_LINE_SHAPE, text)
-    const name = this.intern.name(text, 1, colon, route.attributes.length)
-    const attr: BirdAttribute = {name, value, line, endLine: line}
-    route.attributes.push(attr)
-    this.lastAttr = attr
+    const name = this.intern.name(text, 1, colon, this.attrNames++)
+    this.keepAttrLine(text, line, code)
+    this.lastIsAttr = true
+    this.inAsPath = false
     switch (name) {
       case 'Type': // 1.6 `BGP unicast univ`, 2.x `BGP univ`
       case 'source': {
         // 3.x `source: BGP`
-        const w = value.trim()
+        const w = text.slice(vstart).trim()
         const sp = w.indexOf(' ')
         const src = sp < 0 ? w : w.slice(0, sp)
         if (src.length > 0) route.source = this.intern.get(src)
@@ -337,20 +518,41 @@ export class BirdRouteParser {
       case 'BGP.next_hop':
       case 'bgp_next_hop': {
         // IPv6 sessions print `GLOBAL LINKLOCAL`; the first is the next hop
-        const w = value.trim()
+        const w = text.slice(vstart).trim()
         const sp = w.indexOf(' ')
         const nh = address(sp < 0 ? w : w.slice(0, sp))
-        if (nh !== undefined) route.bgpNextHop = nh
+        if (nh !== undefined) route.bgpNextHop = this.intern.get(nh)
         break
       }
       case 'from': {
         // 3.x prints the peer as an attribute; the header shows `from` only when it differs from the gateway
         if (route.from === undefined) {
-          const a = address(value.trim())
-          if (a !== undefined) route.from = a
+          const a = address(text.slice(vstart).trim())
+          if (a !== undefined) route.from = this.intern.get(a)
         }
         break
       }
+      // the BGP decision values `equalPreference` compares (the first of either name, as `attributes.find`)
+      case 'BGP.local_pref':
+      case 'bgp_local_pref':
+        if (route.localPref === undefined) route.localPref = integer(text.slice(vstart))
+        break
+      case 'BGP.med':
+      case 'bgp_med':
+        if (route.med === undefined) route.med = integer(text.slice(vstart))
+        break
+      case 'BGP.origin':
+      case 'bgp_origin':
+        if (route.origin === undefined) route.origin = this.intern.get(text.slice(vstart).trim())
+        break
+      case 'BGP.as_path':
+      case 'bgp_path':
+        if (!this.asPathSeen) {
+          route.asPathLength = wordCount(text.slice(vstart))
+          this.asPathSeen = true
+          this.inAsPath = true
+        }
+        break
       default:
         break
     }
@@ -371,7 +573,7 @@ export function createBirdRouteStream(file: string, onRoute: (route: BirdRoute) 
 
 /** Every route of a `show route [all]` reply, in output order (best route of a network first). */
 export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt'): BirdRoute[] {
-  const parser = new BirdRouteParser(file)
+  const parser = new BirdRouteParser(file, undefined, text)
   frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c))
   return parser.end()
 }

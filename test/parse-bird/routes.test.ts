@@ -37,7 +37,7 @@ describe('scenario snapshots', () => {
     })
     expect(block!.table).toBeUndefined()
     expect(hops(block!)).toEqual([['172.31.11.1', 'eth0', 1], ['172.31.12.1', 'eth1', 1]])
-    expect(block!.nexthops[1]!.line).toBe(4)
+    expect(block!.attributes[0]).toEqual({name: 'Type', value: 'BGP unicast univ', line: 5, endLine: 5})
     expect(attr(block!, 'BGP.as_path')).toBe('')
     expect(attr(block!, 'Type')).toBe('BGP unicast univ')
 
@@ -372,6 +372,87 @@ describe('framing tolerance', () => {
     p.feed('10.1.0.0/24 via 10.0.0.1 on eth0 [static1 12:00] * (200)', 7)
     p.feed('\tType: static unicast univ', 8)
     expect(p.end()).toMatchObject([{prefix: '10.1.0.0/24', pos: {file: 'x.txt', line: 7, endLine: 8}, source: 'static'}])
+  })
+})
+
+describe('compact routes: attributes on access, shared next hops, decision values', () => {
+  const texts = [
+    fixture('bird16-ecmp-not-tunneled/birdc-show-route-all.txt'),
+    fixture('bird2-ecmp-not-tunneled/birdc-show-route-all.txt'),
+    capture('bird1.6.8-B16-established.txt', 'show route all'),
+    capture('bird1.6.8-B16-longattrs.txt', 'show route for 10.10.1.0/24 all'),
+    capture('bird2.0.12-A2-established.txt', 'show route all'),
+    capture('bird3.2.3-B3-established.txt', 'show route all'),
+    capture('bird3.2.3-B3-longattrs.txt', 'show route for 10.30.1.0/24 all'),
+    fixture('bird-extra/birdwatcher-bird3.0.1-show-route-all.txt'),
+  ]
+
+  /** Every `\tName: value` line after the route's header and next hops, continuations joined: what BIRD printed. */
+  function expectedAttributes(text: string, r: BirdRoute) {
+    const lines = text.split('\n').map((l) => l.replace(/\r$/, ''))
+    const out: Array<{name: string; value: string; line: number; endLine: number}> = []
+    for (let n = r.pos.line + 1; n <= r.pos.endLine; n++) {
+      const l = lines[n - 1]!
+      if (l.startsWith('\t\t')) {
+        const a = out[out.length - 1]!
+        a.value = a.value ? `${a.value} ${l.trim()}` : l.trim()
+        a.endLine = n
+      } else if (l.startsWith('\t') && !/^\t(via|dev) /.test(l)) {
+        const at = l.indexOf(': ')
+        out.push(at < 0 ? {name: l.slice(1, -1), value: '', line: n, endLine: n} : {name: l.slice(1, at), value: l.slice(at + 2), line: n, endLine: n})
+      }
+    }
+    return out
+  }
+
+  it('attributes are every attribute line with its position, in any framing and line ending', () => {
+    for (const text of texts) {
+      const routes = parseBirdRoutes(text)
+      for (const r of routes) expect(r.attributes).toEqual(expectedAttributes(text, r))
+      const views = (rs: BirdRoute[]) => JSON.parse(JSON.stringify(rs))
+      expect(views(parseBirdRoutes(text.replace(/\r?\n/g, '\r\n')))).toEqual(views(routes))
+      expect(views(parseBirdRoutes(toRawSocket(text.replace(/\r/g, ''), (i) => i % 2 === 0)))).toEqual(views(routes))
+    }
+  })
+
+  it('attribute lines that are not consecutive keep their own line numbers', () => {
+    const text = '10.1.0.0/24 unicast [b 12:00] * (100)\n\tType: BGP univ\n\n\tBGP.origin: IGP\n\tBGP.community: (1,2)\n\t\t(3,4)\n'
+    const [r] = parseBirdRoutes(text)
+    expect(r!.attributes).toEqual([
+      {name: 'Type', value: 'BGP univ', line: 2, endLine: 2},
+      {name: 'BGP.origin', value: 'IGP', line: 4, endLine: 4},
+      {name: 'BGP.community', value: '(1,2) (3,4)', line: 5, endLine: 6},
+    ])
+  })
+
+  it('the JSON form prints attributes and no internal fields', () => {
+    const r = parseBirdRoutes(fixture('bird2-ecmp-not-tunneled/birdc-show-route-all.txt')).find((x) => x.bgpNextHop !== undefined)
+    const json = JSON.parse(JSON.stringify(r))
+    expect(json.attributes).toEqual(r!.attributes)
+    expect(Object.keys(json)).not.toContain('attrText')
+    expect(Object.keys(json)).not.toContain('asPathLength')
+    expect(json).toMatchObject({prefix: r!.prefix, protocol: r!.protocol, bgpNextHop: r!.bgpNextHop, nexthops: r!.nexthops, pos: r!.pos})
+  })
+
+  it('routes with the same next hops share the next-hop objects', () => {
+    const routes = parseBirdRoutes(capture('bird2.0.12-A2-established.txt', 'show route all'))
+    const objects = new Set(routes.flatMap((r) => r.nexthops))
+    const texts = new Set(routes.flatMap((r) => r.nexthops.map((n) => JSON.stringify(n))))
+    expect(objects.size).toBe(texts.size)
+    expect(routes.every((r) => Object.isFrozen(r.nexthops))).toBe(true)
+  })
+
+  it('decision values agree with the attributes', () => {
+    for (const text of texts) {
+      for (const r of parseBirdRoutes(text)) {
+        const a = (...names: string[]) => r.attributes.find((x) => names.includes(x.name))?.value.trim()
+        const num = (v: string | undefined) => (v === undefined ? undefined : Number(v))
+        expect(r.localPref).toBe(num(a('BGP.local_pref', 'bgp_local_pref')))
+        expect(r.med).toBe(num(a('BGP.med', 'bgp_med')))
+        expect(r.origin).toBe(a('BGP.origin', 'bgp_origin'))
+        expect(r.asPathLength).toBe((a('BGP.as_path', 'bgp_path') ?? '').split(/\s+/).filter(Boolean).length)
+      }
+    }
   })
 })
 

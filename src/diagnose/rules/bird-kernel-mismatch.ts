@@ -1,6 +1,6 @@
 // Presence, not shape: BIRD holds a usable best route the kernel lacks (or has only from another
 // owner). A kernel export filter legitimately rewrites next hops, so shapes are not compared here.
-import {finding, type PrefixRule} from '../rule.js'
+import {finding, NONE, type PrefixRule} from '../rule.js'
 import {formatBirdPath, formatKernelRoute} from '../../model/format.js'
 
 export const rule: PrefixRule = {
@@ -8,16 +8,16 @@ export const rule: PrefixRule = {
   scope: 'prefix',
   run(ctx, facts) {
     const p = facts.birdPrimary
-    if (!p || facts.local || !ctx.haveKernel) return []
-    if (p.dest !== 'unicast' || (p.source ?? '').toLowerCase() !== 'bgp') return []
+    if (!p || facts.local || !ctx.haveKernel) return NONE
+    if (p.dest !== 'unicast' || (p.source ?? '').toLowerCase() !== 'bgp') return NONE
     // BIRD's own route, or routedoctor's that took its place (BIRD 1.6: replaced at metric 0)
-    if (facts.kernel.some((r) => r.protocol === 'bird' || r.protocol === ctx.fixProtocol)) return []
+    if (facts.kernel.some((r) => r.protocol === 'bird' || r.protocol === ctx.fixProtocol)) return NONE
     const others = facts.kernel.filter((r) => r.protocol !== ctx.fixProtocol)
     // Felix programming cluster routes (proto 80) while BIRD only speaks BGP: the kernel is right, nothing is missing
     const dev = ctx.snapshot.tunnelDev
     const hops = new Set(facts.bgpNextHops)
     if (others.some((r) => r.type === 'unicast' && r.nexthops.length > 0 &&
-      r.nexthops.every((n) => n.dev === dev && n.gateway && hops.has(n.gateway.address)))) return []
+      r.nexthops.every((n) => n.dev === dev && n.gateway && hops.has(n.gateway.address)))) return NONE
     return [finding('bird-kernel-mismatch', {
       prefix: facts.prefix,
       title: `BIRD has ${facts.prefix} but the kernel ${others.length > 0 ? `has it only from proto ${others.map((r) => r.protocol).join(', ')}` : 'does not'}`,

@@ -1,15 +1,16 @@
 // BIRD (proto bird) and Felix (proto 80) both writing the same prefix: they overwrite each other.
 import {FELIX_PROTOCOL} from '../../model/context.js'
 import {formatKernelRoute} from '../../model/format.js'
-import {finding, type PrefixRule} from '../rule.js'
+import {finding, NONE, type PrefixRule} from '../rule.js'
 
 export const rule: PrefixRule = {
   id: 'conflicting-route-owners',
   scope: 'prefix',
   run(ctx, facts) {
+    if (facts.kernel.length < 2) return NONE
     const bird = facts.kernel.filter((r) => r.protocol === 'bird')
     const felix = facts.kernel.filter((r) => r.protocol === FELIX_PROTOCOL)
-    if (bird.length === 0 || felix.length === 0) return []
+    if (bird.length === 0 || felix.length === 0) return NONE
     return [finding('conflicting-route-owners', {
       prefix: facts.prefix,
       title: `${facts.prefix} is programmed by both BIRD (proto bird) and Felix (proto 80)`,

@@ -1,17 +1,17 @@
 // IP-in-IP between two nodes has one outer 5-tuple-less flow: with hash policy 0 (L3) or 1 (L4 of
 // the outer header, which has no ports) all of it lands on one ECMP link. Policy 2 hashes inner headers.
-import {finding, type HostRule} from '../rule.js'
+import {finding, NONE, type HostRule} from '../rule.js'
 
 export const rule: HostRule = {
   id: 'hash-policy-l3',
   scope: 'host',
   run(ctx) {
     const s = ctx.sysctlValue('net.ipv4.fib_multipath_hash_policy')
-    if (!s || !['0', '1'].includes(s.value.trim())) return []
-    if (!ctx.snapshot.pools.some((p) => p.mode === 'ipip')) return []
+    if (!s || !['0', '1'].includes(s.value.trim())) return NONE
+    if (!ctx.snapshot.pools.some((p) => p.mode === 'ipip')) return NONE
     const ecmp = new Map<string, string>()
     for (const res of ctx.poolResolutions()) if (res.multipath && res.lookup.route) ecmp.set(res.lookup.route.dst, res.bgpNextHop)
-    if (ecmp.size === 0) return []
+    if (ecmp.size === 0) return NONE
     const routes = [...ecmp.keys()]
     return [finding('hash-policy-l3', {
       title: `fib_multipath_hash_policy is ${s.value.trim()} while IP-in-IP rides an ECMP underlay`,

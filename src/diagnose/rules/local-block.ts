@@ -1,11 +1,11 @@
-import {finding, type PrefixRule} from '../rule.js'
+import {finding, NONE, type PrefixRule} from '../rule.js'
 import {formatKernelRoute} from '../../model/format.js'
 
 export const rule: PrefixRule = {
   id: 'local-block',
   scope: 'prefix',
   run(ctx, facts) {
-    if (!facts.local) return []
+    if (!facts.local) return NONE
     return [finding('local-block', {
       prefix: facts.prefix,
       title: `${facts.prefix} is local to this node`,

@@ -1,18 +1,18 @@
 // Failure 3: a prefix several nodes announce should be multipath over the tunnel, one next hop per node.
-import {finding, prefixEvidence, wantedGateways, type PrefixRule} from '../rule.js'
+import {finding, NONE, prefixEvidence, wantedGateways, type PrefixRule} from '../rule.js'
 
 export const rule: PrefixRule = {
   id: 'multipath-lost',
   scope: 'prefix',
   run(ctx, facts) {
-    if (!facts.tunnelExpected || facts.local) return []
+    if (!facts.tunnelExpected || facts.local || facts.resolutions.length < 2) return NONE
     const wanted = wantedGateways(facts)
-    if (wanted.length < 2) return []
+    if (wanted.length < 2) return NONE
     const r = facts.effective
     const have = new Set((r?.type === 'unicast' ? r.nexthops : [])
       .filter((n) => n.dev === ctx.snapshot.tunnelDev && n.gateway).map((n) => n.gateway!.address))
     const lost = wanted.filter((g) => !have.has(g))
-    if (lost.length === 0) return []
+    if (lost.length === 0) return NONE
     return [finding('multipath-lost', {
       prefix: facts.prefix,
       title: `${facts.prefix} is announced by ${wanted.length} nodes but ${lost.length === wanted.length ? 'none' : `not ${lost.join(', ')}`} is a ${ctx.snapshot.tunnelDev} next hop`,

@@ -1,14 +1,14 @@
 // Failure 2: the kernel can reach N, but BIRD could not resolve it (typically an ECMP underlay with
 // IPv6 link-local next hops that BIRD before 2.0.8 drops as a "strange multipath route"), so BIRD
 // holds the path as unreachable.
-import {finding, type PrefixRule} from '../rule.js'
+import {finding, NONE, type PrefixRule} from '../rule.js'
 import {formatKernelRoute} from '../../model/format.js'
 
 export const rule: PrefixRule = {
   id: 'nexthop-unresolvable-by-bird',
   scope: 'prefix',
   run(ctx, facts) {
-    if (facts.local) return []
+    if (facts.local || !facts.bestSet.some((p) => p.dest === 'unreachable')) return NONE
     // the kernel already sends the prefix through the tunnel to N (routedoctor's route): nothing is broken now
     const tunnelled = new Set((facts.effective?.type === 'unicast' ? facts.effective.nexthops : [])
       .filter((n) => n.dev === ctx.snapshot.tunnelDev && n.gateway).map((n) => n.gateway!.address))

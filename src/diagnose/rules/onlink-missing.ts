@@ -1,15 +1,18 @@
 // A tunnel route without onlink: the gateway (a remote node) is not on tunl0's subnet, so the
 // kernel refuses or mis-resolves it; Calico always programs tunl0 routes onlink.
-import {finding, prefixEvidence, type PrefixRule} from '../rule.js'
+import {finding, NONE, prefixEvidence, type PrefixRule} from '../rule.js'
+import type {Nexthop} from '../../model/types.js'
 
 export const rule: PrefixRule = {
   id: 'onlink-missing',
   scope: 'prefix',
   run(ctx, facts) {
     const r = facts.effective
-    if (!r || r.type !== 'unicast') return []
-    const bad = r.nexthops.filter((n) => n.dev === ctx.snapshot.tunnelDev && n.gateway && !n.flags.includes('onlink') && !r.flags.includes('onlink'))
-    if (bad.length === 0) return []
+    if (!r || r.type !== 'unicast') return NONE
+    const lacks = (n: Nexthop) => n.dev === ctx.snapshot.tunnelDev && n.gateway && !n.flags.includes('onlink') && !r.flags.includes('onlink')
+    if (!r.nexthops.some(lacks)) return NONE
+    const bad = r.nexthops.filter(lacks)
+    if (bad.length === 0) return NONE
     return [finding('onlink-missing', {
       prefix: facts.prefix,
       title: `${facts.prefix} via ${bad.map((n) => n.gateway!.address).join(', ')} dev ${ctx.snapshot.tunnelDev} lacks onlink`,

@@ -1,14 +1,14 @@
 // Neither BIRD nor the kernel holds the prefix (asked for by `explain`), or the kernel lacks it while
 // BIRD has no usable path either.
-import {finding, type PrefixRule} from '../rule.js'
+import {finding, NONE, type PrefixRule} from '../rule.js'
 
 export const rule: PrefixRule = {
   id: 'prefix-missing',
   scope: 'prefix',
   run(ctx, facts) {
-    if (facts.local || facts.kernel.length > 0) return []
+    if (facts.local || facts.kernel.length > 0) return NONE
     const usable = facts.bird.some((r) => r.dest !== 'unreachable' && r.dest !== 'blackhole' && r.dest !== 'prohibited')
-    if (usable) return [] // that is bird-kernel-mismatch
+    if (usable) return NONE // that is bird-kernel-mismatch
     const down = facts.ownersDown.map((p) => `${p.name} (${p.neighborAddress ?? '?'}: ${p.bgpState ?? p.state}${p.lastError ? `, ${p.lastError}` : ''})`)
     return [finding('prefix-missing', {
       prefix: facts.prefix,

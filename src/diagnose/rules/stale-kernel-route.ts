@@ -1,12 +1,12 @@
 // A proto bird route BIRD no longer holds: left behind (persist, a crash, a graceful restart).
-import {finding, type PrefixRule} from '../rule.js'
+import {finding, NONE, type PrefixRule} from '../rule.js'
 import {formatKernelRoute} from '../../model/format.js'
 
 export const rule: PrefixRule = {
   id: 'stale-kernel-route',
   scope: 'prefix',
   run(ctx, facts) {
-    if (!ctx.haveBird || facts.bird.length > 0) return []
+    if (facts.bird.length > 0 || facts.kernel.length === 0 || !ctx.haveBird) return NONE
     return facts.kernel.filter((r) => r.protocol === 'bird').map((r) => finding('stale-kernel-route', {
       prefix: facts.prefix,
       title: `Kernel route ${facts.prefix} is proto bird but BIRD no longer holds it`,

@@ -1,6 +1,6 @@
 // Failure 1: the BGP next hop resolved through an ECMP underlay, the route became multipath, and
 // Calico's fork (krt_tunnel honoured only on single-path routes) wrote it without the tunnel.
-import {finding, prefixEvidence, resolutionEvidence, throughTunnel, type PrefixRule} from '../rule.js'
+import {finding, NONE, prefixEvidence, resolutionEvidence, throughTunnel, type PrefixRule} from '../rule.js'
 import {formatNexthops} from '../../model/format.js'
 
 export const rule: PrefixRule = {
@@ -8,8 +8,8 @@ export const rule: PrefixRule = {
   scope: 'prefix',
   run(ctx, facts) {
     const r = facts.effective
-    if (!facts.tunnelExpected || facts.local || !r || r.type !== 'unicast' || throughTunnel(ctx, facts)) return []
-    if (r.nexthops.length < 2) return []
+    if (!facts.tunnelExpected || facts.local || !r || r.type !== 'unicast' || throughTunnel(ctx, facts)) return NONE
+    if (r.nexthops.length < 2) return NONE
     const ecmpUnderlay = facts.resolutions.filter((n) => n.multipath)
     const via = ecmpUnderlay.map((n) => `${n.bgpNextHop} resolves through the ECMP route ${n.lookup.route!.dst}`).join('; ')
     return [finding('tunnel-bypassed-by-ecmp', {

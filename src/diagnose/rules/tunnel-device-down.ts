@@ -1,5 +1,5 @@
 // tunl0 present but administratively down or without carrier: every route through it is linkdown.
-import {finding, type HostRule} from '../rule.js'
+import {finding, NONE, type HostRule} from '../rule.js'
 import {formatLink} from '../../model/format.js'
 
 export const rule: HostRule = {
@@ -7,10 +7,10 @@ export const rule: HostRule = {
   scope: 'host',
   run(ctx) {
     const link = ctx.links.get(ctx.snapshot.tunnelDev)
-    if (!link) return []
+    if (!link) return NONE
     const up = link.flags.includes('UP')
     const carrier = link.flags.includes('LOWER_UP') && !link.flags.includes('NO-CARRIER')
-    if (up && carrier && link.operstate !== 'DOWN') return []
+    if (up && carrier && link.operstate !== 'DOWN') return NONE
     return [finding('tunnel-device-down', {
       title: `${link.ifname} is ${up ? 'up but has no carrier' : 'down'}`,
       detail: `${link.ifname} (${link.kind ?? 'unknown kind'}) has flags <${link.flags.join(',')}> and state ${link.operstate}: routes through it are linkdown and unusable.`,

@@ -1,11 +1,11 @@
-import {finding, type HostRule} from '../rule.js'
+import {finding, NONE, type HostRule} from '../rule.js'
 
 export const rule: HostRule = {
   id: 'tunnel-device-missing',
   scope: 'host',
   run(ctx) {
     const dev = ctx.snapshot.tunnelDev
-    if (!ctx.haveLinks || ctx.links.has(dev) || !ctx.snapshot.pools.some((p) => p.mode === 'ipip')) return []
+    if (!ctx.haveLinks || ctx.links.has(dev) || !ctx.snapshot.pools.some((p) => p.mode === 'ipip')) return NONE
     return [finding('tunnel-device-missing', {
       title: `There is no ${dev} device`,
       detail: `The pools are IP-in-IP but the node has no link named ${dev}: no pod traffic to other nodes can be encapsulated.`,

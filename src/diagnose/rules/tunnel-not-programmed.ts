@@ -1,5 +1,5 @@
 // A single-path route for a tunnel prefix that does not use the tunnel device.
-import {finding, prefixEvidence, resolutionEvidence, throughTunnel, type PrefixRule} from '../rule.js'
+import {finding, NONE, prefixEvidence, resolutionEvidence, throughTunnel, type PrefixRule} from '../rule.js'
 import {formatNexthops} from '../../model/format.js'
 
 export const rule: PrefixRule = {
@@ -7,8 +7,8 @@ export const rule: PrefixRule = {
   scope: 'prefix',
   run(ctx, facts) {
     const r = facts.effective
-    if (!facts.tunnelExpected || facts.local || !r || r.type !== 'unicast' || throughTunnel(ctx, facts)) return []
-    if (r.nexthops.length !== 1) return []
+    if (!facts.tunnelExpected || facts.local || !r || r.type !== 'unicast' || throughTunnel(ctx, facts)) return NONE
+    if (r.nexthops.length !== 1) return NONE
     return [finding('tunnel-not-programmed', {
       prefix: facts.prefix,
       title: `${facts.prefix} goes ${formatNexthops(r)}, not through ${ctx.snapshot.tunnelDev}`,
