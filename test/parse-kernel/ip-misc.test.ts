@@ -1,22 +1,11 @@
 import {describe, expect, it} from 'vitest'
 
-import {ParseError} from '../../src/model/errors.js'
 import {parseIpAddrJson} from '../../src/parse/ip-addr.js'
 import {parseIpLinkJson, parseIpLinkText} from '../../src/parse/ip-link.js'
 import {parseIpNeighJson} from '../../src/parse/ip-neigh.js'
 import {parseIpRule} from '../../src/parse/ip-rule.js'
 import {parseSysctl} from '../../src/parse/sysctl.js'
-import {fixture, foldersWith, withoutPos} from './helpers.js'
-
-function parseError(fn: () => unknown): ParseError {
-  try {
-    fn()
-  } catch (error) {
-    if (error instanceof ParseError) return error
-    throw error
-  }
-  throw new Error('expected a ParseError')
-}
+import {fixture, foldersWith, parseError, withoutPos} from './helpers.js'
 
 describe('ip link', () => {
   for (const folder of foldersWith('ip-j-d-link.json', 'ip-d-link.txt')) {

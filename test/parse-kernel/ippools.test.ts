@@ -1,18 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
-import {ParseError} from '../../src/model/errors.js'
 import {parseIpPools} from '../../src/parse/ippools.js'
-import {fixture, foldersWith} from './helpers.js'
-
-function parseError(fn: () => unknown): ParseError {
-  try {
-    fn()
-  } catch (error) {
-    if (error instanceof ParseError) return error
-    throw error
-  }
-  throw new Error('expected a ParseError')
-}
+import {fixture, foldersWith, parseError} from './helpers.js'
 
 describe('ippools', () => {
   for (const folder of foldersWith('ippools.yaml')) {
