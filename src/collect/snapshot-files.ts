@@ -40,10 +40,6 @@ export interface SnapshotErrorEntry {
   durationMs?: number
 }
 
-export function isSnapshotFileName(name: string): name is SnapshotFileName {
-  return (SNAPSHOT_FILE_NAMES as readonly string[]).includes(name)
-}
-
 /**
  * Writes each collected file's text under its name, and `errors.json` listing the sources that
  * failed (always written, `[]` when none failed, so a reader can tell "nothing failed" from an

@@ -7,12 +7,17 @@ import ipaddr from 'ipaddr.js'
 import {ipv4Network, ipv4Value} from './prefix.js'
 import type {Family, IpRule, KernelRoute} from './types.js'
 
-const TABLE_IDS: Record<string, number> = {local: 255, main: 254, default: 253}
+// rt_tables ids iproute2 knows without /etc/iproute2/rt_tables.
+const TABLE_IDS: Record<string, number> = {unspec: 0, default: 253, main: 254, local: 255}
 
+/** Kernel table id for the name ip prints: main 254, local 255, default 253, "1000" 1000; unknown names -1. */
 export function tableIdOf(table: string): number {
   if (table in TABLE_IDS) return TABLE_IDS[table]
-  const n = Number(table)
-  return Number.isInteger(n) ? n : -1
+  if (/^\d+$/.test(table)) {
+    const n = Number(table)
+    return n <= 0xffffffff ? n : -1
+  }
+  return -1
 }
 
 // Types that stop a lookup: the packet is delivered, dropped or rejected there.

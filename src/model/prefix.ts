@@ -136,16 +136,6 @@ export function prefixLength(cidr: string): number {
   return Number(cidr.slice(cidr.indexOf('/') + 1))
 }
 
-export function isLinkLocal(address: string): boolean {
-  const v = ipv4Value(address)
-  if (v >= 0) return ipv4Network(v, 16) === 0xa9fe0000 // 169.254.0.0/16
-  try {
-    return ipaddr.parse(address).range() === 'linkLocal'
-  } catch {
-    return false
-  }
-}
-
 /** A sort key that orders IPv4 before IPv6, then by address, then by length. */
 export function prefixSortKey(cidr: string): string {
   const slash = cidr.indexOf('/')

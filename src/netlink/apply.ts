@@ -10,7 +10,7 @@ import {ipRouteReplace} from '../model/format.js'
 import {ROUTE_TYPES, type RouteSpec, protocolNumber, routeKeyText, routeTypeNumber, RT_SCOPE_UNIVERSE} from './codec.js'
 import {type DumpedRoute, NetlinkError, type RouteClient, openRouteClient} from './client.js'
 import {
-  type Journal, type JournalChange, type PlanMode, type RouteKey, acquireLock, newJournal, newJournalPath, readJournal,
+  type Journal, type JournalChange, type RouteKey, acquireLock, newJournal, newJournalPath, readJournal,
   setJournalState, writeJournal,
 } from './journal.js'
 

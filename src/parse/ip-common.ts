@@ -18,18 +18,9 @@ export function lineAt(text: string, offset: number): number {
   return line
 }
 
-// rt_tables ids iproute2 knows without /etc/iproute2/rt_tables.
-const TABLE_IDS: Record<string, number> = {unspec: 0, default: 253, main: 254, local: 255}
+import {tableIdOf as tableId} from '../model/fib.js'
 
-/** Kernel table id for the name ip prints: main 254, local 255, default 253, "1000" 1000; unknown names -1. */
-export function tableId(table: string): number {
-  if (table in TABLE_IDS) return TABLE_IDS[table]
-  if (/^\d+$/.test(table)) {
-    const n = Number(table)
-    return n <= 0xffffffff ? n : -1
-  }
-  return -1
-}
+export {tableId}
 
 /**
  * Start/end lines of every top-level element of a JSON array, in order. iproute2 prints the whole array on

@@ -58,7 +58,7 @@ function yaml(): typeof YamlModule {
 }
 
 export function parseIpPools(text: string, file = 'ippools.yaml'): Pool[] {
-  const {LineCounter, isMap, isSeq, parseAllDocuments} = yaml()
+  const {LineCounter, parseAllDocuments} = yaml()
   const lineCounter = new LineCounter()
   const docs = parseAllDocuments(text, {lineCounter, prettyErrors: false})
   const lineOf = (offset: number | undefined): number => (offset === undefined ? 1 : lineCounter.linePos(offset).line)

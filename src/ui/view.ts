@@ -6,7 +6,7 @@ import type {ChalkInstance} from 'chalk'
 
 import {verdictColor} from '../render/style.js'
 import type {PrefixLine} from '../services/report.js'
-import {fit, truncate} from './ansi.js'
+import {fit} from './ansi.js'
 import {layout, paneRows, selectedIndex, visibleRows, type UiState} from './state.js'
 
 const SEP = ' │ '
