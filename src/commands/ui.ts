@@ -30,9 +30,26 @@ export default class Ui extends BaseCommand {
       process.exitCode = report.summary.exitCode
       return
     }
-    const {runUi} = await import('../ui/run.js')
+    const runUi = await importInkInteractive()
     const c = palette()
     await runUi({actions, report, live: !flags.from, source: flags.from ?? 'live', refreshMs: flags.interval * 1000, colorLevel: c.level})
     process.exitCode = 0
+  }
+}
+
+// Ink (through is-in-ci, read once when Ink loads) draws nothing but the last frame at exit when
+// CI or CONTINUOUS_INTEGRATION is set; both are often exported in runner shells and dev containers.
+// Both ends are terminals here, so the user wants the interactive screen: hide them while Ink loads.
+async function importInkInteractive() {
+  const saved = {CI: process.env.CI, CONTINUOUS_INTEGRATION: process.env.CONTINUOUS_INTEGRATION}
+  process.env.CI = 'false'
+  process.env.CONTINUOUS_INTEGRATION = 'false'
+  try {
+    return (await import('../ui/run.js')).runUi
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
   }
 }

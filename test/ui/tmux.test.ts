@@ -26,7 +26,8 @@ async function waitFor(pred: (s: string) => boolean, what: string, ms = 60_000):
     if (pred(s)) return s
     await new Promise((r) => setTimeout(r, 200))
   }
-  throw new Error(`timed out waiting for ${what}; screen:\n${screen()}`)
+  const exited = existsSync(exitFile) ? readFileSync(exitFile, 'utf8').trim() : 'still running'
+  throw new Error(`timed out waiting for ${what} (${exited}); screen:\n${screen()}`)
 }
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
@@ -41,9 +42,10 @@ afterAll(() => {
 })
 
 describe.skipIf(!haveTmux || !haveDist)(`routedoctor ui in tmux 80x24${!haveTmux ? ' (skipped: tmux is not installed)' : !haveDist ? ' (skipped: dist/ not built; run npm test, which builds first)' : ''}`, () => {
+  // CI=true: CI runners export it, and Ink then draws only its last frame; the UI must not go blank
   it('lists the broken prefixes, filters, explains with Enter and quits with status 0', async () => {
     const cmd = `cd ${quote(ROOT)} && ${quote(process.execPath)} ${quote(BIN)} ui --from ${quote(ECMP)}; echo EXIT=$? > ${quote(exitFile)}`
-    const started = tmux('new-session', '-d', '-s', session, '-x', '80', '-y', '24', '-e', 'NO_COLOR=1', 'sh', '-c', cmd)
+    const started = tmux('new-session', '-d', '-s', session, '-x', '80', '-y', '24', '-e', 'NO_COLOR=1', '-e', 'CI=true', 'sh', '-c', cmd)
     expect(started.status, started.stderr).toBe(0)
 
     const want = expected().prefixes
