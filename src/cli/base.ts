@@ -3,7 +3,7 @@
 import {Command, Flags, Errors} from '@oclif/core'
 
 import {RouteDoctorError} from '../model/errors.js'
-import {writeJson} from '../render/json.js'
+import {writeJson, writeLines} from '../render/json.js'
 import type {SourceOptions} from '../services/load.js'
 
 export const sourceFlags = {
@@ -33,6 +33,11 @@ export abstract class BaseCommand extends Command {
   /** Large reports: written array element by element (same JSON as printJson). */
   protected async streamJson(value: object): Promise<void> {
     await writeJson(process.stdout, value as Record<string, unknown>)
+  }
+
+  /** Large text output: lines written in chunks, honouring backpressure. */
+  protected async streamLines(lines: Iterable<string>): Promise<void> {
+    await writeLines(process.stdout, lines)
   }
 
   protected print(text: string): void {

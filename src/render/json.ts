@@ -1,36 +1,66 @@
-// JSON on stdout without building one giant string: a full table's report can exceed V8's maximum
-// string length, so top-level arrays are written element by element, in chunks, honouring backpressure.
-// Elements are compact, one per line: a full table's report stays greppable and cheap to produce.
+// JSON (and long text) on stdout without building one giant string: a full table's report can exceed
+// V8's maximum string length, so top-level arrays are written element by element, in chunks, honouring
+// backpressure. Elements are compact, one per line: a full table's report stays greppable and cheap to produce.
 import type {Writable} from 'node:stream'
 
 const CHUNK = 1 << 20
 
+/** Text gathered into ~1 MiB writes; `add` returns a promise only when the stream asked to wait (no await per element). */
+class ChunkedWriter {
+  private buffer = ''
+  constructor(private readonly out: Writable) {}
+
+  add(text: string, force = false): Promise<void> | undefined {
+    this.buffer += text
+    if (this.buffer.length < CHUNK && !force) return undefined
+    const ok = this.out.write(this.buffer)
+    this.buffer = ''
+    return ok ? undefined : new Promise<void>((resolve) => this.out.once('drain', resolve))
+  }
+}
+
+/**
+ * `value`'s keys in order. A value may also be an iterable (written as an array, consumed once, element
+ * by element: a `check` run diagnoses each prefix as it is written) or a function, called when its key is
+ * reached (a summary that is complete only after the iterable before it was consumed).
+ */
 export async function writeJson(out: Writable, value: Record<string, unknown>): Promise<void> {
-  let buffer = ''
-  const flush = async (force: boolean) => {
-    if (buffer.length < CHUNK && !force) return
-    const ok = out.write(buffer)
-    buffer = ''
-    if (!ok) await new Promise<void>((resolve) => out.once('drain', resolve))
-  }
+  const w = new ChunkedWriter(out)
   const keys = Object.keys(value).filter((k) => value[k] !== undefined)
-  buffer += '{\n'
+  await w.add('{\n')
   for (const [i, key] of keys.entries()) {
-    const v = value[key]
-    buffer += `  ${JSON.stringify(key)}: `
-    if (Array.isArray(v) && v.length > 0) {
-      buffer += '[\n'
-      for (const [j, item] of v.entries()) {
-        buffer += `    ${JSON.stringify(item)}${j < v.length - 1 ? ',' : ''}\n`
-        await flush(false)
+    let v = value[key]
+    if (typeof v === 'function') v = (v as () => unknown)()
+    await w.add(`  ${JSON.stringify(key)}: `)
+    if (isIterable(v)) {
+      // one element behind: the last one is written without a comma
+      let pending: unknown
+      let any = false
+      for (const item of v) {
+        const wait = w.add(any ? `    ${JSON.stringify(pending)},\n` : '[\n')
+        if (wait) await wait
+        any = true
+        pending = item
       }
-      buffer += '  ]'
+      await w.add(any ? `    ${JSON.stringify(pending)}\n  ]` : '[]')
     } else {
-      buffer += JSON.stringify(v)
+      await w.add(JSON.stringify(v))
     }
-    buffer += `${i < keys.length - 1 ? ',' : ''}\n`
-    await flush(false)
+    await w.add(`${i < keys.length - 1 ? ',' : ''}\n`)
   }
-  buffer += '}\n'
-  await flush(true)
+  await w.add('}\n', true)
+}
+
+/** Text lines, each followed by a newline. */
+export async function writeLines(out: Writable, lines: Iterable<string>): Promise<void> {
+  const w = new ChunkedWriter(out)
+  for (const line of lines) {
+    const wait = w.add(`${line}\n`)
+    if (wait) await wait
+  }
+  await w.add('', true)
+}
+
+function isIterable(v: unknown): v is Iterable<unknown> {
+  return typeof v === 'object' && v !== null && typeof (v as Iterable<unknown>)[Symbol.iterator] === 'function'
 }

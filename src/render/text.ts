@@ -4,7 +4,7 @@ import type {ChalkInstance} from 'chalk'
 import {formatKernelRoute, ipRouteReplace} from '../model/format.js'
 import type {FixReport} from '../services/fix.js'
 import type {Evidence, Finding, PlannedRoute} from '../model/types.js'
-import type {CheckReport, ExplainReport, NodeSummary} from '../services/report.js'
+import type {CheckReport, CheckRun, ExplainReport, NodeSummary} from '../services/report.js'
 import {severityColor, verdictColor} from './style.js'
 
 function pad(s: string, n: number): string {
@@ -54,26 +54,44 @@ export function renderPlanned(p: PlannedRoute): string {
 }
 
 export function renderCheck(r: CheckReport, c: ChalkInstance): string {
-  const out = [renderNode(r.node, c), '']
-  if (r.prefixes.length === 0) out.push(c.yellow(r.node.pools.length === 0 ? 'No pools: no prefix is a tunnel prefix.' : 'No prefix inside the pools is held by BIRD or routed by the kernel.'))
-  else {
-    const width = Math.max(20, ...r.prefixes.map((p) => p.prefix.length + 2))
-    out.push(c.bold(pad('PREFIX', width) + pad('VERDICT', 16) + 'FINDINGS'))
-    // errors first, then the rest in prefix order
-    const rank = (v: string) => (v === 'ok' ? 2 : v === 'local' || v === 'not-in-pool' ? 3 : 1)
-    const sorted = [...r.prefixes].sort((a, b) => rank(a.verdict) - rank(b.verdict))
-    for (const p of sorted) {
-      const ids = p.findings.filter((f) => f.severity !== 'info').map((f) => f.id).join(', ')
-      out.push(pad(p.prefix, width) + verdictColor(c, p.verdict)(pad(p.verdict, 16)) + ids)
+  let maxPrefixLength = 0
+  for (const p of r.prefixes) if (p.prefix.length > maxPrefixLength) maxPrefixLength = p.prefix.length
+  return [...renderCheckLines({...r, maxPrefixLength, summary: () => r.summary}, c)].join('\n')
+}
+
+/**
+ * `check` as lines, errors first, then the rest in prefix order. Broken prefixes are written as they
+ * are diagnosed; the others are held as their text lines until the end.
+ */
+export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<string> {
+  yield renderNode(r.node, c)
+  yield ''
+  const width = Math.max(20, r.maxPrefixLength + 2)
+  let header = false
+  const later: string[][] = [[], []] // ok, then local and not-in-pool
+  for (const p of r.prefixes) {
+    if (!header) {
+      yield c.bold(pad('PREFIX', width) + pad('VERDICT', 16) + 'FINDINGS')
+      header = true
     }
+    let ids = ''
+    for (const f of p.findings) if (f.severity !== 'info') ids += ids === '' ? f.id : `, ${f.id}`
+    const text = pad(p.prefix, width) + verdictColor(c, p.verdict)(pad(p.verdict, 16)) + ids
+    if (p.verdict === 'ok') later[0].push(text)
+    else if (p.verdict === 'local' || p.verdict === 'not-in-pool') later[1].push(text)
+    else yield text
   }
-  out.push('', c.bold('Host'))
-  if (r.host.findings.length === 0) out.push(c.green('  no host findings'))
-  for (const f of r.host.findings) out.push(`  ${severityColor(c, f.severity)(f.severity.toUpperCase())} ${c.bold(f.id)}: ${f.title}`)
-  const verdicts = Object.entries(r.summary.verdicts).map(([v, n]) => `${n} ${v}`).join(', ')
-  out.push('', `${r.summary.prefixes} prefixes${verdicts ? ` (${verdicts})` : ''}; ${plural(r.summary.errors, 'error')}, ${plural(r.summary.warnings, 'warning')}.`)
-  if (r.summary.exitCode !== 0) out.push(c.dim('`routedoctor explain PREFIX` shows why, with evidence; `routedoctor fix` shows the corrected routes.'))
-  return out.join('\n')
+  for (const group of later) yield* group
+  if (!header) yield c.yellow(r.node.pools.length === 0 ? 'No pools: no prefix is a tunnel prefix.' : 'No prefix inside the pools is held by BIRD or routed by the kernel.')
+  yield ''
+  yield c.bold('Host')
+  if (r.host.findings.length === 0) yield c.green('  no host findings')
+  for (const f of r.host.findings) yield `  ${severityColor(c, f.severity)(f.severity.toUpperCase())} ${c.bold(f.id)}: ${f.title}`
+  const summary = r.summary()
+  const verdicts = Object.entries(summary.verdicts).map(([v, n]) => `${n} ${v}`).join(', ')
+  yield ''
+  yield `${summary.prefixes} prefixes${verdicts ? ` (${verdicts})` : ''}; ${plural(summary.errors, 'error')}, ${plural(summary.warnings, 'warning')}.`
+  if (summary.exitCode !== 0) yield c.dim('`routedoctor explain PREFIX` shows why, with evidence; `routedoctor fix` shows the corrected routes.')
 }
 
 const STEP_TITLE = {session: 'BGP session', bird: 'BIRD paths', resolution: 'Next hop', kernel: 'Kernel route', tunnel: 'Tunnel device'}

@@ -77,20 +77,56 @@ function line(ctx: Context, d: PrefixDiagnosis): PrefixLine {
   return {prefix: d.prefix, verdict: d.verdict, findings: d.findings, plan: planPrefix(ctx, d)?.planned ?? null}
 }
 
-export function checkReport(ctx: Context): CheckReport {
-  const prefixes = ctx.poolPrefixes().map((p) => line(ctx, diagnosePrefix(ctx, p)))
+/**
+ * `check` as it runs: every pool prefix is diagnosed when `prefixes` is consumed (once), so a full
+ * table's findings and evidence are never all held at the same time; `summary()` is complete once
+ * `prefixes` is exhausted.
+ */
+export interface CheckRun {
+  schema: number
+  node: NodeSummary
+  prefixes: Iterable<PrefixLine>
+  maxPrefixLength: number // the longest prefix text: presenters align columns before the first line
+  host: {findings: Finding[]}
+  summary(): CheckReport['summary']
+}
+
+export function checkRun(ctx: Context): CheckRun {
+  const poolPrefixes = ctx.poolPrefixes()
+  let maxPrefixLength = 0
+  for (const p of poolPrefixes) if (p.length > maxPrefixLength) maxPrefixLength = p.length
   const host = diagnoseHost(ctx)
-  const all = [...prefixes.flatMap((p) => p.findings), ...host]
   const verdicts: Partial<Record<Verdict, number>> = {}
-  for (const p of prefixes) verdicts[p.verdict] = (verdicts[p.verdict] ?? 0) + 1
-  const errors = all.filter((f) => f.severity === 'error').length
+  let count = 0
+  let errors = host.filter((f) => f.severity === 'error').length
+  let warnings = host.filter((f) => f.severity === 'warning').length
+  function* prefixes(): Generator<PrefixLine> {
+    for (const prefix of poolPrefixes) {
+      const l = line(ctx, diagnosePrefix(ctx, prefix))
+      count++
+      verdicts[l.verdict] = (verdicts[l.verdict] ?? 0) + 1
+      for (const f of l.findings) {
+        if (f.severity === 'error') errors++
+        else if (f.severity === 'warning') warnings++
+      }
+      yield l
+    }
+  }
   return {
     schema: SCHEMA,
     node: nodeSummary(ctx),
-    prefixes,
+    prefixes: prefixes(),
+    maxPrefixLength,
     host: {findings: host},
-    summary: {prefixes: prefixes.length, verdicts, errors, warnings: all.filter((f) => f.severity === 'warning').length, exitCode: errors > 0 ? 1 : 0},
+    summary: () => ({prefixes: count, verdicts, errors, warnings, exitCode: errors > 0 ? 1 : 0}),
   }
+}
+
+/** The whole `check` report, materialised (the UI, bundles, tests). */
+export function checkReport(ctx: Context): CheckReport {
+  const run = checkRun(ctx)
+  const prefixes = [...run.prefixes]
+  return {schema: run.schema, node: run.node, prefixes, host: run.host, summary: run.summary()}
 }
 
 /** PREFIX as given, or the pool prefix (BIRD or kernel) that covers ADDRESS. */

@@ -1,0 +1,83 @@
+// The streamed presenters of `check`: the same output as the materialised report, and no limit
+// tied to the number of prefixes (a million-prefix table once overflowed the stack in renderCheck).
+import {PassThrough} from 'node:stream'
+import {Chalk} from 'chalk'
+import {describe, expect, it} from 'vitest'
+
+import {writeJson, writeLines} from '../../src/render/json.js'
+import {renderCheck, renderCheckLines} from '../../src/render/text.js'
+import {checkReport, checkRun, type CheckReport, type PrefixLine} from '../../src/services/report.js'
+import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
+import {buildSnapshot} from '../../src/model/build.js'
+import {Context} from '../../src/model/context.js'
+import {FIXTURES} from '../helpers.js'
+
+const contextOf = async (dir: string) => new Context(buildSnapshot(await readSnapshotDir(dir)))
+
+const plain = new Chalk({level: 0})
+
+async function collect(write: (out: PassThrough) => Promise<void>): Promise<string> {
+  const out = new PassThrough()
+  const chunks: Buffer[] = []
+  out.on('data', (c: Buffer) => chunks.push(c))
+  await write(out)
+  out.end()
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+function syntheticReport(n: number): CheckReport {
+  const prefixes: PrefixLine[] = []
+  for (let i = 0; i < n; i++) {
+    const verdict = i % 3 === 0 ? 'not-tunneled' : 'ok'
+    prefixes.push({prefix: `10.${(i >> 10) & 255}.${(i >> 2) & 255}.${(i & 3) * 64}/26`, verdict, findings: [], plan: null})
+  }
+  return {
+    schema: 1,
+    node: {sessions: {up: 1, total: 1}, tunnelDev: 'tunl0', pools: [{cidr: '10.0.0.0/8', mode: 'ipip', origin: 'flag'}], poolOrigin: 'flag', missing: [], failed: []},
+    prefixes, host: {findings: []},
+    summary: {prefixes: n, verdicts: {}, errors: 0, warnings: 0, exitCode: 0},
+  }
+}
+
+describe('streamed check output', () => {
+  it('text: a run streamed line by line equals the materialised report, broken prefixes first', async () => {
+    const dir = `${FIXTURES}/bird2-ecmp-not-tunneled`
+    const whole = renderCheck(checkReport(await contextOf(dir)), plain)
+    const run = checkRun(await contextOf(dir))
+    const streamed = await collect((out) => writeLines(out, renderCheckLines(run, plain)))
+    expect(streamed).toBe(`${whole}\n`)
+    const rows = whole.split('\n').filter((l) => /^\d+\.\d+\.\d+\.\d+\/\d+\s/.test(l))
+    const rank = (l: string) => (/\s(local|not-in-pool)\s/.test(l) ? 3 : /\sok\s/.test(l) ? 2 : 1)
+    expect(rows.length).toBeGreaterThan(2)
+    expect(rows.map(rank)).toEqual(rows.map(rank).sort())
+    expect(rank(rows[0])).toBe(1)
+  })
+
+  it('json: a run written as it is diagnosed is the JSON of the materialised report, summary included', async () => {
+    const dir = `${FIXTURES}/bird2-ecmp-not-tunneled`
+    const report = checkReport(await contextOf(dir))
+    const run = checkRun(await contextOf(dir))
+    const text = await collect((out) => writeJson(out, {schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary}))
+    expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(report)))
+    expect(report.summary.errors).toBeGreaterThan(0)
+  })
+
+  it('json: an empty iterable is an empty array, and a thunk is called when its key is reached', async () => {
+    let consumed = 0
+    function* items() {
+      consumed++
+      yield* []
+    }
+    const text = await collect((out) => writeJson(out, {a: items(), b: () => consumed}))
+    expect(JSON.parse(text)).toEqual({a: [], b: 1})
+  })
+
+  it('text: a million prefixes render without a stack overflow, errors first', () => {
+    const report = syntheticReport(1_000_000)
+    const lines = renderCheck(report, plain).split('\n')
+    const rows = lines.filter((l) => l.startsWith('10.'))
+    expect(rows).toHaveLength(1_000_000)
+    expect(rows[0]).toContain('not-tunneled')
+    expect(rows[333_334]).toMatch(/\sok\s*$/)
+  })
+})
