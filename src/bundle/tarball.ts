@@ -10,6 +10,7 @@ import {RouteDoctorError} from '../model/errors.js'
 import type {SourceFile} from '../model/types.js'
 import {type Manifest, type ManifestSource, manifestProblem, sha256, sourceEntry} from './manifest.js'
 import {scrubSecrets} from './redact.js'
+import {decodeText} from '../collect/snapshot-files.js'
 
 export const SNAPSHOT_DIR = 'snapshot/'
 export const ERRORS_FILE = 'errors.json' // snapshot/errors.json: the sources that failed and why
@@ -235,7 +236,7 @@ export function parseBundle(raw: Buffer, name: string): Bundle {
     listed.add(src.file)
     const f: SourceFile = {name: src.file}
     const data = members.get(SNAPSHOT_DIR + src.file)
-    if (data) f.text = data.toString('utf8')
+    if (data) f.text = decodeText(data)
     const err = src.error ?? errors.get(src.file)?.error
     if (src.command !== undefined) f.command = src.command
     if (src.exitStatus !== undefined) f.exitStatus = src.exitStatus

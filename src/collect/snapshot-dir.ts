@@ -4,7 +4,7 @@ import path from 'node:path'
 
 import {RouteDoctorError} from '../model/errors.js'
 import type {SourceFile} from '../model/types.js'
-import {ERRORS_FILE, SNAPSHOT_FILE_NAMES} from './snapshot-files.js'
+import {decodeText, ERRORS_FILE, SNAPSHOT_FILE_NAMES} from './snapshot-files.js'
 
 export async function readSnapshotDir(dir: string): Promise<SourceFile[]> {
   let names: string[]
@@ -19,7 +19,7 @@ export async function readSnapshotDir(dir: string): Promise<SourceFile[]> {
   const files: SourceFile[] = []
   for (const name of names.sort()) {
     if (!known.has(name)) continue
-    files.push({name, text: await readFile(path.join(dir, name), 'utf8')})
+    files.push({name, text: decodeText(await readFile(path.join(dir, name)))})
   }
   // sources that failed when the snapshot was taken (written by writeSnapshotDir)
   if (names.includes(ERRORS_FILE)) {

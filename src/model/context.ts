@@ -1,6 +1,7 @@
 // Indices and derived facts over a Snapshot, computed once and shared by every rule, the planner
 // and the presenters. Pure: a function of the Snapshot alone.
 import {Fib, type Lookup} from './fib.js'
+import {formatKernelRoute} from './format.js'
 import {canonicalPrefix, familyOf, ipv4Network, ipv4Value, prefixContains, prefixSortKey} from './prefix.js'
 import type {
   Address, BirdProtocol, BirdRoute, Evidence, KernelRoute, Link, Pool, SourcePos, Snapshot,
@@ -56,6 +57,7 @@ export class Context {
   private readonly resolutions = new Map<string, NexthopResolution>()
   private poolResolutionList?: NexthopResolution[]
   private readonly present = new Map<string, boolean>() // has(file), asked per prefix by rules
+  private readonly resolutionCites = new Map<NexthopResolution, Evidence[]>()
   private readonly singles = new Map<string, {hops: string[]; resolutions: NexthopResolution[]}>()
   private tunnelAddr: Address | undefined | null = null // null: not looked up yet
 
@@ -69,7 +71,7 @@ export class Context {
       if (list) list.push(route)
       else this.birdByPrefix.set(route.prefix, [route])
     }
-    for (const list of this.birdByPrefix.values()) list.sort((a, b) => Number(b.primary) - Number(a.primary))
+    for (const list of this.birdByPrefix.values()) if (list.length > 1) list.sort((a, b) => Number(b.primary) - Number(a.primary))
     for (const a of snapshot.addresses) this.ownAddresses.add(a.local)
     for (const r of snapshot.kernelRoutes) if (r.type === 'local' && r.tableId === 255) this.ownAddresses.add(r.dst.replace(/\/(32|128)$/, ''))
     for (const l of snapshot.links) this.links.set(l.ifname, l)
@@ -109,12 +111,7 @@ export class Context {
   poolOf(prefix: string): Pool | undefined {
     const slash = prefix.indexOf('/')
     const v = ipv4Value(prefix, 0, slash < 0 ? prefix.length : slash)
-    if (v >= 0) {
-      // integer arithmetic over a handful of pools: cheaper than any cache
-      const len = slash < 0 ? 32 : Number(prefix.slice(slash + 1))
-      for (const p of this.v4Pools) if (len >= p.len && ipv4Network(v, p.len) === p.network) return p.pool
-      return undefined
-    }
+    if (v >= 0) return this.v4PoolOf(v, slash < 0 ? 32 : Number(prefix.slice(slash + 1)))
     if (this.poolCache.has(prefix)) return this.poolCache.get(prefix)
     let best: Pool | undefined
     {
@@ -127,17 +124,38 @@ export class Context {
     return best
   }
 
-  /** Every prefix inside the pools that BIRD holds or the kernel routes (not the local table). */
+  /** The pool of IPv4 prefix v/len: integer arithmetic over a handful of pools, cheaper than any cache. */
+  private v4PoolOf(v: number, len: number): Pool | undefined {
+    for (const p of this.v4Pools) if (len >= p.len && ipv4Network(v, p.len) === p.network) return p.pool
+    return undefined
+  }
+
+  /** Every prefix inside the pools that BIRD holds or the kernel routes (not the local table), in prefix order. */
   poolPrefixes(): string[] {
     if (this.poolPrefixList) return this.poolPrefixList
-    const seen = new Set<string>()
-    for (const prefix of this.birdByPrefix.keys()) if (this.poolOf(prefix)) seen.add(prefix)
+    // IPv4 prefixes keyed by network·64 + length (exact in a double, and in prefix order), the rest by text
+    const v4 = new Map<number, string>()
+    const other = new Set<string>()
+    const add = (prefix: string) => {
+      const slash = prefix.indexOf('/')
+      const v = ipv4Value(prefix, 0, slash)
+      if (v >= 0) {
+        const len = Number(prefix.slice(slash + 1))
+        if (this.v4PoolOf(v, len)) v4.set(v * 64 + len, prefix)
+      } else if (this.poolOf(prefix)) {
+        other.add(prefix)
+      }
+    }
+    for (const prefix of this.birdByPrefix.keys()) add(prefix)
     for (const r of this.snapshot.kernelRoutes) {
       if (r.tableId === 255 || r.type === 'local' || r.type === 'broadcast' || r.type === 'multicast') continue
       if (!this.tables.includes(r.tableId)) continue
-      if (this.poolOf(r.dst)) seen.add(r.dst)
+      add(r.dst)
     }
-    this.poolPrefixList = sortPrefixes([...seen])
+    const keys = Float64Array.from(v4.keys()).sort()
+    const list: string[] = new Array(keys.length)
+    for (let i = 0; i < keys.length; i++) list[i] = v4.get(keys[i])!
+    this.poolPrefixList = other.size > 0 ? list.concat(sortPrefixes([...other])) : list
     return this.poolPrefixList
   }
 
@@ -154,10 +172,23 @@ export class Context {
   }
 
   kernelRoutesFor(prefix: string): KernelRoute[] {
+    const slash = prefix.indexOf('/')
+    const v = ipv4Value(prefix, 0, slash)
+    if (v >= 0) return this.v4KernelRoutes(v, Number(prefix.slice(slash + 1)))
     const family = familyOf(prefix)
+    return this.routesAt((t) => this.fib.exact(prefix, t, family))
+  }
+
+  /** kernelRoutesFor an IPv4 prefix already parsed: v/len. */
+  private v4KernelRoutes(v: number, len: number): KernelRoute[] {
+    return this.routesAt((t) => this.fib.exactV4(v, len, t))
+  }
+
+  /** The routes at one prefix in the tables BIRD writes, lowest metric first; local, broadcast and multicast left out. */
+  private routesAt(exact: (tableId: number) => KernelRoute[]): KernelRoute[] {
     let out: KernelRoute[] | undefined
     for (const t of this.tables) {
-      for (const r of this.fib.exact(prefix, t, family)) {
+      for (const r of exact(t)) {
         if (r.type === 'local' || r.type === 'broadcast' || r.type === 'multicast') continue
         if (out === undefined) out = [r]
         else out.push(r)
@@ -194,8 +225,11 @@ export class Context {
   }
 
   private computeFacts(prefix: string): PrefixFacts {
-    const pool = this.poolOf(prefix)
-    const kernel = this.kernelRoutesFor(prefix)
+    const slash = prefix.indexOf('/')
+    const v = ipv4Value(prefix, 0, slash)
+    const len = v >= 0 ? Number(prefix.slice(slash + 1)) : 0
+    const pool = v >= 0 ? this.v4PoolOf(v, len) : this.poolOf(prefix)
+    const kernel = v >= 0 ? this.v4KernelRoutes(v, len) : this.kernelRoutesFor(prefix)
     const bird = this.birdByPrefix.get(prefix) ?? NO_ROUTES
     let birdPrimary: BirdRoute | undefined
     for (const r of bird) {
@@ -303,6 +337,17 @@ export class Context {
     return {value, cites: [all?.pos, own?.pos].filter((p): p is SourcePos => p !== undefined)}
   }
 
+  /** The underlay route N resolves to, cited: computed once per next hop, as every prefix behind N cites it. */
+  resolutionEvidence(r: NexthopResolution): Evidence[] {
+    let hit = this.resolutionCites.get(r)
+    if (hit === undefined) {
+      const route = r.lookup.route
+      hit = route ? this.cite(route.pos, () => formatKernelRoute(route)) : []
+      this.resolutionCites.set(r, hit)
+    }
+    return hit
+  }
+
   /** The cited lines of a parsed object, verbatim (a one-line JSON file cites the object itself). */
   cite(pos: SourcePos | undefined, render?: () => string): Evidence[] {
     if (!pos) return []
@@ -325,7 +370,8 @@ export class Context {
     }
     if (from < 1 || from > starts.length) return ''
     const end = to < starts.length ? starts[to] - 1 : text.length
-    return text.slice(starts[from - 1], Math.max(starts[from - 1], end)).replace(/\r(?=\n|$)/g, '')
+    const lines = text.slice(starts[from - 1], Math.max(starts[from - 1], end))
+    return lines.includes('\r') ? lines.replace(/\r(?=\n|$)/g, '') : lines
   }
 }
 

@@ -120,6 +120,11 @@ export class Fib {
     return bytes && bytes.length === 16 ? (table.v6.get(keyOf(bytes, len)) ?? []) : []
   }
 
+  /** Routes in one table whose dst is exactly the IPv4 prefix v/len (v its network). */
+  exactV4(v: number, len: number, tableId: number): KernelRoute[] {
+    return this.tables.get(tableId)?.v4.get(v4Key(v, len)) ?? NO_ROUTES
+  }
+
   /** Longest-prefix match in one table. */
   lookupInTable(address: string, tableId: number): KernelRoute[] {
     const table = this.tables.get(tableId)
@@ -152,6 +157,8 @@ export class Fib {
     return {address, candidates: [], reachable: false}
   }
 }
+
+const NO_ROUTES = Object.freeze([]) as unknown as KernelRoute[]
 
 function usable(routes: KernelRoute[] | undefined): KernelRoute[] | undefined {
   if (!routes) return undefined

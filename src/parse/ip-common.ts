@@ -75,7 +75,13 @@ export function topLevelElementLines(text: string): Array<{line: number; endLine
  * ParseError naming the line. Returns the elements with their positions.
  */
 export function parseJsonArray(text: string, file: string, what: string): Array<{value: unknown; pos: SourcePos}> {
-  if (text.trim() === '') return []
+  const {values, posAt} = jsonArrayElements(text, file, what)
+  return values.map((value, i) => ({value, pos: posAt(i)}))
+}
+
+/** parseJsonArray without a wrapper object per element: a full table has a million of them. */
+export function jsonArrayElements(text: string, file: string, what: string): {values: unknown[]; posAt(i: number): SourcePos} {
+  if (text.trim() === '') return {values: [], posAt: () => ({file, line: 1, endLine: 1})}
   let data: unknown
   try {
     data = JSON.parse(text)
@@ -91,14 +97,14 @@ export function parseJsonArray(text: string, file: string, what: string): Array<
     }
   }
   if (!Array.isArray(data)) throw new ParseError(file, 1, `a JSON array of ${what}`, typeof data === 'object' ? (data === null ? 'null' : 'an object') : typeof data)
-  // iproute2 prints the array on one line: every element is on line 1, no need to scan for positions
+  // iproute2 prints the array on one line: every element is on line 1 (one shared position), no need to scan
   const newline = text.indexOf('\n')
   if (newline < 0 || newline >= text.trimEnd().length) {
     const pos = {file, line: 1, endLine: 1}
-    return data.map((value) => ({value, pos}))
+    return {values: data, posAt: () => pos}
   }
   const lines = topLevelElementLines(text)
-  return data.map((value, i) => ({value, pos: {file, line: lines[i]?.line ?? 1, endLine: lines[i]?.endLine ?? 1}}))
+  return {values: data, posAt: (i) => ({file, line: lines[i]?.line ?? 1, endLine: lines[i]?.endLine ?? 1})}
 }
 
 /** Offset of the first JSON syntax error (Node 20 does not always say where). */
@@ -322,6 +328,38 @@ function makeGateway(raw: RawGateway, pos: SourcePos): Gateway {
   return {family, address}
 }
 
+// ... and a few hundred next-hop sets: one frozen list per distinct set, shared by every route using it
+const NO_NEXTHOPS: Nexthop[] = Object.freeze([]) as unknown as Nexthop[]
+const nexthopLists = new Map<string, Nexthop[]>()
+// the common shape, one next hop of weight 1 without flags, by (shared) gateway object and device: no key string
+const singleLists = new Map<Gateway | undefined, Map<string | undefined, Nexthop[]>>()
+
+function sharedNexthops(list: Nexthop[]): Nexthop[] {
+  const first = list[0]!
+  const simple = list.length === 1 && first.weight === 1 && first.flags.length === 0
+  let byDev: Map<string | undefined, Nexthop[]> | undefined
+  let key = ''
+  if (simple) {
+    byDev = singleLists.get(first.gateway)
+    const known = byDev?.get(first.dev)
+    if (known) return known
+  } else {
+    for (const n of list) key += `${n.gateway ? `${n.gateway.family} ${n.gateway.address}` : '-'} ${n.dev ?? '-'} ${n.weight} ${n.flags.join(',')};`
+    const known = nexthopLists.get(key)
+    if (known) return known
+  }
+  for (const n of list) Object.freeze(n)
+  Object.freeze(list)
+  if (nexthopLists.size + singleLists.size >= 100_000) return list
+  if (simple) {
+    if (!byDev) singleLists.set(first.gateway, (byDev = new Map()))
+    byDev.set(first.dev, list)
+  } else {
+    nexthopLists.set(key, list)
+  }
+  return list
+}
+
 /** Apply iproute2's omitted defaults (type unicast, proto boot, scope global, table main) and canonical forms. */
 export function buildRoute(raw: RawRoute, pos: SourcePos, defaultFamily: Family = 'inet'): KernelRoute {
   const type = (raw.type ?? 'unicast') as RouteType
@@ -334,20 +372,20 @@ export function buildRoute(raw: RawRoute, pos: SourcePos, defaultFamily: Family 
   const table = raw.table ?? 'main'
   const flags = raw.flags.length === 0 ? NO_FLAGS : [...raw.flags]
   let nexthops: Nexthop[]
-  if (NO_NEXTHOP_TYPES.has(type)) nexthops = []
+  if (NO_NEXTHOP_TYPES.has(type)) nexthops = NO_NEXTHOPS
   else if (raw.nexthops && raw.nexthops.length > 0) {
-    nexthops = raw.nexthops.map((nh) => {
+    nexthops = sharedNexthops(raw.nexthops.map((nh) => {
       const out: Nexthop = {weight: nh.weight ?? 1, flags: nh.flags.length === 0 ? NO_FLAGS : [...nh.flags]}
       if (nh.gateway) out.gateway = gateway(nh.gateway, pos)
       if (nh.dev !== undefined) out.dev = nh.dev
       return out
-    })
+    }))
   } else if (raw.gateway || raw.dev !== undefined) {
     const nh: Nexthop = {weight: 1, flags: flags.length === 0 ? NO_FLAGS : flags.filter((f) => NEXTHOP_FLAGS.has(f))}
     if (raw.gateway) nh.gateway = gateway(raw.gateway, pos)
     if (raw.dev !== undefined) nh.dev = raw.dev
-    nexthops = [nh]
-  } else nexthops = []
+    nexthops = sharedNexthops([nh])
+  } else nexthops = NO_NEXTHOPS
   const route: KernelRoute = {
     family,
     type,

@@ -14,7 +14,7 @@ export const rule: PrefixRule = {
         ? `The kernel's route for ${res.bgpNextHop} is \`${formatKernelRoute(res.lookup.route)}\`: packets to that node are dropped, tunnelled or not.`
         : `No kernel route covers ${res.bgpNextHop}: the underlay to the node that owns ${facts.prefix} is missing.`,
       evidence: [...facts.bestSet.filter((p) => p.bgpNextHop === res.bgpNextHop).flatMap((p) => ctx.cite(p.pos)),
-        ...(res.lookup.route ? ctx.cite(res.lookup.route.pos, () => formatKernelRoute(res.lookup.route!)) : [])],
+        ...ctx.resolutionEvidence(res)],
       fix: `Restore the underlay route to ${res.bgpNextHop} (uplinks, ToR sessions) before anything else.`,
     }))
   },
