@@ -42,7 +42,8 @@ export interface ContextOptions {
 export class Context {
   readonly fib: Fib
   readonly kernelTables: number[]
-  readonly birdByPrefix = new Map<string, BirdRoute[]>()
+  // BIRD's paths by prefix: the path itself when it is the only one (most are; a million one-element lists is 32 MB)
+  private readonly birdIndex = new Map<string, BirdRoute | BirdRoute[]>()
   readonly ownAddresses = new Set<string>()
   readonly links = new Map<string, Link>()
   readonly sysctl = new Map<string, {value: string; pos: SourcePos}>()
@@ -67,11 +68,12 @@ export class Context {
     const tables = snapshot.bird.config?.kernelTables.map(Number).filter((n) => Number.isInteger(n)) ?? []
     this.kernelTables = tables.length > 0 ? tables : [254]
     for (const route of snapshot.bird.routes) {
-      const list = this.birdByPrefix.get(route.prefix)
-      if (list) list.push(route)
-      else this.birdByPrefix.set(route.prefix, [route])
+      const known = this.birdIndex.get(route.prefix)
+      if (known === undefined) this.birdIndex.set(route.prefix, route)
+      else if (Array.isArray(known)) known.push(route)
+      else this.birdIndex.set(route.prefix, [known, route])
     }
-    for (const list of this.birdByPrefix.values()) if (list.length > 1) list.sort((a, b) => Number(b.primary) - Number(a.primary))
+    for (const list of this.birdIndex.values()) if (Array.isArray(list)) list.sort((a, b) => Number(b.primary) - Number(a.primary))
     for (const a of snapshot.addresses) this.ownAddresses.add(a.local)
     for (const r of snapshot.kernelRoutes) if (r.type === 'local' && r.tableId === 255) this.ownAddresses.add(r.dst.replace(/\/(32|128)$/, ''))
     for (const l of snapshot.links) this.links.set(l.ifname, l)
@@ -124,6 +126,12 @@ export class Context {
     return best
   }
 
+  /** Every BIRD path for a prefix, primary first. */
+  birdRoutesFor(prefix: string): BirdRoute[] {
+    const known = this.birdIndex.get(prefix)
+    return known === undefined ? NO_ROUTES : Array.isArray(known) ? known : [known]
+  }
+
   /** The pool of IPv4 prefix v/len: integer arithmetic over a handful of pools, cheaper than any cache. */
   private v4PoolOf(v: number, len: number): Pool | undefined {
     for (const p of this.v4Pools) if (len >= p.len && ipv4Network(v, p.len) === p.network) return p.pool
@@ -146,7 +154,7 @@ export class Context {
         other.add(prefix)
       }
     }
-    for (const prefix of this.birdByPrefix.keys()) add(prefix)
+    for (const prefix of this.birdIndex.keys()) add(prefix)
     for (const r of this.snapshot.kernelRoutes) {
       if (r.tableId === 255 || r.type === 'local' || r.type === 'broadcast' || r.type === 'multicast') continue
       if (!this.tables.includes(r.tableId)) continue
@@ -163,8 +171,12 @@ export class Context {
   poolResolutions(): NexthopResolution[] {
     if (this.poolResolutionList) return this.poolResolutionList
     const hops = new Set<string>()
-    for (const [prefix, routes] of this.birdByPrefix) {
+    for (const [prefix, routes] of this.birdIndex) {
       if (!this.poolOf(prefix)) continue
+      if (!Array.isArray(routes)) {
+        if (routes.bgpNextHop !== undefined) hops.add(routes.bgpNextHop)
+        continue
+      }
       for (const r of routes) if (r.bgpNextHop !== undefined) hops.add(r.bgpNextHop)
     }
     this.poolResolutionList = [...hops].map((n) => this.resolve(n))
@@ -220,7 +232,7 @@ export class Context {
   }
 
   facts(prefixText: string): PrefixFacts {
-    const prefix = this.birdByPrefix.has(prefixText) ? prefixText : (canonicalPrefix(prefixText) ?? prefixText)
+    const prefix = this.birdIndex.has(prefixText) ? prefixText : (canonicalPrefix(prefixText) ?? prefixText)
     return this.computeFacts(prefix)
   }
 
@@ -230,7 +242,7 @@ export class Context {
     const len = v >= 0 ? Number(prefix.slice(slash + 1)) : 0
     const pool = v >= 0 ? this.v4PoolOf(v, len) : this.poolOf(prefix)
     const kernel = v >= 0 ? this.v4KernelRoutes(v, len) : this.kernelRoutesFor(prefix)
-    const bird = this.birdByPrefix.get(prefix) ?? NO_ROUTES
+    const bird = this.birdRoutesFor(prefix)
     let birdPrimary: BirdRoute | undefined
     for (const r of bird) {
       if (r.primary) {

@@ -53,17 +53,25 @@ function addressBytes(address: string): number[] | undefined {
   }
 }
 
+// A prefix's routes: the route itself when it is the only one (a million one-element lists is 32 MB).
+type Routes = KernelRoute | KernelRoute[]
+
 interface Table {
-  v4: Map<number, KernelRoute[]>
-  v6: Map<string, KernelRoute[]>
+  v4: Map<number, Routes>
+  v6: Map<string, Routes>
   v4Lengths: number[] // prefix lengths present, longest first
   v6Lengths: number[]
 }
 
-function push<K>(map: Map<K, KernelRoute[]>, key: K, route: KernelRoute): void {
-  const list = map.get(key)
-  if (list) list.push(route)
-  else map.set(key, [route])
+function push<K>(map: Map<K, Routes>, key: K, route: KernelRoute): void {
+  const known = map.get(key)
+  if (known === undefined) map.set(key, route)
+  else if (Array.isArray(known)) known.push(route)
+  else map.set(key, [known, route])
+}
+
+function list(routes: Routes | undefined): KernelRoute[] {
+  return routes === undefined ? NO_ROUTES : Array.isArray(routes) ? routes : [routes]
 }
 
 export class Fib {
@@ -114,15 +122,15 @@ export class Fib {
     const len = Number(prefix.slice(slash + 1))
     if (family === 'inet') {
       const v = ipv4Value(prefix, 0, slash)
-      return v < 0 ? [] : (table.v4.get(v4Key(v, len)) ?? [])
+      return v < 0 ? NO_ROUTES : list(table.v4.get(v4Key(v, len)))
     }
     const bytes = addressBytes(prefix.slice(0, slash))
-    return bytes && bytes.length === 16 ? (table.v6.get(keyOf(bytes, len)) ?? []) : []
+    return bytes && bytes.length === 16 ? list(table.v6.get(keyOf(bytes, len))) : NO_ROUTES
   }
 
   /** Routes in one table whose dst is exactly the IPv4 prefix v/len (v its network). */
   exactV4(v: number, len: number, tableId: number): KernelRoute[] {
-    return this.tables.get(tableId)?.v4.get(v4Key(v, len)) ?? NO_ROUTES
+    return list(this.tables.get(tableId)?.v4.get(v4Key(v, len)))
   }
 
   /** Longest-prefix match in one table. */
@@ -132,7 +140,7 @@ export class Fib {
     const v = ipv4Value(address)
     if (v >= 0) {
       for (const len of table.v4Lengths) {
-        const found = usable(table.v4.get(v4Key(v, len)))
+        const found = usable(list(table.v4.get(v4Key(v, len))))
         if (found) return found
       }
       return []
@@ -140,7 +148,7 @@ export class Fib {
     const bytes = addressBytes(address)
     if (!bytes || bytes.length !== 16) return []
     for (const len of table.v6Lengths) {
-      const found = usable(table.v6.get(keyOf(bytes, len)))
+      const found = usable(list(table.v6.get(keyOf(bytes, len))))
       if (found) return found
     }
     return []
@@ -160,8 +168,8 @@ export class Fib {
 
 const NO_ROUTES = Object.freeze([]) as unknown as KernelRoute[]
 
-function usable(routes: KernelRoute[] | undefined): KernelRoute[] | undefined {
-  if (!routes) return undefined
+function usable(routes: KernelRoute[]): KernelRoute[] | undefined {
+  if (routes.length === 0) return undefined
   const found = routes.filter((r) => TERMINAL.has(r.type) || r.type === 'throw')
   return found.length > 0 ? found.sort((a, b) => a.metric - b.metric) : undefined
 }

@@ -107,6 +107,62 @@ export function jsonArrayElements(text: string, file: string, what: string): {va
   return {values: data, posAt: (i) => ({file, line: lines[i]?.line ?? 1, endLine: lines[i]?.endLine ?? 1})}
 }
 
+// One-line arrays larger than this are parsed in pieces of about this size (see forEachJsonElement).
+const JSON_PIECE = 1 << 20
+
+/**
+ * Every element of a file holding one JSON array, handed to `each` with its position, as parseJsonArray
+ * gives them. A large one-line array (iproute2's `-j` output of a full table) is parsed in ~1 MiB pieces,
+ * so the parsed JSON of a route dies young instead of a million of them living until the end. A piece ends
+ * at a `},{"` (never inside a string: a quote there would be escaped); when that one was inside a nested list
+ * (the next hops of a multipath route) the piece does not parse, and the next candidate is taken.
+ */
+export function forEachJsonElement(text: string, file: string, what: string, each: (value: unknown, pos: SourcePos) => void): void {
+  const open = firstNonBlank(text)
+  const close = lastNonBlank(text)
+  const oneLine = text.indexOf('\n', open) < 0 || text.indexOf('\n', open) > close
+  if (text.length <= 2 * JSON_PIECE || !oneLine || text.charCodeAt(open) !== 91 /* [ */ || text.charCodeAt(close) !== 93 /* ] */) {
+    const {values, posAt} = jsonArrayElements(text, file, what)
+    for (let i = 0; i < values.length; i++) each(values[i], posAt(i))
+    return
+  }
+  const pos = {file, line: 1, endLine: 1}
+  let start = open + 1 // first character of the next piece's first element
+  while (start < close) {
+    let cut = text.indexOf('},{"', start + JSON_PIECE)
+    let values: unknown[] | undefined
+    for (let tries = 0; values === undefined; tries++) {
+      const end = cut < 0 || cut >= close ? close : cut + 1
+      try {
+        values = JSON.parse(`[${text.slice(start, end)}]`) as unknown[]
+        start = end + 1
+      } catch {
+        // a cut inside a nested list: the next candidate. Bad JSON fails every candidate: after a few, or at
+        // the end, the rest is parsed at once, which either works or says what is wrong where
+        if (cut < 0 || cut >= close || tries >= 32) {
+          const {values: rest} = jsonArrayElements(`[${text.slice(start, close)}]`, file, what)
+          for (const value of rest) each(value, pos)
+          return
+        }
+        cut = text.indexOf('},{"', cut + 1)
+      }
+    }
+    for (const value of values) each(value, pos)
+  }
+}
+
+function firstNonBlank(s: string): number {
+  let i = 0
+  while (i < s.length && s.charCodeAt(i) <= 32) i++
+  return i
+}
+
+function lastNonBlank(s: string): number {
+  let i = s.length - 1
+  while (i >= 0 && s.charCodeAt(i) <= 32) i--
+  return i
+}
+
 /** Offset of the first JSON syntax error (Node 20 does not always say where). */
 function jsonErrorOffset(s: string): number {
   let i = 0

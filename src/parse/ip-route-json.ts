@@ -1,7 +1,7 @@
 // `ip -j -d route show table all` (and `ip -j route`, which omits defaults) -> KernelRoute[].
 import {ParseError} from '../model/errors.js'
 import type {Family, KernelRoute, SourcePos} from '../model/types.js'
-import {Fields, buildRoute, isRecord, jsonArrayElements, type RawGateway, type RawNexthop, type RawRoute} from './ip-common.js'
+import {Fields, buildRoute, isRecord, forEachJsonElement, type RawGateway, type RawNexthop, type RawRoute} from './ip-common.js'
 
 export interface IpRouteParseOptions {
   /** Family of a route whose family nothing on it reveals (`default dev wg0`): e.g. inet6 for `ip -6` output. */
@@ -31,12 +31,8 @@ function rawNexthop(value: unknown, pos: SourcePos): RawNexthop {
 }
 
 export function parseIpRouteJson(text: string, file = 'ip-j-d-route.json', opts: IpRouteParseOptions = {}): KernelRoute[] {
-  const {values, posAt} = jsonArrayElements(text, file, 'routes')
-  const routes: KernelRoute[] = new Array(values.length)
-  for (let i = 0; i < values.length; i++) {
-    const value = values[i]
-    values[i] = undefined // the parsed JSON of a route is garbage once its KernelRoute exists
-    const pos = posAt(i)
+  const routes: KernelRoute[] = []
+  forEachJsonElement(text, file, 'routes', (value, pos) => {
     if (!isRecord(value)) throw new ParseError(file, pos.line, 'a route object', JSON.stringify(value))
     const f = new Fields(value, pos, 'route')
     const raw: RawRoute = {
@@ -54,7 +50,7 @@ export function parseIpRouteJson(text: string, file = 'ip-j-d-route.json', opts:
       flags: f.strs('flags') ?? [],
       nexthops: f.list('nexthops')?.map((nh) => rawNexthop(nh, pos)),
     }
-    routes[i] = buildRoute(raw, pos, opts.family)
-  }
+    routes.push(buildRoute(raw, pos, opts.family))
+  })
   return routes
 }
