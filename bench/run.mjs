@@ -33,7 +33,8 @@ import {GEN_VERSION, generateSnapshot, parseCount} from './gen-snapshot.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '..')
-const BIN = path.join(ROOT, 'bin', 'run.js')
+const BIN = path.join(ROOT, 'bin', 'run.js') // the package's bin, as `npx routedoctor` runs it
+const CLI_BUNDLE = path.join(ROOT, 'dist', 'app', 'cli.js') // what BIN imports (npm run build)
 const EXAMPLE = path.join(ROOT, 'examples', 'bird2-ecmp-not-tunneled')
 const EXAMPLE_PREFIX = '192.168.110.128/26'
 const MiB = 1024 * 1024
@@ -192,7 +193,7 @@ function machine() {
     load: os.loadavg().map((x) => x.toFixed(2)).join(' '),
     head: sh('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD']).stdout?.trim() || '?',
     dirty: (sh('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src']).stdout ?? '').split('\n').filter(Boolean).length,
-    distBuilt: existsSync(path.join(ROOT, 'dist', 'commands', 'check.js')) ? statSync(path.join(ROOT, 'dist', 'commands', 'check.js')).mtime.toISOString() : 'not built',
+    distBuilt: existsSync(CLI_BUNDLE) ? statSync(CLI_BUNDLE).mtime.toISOString() : 'not built',
     manifest: existsSync(path.join(ROOT, 'oclif.manifest.json')),
   }
 }
@@ -350,7 +351,7 @@ async function main() {
   log(`machine: ${m.cpu}, ${m.cores} cores, ${m.memory} RAM, node ${m.node}, kernel ${m.kernel}, load avg ${m.load}`)
   log(`code: git ${m.head}${m.dirty ? ` + ${m.dirty} changed file(s) in src/` : ''}, dist/ built ${m.distBuilt}, oclif.manifest.json ${m.manifest ? 'present' : 'absent'}`)
   log(`peak RSS from ${TIME ? `${TIME} -f %M` : '/proc/PID/status VmHWM sampling'}; wall time measured around the spawned process`)
-  if (!existsSync(path.join(ROOT, 'dist', 'commands', 'check.js'))) log('WARNING: dist/ is not built (npm run build); routedoctor runs will fail')
+  if (!existsSync(CLI_BUNDLE)) log('WARNING: dist/ is not built (npm run build); routedoctor runs will fail')
   log()
 
   // start-up and explain on the shipped snapshot

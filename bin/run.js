@@ -1,7 +1,5 @@
 #!/usr/bin/env node
-import {execute} from '@oclif/core'
+// The CLI is bundled (npm run build → dist/app/cli.js; see src/cli/main.ts and scripts/bundle.mjs).
+import {run} from '../dist/app/cli.js'
 
-// A bare `routedoctor` on a terminal starts the interactive UI (DESIGN §2).
-if (process.argv.length === 2 && process.stdout.isTTY && process.stdin.isTTY) process.argv.push('ui')
-
-await execute({dir: import.meta.url})
+await run(import.meta.url)

@@ -1,5 +1,6 @@
-// Writes oclif.manifest.json after a build, so oclif finds a command without importing every
-// command file at start-up (the manifest holds their flags and descriptions).
+// Writes oclif.manifest.json after a build (after scripts/bundle.mjs: oclif reads the commands from
+// dist/app/cli.js, package.json oclif.commands), so oclif knows every command's flags and descriptions
+// without asking the command classes for them at start-up.
 import {rmSync, writeFileSync} from 'node:fs'
 import {fileURLToPath} from 'node:url'
 import path from 'node:path'

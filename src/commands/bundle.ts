@@ -1,7 +1,6 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
-import {createBundle} from '../services/bundle.js'
 
 export default class Bundle extends BaseCommand {
   static summary = 'Write a support bundle (.tar.gz): every raw input, the parsed model, the report and a manifest'
@@ -19,6 +18,7 @@ subnet membership (a redacted bundle diagnoses the same); BGP passwords are remo
   async run(): Promise<void> {
     const {flags} = await this.parse(Bundle)
     this.jsonOutput = flags.json
+    const {createBundle} = await import('../services/bundle.js') // only this command needs it: not at start-up
     const result = await createBundle({
       ...sourceOptions(flags), out: flags.output, redact: flags.redact, mappingFile: flags['mapping-file'],
       command: ['bundle', ...this.argv], toolVersion: this.config.version,

@@ -4,11 +4,8 @@ import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
 import {Context, DEFAULT_FIX_PROTOCOL_NUMBER} from '../model/context.js'
 import {UsageError} from '../model/errors.js'
 import {loadSnapshot} from '../services/load.js'
-import {planFix} from '../services/fix.js'
-import {confirm} from '../cli/confirm.js'
 import {palette} from '../render/style.js'
 import {renderBirdConfig, renderFix} from '../render/text.js'
-import {renderApply, renderRevert} from '../render/apply.js'
 
 export default class Fix extends BaseCommand {
   static summary = 'Plan the corrected tunnel routes; --apply programs them through rtnetlink'
@@ -37,6 +34,8 @@ export default class Fix extends BaseCommand {
     const {args, flags} = await this.parse(Fix)
     this.jsonOutput = flags.json
     const c = palette()
+    // only this command needs them: not at start-up
+    const [{planFix}, {confirm}, {renderApply, renderRevert}] = await Promise.all([import('../services/fix.js'), import('../cli/confirm.js'), import('../render/apply.js')])
     if (flags.revert) {
       if (!(await confirm(`Revert the routes journaled in ${flags.revert}?`, flags.yes))) return
       const {revertJournal} = await import('../netlink/apply.js')

@@ -3,7 +3,6 @@ import {Flags} from '@oclif/core'
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
 import {palette} from '../render/style.js'
 import {renderCheck} from '../render/text.js'
-import {createActions} from '../ui/actions.js'
 
 export default class Ui extends BaseCommand {
   static summary = 'The interactive TUI: prefixes with their verdicts, the explanation of the selected one, fix preview and apply, bundle, live refresh'
@@ -20,6 +19,7 @@ export default class Ui extends BaseCommand {
   async run(): Promise<void> {
     const {flags} = await this.parse(Ui)
     this.jsonOutput = flags.json
+    const {createActions} = await import('../ui/actions.js') // only this command needs it: not at start-up
     const actions = createActions(sourceOptions(flags), {palette: palette(), toolVersion: this.config.version})
     const report = await actions.loadReport()
     const why = flags.json ? '--json was given' : !process.stdout.isTTY ? 'stdout is not a terminal' : !process.stdin.isTTY ? 'stdin is not a terminal' : undefined

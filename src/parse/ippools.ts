@@ -1,7 +1,5 @@
 // Calico IPPool lists (YAML or JSON; `kind: IPPoolList` with items, a single IPPool, a bare list, `calicoctl get
 // ippools -o yaml`, kubectl's `kind: List`, and calicoctl v1 `kind: ipPool` with metadata.cidr) -> Pool[].
-import {createRequire} from 'node:module'
-
 import type * as YamlModule from 'yaml'
 import type {Node} from 'yaml'
 
@@ -9,6 +7,7 @@ import {ParseError} from '../model/errors.js'
 import {canonicalPrefix} from '../model/prefix.js'
 import type {Pool, PoolMode} from '../model/types.js'
 import {isRecord} from './ip-common.js'
+import {loadYaml} from './load-yaml.js'
 
 function isEncapOn(mode: unknown): boolean {
   return typeof mode === 'string' && /^(always|crosssubnet|cross-subnet)$/i.test(mode)
@@ -54,7 +53,7 @@ function itemNodes(root: Node): unknown[] {
 // yaml is loaded on first use: most runs have no IPPool file, and start-up time matters.
 let yamlModule: typeof YamlModule | undefined
 function yaml(): typeof YamlModule {
-  return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof YamlModule)
+  return (yamlModule ??= loadYaml())
 }
 
 export function parseIpPools(text: string, file = 'ippools.yaml'): Pool[] {

@@ -15,7 +15,7 @@ export const POOL = ['--pool', '192.168.0.0/16=ipip']
 export function liveUnavailableReason(scenario: ScenarioName): string | null {
   const lab = labUnavailableReason(scenario)
   if (lab) return lab
-  if (!existsSync(path.join(ROOT, 'dist/commands/check.js'))) return 'routedoctor is not built: run `npx tsc -p tsconfig.build.json` first'
+  if (!existsSync(path.join(ROOT, 'dist/app/cli.js'))) return 'routedoctor is not built: run `npm run build` first'
   return null
 }
 

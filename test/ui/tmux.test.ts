@@ -10,7 +10,7 @@ import {BIN, ROOT} from '../helpers.js'
 import {ECMP, TARGET, expected} from './fixture.js'
 
 const haveTmux = spawnSync('tmux', ['-V'], {encoding: 'utf8'}).status === 0
-const haveDist = existsSync(path.join(ROOT, 'dist/commands/ui.js'))
+const haveDist = existsSync(path.join(ROOT, 'dist/app/cli.js'))
 const socket = `rd-ui-e2e-${process.pid}`
 const session = 'ui'
 const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-ui-e2e-'))

@@ -1,0 +1,183 @@
+// Bundles the compiled CLI (dist/, from tsc) into dist/app/ with rolldown, for start-up time (README
+// "Performance"). bin/run.js imports dist/app/cli.js, whose one start-up chunk holds oclif, chalk,
+// ipaddr.js and every command: `routedoctor explain` reads three files instead of resolving and
+// compiling ~150 CommonJS modules one by one. Run by `npm run build` after tsc and before
+// scripts/manifest.mjs (oclif's "explicit" command discovery imports cli.js's COMMANDS).
+//
+// What only some runs need stays out of the start-up chunk:
+//  - Ink and React (`ui`), the netlink binding (`fix --apply/--revert`), execa (live collection): the
+//    commands reach them through dynamic import() and they load from node_modules as before (LAZY);
+//    each command's own services (fix, bundle, the UI's actions) are chunks of their own;
+//  - what is required synchronously but used only on some paths — yaml (a YAML IPPool file), and the
+//    packages oclif requires when it loads but uses only for help, plugins, globbing, rc files or
+//    spinners (SIDE) — is bundled into CommonJS files under dist/app/lazy/, required on first use of
+//    one of its exports through a stand-in module with the same export names.
+import {existsSync, readFileSync, renameSync, rmSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import path from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+import {build} from 'rolldown'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const outDir = path.join(root, 'dist', 'app')
+const buildDir = path.join(root, 'dist', `.app-${process.pid}`) // swapped in for outDir when complete
+const entry = path.join(root, 'dist', 'cli', 'main.js')
+if (!existsSync(entry)) throw new Error(`${path.relative(root, entry)} is missing: run tsc -p tsconfig.build.json first`)
+const require = createRequire(import.meta.url)
+const oclifRequire = createRequire(require.resolve('@oclif/core')) // oclif's own dependencies, as oclif resolves them
+
+// Loaded from node_modules by dynamic import(), only by the commands that use them.
+const LAZY = ['ink', 'react', 'netlink', 'execa']
+// Never loaded: oclif asks for them only to run TypeScript sources in development, which the bundled
+// CLI turns off (src/cli/main.ts).
+const NEVER = ['typescript', 'tsx', 'ts-node']
+// Required by oclif's modules when they load, used only for --help (ejs), plugins (minimatch),
+// command globbing (tinyglobby), rc files (lilconfig), spinners (cli-spinners), the engine warning
+// (semver; it cannot fire in a bundle), flags read from stdin (readline), performance tracing
+// (perf_hooks).
+const SIDE = ['ejs', 'minimatch', 'tinyglobby', 'lilconfig', 'cli-spinners', 'semver']
+const LAZY_BUILTINS = ['node:readline', 'node:perf_hooks']
+const OCLIF_DIR = `${path.sep}@oclif${path.sep}core${path.sep}`
+// src/parse/load-yaml.ts requires yaml synchronously; in the bundle it requires the side file.
+const loadYamlModule = path.join(root, 'dist', 'parse', 'load-yaml.js')
+const yamlDir = path.dirname(require.resolve('yaml/package.json'))
+const yamlLog = path.join(yamlDir, 'browser', 'dist', 'log.js')
+
+const PLACEHOLDER = 'routedoctor-side:' // + name: becomes the side file's path relative to the chunk
+const seen = new Set() // what the plugins replaced: a warning names what they no longer find
+
+/** A CommonJS stand-in for module `real` (required as `spec`) that loads it on first use of an export. */
+function standIn(spec, real) {
+  const lines = ['let real', `const load = () => (real ??= require(${JSON.stringify(spec)}))`]
+  if (typeof real === 'function') lines.push('module.exports = function (...args) { return new.target ? Reflect.construct(load(), args, new.target) : load().apply(this, args) }')
+  if (real.__esModule) lines.push('Object.defineProperty(module.exports, "__esModule", {value: true})')
+  for (const key of Object.getOwnPropertyNames(real)) {
+    if (key === '__esModule' || (typeof real === 'function' && ['length', 'name', 'prototype', 'arguments', 'caller'].includes(key))) continue
+    lines.push(`Object.defineProperty(module.exports, ${JSON.stringify(key)}, {enumerable: true, configurable: true, get: () => load()[${JSON.stringify(key)}]})`)
+  }
+  return lines.join('\n') + '\n'
+}
+
+/** The modules the entry reaches through static imports: they make up the start-up chunk. */
+let closure
+function staticClosure(ctx) {
+  if (closure) return closure
+  closure = new Set()
+  const queue = [entry]
+  while (queue.length > 0) {
+    const id = queue.pop()
+    if (closure.has(id)) continue
+    closure.add(id)
+    queue.push(...(ctx.getModuleInfo(id)?.importedIds ?? []))
+  }
+  return closure
+}
+
+const lazyPlugin = {
+  name: 'routedoctor-lazy',
+  resolveId(source, importer) {
+    if (source.startsWith(PLACEHOLDER)) return {id: source, external: true}
+    if (importer?.includes(OCLIF_DIR) && (SIDE.includes(source) || LAZY_BUILTINS.includes(source))) return `\0lazy:${source}`
+  },
+  load(id) {
+    if (id.startsWith('\0lazy:')) {
+      const name = id.slice('\0lazy:'.length)
+      seen.add(name)
+      return name.startsWith('node:') ? standIn(name, require(name)) : standIn(PLACEHOLDER + name, oclifRequire(name))
+    }
+    if (id === loadYamlModule) {
+      seen.add('yaml')
+      return `import {createRequire} from 'node:module'\nexport function loadYaml() { return createRequire(import.meta.url)(${JSON.stringify(PLACEHOLDER + 'yaml')}) }\n`
+    }
+  },
+  transform(code, id) {
+    // oclif sorts its command list with localeCompare, whose first call builds an ICU collator
+    // (~15 ms, a tenth of start-up); command ids are ASCII, and comparing code units orders them the same.
+    if (id.endsWith(path.join('@oclif', 'core', 'lib', 'config', 'plugin.js'))) {
+      const from = '.sort((a, b) => a.id.localeCompare(b.id))'
+      if (!code.includes(from)) return
+      seen.add('localeCompare')
+      return {code: code.replace(from, '.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))'), map: null}
+    }
+  },
+  renderChunk(code, chunk) {
+    const fixed = code.replace(new RegExp(`(["'])${PLACEHOLDER}([\\w-]+)\\1`, 'g'), (_, quote, name) => {
+      const rel = path.relative(path.dirname(path.join(buildDir, chunk.fileName)), path.join(buildDir, 'lazy', `${name}.cjs`))
+      return JSON.stringify((rel.startsWith('.') ? rel : `./${rel}`).split(path.sep).join('/'))
+    })
+    return fixed === code ? null : {code: fixed}
+  },
+}
+
+// yaml's ES module build (its non-node export: the same code as its CommonJS build, which rolldown
+// would wrap module by module; hoisted into one scope it loads in half the time), with the node
+// build's warning channel (process.emitWarning).
+const yamlLogPlugin = {
+  name: 'routedoctor-yaml-log',
+  load(id) {
+    if (id !== yamlLog) return
+    seen.add('yaml log')
+    return `import process from 'node:process'
+export function debug(logLevel, ...messages) { if (logLevel === 'debug') console.log(...messages) }
+export function warn(logLevel, warning) {
+  if (logLevel === 'debug' || logLevel === 'warn') {
+    if (typeof process.emitWarning === 'function') process.emitWarning(warning)
+    else console.warn(warning)
+  }
+}
+`
+  },
+}
+
+const t0 = Date.now()
+rmSync(buildDir, {recursive: true, force: true})
+try {
+  await build({
+    input: {cli: entry},
+    platform: 'node',
+    external: [...LAZY, ...NEVER].map((name) => new RegExp(`^${name}(/|$)`)),
+    plugins: [lazyPlugin],
+    logLevel: 'warn',
+    output: {
+      dir: buildDir, format: 'esm', entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js',
+      // everything the entry imports statically in one chunk (rolldown would otherwise split out each
+      // module that a lazy chunk shares with it); the lazy chunks import from it
+      codeSplitting: {groups: [{debugName: 'startup', name: (id, ctx) => (staticClosure(ctx).has(id) ? 'startup' : null)}]},
+    },
+  })
+  await build({
+    input: Object.fromEntries([...SIDE.map((name) => [name, oclifRequire.resolve(name)]), ['yaml', path.join(yamlDir, 'browser', 'index.js')]]),
+    platform: 'node',
+    plugins: [yamlLogPlugin],
+    logLevel: 'warn',
+    output: {dir: path.join(buildDir, 'lazy'), format: 'cjs', exports: 'named', entryFileNames: '[name].cjs', chunkFileNames: 'shared-[hash].cjs'},
+  })
+  const missing = [...SIDE, ...LAZY_BUILTINS, 'yaml', 'yaml log', 'localeCompare'].filter((name) => !seen.has(name))
+  if (missing.length > 0) console.error(`scripts/bundle.mjs: warning: nothing to replace for ${missing.join(', ')} (did oclif, yaml or src/parse/load-yaml.ts change?)`)
+
+  // Nothing LAZY may be reachable through static imports from cli.js: follow them.
+  const reached = new Set()
+  const visit = (file) => {
+    if (reached.has(file)) return
+    reached.add(file)
+    for (const m of readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]/gm)) {
+      const spec = m[1] ?? m[2]
+      if (spec.startsWith('.')) visit(path.resolve(path.dirname(file), spec))
+      else reached.add(spec)
+    }
+  }
+  visit(path.join(buildDir, 'cli.js'))
+  const eager = [...reached].filter((s) => LAZY.some((name) => s === name || s.startsWith(`${name}/`)))
+  if (eager.length > 0) throw new Error(`dist/app/cli.js imports ${eager.join(', ')} statically: they must stay behind a dynamic import()`)
+  const files = [...reached].filter((s) => path.isAbsolute(s)).map((f) => path.relative(buildDir, f))
+
+  // swap the new build in whole: a CLI starting meanwhile finds one build or the other
+  const old = `${buildDir}-old`
+  if (existsSync(outDir)) renameSync(outDir, old)
+  renameSync(buildDir, outDir)
+  rmSync(old, {recursive: true, force: true})
+  console.error(`dist/app: built in ${Date.now() - t0} ms; start-up loads ${files.join(', ')}`)
+} finally {
+  rmSync(buildDir, {recursive: true, force: true})
+}
