@@ -141,15 +141,21 @@ export class Context {
   /** Every prefix inside the pools that BIRD holds or the kernel routes (not the local table), in prefix order. */
   poolPrefixes(): string[] {
     if (this.poolPrefixList) return this.poolPrefixList
-    // IPv4 prefixes keyed by network·64 + length (exact in a double, and in prefix order), the rest by text
-    const v4 = new Map<number, string>()
+    // IPv4 prefixes with their key network·64 + length (exact in a double, and in prefix order), the rest by text.
+    // BIRD's prefixes are distinct already; a kernel route's prefix counts only when BIRD does not hold it.
+    const keys: number[] = []
+    const texts: string[] = []
     const other = new Set<string>()
+    const kernelOnly = new Set<string>()
     const add = (prefix: string) => {
       const slash = prefix.indexOf('/')
       const v = ipv4Value(prefix, 0, slash)
       if (v >= 0) {
         const len = Number(prefix.slice(slash + 1))
-        if (this.v4PoolOf(v, len)) v4.set(v * 64 + len, prefix)
+        if (this.v4PoolOf(v, len)) {
+          keys.push(v * 64 + len)
+          texts.push(prefix)
+        }
       } else if (this.poolOf(prefix)) {
         other.add(prefix)
       }
@@ -157,12 +163,13 @@ export class Context {
     for (const prefix of this.birdIndex.keys()) add(prefix)
     for (const r of this.snapshot.kernelRoutes) {
       if (r.tableId === 255 || r.type === 'local' || r.type === 'broadcast' || r.type === 'multicast') continue
-      if (!this.tables.includes(r.tableId)) continue
+      if (!this.tables.includes(r.tableId) || this.birdIndex.has(r.dst) || kernelOnly.has(r.dst)) continue
+      kernelOnly.add(r.dst)
       add(r.dst)
     }
-    const keys = Float64Array.from(v4.keys()).sort()
-    const list: string[] = new Array(keys.length)
-    for (let i = 0; i < keys.length; i++) list[i] = v4.get(keys[i])!
+    const order = Uint32Array.from(keys, (_, i) => i).sort((a, b) => keys[a] - keys[b])
+    const list: string[] = new Array(order.length)
+    for (let i = 0; i < order.length; i++) list[i] = texts[order[i]]
     this.poolPrefixList = other.size > 0 ? list.concat(sortPrefixes([...other])) : list
     return this.poolPrefixList
   }
@@ -232,17 +239,18 @@ export class Context {
   }
 
   facts(prefixText: string): PrefixFacts {
-    const prefix = this.birdIndex.has(prefixText) ? prefixText : (canonicalPrefix(prefixText) ?? prefixText)
-    return this.computeFacts(prefix)
+    const bird = this.birdIndex.get(prefixText)
+    if (bird !== undefined) return this.computeFacts(prefixText, Array.isArray(bird) ? bird : [bird])
+    const prefix = canonicalPrefix(prefixText) ?? prefixText
+    return this.computeFacts(prefix, this.birdRoutesFor(prefix))
   }
 
-  private computeFacts(prefix: string): PrefixFacts {
+  private computeFacts(prefix: string, bird: BirdRoute[]): PrefixFacts {
     const slash = prefix.indexOf('/')
     const v = ipv4Value(prefix, 0, slash)
     const len = v >= 0 ? Number(prefix.slice(slash + 1)) : 0
     const pool = v >= 0 ? this.v4PoolOf(v, len) : this.poolOf(prefix)
     const kernel = v >= 0 ? this.v4KernelRoutes(v, len) : this.kernelRoutesFor(prefix)
-    const bird = this.birdRoutesFor(prefix)
     let birdPrimary: BirdRoute | undefined
     for (const r of bird) {
       if (r.primary) {
