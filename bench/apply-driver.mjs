@@ -2,26 +2,40 @@
 // through tunl0, in the current network namespace (run it with `ip netns exec NS node …`).
 // The routes are the same as the `ip -batch` file run.mjs writes: DST via GW dev tunl0 onlink
 // metric 31 proto 158, DST the /26 blocks of 10.0.0.0/8 from 10.0.0.64, GW one of 250 nodes.
+// With --replaces each item also names the BIRD route it corrects (metric 32, proto bird), as the
+// planner's items do on a node (run.mjs prefills those routes): the engine then reads them too.
 // Prints one JSON line: {count, importMs, applyMs, applied, verified, errors}.
-// Usage: node bench/apply-driver.mjs COUNT JOURNAL_DIR
+// Usage: node bench/apply-driver.mjs COUNT JOURNAL_DIR [--replaces]
 import {performance} from 'node:perf_hooks'
 
 import {APPLY_METRIC, APPLY_PROTO, plannedRoutes} from './apply-routes.mjs'
 
 const count = Number(process.argv[2] ?? 10000)
 const journalDir = process.argv[3]
+const withReplaces = process.argv.includes('--replaces')
 if (!Number.isInteger(count) || count <= 0 || !journalDir) {
-  console.error('usage: node bench/apply-driver.mjs COUNT JOURNAL_DIR')
+  console.error('usage: node bench/apply-driver.mjs COUNT JOURNAL_DIR [--replaces]')
   process.exit(2)
 }
 
 const t0 = performance.now()
 const {applyPlan} = await import('../dist/netlink/apply.js')
 const t1 = performance.now()
-const items = plannedRoutes(count).map(({dst, gateway}) => ({
-  planned: {dst, table: 'main', tableId: 254, metric: APPLY_METRIC, protocol: String(APPLY_PROTO), nexthops: [{gateway, dev: 'tunl0', onlink: true, weight: 1}]},
-  mode: 'beside',
-}))
+const pos = {file: 'ip-j-d-route.json', line: 1, endLine: 1}
+const items = plannedRoutes(count).map(({dst, gateway}) => {
+  const item = {
+    planned: {dst, table: 'main', tableId: 254, metric: APPLY_METRIC, protocol: String(APPLY_PROTO), nexthops: [{gateway, dev: 'tunl0', onlink: true, weight: 1}]},
+    mode: 'beside',
+  }
+  if (withReplaces) {
+    // BIRD's route as the kernel parser gives it (KernelRoute)
+    item.replaces = {
+      family: 'inet', type: 'unicast', dst, table: 'main', tableId: 254, protocol: 'bird', scope: 'global', metric: APPLY_METRIC + 1, flags: ['onlink'],
+      nexthops: [{gateway: {family: 'inet', address: gateway}, dev: 'tunl0', weight: 1, flags: ['onlink']}], pos,
+    }
+  }
+  return item
+})
 const t2 = performance.now()
 const result = await applyPlan(items, {journalDir, watchSeconds: 0})
 const t3 = performance.now()

@@ -8,6 +8,8 @@
 //            --apply-routes N  routes programmed by the apply part (default 10000; also N/10, to show scaling)
 //            --apply-empty   program into an empty table (default: BIRD's metric-32 routes for the same
 //                            prefixes are there first, as on a real node; fix --apply writes beside them)
+//            --apply-replaces  each planned item also names the BIRD route it corrects, as the planner's
+//                            items do on a node (the engine reads those routes too); not with --apply-empty
 //            --fresh         regenerate snapshots even when a cached one exists
 //            --clean         delete the generated snapshots at the end
 //            --json FILE     also write the results as JSON (default bench/out/results-TIME.json)
@@ -42,7 +44,7 @@ const MiB = 1024 * 1024
 // ------------------------------------------------------------------ options
 
 function parseArgs(argv) {
-  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, applyRoutes: 10000, applyPrefill: true, fresh: false, clean: false, json: undefined}
+  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const val = () => {
@@ -57,6 +59,7 @@ function parseArgs(argv) {
     else if (name === '--no-apply') o.apply = false
     else if (name === '--apply-routes') o.applyRoutes = parseCount(val())
     else if (name === '--apply-empty') o.applyPrefill = false
+    else if (name === '--apply-replaces') o.applyReplaces = true
     else if (name === '--fresh') o.fresh = true
     else if (name === '--clean') o.clean = true
     else if (name === '--json') o.json = val()
@@ -281,7 +284,7 @@ async function applyBench(o, log) {
       for (let i = 0; i < runs; i++) {
         flush()
         const journal = path.join(work, `journal-${n}-${i}`)
-        const r = await measureWithStdout(['ip', 'netns', 'exec', ns, process.execPath, path.join(HERE, 'apply-driver.mjs'), String(n), journal], o.timeout)
+        const r = await measureWithStdout(['ip', 'netns', 'exec', ns, process.execPath, path.join(HERE, 'apply-driver.mjs'), String(n), journal, ...(o.applyReplaces && o.applyPrefill ? ['--replaces'] : [])], o.timeout)
         const installed = count()
         let info
         try {
@@ -410,7 +413,7 @@ async function main() {
   }
 
   if (o.apply) {
-    log(`== apply throughput (${o.applyRoutes} onlink routes via tunl0, metric 31 proto 158, in a throwaway namespace${o.applyPrefill ? '; BIRD\'s metric-32 routes for the same prefixes present' : '; empty table'})`)
+    log(`== apply throughput (${o.applyRoutes} onlink routes via tunl0, metric 31 proto 158, in a throwaway namespace${o.applyPrefill ? `; BIRD's metric-32 routes for the same prefixes present${o.applyReplaces ? ', each item naming the one it corrects' : ''}` : '; empty table'})`)
     let apply
     try {
       apply = await applyBench(o, log)

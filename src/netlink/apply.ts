@@ -6,13 +6,12 @@ import {RouteDoctorError} from '../model/errors.js'
 import {canonicalPrefix, familyOf} from '../model/prefix.js'
 import type {Family, KernelRoute, PlannedRoute} from '../model/types.js'
 import type {PlanItem} from '../plan/plan.js'
-import {ipRouteReplace} from '../model/format.js'
 import {ROUTE_TYPES, type RouteSpec, protocolNumber, routeKeyText, routeTypeNumber, RT_SCOPE_UNIVERSE} from './codec.js'
-import {type DumpedRoute, NetlinkError, type RouteClient, openRouteClient} from './client.js'
+import {type DumpedRoute, NetlinkError, type PreparedWrites, type RouteClient, decodeDumpedRoute, lazyDumpedRoute, openRouteClient} from './client.js'
 import {
-  type Journal, type JournalChange, type RouteKey, acquireLock, newJournal, newJournalPath, readJournal,
-  setJournalState, writeJournal,
+  type JournalChange, JournalFile, type RouteKey, acquireLock, changeKey, newJournal, newJournalPath, readJournal, setJournalState,
 } from './journal.js'
+import {WireKeyIndex, ipv4PrefixKey, wireCheckable, wireDecodesLookedUp, wireMatchesLookedUp} from './scan.js'
 
 // What the planner (src/plan) hands over: one item per corrected route.
 export type {PlanItem} from '../plan/plan.js'
@@ -92,6 +91,7 @@ function indexRoutes(routes: DumpedRoute[]): RouteIndex {
 }
 
 const NONE: readonly DumpedRoute[] = Object.freeze([])
+const NO_BEFORE = Object.freeze([]) as unknown as JournalChange['before'] // shared by every change with nothing at its key
 
 function atKey(index: RouteIndex, key: RouteKey): readonly DumpedRoute[] {
   return index.get(keyText(key)) ?? NONE
@@ -196,24 +196,27 @@ function protocolNumberOf(name: string): number {
 
 /** The RTM_NEWROUTE spec for a planned route, devices resolved in `links` (name → ifindex). */
 export function plannedSpec(p: PlannedRoute, ifindexOf: (dev: string) => number | undefined): RouteSpec {
+  if (ipv4PrefixKey(p.dst) >= 0) return specOf(p, 'inet', p.dst, ifindexOf) // canonical already
   const family = familyOf(p.dst)
   const dst = canonicalPrefix(p.dst, family)
   if (!dst) throw new RouteDoctorError(`planned route has a bad destination: ${p.dst}`, 2, 'E_PLAN')
-  if (p.nexthops.length === 0) throw new RouteDoctorError(`planned route ${dst} has no next hop`, 2, 'E_PLAN')
-  return {
-    family,
-    dst,
-    tableId: p.tableId,
-    protocol: protocolNumberOf(p.protocol),
-    metric: p.metric,
-    type: routeTypeNumber('unicast'),
-    scope: RT_SCOPE_UNIVERSE,
-    nexthops: p.nexthops.map((nh) => {
-      const ifindex = ifindexOf(nh.dev)
-      if (ifindex === undefined) throw new RouteDoctorError(`next-hop device ${nh.dev} of ${dst} does not exist`, 1, 'E_NETLINK_ENODEV')
-      return {gateway: nh.gateway, dev: nh.dev, ifindex, onlink: nh.onlink, weight: nh.weight}
-    }),
+  return specOf(p, family, dst, ifindexOf)
+}
+
+const UNICAST = routeTypeNumber('unicast')
+
+function specOf(p: PlannedRoute, family: Family, dst: string, ifindexOf: (dev: string) => number | undefined): RouteSpec {
+  const n = p.nexthops.length
+  if (n === 0) throw new RouteDoctorError(`planned route ${dst} has no next hop`, 2, 'E_PLAN')
+  const protocol = protocolNumberOf(p.protocol)
+  const nexthops: RouteSpec['nexthops'] = new Array(n)
+  for (let i = 0; i < n; i++) {
+    const nh = p.nexthops[i]
+    const ifindex = ifindexOf(nh.dev)
+    if (ifindex === undefined) throw new RouteDoctorError(`next-hop device ${nh.dev} of ${dst} does not exist`, 1, 'E_NETLINK_ENODEV')
+    nexthops[i] = {gateway: nh.gateway, dev: nh.dev, ifindex, onlink: nh.onlink, weight: nh.weight}
   }
+  return {family, dst, tableId: p.tableId, protocol, metric: p.metric, type: UNICAST, scope: RT_SCOPE_UNIVERSE, nexthops}
 }
 
 /** Dump the families and index the routes by key; only the routes at `keys` are decoded. */
@@ -223,7 +226,32 @@ async function dumpFamilies(client: RouteClient, families: Set<Family>, keys: Re
   return indexRoutes(out)
 }
 
-const keysOf = (changes: JournalChange[]): Set<string> => new Set(changes.map((c) => keyText(c.key)))
+/** The routes one dump showed at a key (in dump order). */
+type RoutesAt = (key: RouteKey) => readonly DumpedRoute[]
+
+/**
+ * Dump the families once and keep the routes at `keys`, decoded (devices named from `links`, else
+ * a fresh links dump). A client that reads dumps in place looks each message up by its key bytes,
+ * so only those routes are decoded; any other client's dumpRoutes is asked for the keys' text.
+ */
+async function routesAtKeys(client: RouteClient, families: Set<Family>, keys: readonly RouteKey[], links?: ReadonlyMap<number, string>): Promise<RoutesAt> {
+  if (!client.scanRoutes) {
+    const index = await dumpFamilies(client, families, new Set(keys.map(keyText)))
+    return (key) => atKey(index, key)
+  }
+  const index = new WireKeyIndex<DumpedRoute[]>()
+  for (const k of keys) index.obtain(k.family, k.tableId, k.dst, k.metric, () => [])
+  const names = links ?? (await client.links())
+  for (const f of families) {
+    await client.scanRoutes(f, (buf, start, end, i) => {
+      const list = index.lookup(buf, start, end)
+      if (!list) return
+      const d = decodeDumpedRoute(buf, start, end, names, i)
+      if (d) list.push(d)
+    })
+  }
+  return (key) => index.get(key.family, key.tableId, key.dst, key.metric) ?? NONE
+}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -243,14 +271,17 @@ interface RestoreOutcome {
  */
 async function restoreChanges(client: RouteClient, changes: JournalChange[]): Promise<RestoreOutcome> {
   const out: RestoreOutcome = {restored: [], deleted: [], verified: false, errors: []}
-  const families = new Set(changes.map((c) => c.key.family))
-  const keys = keysOf(changes)
+  const keys = changes.map(changeKey)
+  const families = new Set(keys.map((k) => k.family))
+  const links = await client.links()
   const byName = new Map<string, number>()
-  for (const [index, name] of await client.links()) byName.set(name, index)
-  const now = await dumpFamilies(client, families, keys)
+  for (const [index, name] of links) byName.set(name, index)
+  const now = await routesAtKeys(client, families, keys, links)
 
-  for (const change of [...changes].reverse()) {
-    const current = atKey(now, change.key)
+  for (let i = changes.length - 1; i >= 0; i--) {
+    const change = changes[i]
+    const key = keys[i]
+    const current = now(key)
     try {
       if (change.before.length > 0) {
         for (const b of change.before) {
@@ -275,18 +306,20 @@ async function restoreChanges(client: RouteClient, changes: JournalChange[]): Pr
         }
       }
     } catch (error) {
-      out.errors.push(errorInfo(error, change.key.dst))
+      out.errors.push(errorInfo(error, key.dst))
     }
   }
 
-  const after = await dumpFamilies(client, families, keys)
+  const after = await routesAtKeys(client, families, keys)
   out.verified = true
-  for (const change of changes) {
-    const have = atKey(after, change.key).map((d) => routeIdentity(d.route)).sort()
+  for (let i = 0; i < changes.length; i++) {
+    const change = changes[i]
+    const key = keys[i]
+    const have = after(key).map((d) => routeIdentity(d.route)).sort()
     const want = change.before.map((b) => routeIdentity(b.route)).sort()
     if (have.length !== want.length || have.some((h, i) => h !== want[i])) {
       out.verified = false
-      out.errors.push({message: `after restore, ${change.key.dst} table ${change.planned.table} metric ${change.key.metric} is not as the journal saved it`, dst: change.key.dst})
+      out.errors.push({message: `after restore, ${key.dst} table ${change.planned.table} metric ${key.metric} is not as the journal saved it`, dst: key.dst})
     }
   }
   return out
@@ -294,19 +327,39 @@ async function restoreChanges(client: RouteClient, changes: JournalChange[]): Pr
 
 // ------------------------------------------------------------------ verify and watch
 
-function checkPlanned(routes: RouteIndex, changes: JournalChange[]): RouteWar[] {
+/**
+ * A key the apply reads from the kernel (see applyPlan): the routes a dump shows there and, at a
+ * planned key, the write planned there (then it is a Pending).
+ */
+interface Slot {
+  routes: DumpedRoute[] | undefined // the pre-write dump's, decoded
+  change: JournalChange | undefined
+  write: RouteSpec | undefined // exactly what is sent (RTM_NEWROUTE, NLM_F_CREATE|NLM_F_REPLACE)
+  // the route the plan corrects, as it is now; in 'replace' mode it is also in `before`, in
+  // 'beside' mode it is left alone and watched so its return can be told from a route war
+  replaces?: {route: KernelRoute; spec: RouteSpec}
+  matched: boolean // read-back: a route at the key is the planned one, told from its bytes
+  found: DumpedRoute[] | undefined // read-back: the other routes at the key, decoded
+}
+
+/** A planned route on its way to the kernel, as the apply holds it (the journal keeps `change`). */
+type Pending = Slot & {change: JournalChange; write: RouteSpec}
+
+function checkPlanned(routesAt: (p: Pending) => readonly DumpedRoute[], pending: readonly Pending[]): RouteWar[] {
   const wars: RouteWar[] = []
-  for (const change of changes) {
-    const here = atKey(routes, change.key)
+  for (const w of pending) {
+    const change = w.change
+    const here = routesAt(w)
     if (here.some((d) => specMatchesPlanned(d.spec, change.planned))) continue
     const p = change.planned
-    const base = {dst: change.key.dst, table: p.table, metric: p.metric, advice: DURABLE_ADVICE}
+    const dst = changeKey(change).dst
+    const base = {dst, table: p.table, metric: p.metric, advice: DURABLE_ADVICE}
     const current = here[0]?.route
     if (!current) {
-      wars.push({...base, kind: 'removed', detail: `our route ${change.key.dst} metric ${p.metric} was removed`})
+      wars.push({...base, kind: 'removed', detail: `our route ${dst} metric ${p.metric} was removed`})
       continue
     }
-    const old = [...change.before.map((b) => b.route), ...(change.replaces ? [change.replaces.route] : [])]
+    const old = [...change.before.map((b) => b.route), ...(w.replaces ? [w.replaces.route] : [])]
     const replaced = old.some((r) => routeIdentity(r) === routeIdentity(current))
     wars.push({
       ...base,
@@ -321,6 +374,38 @@ function checkPlanned(routes: RouteIndex, changes: JournalChange[]): RouteWar[] 
   return wars
 }
 
+/**
+ * Read the kernel back: which planned routes are not there as planned (DESIGN §5), as route wars.
+ * With a client that reads dumps in place, one dump looked up in the apply's index: each route at
+ * a planned key is checked on its bytes (scan.ts's wireMatches) and decoded only when they cannot
+ * tell, so the answer is the decoding path's, which any other client takes.
+ */
+async function readBack(client: RouteClient, families: Set<Family>, pending: readonly Pending[], index: WireKeyIndex<Slot>): Promise<RouteWar[]> {
+  if (!client.scanRoutes) {
+    const routes = await dumpFamilies(client, families, new Set(pending.map((w) => keyText(changeKey(w.change)))))
+    return checkPlanned((w) => atKey(routes, changeKey(w.change)), pending)
+  }
+  const links = await client.links()
+  for (const w of pending) {
+    w.matched = false
+    w.found = undefined
+  }
+  for (const f of families) {
+    await client.scanRoutes(f, (buf, start, end, i) => {
+      const w = index.lookup(buf, start, end)
+      if (!w?.change || w.matched) return
+      if (wireMatchesLookedUp(buf, start, end, w.write!) && wireCheckable(w.write!, links)) {
+        w.matched = true
+        return
+      }
+      const d = decodeDumpedRoute(buf, start, end, links, i)
+      if (d) (w.found ??= []).push(d)
+    })
+  }
+  const unmatched = pending.filter((w) => !w.matched)
+  return unmatched.length === 0 ? [] : checkPlanned((w) => w.found ?? NONE, unmatched)
+}
+
 // ------------------------------------------------------------------ writing
 
 // How many RTM_NEWROUTE requests go out together (one sendmsg) before their answers are awaited;
@@ -330,8 +415,9 @@ function checkPlanned(routes: RouteIndex, changes: JournalChange[]): RouteWar[] 
 export const WRITE_WINDOW = 256
 
 /** Write routes `from`..`to`-1; the outcome of each, in order (undefined: acknowledged). */
-async function writeBatch(client: RouteClient, changes: JournalChange[], from: number, to: number): Promise<Array<unknown>> {
-  const specs = changes.slice(from, to).map((c) => c.write)
+async function writeBatch(client: RouteClient, pending: readonly Pending[], from: number, to: number, prepared?: PreparedWrites): Promise<Array<unknown>> {
+  if (prepared) return prepared.send(from, to)
+  const specs = pending.slice(from, to).map((w) => w.write)
   if (client.replaceRoutes) return client.replaceRoutes(specs)
   // a client without batches: the requests still go out together, matched by their own promises
   return Promise.all(specs.map((spec) => client.replaceRoute(spec).then(() => undefined, (error: unknown) => error ?? new Error('write failed'))))
@@ -344,18 +430,31 @@ async function writeBatch(client: RouteClient, changes: JournalChange[], from: n
  * thrown, carrying that route; the routes of its batch after it were written and answered too, so
  * the kernel's table is final when the caller restores (the journal covers every planned key).
  */
-async function writePipelined(client: RouteClient, changes: JournalChange[], opts: ApplyOptions): Promise<void> {
+async function writePipelined(client: RouteClient, pending: readonly Pending[], opts: ApplyOptions, prepared?: PreparedWrites): Promise<void> {
   let i = 0
-  while (i < changes.length) {
+  while (i < pending.length) {
     if (opts.beforeWrite) await opts.beforeWrite(i) // a hook acts between writes (tests delete a device): one at a time
-    let to = Math.min(changes.length, i + (opts.beforeWrite ? 1 : WRITE_WINDOW))
+    let to = Math.min(pending.length, i + (opts.beforeWrite ? 1 : WRITE_WINDOW))
     const failAfter = opts.failAfter === undefined ? undefined : Math.max(1, opts.failAfter)
     if (failAfter !== undefined && failAfter > i) to = Math.min(to, failAfter)
-    const outcome = await writeBatch(client, changes, i, to)
+    const outcome = await writeBatch(client, pending, i, to, prepared)
     const bad = outcome.findIndex((e) => e !== undefined)
     if (bad >= 0) throw outcome[bad]
     i = to
     if (failAfter !== undefined && i >= failAfter) throw new RouteDoctorError(`injected failure after ${i} route write(s)`, 1, 'E_INJECTED')
+  }
+}
+
+/** The journal at a new path in `dir` (another apply of this process may have taken this second's name). */
+function createJournalFile(dir: string, changes: JournalChange[]): {file: JournalFile; durable: Promise<void>} {
+  const base = newJournalPath(dir)
+  for (let n = 1; ; n++) {
+    const path = n === 1 ? base : base.replace(/\.json$/, `-${n}.json`)
+    try {
+      return JournalFile.create(path, newJournal(changes))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || n >= 100) throw error
+    }
   }
 }
 
@@ -380,69 +479,106 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
     release()
     throw error
   }))
-  const journalPath = newJournalPath(opts.journalDir)
-  const result: ApplyResult = {applied: [], verified: false, journal: journalPath, errors: []}
-  let journal: Journal | undefined
+  const result: ApplyResult = {applied: [], verified: false, journal: newJournalPath(opts.journalDir), errors: []}
+  let journal: JournalFile | undefined
   try {
+    const links = await client.links()
     const byName = new Map<string, number>()
-    for (const [index, name] of await client.links()) byName.set(name, index)
+    for (const [index, name] of links) byName.set(name, index)
+    const ifindexOf = (dev: string): number | undefined => byName.get(dev)
     const families = new Set(items.map((i) => familyOf(i.planned.dst)))
 
-    // what will be written, and the keys it touches (only those are read from the kernel)
-    const specs: Array<{item: PlanItem; write: RouteSpec; key: RouteKey}> = []
-    const wanted = new Set<string>()
+    // what will be written, and the keys it touches (only those are read from the kernel): one
+    // index by key, whose slot holds the routes a dump finds there and the write planned there
+    const index = new WireKeyIndex<Slot>()
+    const newSlot = (): Slot => ({routes: undefined, change: undefined, write: undefined, matched: false, found: undefined})
+    const pending: Pending[] = []
+    const replacesOf: Array<KernelRoute | undefined> = [] // each pending write's item.replaces
     const specErrors: ApplyErrorInfo[] = []
     for (const item of items) {
+      const p = item.planned
+      const packed = ipv4PrefixKey(p.dst) // canonical IPv4 text (nearly every plan's): one parse for spec and key
       let write: RouteSpec
       try {
-        write = plannedSpec(item.planned, (dev) => byName.get(dev))
+        write = packed >= 0 ? specOf(p, 'inet', p.dst, ifindexOf) : plannedSpec(p, ifindexOf)
       } catch (error) {
-        specErrors.push(errorInfo(error, item.planned.dst))
+        specErrors.push(errorInfo(error, p.dst))
         continue
       }
-      const key = keyOf(write)
-      const k = keyText(key)
-      if (wanted.has(k)) throw new RouteDoctorError(`the plan writes ${key.dst} metric ${key.metric} twice`, 2, 'E_PLAN')
-      wanted.add(k)
-      specs.push({item, write, key})
+      const slot = packed >= 0 ? index.obtainIPv4(write.tableId, write.metric, packed, newSlot) : index.obtain(write.family, write.tableId, write.dst, write.metric, newSlot)
+      if (slot.change) throw new RouteDoctorError(`the plan writes ${write.dst} metric ${write.metric} twice`, 2, 'E_PLAN')
+      slot.change = {mode: item.mode, planned: item.planned, before: NO_BEFORE} // its key: changeKey, as keyOf(write)
+      slot.write = write
+      pending.push(slot as Pending)
+      replacesOf.push(item.replaces)
     }
-    const keys = new Set(wanted)
-    for (const {item} of specs) if (item.replaces) keys.add(keyText(keyOf(item.replaces)))
-    const now = await dumpFamilies(client, families, keys)
+    const replacesAt = replacesOf.map((r) => (r ? index.obtain(r.family, r.tableId, r.dst, r.metric, newSlot) : undefined))
 
-    const changes: JournalChange[] = []
-    for (const {item, write, key} of specs) {
-      const change: JournalChange = {
-        mode: item.mode,
-        key,
-        planned: item.planned,
-        write,
-        ipRoute: ipRouteReplace(item.planned),
-        before: atKey(now, key).map(({route, spec}) => ({route, spec})),
+    // one dump: the routes at those keys, decoded (every other route is passed over on its key bytes)
+    if (client.scanRoutes) {
+      for (const f of families) {
+        await client.scanRoutes(f, (buf, start, end, i) => {
+          const slot = index.lookup(buf, start, end)
+          if (!slot) return
+          if (slot.change) {
+            // at a planned key: journaled as "before", so decoded now
+            const d = decodeDumpedRoute(buf, start, end, links, i)
+            if (d) (slot.routes ??= []).push(d)
+          } else if (wireDecodesLookedUp(buf, start, end)) {
+            // only the route an item corrects (BIRD's, beside ours): read only if a route war needs it
+            ;(slot.routes ??= []).push(lazyDumpedRoute(buf, start, end, links, i))
+          }
+        })
       }
-      if (item.replaces) {
-        const r = item.replaces
-        const there = atKey(now, keyOf(r))
+    } else {
+      const keys = new Set(pending.map((w) => keyText(changeKey(w.change))))
+      for (const r of replacesOf) if (r) keys.add(keyText(keyOf(r)))
+      for (const list of (await dumpFamilies(client, families, keys)).values()) {
+        for (const d of list) {
+          const slot = index.get(d.spec.family, d.spec.tableId, d.spec.dst, d.spec.metric)
+          if (slot) (slot.routes ??= []).push(d)
+        }
+      }
+    }
+    for (let i = 0; i < pending.length; i++) {
+      const w = pending[i]
+      const routes = w.routes
+      if (routes) w.change.before = routes.map(({route, spec}) => ({route, spec}))
+      const r = replacesOf[i]
+      if (r) {
+        const there = replacesAt[i]?.routes ?? NONE
         const identity = there.length > 1 ? routeIdentity(r) : undefined
         const found = (identity !== undefined ? there.find((d) => routeIdentity(d.route) === identity) : undefined) ?? there[0]
-        if (found) change.replaces = {route: found.route, spec: found.spec}
+        if (found) w.replaces = found // its route is built when first read
       }
-      changes.push(change)
     }
-    // the journal comes first, even when nothing will be written, so every apply leaves a record
-    journal = newJournal(changes)
-    writeJournal(journalPath, journal)
+    const changes = pending.map((w) => w.change)
+    // the journal comes first, even when nothing will be written, so every apply leaves a record;
+    // while it is synced (on the thread pool), the writes are encoded
+    const created = createJournalFile(opts.journalDir, changes)
+    journal = created.file
+    result.journal = journal.path
+    let prepared: PreparedWrites | undefined
+    let prepareError: unknown
+    if (specErrors.length === 0 && client.prepareReplaces) {
+      try {
+        prepared = client.prepareReplaces(pending.map((w) => w.write))
+      } catch (error) {
+        prepareError = error // nothing is sent: thrown below, where a write failure goes
+      }
+    }
+    await created.durable
     if (specErrors.length > 0) {
-      result.errors.push(...specErrors)
-      setJournalState(journalPath, journal, 'failed', 'planned devices missing; nothing written')
+      for (const e of specErrors) result.errors.push(e) // no spread: a full table can fail route by route
+      journal.setState('failed', 'planned devices missing; nothing written')
       return result
     }
 
     try {
-      await writePipelined(client, changes, opts)
+      if (prepareError !== undefined) throw prepareError
+      await writePipelined(client, pending, opts, prepared)
       result.applied = changes.map((c) => c.planned)
-      const after = await dumpFamilies(client, families, wanted)
-      const missing = checkPlanned(after, changes)
+      const missing = await readBack(client, families, pending, index)
       if (missing.length > 0) {
         // something already undid a write: the same route war the watch looks for, only faster
         // (a route of our own protocol in another shape is a failed write, not a war)
@@ -453,33 +589,40 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
       result.verified = true
 
       const deadline = Date.now() + opts.watchSeconds * 1000
-      while (changes.length > 0 && Date.now() < deadline) {
+      while (pending.length > 0 && Date.now() < deadline) {
         await sleep(Math.min(opts.watchIntervalMs ?? 500, Math.max(0, deadline - Date.now())))
-        const wars = checkPlanned(await dumpFamilies(client, families, wanted), changes)
+        const wars = await readBack(client, families, pending, index)
         if (wars.length > 0) {
           result.routeWar = wars
           result.verified = false
           throw new RouteDoctorError(`route war: ${wars.map((w) => `${w.dst}: ${w.detail}`).join('; ')}`, 1, 'E_ROUTE_WAR')
         }
       }
-      setJournalState(journalPath, journal, 'applied')
+      journal.setState('applied')
       return result
     } catch (error) {
       result.errors.push(errorInfo(error, error instanceof NetlinkError ? error.route?.dst : undefined))
       result.verified = false
       const outcome = await restoreChanges(client, changes)
-      result.errors.push(...outcome.errors)
+      for (const e of outcome.errors) result.errors.push(e)
       result.restored = outcome.verified && outcome.errors.length === 0
       result.applied = []
-      setJournalState(journalPath, journal, result.restored ? 'restored' : 'failed', result.errors[0]?.message)
+      journal.setState(result.restored ? 'restored' : 'failed', result.errors[0]?.message)
       return result
     }
   } catch (error) {
     // before anything was written (the dump or the journal failed)
     result.errors.push(errorInfo(error))
-    if (journal) setJournalState(journalPath, journal, 'failed', result.errors[0].message)
+    if (journal) {
+      try {
+        journal.setState('failed', result.errors[0].message)
+      } catch {
+        // the journal itself failed; the error above says so
+      }
+    }
     return result
   } finally {
+    journal?.close()
     if (!opts.client) client.close()
     release()
   }

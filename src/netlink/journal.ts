@@ -1,10 +1,13 @@
 // The apply journal (DESIGN §5): written and fsynced before the first route write, so whatever
 // happens next, every route routedoctor touched can be put back exactly. Also the apply lock.
-import {closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync} from 'node:fs'
+import {
+  closeSync, fdatasyncSync, fsync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync,
+} from 'node:fs'
 import {hostname} from 'node:os'
 import {dirname, join} from 'node:path'
 
 import {RouteDoctorError} from '../model/errors.js'
+import {canonicalPrefix, familyOf} from '../model/prefix.js'
 import type {Family, KernelRoute, PlannedRoute} from '../model/types.js'
 import type {RouteSpec} from './codec.js'
 
@@ -18,29 +21,52 @@ export interface RouteKey {
   metric: number
 }
 
+// One planned route in the journal, a line of the file: {"mode":…,"planned":…,"before":[…]}.
 export interface JournalChange {
   mode: PlanMode
-  key: RouteKey // where the planned route is written
   planned: PlannedRoute
-  write: RouteSpec // exactly what is sent (RTM_NEWROUTE, NLM_F_CREATE|NLM_F_REPLACE)
-  ipRoute: string // the same as an `ip route replace` line
-  // every route at `key` before the write, as the kernel held it (fresh dump); put back on restore
+  // every route at the planned key before the write, as the kernel held it (fresh dump); put back on restore
   before: Array<{route: KernelRoute; spec: RouteSpec}>
-  // the route the plan corrects, as it is now; in 'replace' mode it is also in `before`, in
-  // 'beside' mode it is left alone and watched so its return can be told from a route war
+  // journals of schema 1 also hold `key` (the planned route's key, which changeKey derives), `ipRoute`
+  // (its `ip route replace` line), `write` (the RTM_NEWROUTE spec, which the planned route and the
+  // links give again) and `replaces` (the route the plan corrects: in 'replace' mode it is in
+  // `before` too, in 'beside' mode it is not touched)
+  key?: RouteKey
+  ipRoute?: string
+  write?: RouteSpec
   replaces?: {route: KernelRoute; spec: RouteSpec}
+}
+
+const derivedKeys = new WeakMap<JournalChange, RouteKey>()
+
+/**
+ * Where the change's planned route is written (the kernel's key of it): its family, canonical
+ * destination, table and metric, as plannedSpec makes them. A journal of schema 1 holds it as `key`.
+ */
+export function changeKey(change: JournalChange): RouteKey {
+  if (change.key) return change.key
+  let key = derivedKeys.get(change)
+  if (!key) {
+    const p = change.planned
+    const family = familyOf(p.dst)
+    key = {family, tableId: p.tableId, dst: canonicalPrefix(p.dst, family) ?? p.dst, metric: p.metric}
+    derivedKeys.set(change, key)
+  }
+  return key
 }
 
 export type JournalState = 'pending' | 'applied' | 'restored' | 'reverted' | 'failed'
 
+// Key order is file order: the changes, written once, come before state and history, which an
+// update rewrites in place (JournalFile.setState) without touching the bytes before them.
 export interface Journal {
-  schema: 1
+  schema: 1 | 2 // 2: changes without key and ipRoute (issue 7); both are read
   tool: 'routedoctor'
   time: string // ISO, when the journal was first written
   host: string
   pid: number
-  state: JournalState
   changes: JournalChange[]
+  state: JournalState
   history: Array<{time: string; state: JournalState; note?: string}>
 }
 
@@ -52,28 +78,81 @@ export function newJournalPath(dir: string, now = new Date()): string {
 }
 
 // The journal's text: pretty JSON, except that each change is one compact line (a large plan's
-// journal stays a few hundred bytes a route, and a person can still read it a route per line). The
-// changes never change after the first write while the state is rewritten, so their encoded text
-// (the bulk of a large journal) is kept, keyed by the array and its length.
-const changesText = new WeakMap<JournalChange[], {count: number; bytes: Buffer}>()
+// journal stays a few hundred bytes a route, and a person can still read it a route per line).
 const CHANGES_MARK = '\u0000routedoctor-changes\u0000'
+// Where the changes end in the file: no change line holds a raw newline (JSON escapes it), so the
+// first "\n  ]," after the head closes the array; the empty array is "[],".
+const CHANGES_END = /\n {2}\],\n|"changes": \[\],\n/
+// Changes are stringified this many at a time (one call per change costs more than its text; one
+// for all builds a string the size of the journal, which the garbage collector copies around)
+const CHUNK = 512
 
-/** The journal file's content, in pieces to write one after the other. */
-function journalPieces(journal: Journal): Buffer[] {
-  let cached = changesText.get(journal.changes)
-  if (!cached || cached.count !== journal.changes.length) {
-    const lines = journal.changes.map((c) => `    ${JSON.stringify(c)}`)
-    cached = {count: journal.changes.length, bytes: Buffer.from(lines.length > 0 ? `[\n${lines.join(',\n')}\n  ]` : '[]')}
-    changesText.set(journal.changes, cached)
+/** The head (up to the changes array) and the tail (after it: state and history) of the journal's text. */
+function headAndTail(journal: Journal): [string, string] {
+  const mark = JSON.stringify(CHANGES_MARK)
+  const text = JSON.stringify({...journal, changes: CHANGES_MARK}, null, 2) + '\n'
+  const at = text.indexOf(mark)
+  return [text.slice(0, at), text.slice(at + mark.length)]
+}
+
+/**
+ * The changes array's text, a chunk at a time, to `emit`: a line per change. Every change starts
+ * {"mode": and inside a JSON string every quote is escaped, so the raw },{"mode": occurs only
+ * between two changes (were it ever inside one, the line would break there, which JSON allows).
+ */
+function changesText(changes: readonly JournalChange[], emit: (text: string) => void): void {
+  if (changes.length === 0) {
+    emit('[]')
+    return
   }
-  const head = JSON.stringify({...journal, changes: CHANGES_MARK}, null, 2) + '\n'
-  const at = head.indexOf(JSON.stringify(CHANGES_MARK))
-  return [Buffer.from(head.slice(0, at)), cached.bytes, Buffer.from(head.slice(at + JSON.stringify(CHANGES_MARK).length))]
+  for (let i = 0; i < changes.length; i += CHUNK) {
+    const json = JSON.stringify(i === 0 && changes.length <= CHUNK ? changes : changes.slice(i, i + CHUNK))
+    emit(`${i === 0 ? '[\n    ' : ',\n    '}${json.slice(1, -1).replaceAll('},{"mode":', '},\n    {"mode":')}`)
+  }
+  emit('\n  ]')
+}
+
+/** The journal's text, in pieces, to `emit`; the length in bytes of what comes before the tail. */
+function emitJournal(journal: Journal, emit: (text: string) => number | void): number {
+  const [head, tail] = headAndTail(journal)
+  let before = 0
+  const count = (text: string): void => {
+    const n = emit(text)
+    before += typeof n === 'number' ? n : Buffer.byteLength(text)
+  }
+  count(head)
+  changesText(journal.changes, count)
+  emit(tail)
+  return before
 }
 
 /** The journal file's text. */
 export function journalText(journal: Journal): string {
-  return Buffer.concat(journalPieces(journal)).toString()
+  const parts: string[] = []
+  emitJournal(journal, (text) => {
+    parts.push(text)
+  })
+  return parts.join('')
+}
+
+/** Write `text` at the file's current position, all of it; its length in bytes. */
+function writeText(fd: number, text: string): number {
+  const buf = Buffer.from(text)
+  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off)
+  return buf.length
+}
+
+function fsyncDir(dir: string): void {
+  try {
+    const dfd = openSync(dir, 'r')
+    try {
+      fsyncSync(dfd)
+    } finally {
+      closeSync(dfd)
+    }
+  } catch {
+    // some filesystems refuse fsync on a directory; the file itself is synced
+  }
 }
 
 /** Write durably: a temporary file, fsync, rename over the target, fsync the directory. */
@@ -82,30 +161,108 @@ export function writeJournal(path: string, journal: Journal): void {
   const tmp = `${path}.tmp-${process.pid}`
   const fd = openSync(tmp, 'w', 0o600)
   try {
-    for (const piece of journalPieces(journal)) {
-      for (let off = 0; off < piece.length; ) off += writeSync(fd, piece, off, piece.length - off)
-    }
+    emitJournal(journal, (text) => writeText(fd, text))
     fsyncSync(fd)
   } finally {
     closeSync(fd)
   }
   renameSync(tmp, path)
-  try {
-    const dfd = openSync(dirname(path), 'r')
-    try {
-      fsyncSync(dfd)
-    } finally {
-      closeSync(dfd)
-    }
-  } catch {
-    // some filesystems refuse fsync on a directory; the file itself is already synced
-  }
+  fsyncDir(dirname(path))
 }
 
 export function setJournalState(path: string, journal: Journal, state: JournalState, note?: string): void {
   journal.state = state
   journal.history.push({time: new Date().toISOString(), state, ...(note ? {note} : {})})
   writeJournal(path, journal)
+}
+
+const fsyncAsync = (fd: number): Promise<void> => new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())))
+
+/** fsync a directory (its entries) on the thread pool; the open is synchronous, so the sync starts now. */
+function fsyncDirAsync(dir: string): Promise<void> {
+  let dfd: number
+  try {
+    dfd = openSync(dir, 'r')
+  } catch {
+    return Promise.resolve() // cannot open it: the file itself is synced
+  }
+  return new Promise((resolve) =>
+    fsync(dfd, () => {
+      // some filesystems refuse fsync on a directory; the file itself is synced
+      closeSync(dfd)
+      resolve()
+    }))
+}
+
+/**
+ * A journal being written by an apply: created at its final path (a new name: a crash before it is
+ * durable leaves an unreadable file, and no route was changed yet), kept open so that a state
+ * change rewrites only the tail after the changes, in place.
+ */
+export class JournalFile {
+  private constructor(
+    readonly path: string,
+    readonly journal: Journal,
+    private fd: number | undefined,
+    private readonly tailAt: number, // byte offset of the tail: head and changes before it never change
+    private tailLength: number,
+  ) {}
+
+  /**
+   * Write `journal` at `path` (which must not exist). The file is open and its text written when
+   * this returns; `durable` resolves once it and its directory entry are synced, and rejects if
+   * that fails. The syncs run on the thread pool, started before this returns, so the caller can
+   * work meanwhile (an fsync takes about 2 ms a MiB here).
+   */
+  static create(path: string, journal: Journal): {file: JournalFile; durable: Promise<void>} {
+    const dir = dirname(path)
+    mkdirSync(dir, {recursive: true})
+    const fd = openSync(path, 'wx', 0o600)
+    let tailAt: number
+    let tailLength = 0
+    try {
+      // written as it is made, a chunk of changes at a time
+      tailAt = emitJournal(journal, (text) => {
+        const n = writeText(fd, text)
+        tailLength = n // the last piece written is the tail
+        return n
+      })
+    } catch (error) {
+      closeSync(fd)
+      throw error
+    }
+    const file = new JournalFile(path, journal, fd, tailAt, tailLength)
+    // the file's data and its directory entry, synced side by side
+    const durable = Promise.all([fsyncAsync(fd), fsyncDirAsync(dir)]).then(() => undefined)
+    durable.catch(() => undefined) // the caller awaits it; never an unhandled rejection meanwhile
+    return {file, durable}
+  }
+
+  /** Record a state: the tail (state and history) rewritten in place, then fdatasync. */
+  setState(state: JournalState, note?: string): void {
+    const journal = this.journal
+    journal.state = state
+    journal.history.push({time: new Date().toISOString(), state, ...(note ? {note} : {})})
+    if (this.fd === undefined) {
+      writeJournal(this.path, journal)
+      return
+    }
+    const tail = Buffer.from(headAndTail(journal)[1])
+    let off = 0
+    while (off < tail.length) off += writeSync(this.fd, tail, off, tail.length - off, this.tailAt + off)
+    if (tail.length < this.tailLength) ftruncateSync(this.fd, this.tailAt + tail.length)
+    this.tailLength = tail.length
+    fdatasyncSync(this.fd)
+  }
+
+  close(): void {
+    if (this.fd === undefined) return
+    try {
+      closeSync(this.fd)
+    } finally {
+      this.fd = undefined
+    }
+  }
 }
 
 export function readJournal(path: string): Journal {
@@ -119,17 +276,38 @@ export function readJournal(path: string): Journal {
   try {
     j = JSON.parse(text) as Journal
   } catch (error) {
-    throw new RouteDoctorError(`journal ${path} is not JSON: ${(error as Error).message}`, 2, 'E_JOURNAL')
+    const recovered = recoverJournal(text)
+    if (!recovered) throw new RouteDoctorError(`journal ${path} is not JSON: ${(error as Error).message}`, 2, 'E_JOURNAL')
+    j = recovered
   }
-  if (j?.tool !== 'routedoctor' || j.schema !== 1 || !Array.isArray(j.changes)) {
-    throw new RouteDoctorError(`${path} is not a routedoctor journal (schema 1)`, 2, 'E_JOURNAL')
+  if (j?.tool !== 'routedoctor' || (j.schema !== 1 && j.schema !== 2) || !Array.isArray(j.changes)) {
+    throw new RouteDoctorError(`${path} is not a routedoctor journal (schema 1 or 2)`, 2, 'E_JOURNAL')
   }
   return j
 }
 
+/**
+ * A journal whose tail (state and history, rewritten in place after the changes) was cut short by
+ * a crash: its head and changes, synced before the first route write, are whole. Its state is
+ * unknown, so it reads as 'pending', with a note.
+ */
+function recoverJournal(text: string): Journal | undefined {
+  const end = CHANGES_END.exec(text)
+  if (!end) return undefined
+  const changesEnd = end.index + end[0].length - 2 // through the "]"
+  try {
+    const j = JSON.parse(`${text.slice(0, changesEnd)}\n}`) as Journal
+    j.state = 'pending'
+    j.history = [{time: j.time, state: 'pending', note: 'the state after this was not recorded whole (interrupted); the changes are'}]
+    return j
+  } catch {
+    return undefined
+  }
+}
+
 export function newJournal(changes: JournalChange[]): Journal {
   const time = new Date().toISOString()
-  return {schema: 1, tool: 'routedoctor', time, host: hostname(), pid: process.pid, state: 'pending', changes, history: [{time, state: 'pending'}]}
+  return {schema: 2, tool: 'routedoctor', time, host: hostname(), pid: process.pid, changes, state: 'pending', history: [{time, state: 'pending'}]}
 }
 
 function pidAlive(pid: number): boolean {
@@ -150,10 +328,13 @@ export function acquireLock(dir: string): () => void {
   const path = join(dir, LOCK_NAME)
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
+      // O_EXCL makes the lock; it need not survive a crash (its holder would not), so no fsync
       const fd = openSync(path, 'wx', 0o600)
-      writeSync(fd, `${process.pid}\n`)
-      fsyncSync(fd)
-      closeSync(fd)
+      try {
+        writeSync(fd, `${process.pid}\n`)
+      } finally {
+        closeSync(fd)
+      }
       return () => {
         try {
           if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path)

@@ -121,8 +121,11 @@ class FakeKernel implements RouteClient {
   writes: RouteSpec[] = []
   failAt = new Map<string, number>() // dst → errno for its write
   batches: number[] = []
-  constructor(private readonly batched: boolean) {
+  // batched: replaceRoutes (and, scanning, prepareReplaces); scanning: dumps read in place (scanRoutes)
+  constructor(private readonly batched: boolean, scanning = false) {
     if (!batched) (this as {replaceRoutes?: unknown}).replaceRoutes = undefined
+    if (!batched || !scanning) (this as {prepareReplaces?: unknown}).prepareReplaces = undefined
+    if (!scanning) (this as {scanRoutes?: unknown}).scanRoutes = undefined
   }
   private key = (s: RouteSpec): string => routeKeyText(s.family, s.tableId, s.dst, s.metric)
   async links(): Promise<Map<number, string>> {
@@ -138,6 +141,15 @@ class FakeKernel implements RouteClient {
       return {spec, route: toKernelRoute(spec, links, pos)}
     })
     return {routes, undecodable: []}
+  }
+  async scanRoutes(_family: unknown, visit: (buf: Buffer, start: number, end: number, index: number) => void): Promise<void> {
+    ;[...this.table.values()].flat().forEach((s, i) => {
+      const buf = encodeRoute(s) // the wire bytes, as the kernel gives them back
+      visit(buf, 0, buf.length, i)
+    })
+  }
+  prepareReplaces(specs: RouteSpec[]): {count: number; send(from: number, to: number): Promise<Array<Error | undefined>>} {
+    return {count: specs.length, send: (from, to) => this.replaceRoutes(specs.slice(from, to))}
   }
   async replaceRoute(spec: RouteSpec): Promise<void> {
     this.writes.push(spec)
@@ -183,11 +195,15 @@ function prefill(k: FakeKernel, plan: PlanItem[]): void {
   })
 }
 
-describe.each([true, false])('applyPlan, pipelined writes (client with replaceRoutes: %s)', (batched) => {
+describe.each([
+  [true, true],
+  [true, false],
+  [false, false],
+])('applyPlan, pipelined writes (client with replaceRoutes: %s, dumps read in place: %s)', (batched, scanning) => {
   const n = WRITE_WINDOW * 2 + 37
 
   it('writes every route in plan order, verifies, journals', async () => {
-    const k = new FakeKernel(batched)
+    const k = new FakeKernel(batched, scanning)
     const plan = items(n)
     prefill(k, plan)
     const res = await applyPlan(plan, {journalDir: tmp(), watchSeconds: 0, client: k})
@@ -201,7 +217,7 @@ describe.each([true, false])('applyPlan, pipelined writes (client with replaceRo
   })
 
   it('a kernel error in the middle of a batch: that route is named, nothing after its batch is sent, the table is restored exactly', async () => {
-    const k = new FakeKernel(batched)
+    const k = new FakeKernel(batched, scanning)
     const plan = items(n)
     prefill(k, plan)
     const before = k.snapshot()
@@ -219,7 +235,7 @@ describe.each([true, false])('applyPlan, pipelined writes (client with replaceRo
   })
 
   it('an injected failure after N writes: exactly N go out, then the table is restored', async () => {
-    const k = new FakeKernel(batched)
+    const k = new FakeKernel(batched, scanning)
     const plan = items(n)
     prefill(k, plan)
     const before = k.snapshot()
@@ -233,7 +249,7 @@ describe.each([true, false])('applyPlan, pipelined writes (client with replaceRo
   })
 
   it('beforeWrite runs before each route, each write landed before the next hook', async () => {
-    const k = new FakeKernel(batched)
+    const k = new FakeKernel(batched, scanning)
     const plan = items(5)
     const seen: number[] = []
     const res = await applyPlan(plan, {
@@ -248,7 +264,7 @@ describe.each([true, false])('applyPlan, pipelined writes (client with replaceRo
   })
 
   it('a route gone right after its write is caught by the read-back, and the table restored', async () => {
-    const k = new FakeKernel(batched)
+    const k = new FakeKernel(batched, scanning)
     const plan = items(40)
     prefill(k, plan)
     const before = k.snapshot()
@@ -261,6 +277,30 @@ describe.each([true, false])('applyPlan, pipelined writes (client with replaceRo
     expect(res.errors[0]).toMatchObject({code: 'E_VERIFY'})
     expect(res.routeWar).toEqual([expect.objectContaining({dst: plan[17].planned.dst, kind: 'removed'})])
     expect(res.restored).toBe(true)
+    expect(k.snapshot()).toEqual(before)
+  })
+})
+
+describe.each([true, false])('read-back (dumps read in place: %s)', (scanning) => {
+  it('a route of another protocol at our key right after the write is a route war; the restore leaves it alone', async () => {
+    const k = new FakeKernel(true, scanning)
+    const plan = items(40)
+    prefill(k, plan)
+    const before = k.snapshot()
+    const write = k.replaceRoute.bind(k)
+    k.replaceRoute = async (spec) => {
+      await write(spec)
+      if (spec.dst === plan[23].planned.dst && spec.protocol === 158 && spec.metric === 31) {
+        k.table.set(routeKeyText('inet', 254, spec.dst, 31), [{...spec, protocol: 12}]) // BIRD's, at our key
+      }
+    }
+    const res = await applyPlan(plan, {journalDir: tmp(), watchSeconds: 0, client: k})
+    expect(res.errors[0]).toMatchObject({code: 'E_VERIFY'})
+    expect(res.routeWar).toEqual([expect.objectContaining({dst: plan[23].planned.dst, kind: 'replaced', by: 'bird'})])
+    // every other key is put back; that one holds another owner's route, which is not ours to delete
+    expect(res.restored).toBe(false)
+    expect(res.errors.at(-1)?.message).toContain(`${plan[23].planned.dst} table main metric 31 is not as the journal saved it`)
+    k.table.delete(routeKeyText('inet', 254, plan[23].planned.dst, 31))
     expect(k.snapshot()).toEqual(before)
   })
 })

@@ -1,14 +1,14 @@
 import {spawnSync} from 'node:child_process'
-import {existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {afterEach, describe, expect, it} from 'vitest'
 
 import type {KernelRoute, PlannedRoute} from '../../src/model/types.js'
-import {matchesPlanned, routeIdentity} from '../../src/netlink/apply.js'
+import {matchesPlanned, plannedSpec, routeIdentity} from '../../src/netlink/apply.js'
 import {ipRouteReplace as toIpRouteReplace} from '../../src/model/format.js'
-import {LOCK_NAME, acquireLock, newJournal, newJournalPath, readJournal, setJournalState, writeJournal} from '../../src/netlink/journal.js'
+import {JournalFile, LOCK_NAME, acquireLock, changeKey, journalText, newJournal, newJournalPath, readJournal, setJournalState, writeJournal} from '../../src/netlink/journal.js'
 
 const dirs: string[] = []
 const tmp = (): string => {
@@ -85,6 +85,76 @@ describe('journal', () => {
     writeFileSync(path, '{"hello": 1}')
     expect(() => readJournal(path)).toThrow(/not a routedoctor journal/)
     writeFileSync(path, 'nope')
+    expect(() => readJournal(path)).toThrow(/not JSON/)
+  })
+})
+
+describe('journal schemas', () => {
+  it('a change\'s key is the key plannedSpec writes at; schema 1 journals carry it', () => {
+    for (const dst of ['10.0.0.64/26', '10.0.0.65/26', '192.168.200.10', '2001:db8::1/64', 'fd00::/8']) {
+      const planned = {...plannedMulti, dst, tableId: 1000, metric: 7}
+      const spec = plannedSpec(planned, () => 2)
+      expect(changeKey({mode: 'beside', planned, before: []})).toEqual({family: spec.family, tableId: 1000, dst: spec.dst, metric: 7})
+    }
+    const path = join(tmp(), 'old.json')
+    const key = {family: 'inet', tableId: 254, dst: '192.168.200.10/32', metric: 31}
+    writeFileSync(path, JSON.stringify({
+      schema: 1, tool: 'routedoctor', time: 't', host: 'h', pid: 1, state: 'applied',
+      changes: [{mode: 'beside', key, planned: plannedMulti, write: {}, ipRoute: 'ip route replace …', before: []}], history: [],
+    }))
+    const old = readJournal(path)
+    expect(old.schema).toBe(1)
+    expect(changeKey(old.changes[0])).toEqual(key)
+  })
+})
+
+describe('journal file of an apply', () => {
+  const change = (i: number) => ({
+    mode: 'beside' as const,
+    key: {family: 'inet' as const, tableId: 254, dst: `10.0.${i}.0/24`, metric: 31},
+    planned: {...plannedMulti, dst: `10.0.${i}.0/24`},
+    ipRoute: `ip route replace 10.0.${i}.0/24 …`,
+    before: i % 3 ? [] : [{route: kernelMulti, spec: {family: 'inet' as const, dst: `10.0.${i}.0/24`, tableId: 254, protocol: 12, metric: 31, type: 1, scope: 0, nexthops: []}}],
+  })
+
+  it('is written whole before it is durable, states rewrite only its tail, in place', async () => {
+    const path = join(tmp(), 'j.json')
+    const changes = Array.from({length: 1200}, (_, i) => change(i)) // more than one chunk of changes
+    const j = newJournal(changes)
+    const {file, durable} = JournalFile.create(path, j)
+    await durable
+    expect(readFileSync(path, 'utf8')).toBe(journalText(j))
+    expect(readJournal(path)).toEqual(JSON.parse(JSON.stringify(j)))
+    const head = readFileSync(path, 'utf8').split('"state"')[0]
+    file.setState('applied')
+    file.setState('failed', 'a long note that makes the tail longer than it was before, with "quotes" and \n')
+    file.setState('restored')
+    file.close()
+    const text = readFileSync(path, 'utf8')
+    expect(text.startsWith(head)).toBe(true)
+    expect(text).toBe(journalText(j))
+    const back = readJournal(path)
+    expect(back.state).toBe('restored')
+    expect(back.history.map((h) => h.state)).toEqual(['pending', 'applied', 'failed', 'restored'])
+    expect(back.changes).toHaveLength(1200)
+    expect(() => JournalFile.create(path, j)).toThrow(/EEXIST/) // a journal is never overwritten
+  })
+
+  it('a tail cut short by a crash still gives the changes, as pending', async () => {
+    const path = join(tmp(), 'j.json')
+    const j = newJournal([change(0), change(1)])
+    const {file, durable} = JournalFile.create(path, j)
+    await durable
+    file.setState('applied')
+    file.close()
+    const whole = statSync(path).size
+    truncateSync(path, whole - 30) // inside the history
+    const back = readJournal(path)
+    expect(back.changes).toEqual(JSON.parse(JSON.stringify(j.changes)))
+    expect(back.state).toBe('pending')
+    expect(back.history[0].note).toMatch(/not recorded whole/)
+    // cut inside the changes: nothing to recover
+    truncateSync(path, readFileSync(path, 'utf8').indexOf('"planned"') + 5)
     expect(() => readJournal(path)).toThrow(/not JSON/)
   })
 })
