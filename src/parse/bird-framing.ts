@@ -94,8 +94,18 @@ export class BirdFramer {
   }
 }
 
-/** Frame a whole text, calling `sink` per payload line. Returns the framer (for its banner and mode). */
-export function frameBirdText(text: string, file: string, sink: BirdLineSink): BirdFramer {
+/**
+ * In-place handler of a birdc payload line that starts with a TAB: text[start, end) is the line (no `\r`).
+ * Returns false to have the line sliced and handed to the sink as usual.
+ */
+export type BirdSpanSink = (text: string, start: number, end: number, line: number) => boolean
+
+/**
+ * Frame a whole text, calling `sink` per payload line. Returns the framer (for its banner and mode).
+ * With `span`, birdc lines that start with a TAB (a route's attribute lines, most of a dump) are
+ * offered to it first, unsliced.
+ */
+export function frameBirdText(text: string, file: string, sink: BirdLineSink, span?: BirdSpanSink): BirdFramer {
   const framer = new BirdFramer(file, sink)
   let start = 0
   let lineNo = 1
@@ -103,7 +113,8 @@ export function frameBirdText(text: string, file: string, sink: BirdLineSink): B
   while (start < n) {
     let end = text.indexOf('\n', start)
     if (end < 0) end = n
-    framer.push(text.slice(start, end), lineNo)
+    if (!(span !== undefined && framer.mode === 'birdc' && text.charCodeAt(start) === 9 && text.charCodeAt(end - 1) !== 13 &&
+      span(text, start, end, lineNo))) framer.push(text.slice(start, end), lineNo)
     start = end + 1
     lineNo++
   }

@@ -503,13 +503,46 @@ export class BirdRouteParser {
     if (colon <= 1) throw new ParseError(this.file, line, TAB_LINE_SHAPE, text)
     const name = this.intern.name(text, 1, colon, this.attrNames++)
     this.keepAttrLine(text, line, code)
+    this.attribute(route, name, text, vstart, text.length)
+  }
+
+  /**
+   * An attribute line `\tName: value` at [start, end) of the whole text, handled in place (no slice of the
+   * line): most lines of a dump are these. False when it is anything else (a next hop, a continuation, a
+   * line without ": ", an attribute run that is not verbatim), which then takes the line-by-line path.
+   */
+  attributeSpan(src: string, start: number, end: number, line: number): boolean {
+    const route = this.cur
+    if (route === undefined || this.skipNet || src !== this.source || this.attrParts !== undefined) return false
+    const c1 = src.charCodeAt(start + 1)
+    if (c1 === 9 || c1 === 32 || (c1 === 118 /* v */ && src.startsWith('via ', start + 1)) || (c1 === 100 /* d */ && src.startsWith('dev ', start + 1))) return false
+    const colon = src.indexOf(': ', start + 1)
+    if (colon < 0 || colon >= end || colon <= start + 1) return false
+    const n = this.attrCount
+    if (n > 0 && (line !== this.attrPrevLine + 1 || start !== this.attrEnd + 1)) return false
+    const name = this.intern.name(src, start + 1, colon, this.attrNames++)
+    // keepAttrLine's verbatim run, by offsets
+    this.attrCount = n + 1
+    if (n === 0) {
+      route.attrLine = line
+      this.attrStart = start
+    }
+    this.attrEnd = end
+    this.attrPrevLine = line
+    route.pos.endLine = line
+    this.attribute(route, name, src, colon + 2, end)
+    return true
+  }
+
+  /** What an attribute tells about the path (its value is text[vstart, vend)). */
+  private attribute(route: ParsedBirdRoute, name: string, text: string, vstart: number, vend: number): void {
     this.lastIsAttr = true
     this.inAsPath = false
     switch (name) {
       case 'Type': // 1.6 `BGP unicast univ`, 2.x `BGP univ`
       case 'source': {
         // 3.x `source: BGP`
-        const w = text.slice(vstart).trim()
+        const w = text.slice(vstart, vend).trim()
         const sp = w.indexOf(' ')
         const src = sp < 0 ? w : w.slice(0, sp)
         if (src.length > 0) route.source = this.intern.get(src)
@@ -518,7 +551,7 @@ export class BirdRouteParser {
       case 'BGP.next_hop':
       case 'bgp_next_hop': {
         // IPv6 sessions print `GLOBAL LINKLOCAL`; the first is the next hop
-        const w = text.slice(vstart).trim()
+        const w = text.slice(vstart, vend).trim()
         const sp = w.indexOf(' ')
         const nh = address(sp < 0 ? w : w.slice(0, sp))
         if (nh !== undefined) route.bgpNextHop = this.intern.get(nh)
@@ -527,7 +560,7 @@ export class BirdRouteParser {
       case 'from': {
         // 3.x prints the peer as an attribute; the header shows `from` only when it differs from the gateway
         if (route.from === undefined) {
-          const a = address(text.slice(vstart).trim())
+          const a = address(text.slice(vstart, vend).trim())
           if (a !== undefined) route.from = this.intern.get(a)
         }
         break
@@ -535,20 +568,20 @@ export class BirdRouteParser {
       // the BGP decision values `equalPreference` compares (the first of either name, as `attributes.find`)
       case 'BGP.local_pref':
       case 'bgp_local_pref':
-        if (route.localPref === undefined) route.localPref = integer(text.slice(vstart))
+        if (route.localPref === undefined) route.localPref = integer(text.slice(vstart, vend))
         break
       case 'BGP.med':
       case 'bgp_med':
-        if (route.med === undefined) route.med = integer(text.slice(vstart))
+        if (route.med === undefined) route.med = integer(text.slice(vstart, vend))
         break
       case 'BGP.origin':
       case 'bgp_origin':
-        if (route.origin === undefined) route.origin = this.intern.get(text.slice(vstart).trim())
+        if (route.origin === undefined) route.origin = this.intern.get(text.slice(vstart, vend).trim())
         break
       case 'BGP.as_path':
       case 'bgp_path':
         if (!this.asPathSeen) {
-          route.asPathLength = wordCount(text.slice(vstart))
+          route.asPathLength = wordCount(text.slice(vstart, vend))
           this.asPathSeen = true
           this.inAsPath = true
         }
@@ -574,6 +607,6 @@ export function createBirdRouteStream(file: string, onRoute: (route: BirdRoute) 
 /** Every route of a `show route [all]` reply, in output order (best route of a network first). */
 export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt'): BirdRoute[] {
   const parser = new BirdRouteParser(file, undefined, text)
-  frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c))
+  frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c), (src, start, end, line) => parser.attributeSpan(src, start, end, line))
   return parser.end()
 }

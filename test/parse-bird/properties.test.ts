@@ -6,7 +6,7 @@ import {describe, expect, it} from 'vitest'
 import {ParseError} from '../../src/model/errors.js'
 import {canonicalAddress, canonicalPrefix} from '../../src/model/prefix.js'
 import {parseBirdProtocols} from '../../src/parse/bird-protocols.js'
-import {parseBirdRoutes} from '../../src/parse/bird-routes.js'
+import {createBirdRouteStream, parseBirdRoutes} from '../../src/parse/bird-routes.js'
 import {parseBirdStatus} from '../../src/parse/bird-status.js'
 import {allCaptureSections, capture, fixture, SCENARIOS, toRawSocket} from './captures.js'
 
@@ -130,5 +130,45 @@ describe('fast IPv4 paths agree with model/prefix.ts', () => {
       }),
       {numRuns: 2000},
     )
+  })
+})
+
+// parseBirdRoutes handles most attribute lines in place (offsets into the whole text, no slice per
+// line); the line-by-line stream never does. Both must give the same routes, whatever the input.
+describe('whole-text parsing equals the line-by-line stream', () => {
+  function streamed(text: string): unknown {
+    const out: unknown[] = []
+    const stream = createBirdRouteStream('birdc-show-route-all.txt', (r) => out.push(r))
+    text.split('\n').forEach((l, i) => stream.push(l, i + 1))
+    stream.end()
+    return JSON.parse(JSON.stringify(out))
+  }
+  function whole(text: string): unknown {
+    return JSON.parse(JSON.stringify(parseBirdRoutes(text)))
+  }
+  const outcome = (f: () => unknown) => {
+    try {
+      return f()
+    } catch (error) {
+      if (!(error instanceof ParseError)) throw error
+      return `ParseError ${error.message}`
+    }
+  }
+
+  it('on every real capture', () => {
+    for (const [, , text] of allCaptureSections()) expect(outcome(() => whole(text))).toEqual(outcome(() => streamed(text)))
+  })
+
+  it('on mixes of real route lines, attribute runs broken by noise, CRLF and continuations', () => {
+    const routeLines = realLines.filter((l) => l.startsWith('\t') || /^\S+\/\d+\s/.test(l) || l.startsWith(' '))
+    const line = fc.oneof(
+      {weight: 6, arbitrary: fc.constantFrom(...routeLines)},
+      fc.constantFrom('', '\t', '\t\tcontinued (1,2)', '\tBGP.as_path: 65000 65001', '\tBGP.next_hop: 10.0.0.1', '\tvia 10.1.1.1 on eth0', '\tName:', '\t Odd: x', 'Table master4:'),
+      fc.constantFrom(...routeLines).map((l) => `${l}\r`),
+    )
+    fc.assert(fc.property(fc.array(line, {maxLength: 60}), (lines) => {
+      const text = lines.join('\n')
+      expect(outcome(() => whole(text))).toEqual(outcome(() => streamed(text)))
+    }), {numRuns: 1000})
   })
 })
