@@ -2,6 +2,7 @@
 // and the presenters. Pure: a function of the Snapshot alone.
 import {Fib, type Lookup} from './fib.js'
 import {formatKernelRoute} from './format.js'
+import {PrefixMap} from './prefix-map.js'
 import {canonicalPrefix, familyOf, ipv4Network, ipv4Value, prefixContains, prefixSortKey} from './prefix.js'
 import type {
   Address, BirdProtocol, BirdRoute, Evidence, KernelRoute, Link, Pool, SourcePos, Snapshot,
@@ -43,7 +44,7 @@ export class Context {
   readonly fib: Fib
   readonly kernelTables: number[]
   // BIRD's paths by prefix: the path itself when it is the only one (most are; a million one-element lists is 32 MB)
-  private readonly birdIndex = new Map<string, BirdRoute | BirdRoute[]>()
+  private readonly birdIndex = new PrefixMap<BirdRoute | BirdRoute[]>()
   readonly ownAddresses = new Set<string>()
   readonly links = new Map<string, Link>()
   readonly sysctl = new Map<string, {value: string; pos: SourcePos}>()
@@ -141,35 +142,38 @@ export class Context {
   /** Every prefix inside the pools that BIRD holds or the kernel routes (not the local table), in prefix order. */
   poolPrefixes(): string[] {
     if (this.poolPrefixList) return this.poolPrefixList
-    // IPv4 prefixes with their key network·64 + length (exact in a double, and in prefix order), the rest by text.
-    // BIRD's prefixes are distinct already; a kernel route's prefix counts only when BIRD does not hold it.
+    // IPv4 prefixes by their key network·64 + length (exact in a double, and in prefix order), sorted as
+    // numbers; the others by text. A kernel route's prefix counts only when BIRD does not hold it.
     const keys: number[] = []
-    const texts: string[] = []
+    const kernelOnly = new Map<number, string>()
     const other = new Set<string>()
-    const kernelOnly = new Set<string>()
-    const add = (prefix: string) => {
-      const slash = prefix.indexOf('/')
-      const v = ipv4Value(prefix, 0, slash)
-      if (v >= 0) {
-        const len = Number(prefix.slice(slash + 1))
-        if (this.v4PoolOf(v, len)) {
-          keys.push(v * 64 + len)
-          texts.push(prefix)
-        }
-      } else if (this.poolOf(prefix)) {
-        other.add(prefix)
-      }
-    }
-    for (const prefix of this.birdIndex.keys()) add(prefix)
+    this.birdIndex.forEachV4((network, len) => {
+      if (this.v4PoolOf(network, len)) keys.push(network * 64 + len)
+    })
+    for (const [prefix] of this.birdIndex.otherEntries()) if (this.poolOf(prefix)) other.add(prefix)
     for (const r of this.snapshot.kernelRoutes) {
       if (r.tableId === 255 || r.type === 'local' || r.type === 'broadcast' || r.type === 'multicast') continue
-      if (!this.tables.includes(r.tableId) || this.birdIndex.has(r.dst) || kernelOnly.has(r.dst)) continue
-      kernelOnly.add(r.dst)
-      add(r.dst)
+      if (!this.tables.includes(r.tableId)) continue
+      const slash = r.dst.indexOf('/')
+      const v = ipv4Value(r.dst, 0, slash)
+      if (v < 0) {
+        if (this.birdIndex.get(r.dst) === undefined && this.poolOf(r.dst)) other.add(r.dst)
+        continue
+      }
+      const len = Number(r.dst.slice(slash + 1))
+      const key = v * 64 + len
+      if (this.birdIndex.getV4(v, len) !== undefined || kernelOnly.has(key) || !this.v4PoolOf(v, len)) continue
+      kernelOnly.set(key, r.dst)
+      keys.push(key)
     }
-    const order = Uint32Array.from(keys, (_, i) => i).sort((a, b) => keys[a] - keys[b])
-    const list: string[] = new Array(order.length)
-    for (let i = 0; i < order.length; i++) list[i] = texts[order[i]]
+    const sorted = Float64Array.from(keys).sort()
+    const list: string[] = new Array(sorted.length)
+    for (let i = 0; i < sorted.length; i++) {
+      const key = sorted[i]
+      const len = key % 64
+      const held = this.birdIndex.getV4((key - len) / 64, len)
+      list[i] = held === undefined ? kernelOnly.get(key)! : (Array.isArray(held) ? held[0] : held).prefix
+    }
     this.poolPrefixList = other.size > 0 ? list.concat(sortPrefixes([...other])) : list
     return this.poolPrefixList
   }
@@ -178,14 +182,13 @@ export class Context {
   poolResolutions(): NexthopResolution[] {
     if (this.poolResolutionList) return this.poolResolutionList
     const hops = new Set<string>()
-    for (const [prefix, routes] of this.birdIndex) {
-      if (!this.poolOf(prefix)) continue
-      if (!Array.isArray(routes)) {
-        if (routes.bgpNextHop !== undefined) hops.add(routes.bgpNextHop)
-        continue
-      }
-      for (const r of routes) if (r.bgpNextHop !== undefined) hops.add(r.bgpNextHop)
+    const addHops = (routes: BirdRoute | BirdRoute[]) => {
+      for (const r of Array.isArray(routes) ? routes : [routes]) if (r.bgpNextHop !== undefined) hops.add(r.bgpNextHop)
     }
+    this.birdIndex.forEachV4((network, len, routes) => {
+      if (this.v4PoolOf(network, len)) addHops(routes)
+    })
+    for (const [prefix, routes] of this.birdIndex.otherEntries()) if (this.poolOf(prefix)) addHops(routes)
     this.poolResolutionList = [...hops].map((n) => this.resolve(n))
     return this.poolResolutionList
   }
@@ -239,10 +242,14 @@ export class Context {
   }
 
   facts(prefixText: string): PrefixFacts {
-    const bird = this.birdIndex.get(prefixText)
-    if (bird !== undefined) return this.computeFacts(prefixText, Array.isArray(bird) ? bird : [bird])
-    const prefix = canonicalPrefix(prefixText) ?? prefixText
-    return this.computeFacts(prefix, this.birdRoutesFor(prefix))
+    let held = this.birdIndex.get(prefixText)
+    if (held === undefined) {
+      const prefix = canonicalPrefix(prefixText) ?? prefixText
+      held = prefix === prefixText ? undefined : this.birdIndex.get(prefix)
+      if (held === undefined) return this.computeFacts(prefix, NO_ROUTES)
+    }
+    // BIRD's text of the prefix is canonical
+    return Array.isArray(held) ? this.computeFacts(held[0].prefix, held) : this.computeFacts(held.prefix, [held])
   }
 
   private computeFacts(prefix: string, bird: BirdRoute[]): PrefixFacts {
@@ -383,9 +390,18 @@ export class Context {
   private lines(file: string, text: string, from: number, to: number): string {
     let starts = this.lineStarts.get(file)
     if (!starts) {
-      const list: number[] = [0]
-      for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) list.push(i + 1)
-      starts = Uint32Array.from(list)
+      // grown by doubling: a full table's dump has ten million lines, too many for a list of numbers
+      let list = new Uint32Array(1024)
+      let n = 1 // list[0] = 0
+      for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) {
+        if (n === list.length) {
+          const bigger = new Uint32Array(n * 2)
+          bigger.set(list)
+          list = bigger
+        }
+        list[n++] = i + 1
+      }
+      starts = list.subarray(0, n)
       this.lineStarts.set(file, starts)
     }
     if (from < 1 || from > starts.length) return ''

@@ -31,7 +31,7 @@ export interface Lookup {
   reachable: boolean // unicast or local: the kernel can send (or deliver) it
 }
 
-/** A key of the first `len` bits of an address: a number for IPv4 (len·2³² + network), a hex string for IPv6. */
+/** An IPv6 key of the first `len` bits of an address, as hex. */
 function keyOf(bytes: number[], len: number): string {
   let key = ''
   const full = len >> 3
@@ -41,8 +41,9 @@ function keyOf(bytes: number[], len: number): string {
   return `${len}/${key}`
 }
 
+/** The IPv4 key within one prefix length: the network as a signed 32-bit integer (a small integer to V8, no boxing). */
 function v4Key(v: number, len: number): number {
-  return len * 4294967296 + ipv4Network(v, len)
+  return ipv4Network(v, len) | 0
 }
 
 function addressBytes(address: string): number[] | undefined {
@@ -57,7 +58,7 @@ function addressBytes(address: string): number[] | undefined {
 type Routes = KernelRoute | KernelRoute[]
 
 interface Table {
-  v4: Map<number, Routes>
+  v4: Array<Map<number, Routes> | undefined> // by prefix length, then v4Key
   v6: Map<string, Routes>
   v4Lengths: number[] // prefix lengths present, longest first
   v6Lengths: number[]
@@ -84,7 +85,7 @@ export class Fib {
       if (route.type === 'multicast') continue
       let table = this.tables.get(route.tableId)
       if (!table) {
-        this.tables.set(route.tableId, (table = {v4: new Map(), v6: new Map(), v4Lengths: [], v6Lengths: []}))
+        this.tables.set(route.tableId, (table = {v4: [], v6: new Map(), v4Lengths: [], v6Lengths: []}))
         lengths.set(route.tableId, {v4: new Set(), v6: new Set()})
       }
       const seen = lengths.get(route.tableId)!
@@ -92,7 +93,7 @@ export class Fib {
       const len = Number(route.dst.slice(slash + 1))
       const v = ipv4Value(route.dst, 0, slash)
       if (v >= 0) {
-        push(table.v4, v4Key(v, len), route)
+        push((table.v4[len] ??= new Map()), v4Key(v, len), route)
         seen.v4.add(len)
         continue
       }
@@ -122,7 +123,7 @@ export class Fib {
     const len = Number(prefix.slice(slash + 1))
     if (family === 'inet') {
       const v = ipv4Value(prefix, 0, slash)
-      return v < 0 ? NO_ROUTES : list(table.v4.get(v4Key(v, len)))
+      return v < 0 ? NO_ROUTES : list(table.v4[len]?.get(v4Key(v, len)))
     }
     const bytes = addressBytes(prefix.slice(0, slash))
     return bytes && bytes.length === 16 ? list(table.v6.get(keyOf(bytes, len))) : NO_ROUTES
@@ -130,7 +131,7 @@ export class Fib {
 
   /** Routes in one table whose dst is exactly the IPv4 prefix v/len (v its network). */
   exactV4(v: number, len: number, tableId: number): KernelRoute[] {
-    return list(this.tables.get(tableId)?.v4.get(v4Key(v, len)))
+    return list(this.tables.get(tableId)?.v4[len]?.get(v4Key(v, len)))
   }
 
   /** Longest-prefix match in one table. */
@@ -140,7 +141,7 @@ export class Fib {
     const v = ipv4Value(address)
     if (v >= 0) {
       for (const len of table.v4Lengths) {
-        const found = usable(list(table.v4.get(v4Key(v, len))))
+        const found = usable(list(table.v4[len]?.get(v4Key(v, len))))
         if (found) return found
       }
       return []

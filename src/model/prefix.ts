@@ -38,8 +38,8 @@ export function ipv4Text(v: number): string {
   return `${Math.floor(v / 16777216) % 256}.${Math.floor(v / 65536) % 256}.${Math.floor(v / 256) % 256}.${v % 256}`
 }
 
-/** Prefix length text "0".."128" without leading zeros, or -1. */
-function lengthValue(s: string, from: number, max: number): number {
+/** Prefix length text "0".."128" (from `from` to the end) without leading zeros, at most `max`; -1 otherwise. */
+export function lengthValue(s: string, from: number, max: number): number {
   const n = s.length - from
   if (n < 1 || n > 3 || (n > 1 && s.charCodeAt(from) === 48)) return -1
   let v = 0
