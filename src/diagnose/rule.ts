@@ -37,7 +37,10 @@ export function finding(id: FindingId, f: {prefix?: string; title: string; detai
 /** Is this kernel route through the tunnel: every next hop on the tunnel device? */
 export function throughTunnel(ctx: Context, facts: PrefixFacts): boolean {
   const r = facts.effective
-  return !!r && r.type === 'unicast' && r.nexthops.length > 0 && r.nexthops.every((n) => n.dev === ctx.snapshot.tunnelDev)
+  if (!r || r.type !== 'unicast' || r.nexthops.length === 0) return false
+  const dev = ctx.snapshot.tunnelDev
+  for (const n of r.nexthops) if (n.dev !== dev) return false
+  return true
 }
 
 /** Evidence for a kernel route and the BIRD paths behind a prefix. */

@@ -52,6 +52,7 @@ export class Context {
   readonly sessionsDown: BirdProtocol[] // BGP sessions not Established
   readonly fixProtocol: string
   private readonly lineStarts = new Map<string, Uint32Array>()
+  private readonly sources = new Map<string, string>() // file name -> text ('' when not in the snapshot)
   private readonly tables: number[]
   private readonly poolCache = new Map<string, Pool | undefined>()
   private readonly v4Pools: Array<{network: number; len: number; pool: Pool}>
@@ -378,12 +379,13 @@ export class Context {
   /** The cited lines of a parsed object, verbatim (a one-line JSON file cites the object itself). */
   cite(pos: SourcePos | undefined, render?: () => string): Evidence[] {
     if (!pos) return []
-    const source = this.snapshot.files.find((f) => f.name === pos.file)?.text ?? ''
+    let source = this.sources.get(pos.file)
+    if (source === undefined) this.sources.set(pos.file, (source = this.snapshot.files.find((f) => f.name === pos.file)?.text ?? ''))
     // a one-line JSON dump cites the object itself, rendered as ip prints it
-    if (render && (pos.file.endsWith('.json') || source === '')) return [{...pos, text: render()}]
+    if (render && (source === '' || pos.file.endsWith('.json'))) return [{file: pos.file, line: pos.line, endLine: pos.endLine, text: render()}]
     let text = this.lines(pos.file, source, pos.line, pos.endLine)
     if (text.length > 300) text = text.slice(0, 300) + '…'
-    return [{...pos, text}]
+    return [{file: pos.file, line: pos.line, endLine: pos.endLine, text}]
   }
 
   /** Lines [from, to] (1-based) of a file, through an index of line starts built once per file. */

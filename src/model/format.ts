@@ -2,42 +2,63 @@
 import {familyOf} from './prefix.js'
 import type {BirdRoute, KernelRoute, Link, Nexthop, PlannedRoute} from './types.js'
 
+// Built by concatenation (no arrays, spreads or sets): a full table's report renders a route for most
+// findings' evidence.
+
 function shortDst(dst: string): string {
   if (dst === '0.0.0.0/0' || dst === '::/0') return 'default'
-  return dst.replace(/\/(32)$/, '').replace(/:.*\/128$/, (m) => m.slice(0, -4))
+  // ip prints a host route as the bare address
+  if (dst.endsWith('/32') && !dst.includes(':')) return dst.slice(0, -3)
+  if (dst.endsWith('/128') && dst.includes(':')) return dst.slice(0, -4)
+  return dst
 }
 
-function formatNexthop(n: Nexthop, multipath: boolean): string {
-  const parts: string[] = []
-  if (n.gateway) parts.push(n.gateway.family === 'inet6' && !n.gateway.address.includes('.') ? `via inet6 ${n.gateway.address}` : `via ${n.gateway.address}`)
-  if (n.dev) parts.push(`dev ${n.dev}`)
-  if (multipath) parts.push(`weight ${n.weight}`)
-  for (const f of n.flags) parts.push(f)
-  return parts.join(' ')
+const NO_FLAGS: readonly string[] = []
+
+function formatNexthop(n: Nexthop, multipath: boolean, flags: readonly string[]): string {
+  let s = ''
+  if (n.gateway) s = n.gateway.family === 'inet6' && !n.gateway.address.includes('.') ? `via inet6 ${n.gateway.address}` : `via ${n.gateway.address}`
+  if (n.dev) s += s === '' ? `dev ${n.dev}` : ` dev ${n.dev}`
+  if (multipath) s += s === '' ? `weight ${n.weight}` : ` weight ${n.weight}`
+  for (const f of flags) s += s === '' ? f : ` ${f}`
+  return s
 }
 
 /** `ip route` style: `192.168.110.128/26 via 172.31.20.5 dev tunl0 proto bird metric 32 onlink`. */
 export function formatKernelRoute(r: KernelRoute): string {
-  const head: string[] = []
-  if (r.type !== 'unicast') head.push(r.type)
-  head.push(shortDst(r.dst))
+  let s = r.type !== 'unicast' ? `${r.type} ${shortDst(r.dst)}` : shortDst(r.dst)
   const single = r.nexthops.length === 1
-  if (single) head.push(formatNexthop({...r.nexthops[0], flags: []}, false))
-  if (r.table !== 'main') head.push(`table ${r.table}`)
-  head.push(`proto ${r.protocol}`)
-  if (r.scope !== 'global') head.push(`scope ${r.scope}`)
-  if (r.prefsrc) head.push(`src ${r.prefsrc}`)
-  if (r.metric) head.push(`metric ${r.metric}`)
-  const flags = new Set([...r.flags, ...(single ? r.nexthops[0].flags : [])])
-  for (const f of flags) head.push(f)
-  if (r.nexthops.length > 1) return [head.join(' '), ...r.nexthops.map((n) => `\tnexthop ${formatNexthop(n, true)}`)].join('\n')
-  return head.join(' ')
+  if (single) {
+    const nh = formatNexthop(r.nexthops[0], false, NO_FLAGS)
+    if (nh !== '') s += ` ${nh}`
+  }
+  if (r.table !== 'main') s += ` table ${r.table}`
+  s += ` proto ${r.protocol}`
+  if (r.scope !== 'global') s += ` scope ${r.scope}`
+  if (r.prefsrc) s += ` src ${r.prefsrc}`
+  if (r.metric) s += ` metric ${r.metric}`
+  // the route's flags, then a single next hop's (each once)
+  for (let i = 0; i < r.flags.length; i++) if (r.flags.indexOf(r.flags[i]) === i) s += ` ${r.flags[i]}`
+  if (single) {
+    const own = r.nexthops[0].flags
+    for (let i = 0; i < own.length; i++) if (!r.flags.includes(own[i]) && own.indexOf(own[i]) === i) s += ` ${own[i]}`
+  } else {
+    for (const n of r.nexthops) s += `\n\tnexthop ${formatNexthop(n, true, n.flags)}`
+  }
+  return s
 }
 
 export function formatNexthops(r: KernelRoute): string {
   if (r.type !== 'unicast') return r.type
-  return r.nexthops.map((n) => formatNexthop({...n, flags: n.flags.filter((f) => f === 'onlink')}, false)).join(', ')
+  let s = ''
+  for (const n of r.nexthops) {
+    const nh = formatNexthop(n, false, n.flags.includes('onlink') ? ONLINK : NO_FLAGS)
+    s += s === '' ? nh : `, ${nh}`
+  }
+  return s
 }
+
+const ONLINK: readonly string[] = ['onlink']
 
 /** BIRD 2 style summary of a path: `unicast [Mesh_172_31_20_5 from 172.31.20.5] * via 172.31.11.1 on eth0, ...`. */
 export function formatBirdPath(r: BirdRoute): string {
