@@ -1,6 +1,9 @@
-import {readdirSync, existsSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, rmSync} from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
+
+import {onTestFinished} from 'vitest'
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 export const FIXTURES = path.join(ROOT, 'test/fixtures')
@@ -16,4 +19,11 @@ export interface Expected {
   prefixes: Record<string, {verdict: string; findings?: string[]; plan: null | {nexthops: Array<{gateway: string; dev: string; onlink: boolean}>}}>
   host_findings?: string[]
   explain?: Record<string, {verdict: string; findings?: string[]; plan: null}>
+}
+
+/** A fresh directory under the system temp dir, removed when the test that made it finishes. */
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix))
+  onTestFinished(() => rmSync(dir, {recursive: true, force: true}))
+  return dir
 }

@@ -1,10 +1,10 @@
-import {mkdtempSync, writeFileSync} from 'node:fs'
-import os from 'node:os'
+import {writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {describe, expect, it} from 'vitest'
 
 import {birdLogPaths, collectBirdLog} from '../../src/collect/bird-log.js'
+import {tempDir} from '../helpers.js'
 
 describe('BIRD log for bundles', () => {
   it('finds log files named in the config', () => {
@@ -13,7 +13,7 @@ describe('BIRD log for bundles', () => {
   })
 
   it('keeps the last whole lines of the first readable log', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-log-'))
+    const dir = tempDir('rd-log-')
     const file = path.join(dir, 'bird.log')
     writeFileSync(file, Array.from({length: 1000}, (_, i) => `2026-11-29 16:50:${String(i % 60).padStart(2, '0')} <INFO> line ${i}`).join('\n') + '\n')
     const log = await collectBirdLog(`log "${path.join(dir, 'missing.log')}" all;\nlog "${file}" all;`, 200)

@@ -1,19 +1,18 @@
 // The binary as a user runs it: exit statuses, clear errors without stack traces, fix and bundle.
-import {mkdtempSync, readFileSync, writeFileSync, cpSync} from 'node:fs'
-import os from 'node:os'
+import {readFileSync, writeFileSync, cpSync} from 'node:fs'
 import path from 'node:path'
 
 import {execa} from 'execa'
 import {describe, expect, it} from 'vitest'
 
-import {BIN, FIXTURES, ROOT} from '../helpers.js'
+import {BIN, FIXTURES, ROOT, tempDir} from '../helpers.js'
 
 const run = (args: string[], opts: {input?: string} = {}) => execa('node', [BIN, ...args], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}, ...opts})
 const ecmp = path.join(FIXTURES, 'bird2-ecmp-not-tunneled')
 
 describe('bad input', () => {
   it('a broken file names the file and line, exits 2, no stack trace', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-bad-'))
+    const dir = tempDir('rd-bad-')
     cpSync(ecmp, dir, {recursive: true})
     writeFileSync(path.join(dir, 'sysctl.txt'), 'net.ipv4.ip_forward = 1\nthis is not a sysctl line\n')
     const res = await run(['check', '--from', dir])
@@ -23,7 +22,7 @@ describe('bad input', () => {
   })
 
   it('a truncated JSON route dump is a parse error with the file named', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-bad-'))
+    const dir = tempDir('rd-bad-')
     cpSync(ecmp, dir, {recursive: true})
     const text = readFileSync(path.join(dir, 'ip-j-d-route.json'), 'utf8')
     writeFileSync(path.join(dir, 'ip-j-d-route.json'), text.slice(0, text.length / 2))
@@ -52,7 +51,7 @@ describe('pools', () => {
   })
 
   it('pools come from bird.conf when nothing else names them (Calico krt_tunnel filter)', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-pool-'))
+    const dir = tempDir('rd-pool-')
     cpSync(ecmp, dir, {recursive: true})
     await execa('rm', ['-f', path.join(dir, 'ippools.yaml')])
     writeFileSync(path.join(dir, 'bird.conf'), readFileSync(path.join(dir, 'bird.conf'), 'utf8').replace(
@@ -108,7 +107,7 @@ describe('fix', () => {
 
 describe('bundle', () => {
   it('writes a tar.gz that tar lists and that replays to the same report', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-bundle-'))
+    const dir = tempDir('rd-bundle-')
     const out = path.join(dir, 'b.tar.gz')
     const res = await run(['bundle', '--from', ecmp, '-o', out])
     expect(res.exitCode).toBe(0)
@@ -121,9 +120,9 @@ describe('bundle', () => {
   })
 
   it('a redacted bundle holds none of the node addresses and diagnoses the same verdicts', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-bundle-'))
+    const dir = tempDir('rd-bundle-')
     const out = path.join(dir, 'r.tar.gz')
-    const mapFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'rd-map-')), 'map.json') // kept outside the extracted bundle
+    const mapFile = path.join(tempDir('rd-map-'), 'map.json') // kept outside the extracted bundle
     expect((await run(['bundle', '--from', ecmp, '-o', out, '--redact', '--mapping-file', mapFile])).exitCode).toBe(0)
     await execa('tar', ['-xzf', out, '-C', dir])
     const all = (await execa('sh', ['-c', `cat ${dir}/snapshot/* ${dir}/*.json ${dir}/report.md`])).stdout
@@ -139,7 +138,7 @@ describe('bundle', () => {
   })
 
   it('a corrupt archive is refused with exit 2 and the file named', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-bundle-'))
+    const dir = tempDir('rd-bundle-')
     const bad = path.join(dir, 'bad.tar.gz')
     writeFileSync(bad, Buffer.from('not a gzip file at all'))
     const res = await run(['check', '--from', bad])

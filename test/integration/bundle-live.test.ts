@@ -8,6 +8,7 @@ import path from 'node:path'
 import {execa} from 'execa'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {tempDir} from '../helpers.js'
 import {cleanupStaleLabs, startLab, type Lab} from '../lab/lab.js'
 import {type CheckJson, liveFlags, liveUnavailableReason, parseJson, POOL, rd, rdOffline, type RunResult, verdicts} from './live.js'
 
@@ -22,7 +23,7 @@ function filesUnder(dir: string): string[] {
 }
 
 async function extract(tarball: string): Promise<string> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-bundle-x-'))
+  const dir = tempDir('rd-bundle-x-')
   await execa('tar', ['xzf', tarball, '-C', dir])
   return dir
 }

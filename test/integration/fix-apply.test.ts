@@ -9,6 +9,7 @@ import path from 'node:path'
 import {execa} from 'execa'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
+import {tempDir} from '../helpers.js'
 import {cleanupStaleLabs, startLab, type KernelRoute, type Lab, type ScenarioName} from '../lab/lab.js'
 import {
   type CheckJson, type Hop, expectedFor, healthyHops, kernelHops, liveFlags, liveUnavailableReason, mainRoutesFor, normDst,
@@ -34,7 +35,7 @@ function safetySuite(getLab: () => Lab) {
   describe('safety', () => {
     it('fix --apply without --yes and no TTY refuses (exit 2) and changes nothing', async () => {
       const lab = getLab()
-      const jdir = path.join(mkdtempSync(path.join(os.tmpdir(), 'rd-safety-')), 'journals')
+      const jdir = path.join(tempDir('rd-safety-'), 'journals')
       const before = await lab.routes('n1')
       const [j, t] = await Promise.all([
         rd(lab, ['fix', '--apply', '--journal-dir', jdir, ...liveFlags(lab), ...POOL, '--json']),
@@ -54,8 +55,8 @@ function safetySuite(getLab: () => Lab) {
     it('fix --apply --yes without CAP_NET_ADMIN says so clearly and changes nothing', async () => {
       const lab = getLab()
       // two journal dirs: the two runs must not meet at the apply lock
-      const jdir = mkdtempSync(path.join(os.tmpdir(), 'rd-nocap-'))
-      const jdir2 = mkdtempSync(path.join(os.tmpdir(), 'rd-nocap-'))
+      const jdir = tempDir('rd-nocap-')
+      const jdir2 = tempDir('rd-nocap-')
       const before = await lab.routes('n1')
       // still root (so BIRD's socket and the lab dir are readable), but CAP_NET_ADMIN is gone from the
       // bounding set, hence from the exec'd node's permitted and effective sets
