@@ -61,7 +61,8 @@ export default class Fix extends BaseCommand {
       return
     }
     if (!flags.apply) {
-      if (flags.json) this.printJson(report)
+      // a full table's plan is hundreds of MB of JSON: written element by element, never as one string
+      if (flags.json) await this.streamJson(report)
       else this.print(renderFix(report, c) + (items.length > 0 ? c.dim('\nDry run: nothing was changed. `routedoctor fix --apply` programs these routes.') : ''))
       return
     }
@@ -73,7 +74,7 @@ export default class Fix extends BaseCommand {
     if (!(await confirm(`Program ${items.length} route${items.length === 1 ? '' : 's'} now?`, flags.yes))) return
     const {applyPlan} = await import('../netlink/apply.js')
     const result = await applyPlan(items, {journalDir: flags['journal-dir'], watchSeconds: flags.watch})
-    if (flags.json) this.printJson({...report, ...result})
+    if (flags.json) await this.streamJson({...report, ...result})
     else this.print(renderApply(result, c))
     process.exitCode = result.verified && result.errors.length === 0 && !(result.routeWar?.length) ? 0 : 1
   }
