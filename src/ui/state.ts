@@ -102,10 +102,20 @@ export function initialState(opts: {report?: CheckReport; live: boolean; source:
 
 const rank = (v: Verdict) => (v === 'ok' ? 2 : v === 'local' || v === 'not-in-pool' ? 3 : 1)
 
+// Reports are never changed once made: their sorted and filtered rows are computed once per report
+// (and filter), not on every call (a frame asks several times; a full table has a million rows).
+const sortedCache = new WeakMap<CheckReport, readonly PrefixLine[]>()
+const filteredCache = new WeakMap<CheckReport, {filter: string; rows: readonly PrefixLine[]}>()
+
 /** The report's prefixes, problems first, then healthy, then local / not-in-pool; report order within each. */
-export function sortedRows(report: CheckReport | undefined): PrefixLine[] {
+export function sortedRows(report: CheckReport | undefined): readonly PrefixLine[] {
   if (!report) return []
-  return report.prefixes.map((p, i) => ({p, i})).sort((a, b) => rank(a.p.verdict) - rank(b.p.verdict) || a.i - b.i).map((x) => x.p)
+  let rows = sortedCache.get(report)
+  if (rows === undefined) {
+    rows = report.prefixes.map((p, i) => ({p, i})).sort((a, b) => rank(a.p.verdict) - rank(b.p.verdict) || a.i - b.i).map((x) => x.p)
+    sortedCache.set(report, rows)
+  }
+  return rows
 }
 
 export function matches(p: PrefixLine, filter: string): boolean {
@@ -114,8 +124,14 @@ export function matches(p: PrefixLine, filter: string): boolean {
   return filter.toLowerCase().split(/\s+/).filter(Boolean).every((w) => hay.includes(w))
 }
 
-export function visibleRows(state: UiState): PrefixLine[] {
-  return sortedRows(state.report).filter((p) => matches(p, state.filter))
+export function visibleRows(state: UiState): readonly PrefixLine[] {
+  const report = state.report
+  if (!report) return []
+  const hit = filteredCache.get(report)
+  if (hit !== undefined && hit.filter === state.filter) return hit.rows
+  const rows = state.filter === '' ? sortedRows(report) : sortedRows(report).filter((p) => matches(p, state.filter))
+  filteredCache.set(report, {filter: state.filter, rows})
+  return rows
 }
 
 export function selectedIndex(state: UiState): number {

@@ -5,7 +5,7 @@ import path from 'node:path'
 import type {ChalkInstance} from 'chalk'
 
 import {verdictColor} from '../render/style.js'
-import type {PrefixLine} from '../services/report.js'
+import type {CheckReport, PrefixLine} from '../services/report.js'
 import {fit} from './ansi.js'
 import {layout, paneRows, selectedIndex, visibleRows, type UiState} from './state.js'
 
@@ -46,8 +46,19 @@ export function headerLines(s: UiState, c: ChalkInstance): string[] {
   return [fit(first, w), fit(second, w)]
 }
 
+const widths = new WeakMap<CheckReport, number>()
+
+/** The prefix column's width, once per report (a loop: a spread of a full table's prefixes overflows the stack). */
 function prefixWidth(s: UiState): number {
-  return Math.max(20, ...(s.report?.prefixes ?? []).map((p) => p.prefix.length + 2))
+  const r = s.report
+  if (!r) return 20
+  let w = widths.get(r)
+  if (w === undefined) {
+    w = 20
+    for (const p of r.prefixes) if (p.prefix.length + 2 > w) w = p.prefix.length + 2
+    widths.set(r, w)
+  }
+  return w
 }
 
 export function columnTitle(s: UiState, c: ChalkInstance): string {

@@ -97,3 +97,19 @@ describe('screen frame', () => {
     expect(frame(s, plain).join('\n')).not.toContain('\x1b[')
   })
 })
+
+describe('a full table in the list', () => {
+  it('draws 300k prefixes (no spread of every prefix), problems first, and filters them', async () => {
+    const base = await fixtureReport()
+    const prefixes = Array.from({length: 300_000}, (_, i) => ({
+      prefix: `10.${(i >> 10) & 255}.${(i >> 2) & 255}.${(i & 3) * 64}/26`, verdict: (i % 5 === 0 ? 'not-tunneled' : 'ok') as 'ok' | 'not-tunneled', findings: [], plan: null,
+    }))
+    const big: CheckReport = {...base, prefixes}
+    const s = stateFor(big)
+    const screen = frame(s, plain).join('\n')
+    expect(screen).toContain('10.0.0.0/26')
+    expect(screen).toMatch(/10\.0\.0\.0\/26\s+not-tunneled/)
+    const filtered = update(s, {type: 'key', input: '/', key: {}}).state
+    expect(frame(filtered, plain).length).toBeGreaterThan(0)
+  })
+})
