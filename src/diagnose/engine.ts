@@ -1,6 +1,7 @@
 // Runs the rules and derives a prefix's verdict from its facts and findings (DESIGN §4 order).
 import type {Context, PrefixFacts} from '../model/context.js'
 import type {Finding, Verdict} from '../model/types.js'
+import {NONE} from './rule.js'
 import {hostRules, prefixRules} from './rules/index.js'
 
 export interface PrefixDiagnosis {
@@ -13,11 +14,11 @@ export interface PrefixDiagnosis {
 export function diagnosePrefix(ctx: Context, prefix: string): PrefixDiagnosis {
   const facts = ctx.facts(prefix)
   if (!facts.pool) return {prefix: facts.prefix, verdict: 'not-in-pool', findings: [], facts}
-  let findings: Finding[] = NO_FINDINGS
+  let findings: Finding[] = NONE
   for (const rule of prefixRules) {
     const found = rule.run(ctx, facts)
     if (found.length === 0) continue
-    if (findings === NO_FINDINGS) findings = []
+    if (findings === NONE) findings = []
     for (const f of found) findings.push(f)
   }
   return {prefix: facts.prefix, verdict: verdictOf(facts, findings), findings, facts}
@@ -28,8 +29,6 @@ export function diagnoseHost(ctx: Context): Finding[] {
 }
 
 const BROKEN_TYPES = new Set(['unreachable', 'blackhole', 'prohibit'])
-// a healthy prefix has no findings: one shared (read-only) empty list
-const NO_FINDINGS = Object.freeze([]) as unknown as Finding[]
 
 /** The first that applies of: missing, unreachable, not-tunneled, multipath-lost, ok; local stands alone. */
 export function verdictOf(facts: PrefixFacts, findings: Finding[]): Verdict {

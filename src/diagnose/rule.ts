@@ -1,6 +1,5 @@
 // What a rule is: a pure function of the Context (and, for prefix rules, one prefix's facts).
 import type {Context, PrefixFacts} from '../model/context.js'
-import {formatKernelRoute as formatRoute} from '../model/format.js'
 import type {Evidence, Finding, FindingId, Severity} from '../model/types.js'
 
 export const SEVERITY: Record<FindingId, Severity> = {
@@ -47,7 +46,7 @@ export function throughTunnel(ctx: Context, facts: PrefixFacts): boolean {
 export function prefixEvidence(ctx: Context, facts: PrefixFacts): Evidence[] {
   return [
     ...facts.bestSet.flatMap((r) => ctx.cite(r.pos)),
-    ...(facts.effective ? ctx.cite(facts.effective.pos, () => formatRoute(facts.effective!)) : []),
+    ...(facts.effective ? ctx.citeKernelRoute(facts.effective) : []),
   ]
 }
 

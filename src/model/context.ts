@@ -3,7 +3,7 @@
 import {Fib, type Lookup} from './fib.js'
 import {formatKernelRoute} from './format.js'
 import {PrefixMap} from './prefix-map.js'
-import {canonicalPrefix, familyOf, ipv4Network, ipv4Value, prefixContains, prefixSortKey} from './prefix.js'
+import {canonicalPrefix, familyOf, ipv4Network, ipv4Value, prefixContains, prefixLength, prefixSortKey} from './prefix.js'
 import type {
   Address, BirdProtocol, BirdRoute, Evidence, KernelRoute, Link, Pool, SourcePos, Snapshot,
 } from './types.js'
@@ -117,12 +117,10 @@ export class Context {
     const v = ipv4Value(prefix, 0, slash < 0 ? prefix.length : slash)
     if (v >= 0) return this.v4PoolOf(v, slash < 0 ? 32 : Number(prefix.slice(slash + 1)))
     if (this.poolCache.has(prefix)) return this.poolCache.get(prefix)
+    // the most specific pool that contains the prefix
     let best: Pool | undefined
-    {
-      // the most specific pool that contains the prefix
-      for (const pool of this.snapshot.pools) {
-        if (prefixContains(pool.cidr, prefix) && (!best || Number(pool.cidr.split('/')[1]) > Number(best.cidr.split('/')[1]))) best = pool
-      }
+    for (const pool of this.snapshot.pools) {
+      if (prefixContains(pool.cidr, prefix) && (!best || prefixLength(pool.cidr) > prefixLength(best.cidr))) best = pool
     }
     this.poolCache.set(prefix, best)
     return best
@@ -317,15 +315,13 @@ export class Context {
   private isLocal(prefix: string, birdPrimary?: BirdRoute, effective?: KernelRoute): boolean {
     const dev = this.snapshot.tunnelDev
     if (birdPrimary) {
-      const source = birdPrimary.source
-      if (source === 'BGP') return false
-      const lower = (source ?? '').toLowerCase()
-      if (lower && lower !== 'bgp') {
+      const source = (birdPrimary.source ?? '').toLowerCase()
+      if (source === 'bgp') return false
+      if (source !== '') {
         // a static blackhole block, a kernel/device route to a workload interface
         if (birdPrimary.dest === 'blackhole') return true
         if (birdPrimary.nexthops.length > 0 && birdPrimary.nexthops.every((n) => !n.gateway && n.iface !== dev)) return true
       }
-      if (lower === 'bgp') return false
     }
     if (effective) {
       if (effective.type === 'blackhole' && effective.protocol !== 'bird') return true
@@ -346,10 +342,6 @@ export class Context {
       this.bgpProtocols.find((p) => p.neighborAddress !== undefined && p.neighborAddress === route.from)
   }
 
-  /** The session to the node that owns next hop N. */
-  sessionFor(address: string): BirdProtocol | undefined {
-    return this.bgpProtocols.find((p) => p.neighborAddress === address)
-  }
 
   sysctlValue(name: string): {value: string; pos: SourcePos} | undefined {
     return this.sysctl.get(name)
@@ -370,10 +362,15 @@ export class Context {
     let hit = this.resolutionCites.get(r)
     if (hit === undefined) {
       const route = r.lookup.route
-      hit = route ? this.cite(route.pos, () => formatKernelRoute(route)) : []
+      hit = route ? this.citeKernelRoute(route) : []
       this.resolutionCites.set(r, hit)
     }
     return hit
+  }
+
+  /** A kernel route, cited: its lines, or (from a one-line JSON dump) the route as `ip route` prints it. */
+  citeKernelRoute(route: KernelRoute): Evidence[] {
+    return this.cite(route.pos, () => formatKernelRoute(route))
   }
 
   /** The cited lines of a parsed object, verbatim (a one-line JSON file cites the object itself). */

@@ -117,14 +117,14 @@ export class Fib {
 
   /** Routes in one table whose dst is exactly `prefix`. */
   exact(prefix: string, tableId: number, family: Family): KernelRoute[] {
-    const table = this.tables.get(tableId)
-    if (!table) return []
     const slash = prefix.indexOf('/')
     const len = Number(prefix.slice(slash + 1))
     if (family === 'inet') {
       const v = ipv4Value(prefix, 0, slash)
-      return v < 0 ? NO_ROUTES : list(table.v4[len]?.get(v4Key(v, len)))
+      return v < 0 ? NO_ROUTES : this.exactV4(v, len, tableId)
     }
+    const table = this.tables.get(tableId)
+    if (!table) return NO_ROUTES
     const bytes = addressBytes(prefix.slice(0, slash))
     return bytes && bytes.length === 16 ? list(table.v6.get(keyOf(bytes, len))) : NO_ROUTES
   }

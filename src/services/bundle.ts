@@ -1,7 +1,7 @@
 // `bundle`: every raw input, the parsed model, the report and a manifest in one .tar.gz that
 // `--from` replays to the same report. With redaction, the report is computed from the redacted
 // inputs, so nothing in the bundle carries an original address or name.
-import {readFile, writeFile} from 'node:fs/promises'
+import {writeFile} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -11,11 +11,10 @@ import {redactFiles} from '../bundle/redact.js'
 import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
 import {Context} from '../model/context.js'
 import {parsePoolFlag} from '../model/build.js'
-import {RouteDoctorError} from '../model/errors.js'
 import type {SourceFile} from '../model/types.js'
 import {palette} from '../render/style.js'
 import {renderCheck, renderExplain} from '../render/text.js'
-import {loadSourceFiles, snapshotFrom, type SourceOptions} from './load.js'
+import {loadSourceFiles, readIppoolsFile, snapshotFrom, type SourceOptions} from './load.js'
 import {checkReport, explainReport} from './report.js'
 
 export interface BundleOptions extends SourceOptions {
@@ -63,7 +62,8 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   const ctx = new Context(snapshot)
   const report = checkReport(ctx)
   const plain = palette(false)
-  const explained = report.prefixes.filter((p) => p.verdict !== 'ok' && p.verdict !== 'local').map((p) => renderExplain(explainReport(ctx, p.prefix), plain))
+  const shared = {host: report.host.findings, node: report.node}
+  const explained = report.prefixes.filter((p) => p.verdict !== 'ok' && p.verdict !== 'local').map((p) => renderExplain(explainReport(ctx, p.prefix, shared), plain))
   const reportMd = ['# routedoctor report', '', '```', renderCheck(report, plain), '```', ...explained.flatMap((e) => ['', '```', e, '```']), ''].join('\n')
   const {files: _files, ...model} = snapshot
   const manifest = buildManifest({
@@ -92,9 +92,7 @@ async function poolSourceFile(opts: SourceOptions): Promise<SourceFile | undefin
     return {name: 'ippools.json', text: JSON.stringify({apiVersion: 'projectcalico.org/v3', kind: 'IPPoolList', items}, null, 2) + '\n', command: `routedoctor --pool ${opts.pools.join(' --pool ')}`}
   }
   if (opts.ippools) {
-    const text = await readFile(opts.ippools, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      throw new RouteDoctorError(`--ippools ${opts.ippools}: cannot read (${error.code ?? error.message})`, 2, 'E_USAGE')
-    })
+    const text = await readIppoolsFile(opts.ippools)
     return {name: /\.json$/i.test(opts.ippools) ? 'ippools.json' : 'ippools.yaml', text, command: `read ${opts.ippools}`}
   }
   return undefined

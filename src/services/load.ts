@@ -38,13 +38,15 @@ export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource
 
 export async function snapshotFrom(source: LoadedSource, opts: SourceOptions): Promise<Snapshot> {
   let ippools: SourceFile | undefined
-  if (opts.ippools) {
-    const text = await readFile(opts.ippools, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      throw new RouteDoctorError(`--ippools ${opts.ippools}: cannot read (${error.code ?? error.message})`, 2, 'E_USAGE')
-    })
-    ippools = {name: path.basename(opts.ippools), text}
-  }
+  if (opts.ippools) ippools = {name: path.basename(opts.ippools), text: await readIppoolsFile(opts.ippools)}
   return buildSnapshot(source.files, {pools: opts.pools, ippools, tunnelDev: opts.tunnelDev, origin: source.origin})
+}
+
+/** The --ippools file's text; a usage error (exit 2) naming it when it cannot be read. */
+export async function readIppoolsFile(file: string): Promise<string> {
+  return readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new RouteDoctorError(`--ippools ${file}: cannot read (${error.code ?? error.message})`, 2, 'E_USAGE')
+  })
 }
 
 export async function loadSnapshot(opts: SourceOptions): Promise<Snapshot> {

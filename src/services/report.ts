@@ -145,11 +145,15 @@ export function resolveTarget(ctx: Context, query: string): string {
   return canonicalPrefix(address)!
 }
 
-export function explainReport(ctx: Context, query: string): ExplainReport {
+/**
+ * `explain` of one prefix or address. `shared`: the node-wide parts (host findings, node summary) when the
+ * caller explains many prefixes of one Context (a bundle), so they are computed once, not per prefix.
+ */
+export function explainReport(ctx: Context, query: string, shared?: {host: Finding[]; node: NodeSummary}): ExplainReport {
   const prefix = resolveTarget(ctx, query)
   const d = diagnosePrefix(ctx, prefix)
   const item = planPrefix(ctx, d)
-  const host = diagnoseHost(ctx)
+  const host = shared?.host ?? diagnoseHost(ctx)
   const f = d.facts
   // host findings that bear on this prefix: a session down when the prefix is missing or comes over it,
   // and node-wide conditions of the tunnel path
@@ -173,7 +177,7 @@ export function explainReport(ctx: Context, query: string): ExplainReport {
     plan: item?.planned ?? null,
     ...(item ? {planMode: item.mode} : {}),
     chain: chain(ctx, d),
-    node: nodeSummary(ctx),
+    node: shared?.node ?? nodeSummary(ctx),
   }
 }
 
@@ -215,7 +219,7 @@ function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
         ? `${r.bgpNextHop} → ${formatKernelRoute(route).split('\n')[0]}${r.multipath ? ` (ECMP: ${route.nexthops.map((n) => `${n.gateway ? `via ${n.gateway.family === 'inet6' ? 'inet6 ' : ''}${n.gateway.address} ` : ''}dev ${n.dev}`).join(', ')})` : ''}` +
           `${r.viaInet6 ? '; IPv6 link-local next hops that BIRD 1.6/2.0.<8 cannot import' : ''}${r.own ? '; this is our own address' : ''}`
         : `${r.bgpNextHop} → no kernel route`,
-      evidence: route ? ctx.cite(route.pos, () => formatKernelRoute(route)) : []})
+      evidence: ctx.resolutionEvidence(r)})
   }
   // 4. the kernel route
   const e = f.effective
@@ -223,7 +227,7 @@ function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
     ? {step: 'kernel', status: d.verdict === 'ok' || d.verdict === 'local' ? 'ok' : 'error',
       summary: f.kernel.map((r) => formatKernelRoute(r)).join('\n') +
         (e.type === 'unicast' && !f.local ? (e.nexthops.every((n) => n.dev === dev) ? `\n→ through ${dev}` : `\n→ not through ${dev}`) : ''),
-      evidence: f.kernel.flatMap((r) => ctx.cite(r.pos, () => formatKernelRoute(r)))}
+      evidence: f.kernel.flatMap((r) => ctx.citeKernelRoute(r))}
     : {step: 'kernel', status: ctx.haveKernel ? 'error' : 'absent', summary: ctx.haveKernel ? 'no kernel route for this prefix' : 'no kernel routes in the snapshot', evidence: []})
   // 5. the tunnel device
   const link = ctx.links.get(dev)

@@ -1,7 +1,7 @@
 // Presence, not shape: BIRD holds a usable best route the kernel lacks (or has only from another
 // owner). A kernel export filter legitimately rewrites next hops, so shapes are not compared here.
 import {finding, NONE, type PrefixRule} from '../rule.js'
-import {formatBirdPath, formatKernelRoute} from '../../model/format.js'
+import {formatBirdPath} from '../../model/format.js'
 
 export const rule: PrefixRule = {
   id: 'bird-kernel-mismatch',
@@ -23,7 +23,7 @@ export const rule: PrefixRule = {
       title: `BIRD has ${facts.prefix} but the kernel ${others.length > 0 ? `has it only from proto ${others.map((r) => r.protocol).join(', ')}` : 'does not'}`,
       detail: `BIRD's best path is ${formatBirdPath(p)}, yet no proto bird route for it is in the kernel` +
         `${p.kernelSyncFailed ? ' (BIRD marks it "!": its kernel sync failed)' : ''}. The kernel protocol's export filter may reject it, or the write failed.`,
-      evidence: [...ctx.cite(p.pos), ...others.flatMap((r) => ctx.cite(r.pos, () => formatKernelRoute(r)))],
+      evidence: [...ctx.cite(p.pos), ...others.flatMap((r) => ctx.citeKernelRoute(r))],
       fix: 'Check the kernel protocol export filter and BIRD\'s log for netlink errors; routedoctor fix programs the tunnel route meanwhile.',
     })]
   },

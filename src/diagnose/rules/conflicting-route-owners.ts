@@ -1,6 +1,5 @@
 // BIRD (proto bird) and Felix (proto 80) both writing the same prefix: they overwrite each other.
 import {FELIX_PROTOCOL} from '../../model/context.js'
-import {formatKernelRoute} from '../../model/format.js'
 import {finding, NONE, type PrefixRule} from '../rule.js'
 
 export const rule: PrefixRule = {
@@ -15,7 +14,7 @@ export const rule: PrefixRule = {
       prefix: facts.prefix,
       title: `${facts.prefix} is programmed by both BIRD (proto bird) and Felix (proto 80)`,
       detail: 'Calico is moving route programming from BIRD to Felix (programClusterRoutes); with both on, each rewrites the other\'s route and it flaps.',
-      evidence: [...bird, ...felix].flatMap((r) => ctx.cite(r.pos, () => formatKernelRoute(r))),
+      evidence: [...bird, ...felix].flatMap((r) => ctx.citeKernelRoute(r)),
       fix: 'Let one owner program cluster routes: either Felix (programClusterRoutes) or BIRD, not both.',
     })]
   },

@@ -1,5 +1,4 @@
 import {finding, NONE, type PrefixRule} from '../rule.js'
-import {formatKernelRoute} from '../../model/format.js'
 
 export const rule: PrefixRule = {
   id: 'local-block',
@@ -12,7 +11,7 @@ export const rule: PrefixRule = {
       detail: facts.effective?.type === 'blackhole'
         ? `${facts.prefix} is this node's own block (a blackhole route catches addresses not assigned to a workload).`
         : `${facts.prefix} is a local workload route${facts.effective?.nexthops[0]?.dev ? ` on ${facts.effective.nexthops[0].dev}` : ''}; it is not tunnelled.`,
-      evidence: [...(facts.birdPrimary ? ctx.cite(facts.birdPrimary.pos) : []), ...(facts.effective ? ctx.cite(facts.effective.pos, () => formatKernelRoute(facts.effective!)) : [])],
+      evidence: [...(facts.birdPrimary ? ctx.cite(facts.birdPrimary.pos) : []), ...(facts.effective ? ctx.citeKernelRoute(facts.effective) : [])],
     })]
   },
 }

@@ -2,7 +2,6 @@
 // IPv6 link-local next hops that BIRD before 2.0.8 drops as a "strange multipath route"), so BIRD
 // holds the path as unreachable.
 import {finding, NONE, type PrefixRule} from '../rule.js'
-import {formatKernelRoute} from '../../model/format.js'
 
 export const rule: PrefixRule = {
   id: 'nexthop-unresolvable-by-bird',
@@ -26,8 +25,8 @@ export const rule: PrefixRule = {
         title: `BIRD cannot resolve BGP next hop ${res.bgpNextHop} for ${facts.prefix}`,
         detail: `BIRD marks the path from ${res.bgpNextHop} unreachable, yet \`ip route get ${res.bgpNextHop}\` works in the kernel.${why}` +
           (facts.effective?.type === 'unreachable' ? ` BIRD installed \`unreachable ${facts.prefix}\`.` : ''),
-        evidence: [...paths.flatMap((p) => ctx.cite(p.pos)), ...ctx.cite(underlay.pos, () => formatKernelRoute(underlay)),
-          ...(facts.effective ? ctx.cite(facts.effective.pos, () => formatKernelRoute(facts.effective!)) : [])],
+        evidence: [...paths.flatMap((p) => ctx.cite(p.pos)), ...ctx.resolutionEvidence(res),
+          ...(facts.effective ? ctx.citeKernelRoute(facts.effective) : [])],
         fix: `Program ${facts.prefix} via ${res.bgpNextHop} dev ${ctx.snapshot.tunnelDev} onlink (the outer packet follows the kernel's underlay route); durably, an underlay BIRD can import (IPv4 next hops) or BIRD 2.0.12+ with the onlink kernel filter.`,
       }))
     }

@@ -10,7 +10,6 @@ export const rule: PrefixRule = {
     const r = facts.effective
     if (!r || r.type !== 'unicast') return NONE
     const lacks = (n: Nexthop) => n.dev === ctx.snapshot.tunnelDev && n.gateway && !n.flags.includes('onlink') && !r.flags.includes('onlink')
-    if (!r.nexthops.some(lacks)) return NONE
     const bad = r.nexthops.filter(lacks)
     if (bad.length === 0) return NONE
     return [finding('onlink-missing', {

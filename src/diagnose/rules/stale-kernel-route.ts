@@ -11,7 +11,7 @@ export const rule: PrefixRule = {
       prefix: facts.prefix,
       title: `Kernel route ${facts.prefix} is proto bird but BIRD no longer holds it`,
       detail: `\`${formatKernelRoute(r).split('\n')[0]}\` was written by BIRD, which has no path for ${facts.prefix} now: traffic follows a route nobody maintains.`,
-      evidence: ctx.cite(r.pos, () => formatKernelRoute(r)),
+      evidence: ctx.citeKernelRoute(r),
       fix: `ip route del ${facts.prefix}${r.table !== 'main' ? ` table ${r.table}` : ''} proto bird${r.metric ? ` metric ${r.metric}` : ''}`,
     }))
   },
