@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs'
 import net from 'node:net'
 import { RouteDoctorError } from '../model/errors.js'
+import { bannerVersion, isErrorCode } from '../parse/bird-framing.js'
 
 export const DEFAULT_BIRD_SOCKETS = ['/var/run/calico/bird.ctl', '/run/bird/bird.ctl', '/var/run/bird/bird.ctl', '/run/bird.ctl']
 
@@ -98,11 +99,6 @@ export interface BirdReply {
 }
 
 const CODED = /^(\d{4})([ -])(.*)$/s
-
-/** 8xxx and 9xxx are BIRD's error classes. */
-export function isBirdErrorCode(code: number): boolean {
-  return code >= 8000 && code <= 9999
-}
 
 /**
  * Assembles replies from the byte stream of a control socket. Feed it chunks as they arrive, in any
@@ -238,7 +234,7 @@ export class BirdSocket {
     private readonly assembler: BirdReplyAssembler,
   ) {
     this.hello = birdcText(greeting).replace(/\n$/, '')
-    this.version = /^BIRD (\S+) ready\./.exec(greeting.text)?.[1] ?? ''
+    this.version = bannerVersion(greeting.text) ?? ''
   }
 
   static async connect(path: string, opts: BirdConnectOptions = {}): Promise<BirdSocket> {
@@ -277,7 +273,7 @@ export class BirdSocket {
       sock.on('error', onError)
       sock.on('close', onClose)
     })
-    if (isBirdErrorCode(greeting.reply.code) || greeting.rest.length > 0) {
+    if (isErrorCode(greeting.reply.code) || greeting.rest.length > 0) {
       sock.destroy()
       throw new BirdProtocolError(path, `unexpected greeting ${JSON.stringify(greeting.reply.raw.trimEnd())}`)
     }
@@ -289,7 +285,7 @@ export class BirdSocket {
   /** Runs one command; the reply as birdc prints it, without birdc's greeting line. Throws BirdError on 8xxx/9xxx. */
   async command(cmd: string): Promise<string> {
     const reply = await this.request(cmd)
-    if (isBirdErrorCode(reply.code)) throw new BirdError(this.path, cmd, reply.code, reply.text)
+    if (isErrorCode(reply.code)) throw new BirdError(this.path, cmd, reply.code, reply.text)
     return birdcText(reply)
   }
 

@@ -6,7 +6,7 @@
 // a full-table dump; `parseBirdRoutes` is the whole-text wrapper. No regular expressions run on the
 // hot path (no backtracking), and repeated strings (protocols, interfaces, names) are interned.
 import {ParseError} from '../model/errors.js'
-import {canonicalAddress, canonicalPrefix, ipv4Text, ipv4Value} from '../model/prefix.js'
+import {canonicalAddress, canonicalPrefix} from '../model/prefix.js'
 import type {BirdAttribute, BirdNexthop, BirdRoute, SourcePos} from '../model/types.js'
 import {BirdFramer, frameBirdText, isErrorCode} from './bird-framing.js'
 
@@ -38,23 +38,9 @@ class Interner {
   }
 }
 
-function address(text: string): string | undefined {
-  if (ipv4Value(text, 0, text.length) >= 0) return text // already canonical
-  return canonicalAddress(text)
-}
-
+/** A network as BIRD prints it, canonical; undefined for anything but PREFIX/LEN. */
 function prefixOf(net: string): string | undefined {
-  const slash = net.indexOf('/')
-  if (slash < 0) return undefined
-  const v = ipv4Value(net, 0, slash)
-  const lenText = net.slice(slash + 1)
-  const len = lenText.length > 0 && lenText.length <= 2 && isDigits(lenText, 0) ? Number(lenText) : 99
-  if (v >= 0 && len <= 32 && !(lenText.length === 2 && lenText.charCodeAt(0) === 48)) {
-    const hostBits = 2 ** (32 - len)
-    const network = v - (v % hostBits)
-    return network === v ? net : `${ipv4Text(network)}/${len}`
-  }
-  return canonicalPrefix(net, net.includes(':') ? 'inet6' : 'inet')
+  return net.includes('/') ? canonicalPrefix(net, net.includes(':') ? 'inet6' : 'inet') : undefined
 }
 
 function isNonIpNet(net: string): boolean {
@@ -376,7 +362,7 @@ export class BirdRouteParser {
     if (fromAt > sp) {
       since = bracket.slice(sp + 1, fromAt)
       const raw = bracket.slice(fromAt + 6)
-      fromAddr = address(raw) ?? raw
+      fromAddr = canonicalAddress(raw) ?? raw
     } else {
       since = bracket.slice(sp + 1)
     }
@@ -437,7 +423,7 @@ export class BirdRouteParser {
       return v
     }
     if (words[0] === 'via') {
-      const gw = address(value(0))
+      const gw = canonicalAddress(value(0))
       if (gw === undefined) throw new ParseError(this.file, line, 'a gateway address after "via"', text)
       nh.gateway = gw
     } else {
@@ -553,14 +539,14 @@ export class BirdRouteParser {
         // IPv6 sessions print `GLOBAL LINKLOCAL`; the first is the next hop
         const w = text.slice(vstart, vend).trim()
         const sp = w.indexOf(' ')
-        const nh = address(sp < 0 ? w : w.slice(0, sp))
+        const nh = canonicalAddress(sp < 0 ? w : w.slice(0, sp))
         if (nh !== undefined) route.bgpNextHop = this.intern.get(nh)
         break
       }
       case 'from': {
         // 3.x prints the peer as an attribute; the header shows `from` only when it differs from the gateway
         if (route.from === undefined) {
-          const a = address(text.slice(vstart, vend).trim())
+          const a = canonicalAddress(text.slice(vstart, vend).trim())
           if (a !== undefined) route.from = this.intern.get(a)
         }
         break

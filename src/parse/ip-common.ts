@@ -1,4 +1,5 @@
 // Helpers shared by the iproute2 parsers: line splitting, JSON with positions, table ids.
+import {tableIdOf as tableId} from '../model/fib.js'
 import {ParseError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, familyOf, ipv4Value} from '../model/prefix.js'
 import type {Family, Gateway, KernelRoute, Nexthop, RouteType, SourcePos} from '../model/types.js'
@@ -18,9 +19,6 @@ export function lineAt(text: string, offset: number): number {
   return line
 }
 
-import {tableIdOf as tableId} from '../model/fib.js'
-
-export {tableId}
 
 /**
  * Start/end lines of every top-level element of a JSON array, in order. iproute2 prints the whole array on

@@ -5,7 +5,8 @@ import { readFileSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { BirdReplyAssembler, birdcText, isBirdErrorCode, type BirdReply } from '../../src/collect/bird-socket.js'
+import { BirdReplyAssembler, birdcText, type BirdReply } from '../../src/collect/bird-socket.js'
+import { isErrorCode } from '../../src/parse/bird-framing.js'
 
 const CAPTURES = path.resolve(import.meta.dirname, '../fixtures/bird-captures')
 const captureFiles = readdirSync(CAPTURES).filter((f) => f.endsWith('-rawsocket.txt')).sort()
@@ -87,7 +88,7 @@ describe.each(captureFiles)('%s', (file) => {
 
   it('classifies error replies (8xxx/9xxx) only for the commands that failed', () => {
     for (const [i, r] of whole.entries()) {
-      const failed = isBirdErrorCode(r.code)
+      const failed = isErrorCode(r.code)
       expect(failed).toBe(/^[89]\d{3} /.test(bs[i]!.raw))
       if (failed) expect(r.lines).toHaveLength(1)
     }
