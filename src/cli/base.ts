@@ -4,7 +4,10 @@ import {Command, Flags, Errors} from '@oclif/core'
 
 import {RouteDoctorError} from '../model/errors.js'
 import {writeJson, writeLines} from '../render/json.js'
+import {palette} from '../render/style.js'
+import {renderCheckLines} from '../render/text.js'
 import type {SourceOptions} from '../services/load.js'
+import type {CheckRun} from '../services/report.js'
 
 export const sourceFlags = {
   from: Flags.string({description: 'offline: a snapshot directory or a bundle (.tar.gz) instead of the live node', helpValue: 'DIR|BUNDLE.tar.gz'}),
@@ -33,6 +36,14 @@ export abstract class BaseCommand extends Command {
   /** Large reports: written array element by element (same JSON as printJson). */
   protected async streamJson(value: object): Promise<void> {
     await writeJson(process.stdout, value as Record<string, unknown>)
+  }
+
+  /** `check`'s report as it runs, JSON or text, streamed (also `ui`'s without a terminal). Returns its exit status. */
+  protected async writeCheck(run: CheckRun, json: boolean): Promise<0 | 1> {
+    // each prefix is diagnosed as it is written: a full table's findings are never all in memory
+    if (json) await this.streamJson({schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary})
+    else await this.streamLines(renderCheckLines(run, palette()))
+    return run.summary().exitCode
   }
 
   /** Large text output: lines written in chunks, honouring backpressure. */

@@ -2,8 +2,6 @@ import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
 import {Context} from '../model/context.js'
 import {loadSnapshot} from '../services/load.js'
 import {checkRun} from '../services/report.js'
-import {palette} from '../render/style.js'
-import {renderCheckLines} from '../render/text.js'
 
 export default class Check extends BaseCommand {
   static summary = 'Every prefix inside the tunnel pools, one line each, then host findings'
@@ -14,10 +12,6 @@ export default class Check extends BaseCommand {
   async run(): Promise<void> {
     const {flags} = await this.parse(Check)
     this.jsonOutput = flags.json
-    // each prefix is diagnosed as it is written: a full table's findings are never all in memory
-    const run = checkRun(new Context(await loadSnapshot(sourceOptions(flags))))
-    if (flags.json) await this.streamJson({schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary})
-    else await this.streamLines(renderCheckLines(run, palette()))
-    process.exitCode = run.summary().exitCode
+    process.exitCode = await this.writeCheck(checkRun(new Context(await loadSnapshot(sourceOptions(flags)))), flags.json)
   }
 }

@@ -2,7 +2,9 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
 import {palette} from '../render/style.js'
-import {renderCheck} from '../render/text.js'
+import {Context} from '../model/context.js'
+import {loadSnapshot} from '../services/load.js'
+import {checkRun} from '../services/report.js'
 
 export default class Ui extends BaseCommand {
   static summary = 'The interactive TUI: prefixes with their verdicts, the explanation of the selected one, fix preview and apply, bundle, live refresh'
@@ -19,19 +21,17 @@ export default class Ui extends BaseCommand {
   async run(): Promise<void> {
     const {flags} = await this.parse(Ui)
     this.jsonOutput = flags.json
-    const {createActions} = await import('../ui/actions.js') // only this command needs it: not at start-up
-    const actions = createActions(sourceOptions(flags), {palette: palette(), toolVersion: this.config.version})
-    const report = await actions.loadReport()
     const why = flags.json ? '--json was given' : !process.stdout.isTTY ? 'stdout is not a terminal' : !process.stdin.isTTY ? 'stdin is not a terminal' : undefined
     if (why) {
       process.stderr.write(`routedoctor ui: ${why}; printing the check report instead of starting the interactive UI\n`)
-      if (flags.json) this.printJson(report)
-      else this.print(renderCheck(report, palette()))
-      process.exitCode = report.summary.exitCode
+      process.exitCode = await this.writeCheck(checkRun(new Context(await loadSnapshot(sourceOptions(flags)))), flags.json)
       return
     }
-    const runUi = await importInkInteractive()
     const c = palette()
+    const {createActions} = await import('../ui/actions.js') // only this command needs it: not at start-up
+    const actions = createActions(sourceOptions(flags), {palette: c, toolVersion: this.config.version})
+    const report = await actions.loadReport()
+    const runUi = await importInkInteractive()
     await runUi({actions, report, live: !flags.from, source: flags.from ?? 'live', refreshMs: flags.interval * 1000, colorLevel: c.level})
     process.exitCode = 0
   }
