@@ -415,6 +415,11 @@ const NO_ROUTES = Object.freeze([]) as unknown as BirdRoute[]
 const NO_STRINGS = Object.freeze([]) as unknown as string[]
 const NO_RESOLUTIONS = Object.freeze([]) as unknown as NexthopResolution[]
 
+/** Can the kernel send through this link: administratively up, with carrier, not operationally down. */
+export function linkUsable(link: Link): boolean {
+  return link.flags.includes('UP') && link.flags.includes('LOWER_UP') && !link.flags.includes('NO-CARRIER') && link.operstate !== 'DOWN'
+}
+
 export function isEstablished(p: BirdProtocol): boolean {
   return (p.bgpState ?? p.info.split(/\s+/)[0]) === 'Established'
 }

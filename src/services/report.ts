@@ -1,5 +1,5 @@
 // The reports `check` and `explain` return: pure functions of a Snapshot. Presenters render them.
-import {Context, isEstablished} from '../model/context.js'
+import {Context, isEstablished, linkUsable} from '../model/context.js'
 import {diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
 import {planPrefix, type PlanItem} from '../plan/plan.js'
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
@@ -232,7 +232,7 @@ function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
   // 5. the tunnel device
   const link = ctx.links.get(dev)
   steps.push(link
-    ? {step: 'tunnel', status: link.flags.includes('UP') && link.flags.includes('LOWER_UP') ? 'ok' : 'error',
+    ? {step: 'tunnel', status: linkUsable(link) ? 'ok' : 'error',
       summary: formatLink(link), evidence: ctx.cite(link.pos, () => formatLink(link))}
     : {step: 'tunnel', status: ctx.haveLinks ? 'error' : 'absent', summary: ctx.haveLinks ? `no ${dev} device` : 'no links in the snapshot', evidence: []})
   return steps

@@ -3,6 +3,7 @@
 import {describe, expect, it} from 'vitest'
 
 import type {Finding} from '../../src/model/types.js'
+import {explainReport} from '../../src/services/report.js'
 import {
   BIRD16, BIRD16_LL, BIRD2, PEER_DOWN,
   contextOf, ctxOfFixture, dropFile, editFile, hostFindings, lineOf, links, loadFiles, replaceOnce, theHostFinding, withTwins,
@@ -105,6 +106,15 @@ describe('tunnel-device-down', () => {
     const ctx = contextOf(withFlags((fl) => fl.map((x) => (x === 'LOWER_UP' ? 'NO-CARRIER' : x)), {operstate: 'DOWN'}))
     const f = theHostFinding(ctx, 'tunnel-device-down')
     expect(f.title).toContain('no carrier')
+  })
+
+  it('explain\'s tunnel step agrees with the rule: flags UP,LOWER_UP but operstate DOWN is an error in both (bird2, operstate edited)', () => {
+    const ctx = contextOf(withFlags((fl) => fl, {operstate: 'DOWN'}))
+    expect(ids(hostFindings(ctx))).toContain('tunnel-device-down')
+    const step = explainReport(ctx, '192.168.110.128/26').chain.find((c) => c.step === 'tunnel')
+    expect(step?.status).toBe('error')
+    const healthy = explainReport(ctxOfFixture(BIRD2), '192.168.110.128/26').chain.find((c) => c.step === 'tunnel')
+    expect(healthy?.status).toBe('ok')
   })
 
   it('fires from the text link dump alone, citing tunl0\'s lines verbatim (<…,UP,LOWER_UP> → <POINTOPOINT,MULTICAST,NOARP>, state UP → DOWN, JSON dropped)', () => {

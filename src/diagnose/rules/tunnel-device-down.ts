@@ -1,5 +1,6 @@
 // tunl0 present but administratively down or without carrier: every route through it is linkdown.
 import {finding, NONE, type HostRule} from '../rule.js'
+import {linkUsable} from '../../model/context.js'
 import {formatLink} from '../../model/format.js'
 
 export const rule: HostRule = {
@@ -8,9 +9,8 @@ export const rule: HostRule = {
   run(ctx) {
     const link = ctx.links.get(ctx.snapshot.tunnelDev)
     if (!link) return NONE
+    if (linkUsable(link)) return NONE
     const up = link.flags.includes('UP')
-    const carrier = link.flags.includes('LOWER_UP') && !link.flags.includes('NO-CARRIER')
-    if (up && carrier && link.operstate !== 'DOWN') return NONE
     return [finding('tunnel-device-down', {
       title: `${link.ifname} is ${up ? 'up but has no carrier' : 'down'}`,
       detail: `${link.ifname} (${link.kind ?? 'unknown kind'}) has flags <${link.flags.join(',')}> and state ${link.operstate}: routes through it are linkdown and unusable.`,
