@@ -3,7 +3,7 @@
 import {Command, Flags, Errors} from '@oclif/core'
 
 import {RouteDoctorError} from '../model/errors.js'
-import {writeJson, writeLines} from '../render/json.js'
+import {prefixLineJson, writeJson, writeLines, type ElementWriters} from '../render/json.js'
 import {palette} from '../render/style.js'
 import {renderCheckLines} from '../render/text.js'
 import type {SourceOptions} from '../services/load.js'
@@ -34,14 +34,14 @@ export abstract class BaseCommand extends Command {
   }
 
   /** Large reports: written array element by element (same JSON as printJson). */
-  protected async streamJson(value: object): Promise<void> {
-    await writeJson(process.stdout, value as Record<string, unknown>)
+  protected async streamJson(value: object, elements?: ElementWriters): Promise<void> {
+    await writeJson(process.stdout, value as Record<string, unknown>, elements)
   }
 
   /** `check`'s report as it runs, JSON or text, streamed (also `ui`'s without a terminal). Returns its exit status. */
   protected async writeCheck(run: CheckRun, json: boolean): Promise<0 | 1> {
     // each prefix is diagnosed as it is written: a full table's findings are never all in memory
-    if (json) await this.streamJson({schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary})
+    if (json) await this.streamJson({schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary}, {prefixes: prefixLineJson})
     else await this.streamLines(renderCheckLines(run, palette()))
     return run.summary().exitCode
   }

@@ -12,7 +12,10 @@ export interface PrefixDiagnosis {
 }
 
 export function diagnosePrefix(ctx: Context, prefix: string): PrefixDiagnosis {
-  const facts = ctx.facts(prefix)
+  return diagnoseFacts(ctx, ctx.facts(prefix))
+}
+
+export function diagnoseFacts(ctx: Context, facts: PrefixFacts): PrefixDiagnosis {
   if (!facts.pool) return {prefix: facts.prefix, verdict: 'not-in-pool', findings: [], facts}
   let findings: Finding[] = NONE
   for (const rule of prefixRules) {

@@ -56,7 +56,7 @@ export class Context {
   private readonly tables: number[]
   private readonly poolCache = new Map<string, Pool | undefined>()
   private readonly v4Pools: Array<{network: number; len: number; pool: Pool}>
-  private poolPrefixList?: string[]
+  private poolPrefixList?: {prefixes: string[]; v4Keys: Float64Array} // v4Keys[i]: the key of prefixes[i], for the IPv4 ones (first)
   private readonly resolutions = new Map<string, NexthopResolution>()
   private poolResolutionList?: NexthopResolution[]
   private readonly present = new Map<string, boolean>() // has(file), asked per prefix by rules
@@ -140,9 +140,33 @@ export class Context {
 
   /** Every prefix inside the pools that BIRD holds or the kernel routes (not the local table), in prefix order. */
   poolPrefixes(): string[] {
+    return this.poolPrefixIndex().prefixes
+  }
+
+  /**
+   * The facts of every pool prefix, in prefix order: `check`'s walk. IPv4 prefixes are looked up by their
+   * numeric keys, so no prefix text is parsed again.
+   */
+  *poolFacts(): Generator<PrefixFacts> {
+    const {prefixes, v4Keys} = this.poolPrefixIndex()
+    for (let i = 0; i < prefixes.length; i++) {
+      if (i >= v4Keys.length) {
+        yield this.facts(prefixes[i])
+        continue
+      }
+      const key = v4Keys[i]
+      const len = key % 64
+      const v = (key - len) / 64
+      const held = this.birdIndex.getV4(v, len)
+      yield held === undefined ? this.computeFacts(prefixes[i], NO_ROUTES, v, len)
+        : Array.isArray(held) ? this.computeFacts(prefixes[i], held, v, len) : this.computeFacts(prefixes[i], [held], v, len)
+    }
+  }
+
+  private poolPrefixIndex(): {prefixes: string[]; v4Keys: Float64Array} {
     if (this.poolPrefixList) return this.poolPrefixList
     // IPv4 prefixes by their key network·64 + length (exact in a double, and in prefix order), sorted as
-    // numbers; the others by text. A kernel route's prefix counts only when BIRD does not hold it.
+    // numbers; the others by text, after them. A kernel route's prefix counts only when BIRD does not hold it.
     const keys: number[] = []
     const kernelOnly = new Map<number, string>()
     const other = new Set<string>()
@@ -150,20 +174,21 @@ export class Context {
       if (this.v4PoolOf(network, len)) keys.push(network * 64 + len)
     })
     for (const [prefix] of this.birdIndex.otherEntries()) if (this.poolOf(prefix)) other.add(prefix)
+    // the kernel's IPv4 prefixes from the FIB's own index (no prefix text parsed again), the others from the routes
+    for (const t of this.tables) {
+      if (t === 255) continue
+      this.fib.forEachV4(t, (v, len, routes) => {
+        const dst = routedDst(routes)
+        if (dst === undefined || this.birdIndex.getV4(v, len) !== undefined || !this.v4PoolOf(v, len)) return
+        const key = v * 64 + len
+        if (kernelOnly.has(key)) return
+        kernelOnly.set(key, dst)
+        keys.push(key)
+      })
+    }
     for (const r of this.snapshot.kernelRoutes) {
-      if (r.tableId === 255 || r.type === 'local' || r.type === 'broadcast' || r.type === 'multicast') continue
-      if (!this.tables.includes(r.tableId)) continue
-      const slash = r.dst.indexOf('/')
-      const v = ipv4Value(r.dst, 0, slash)
-      if (v < 0) {
-        if (this.birdIndex.get(r.dst) === undefined && this.poolOf(r.dst)) other.add(r.dst)
-        continue
-      }
-      const len = Number(r.dst.slice(slash + 1))
-      const key = v * 64 + len
-      if (this.birdIndex.getV4(v, len) !== undefined || kernelOnly.has(key) || !this.v4PoolOf(v, len)) continue
-      kernelOnly.set(key, r.dst)
-      keys.push(key)
+      if (r.family === 'inet' || r.tableId === 255 || !ROUTED(r) || !this.tables.includes(r.tableId)) continue
+      if (this.birdIndex.get(r.dst) === undefined && this.poolOf(r.dst)) other.add(r.dst)
     }
     const sorted = Float64Array.from(keys).sort()
     const list: string[] = new Array(sorted.length)
@@ -173,7 +198,7 @@ export class Context {
       const held = this.birdIndex.getV4((key - len) / 64, len)
       list[i] = held === undefined ? kernelOnly.get(key)! : (Array.isArray(held) ? held[0] : held).prefix
     }
-    this.poolPrefixList = other.size > 0 ? list.concat(sortPrefixes([...other])) : list
+    this.poolPrefixList = {prefixes: other.size > 0 ? list.concat(sortPrefixes([...other])) : list, v4Keys: sorted}
     return this.poolPrefixList
   }
 
@@ -202,6 +227,15 @@ export class Context {
 
   /** kernelRoutesFor an IPv4 prefix already parsed: v/len. */
   private v4KernelRoutes(v: number, len: number): KernelRoute[] {
+    // the common case, one table with one route: no closure, no list (the FIB's own one-element list is read-only)
+    if (this.tables.length === 1) {
+      const at = this.fib.exactV4(v, len, this.tables[0])
+      if (at.length === 0) return at
+      if (at.length === 1) {
+        const t = at[0].type
+        return t === 'local' || t === 'broadcast' || t === 'multicast' ? NO_KERNEL_ROUTES : at
+      }
+    }
     return this.routesAt((t) => this.fib.exactV4(v, len, t))
   }
 
@@ -251,10 +285,13 @@ export class Context {
     return Array.isArray(held) ? this.computeFacts(held[0].prefix, held) : this.computeFacts(held.prefix, [held])
   }
 
-  private computeFacts(prefix: string, bird: BirdRoute[]): PrefixFacts {
-    const slash = prefix.indexOf('/')
-    const v = ipv4Value(prefix, 0, slash)
-    const len = v >= 0 ? Number(prefix.slice(slash + 1)) : 0
+  /** v/len: the prefix parsed, when the caller has it (IPv4); else parsed here. */
+  private computeFacts(prefix: string, bird: BirdRoute[], v = -2, len = 0): PrefixFacts {
+    if (v === -2) {
+      const slash = prefix.indexOf('/')
+      v = ipv4Value(prefix, 0, slash)
+      len = v >= 0 ? Number(prefix.slice(slash + 1)) : 0
+    }
     const pool = v >= 0 ? this.v4PoolOf(v, len) : this.poolOf(prefix)
     const kernel = v >= 0 ? this.v4KernelRoutes(v, len) : this.kernelRoutesFor(prefix)
     let birdPrimary: BirdRoute | undefined
@@ -315,9 +352,9 @@ export class Context {
   private isLocal(prefix: string, birdPrimary?: BirdRoute, effective?: KernelRoute): boolean {
     const dev = this.snapshot.tunnelDev
     if (birdPrimary) {
-      const source = (birdPrimary.source ?? '').toLowerCase()
-      if (source === 'bgp') return false
-      if (source !== '') {
+      const source = birdPrimary.source
+      if (isBgp(source)) return false
+      if (source !== undefined && source !== '') {
         // a static blackhole block, a kernel/device route to a workload interface
         if (birdPrimary.dest === 'blackhole') return true
         if (birdPrimary.nexthops.length > 0 && birdPrimary.nexthops.every((n) => !n.gateway && n.iface !== dev)) return true
@@ -381,7 +418,7 @@ export class Context {
     // a one-line JSON dump cites the object itself, rendered as ip prints it
     if (render && (source === '' || pos.file.endsWith('.json'))) return [{file: pos.file, line: pos.line, endLine: pos.endLine, text: render()}]
     let text = this.lines(pos.file, source, pos.line, pos.endLine)
-    if (text.length > 300) text = text.slice(0, 300) + '…'
+    if (text.length > 300) text = text.slice(0, 300) + '...' // ASCII: a one-byte string keeps a full table's report one-byte
     return [{file: pos.file, line: pos.line, endLine: pos.endLine, text}]
   }
 
@@ -414,10 +451,26 @@ export class Context {
 const NO_ROUTES = Object.freeze([]) as unknown as BirdRoute[]
 const NO_STRINGS = Object.freeze([]) as unknown as string[]
 const NO_RESOLUTIONS = Object.freeze([]) as unknown as NexthopResolution[]
+const NO_KERNEL_ROUTES = Object.freeze([]) as unknown as KernelRoute[]
+
+/** A route that routes traffic somewhere (not the local, broadcast or multicast kind the kernel adds for addresses). */
+const ROUTED = (r: KernelRoute): boolean => r.type !== 'local' && r.type !== 'broadcast' && r.type !== 'multicast'
+
+/** The prefix of the first routing route among the routes at one prefix; undefined when none is. */
+function routedDst(routes: KernelRoute | readonly KernelRoute[]): string | undefined {
+  if (!Array.isArray(routes)) return ROUTED(routes as KernelRoute) ? (routes as KernelRoute).dst : undefined
+  for (const r of routes as readonly KernelRoute[]) if (ROUTED(r)) return r.dst
+  return undefined
+}
 
 /** Can the kernel send through this link: administratively up, with carrier, not operationally down. */
 export function linkUsable(link: Link): boolean {
   return link.flags.includes('UP') && link.flags.includes('LOWER_UP') && !link.flags.includes('NO-CARRIER') && link.operstate !== 'DOWN'
+}
+
+/** A path learnt over BGP (BIRD prints the source as `BGP`; compared without case, as other versions may not). */
+export function isBgp(source: string | undefined): boolean {
+  return source === 'BGP' || (source !== undefined && source.length === 3 && source.toLowerCase() === 'bgp')
 }
 
 export function isEstablished(p: BirdProtocol): boolean {
@@ -454,7 +507,7 @@ export function equalPreference(a: BirdRoute, b: BirdRoute): boolean {
   if ((a.preference ?? -1) !== (b.preference ?? -1)) return false
   const sa = a.source, sb = b.source
   if (sa !== sb && (sa ?? '').toLowerCase() !== (sb ?? '').toLowerCase()) return false
-  if (sa !== 'BGP' && (sa ?? '').toLowerCase() !== 'bgp') return false
+  if (!isBgp(sa)) return false
   if (a.asPathLength !== undefined && b.asPathLength !== undefined) {
     return a.asPathLength === b.asPathLength && same(a.localPref, b.localPref) && a.origin === b.origin && same(a.med, b.med)
   }

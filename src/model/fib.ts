@@ -134,6 +134,13 @@ export class Fib {
     return list(this.tables.get(tableId)?.v4[len]?.get(v4Key(v, len)))
   }
 
+  /** Every IPv4 prefix of one table: its network (unsigned), length and routes (one, or a list when several). */
+  forEachV4(tableId: number, each: (network: number, len: number, routes: KernelRoute | readonly KernelRoute[]) => void): void {
+    const v4 = this.tables.get(tableId)?.v4
+    if (v4 === undefined) return
+    for (let len = 0; len < v4.length; len++) v4[len]?.forEach((routes, key) => each(key >>> 0, len, routes))
+  }
+
   /** Longest-prefix match in one table. */
   lookupInTable(address: string, tableId: number): KernelRoute[] {
     const table = this.tables.get(tableId)

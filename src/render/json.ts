@@ -3,6 +3,8 @@
 // backpressure. Elements are compact, one per line: a full table's report stays greppable and cheap to produce.
 import type {Writable} from 'node:stream'
 
+import type {PrefixLine} from '../services/report.js'
+
 const CHUNK = 1 << 20
 
 /** Text gathered into ~1 MiB writes; `add` returns a promise only when the stream asked to wait (no await per element). */
@@ -24,7 +26,7 @@ class ChunkedWriter {
  * by element: a `check` run diagnoses each prefix as it is written) or a function, called when its key is
  * reached (a summary that is complete only after the iterable before it was consumed).
  */
-export async function writeJson(out: Writable, value: Record<string, unknown>): Promise<void> {
+export async function writeJson(out: Writable, value: Record<string, unknown>, elements: ElementWriters = {}): Promise<void> {
   const w = new ChunkedWriter(out)
   const keys = Object.keys(value).filter((k) => value[k] !== undefined)
   await w.add('{\n')
@@ -33,22 +35,34 @@ export async function writeJson(out: Writable, value: Record<string, unknown>): 
     if (typeof v === 'function') v = (v as () => unknown)()
     await w.add(`  ${JSON.stringify(key)}: `)
     if (isIterable(v)) {
+      const json = (elements[key] ?? JSON.stringify) as (item: unknown) => string
       // one element behind: the last one is written without a comma
-      let pending: unknown
+      let pending = ''
       let any = false
       for (const item of v) {
-        const wait = w.add(any ? `    ${JSON.stringify(pending)},\n` : '[\n')
+        const wait = w.add(any ? `    ${pending},\n` : '[\n')
         if (wait) await wait
         any = true
-        pending = item
+        pending = json(item)
       }
-      await w.add(any ? `    ${JSON.stringify(pending)}\n  ]` : '[]')
+      await w.add(any ? `    ${pending}\n  ]` : '[]')
     } else {
       await w.add(JSON.stringify(v))
     }
     await w.add(`${i < keys.length - 1 ? ',' : ''}\n`)
   }
   await w.add('}\n', true)
+}
+
+/** Per key of writeJson's value: how an element of that array is written (as JSON.stringify would, only faster). */
+export type ElementWriters = Record<string, (item: never) => string>
+
+/**
+ * A check line as JSON.stringify writes it, without walking the object for the many lines with no
+ * findings and no plan (most of a full table). Key order is PrefixLine's.
+ */
+export function prefixLineJson(l: PrefixLine): string {
+  return `{"prefix":${JSON.stringify(l.prefix)},"verdict":${JSON.stringify(l.verdict)},"findings":${l.findings.length === 0 ? '[]' : JSON.stringify(l.findings)},"plan":${l.plan === null ? 'null' : JSON.stringify(l.plan)}}`
 }
 
 /** Text lines, each followed by a newline. */

@@ -1,6 +1,6 @@
 // `fix`: the corrected routes for every unhealthy tunnel prefix, as a plan the netlink stage can apply.
-import {Context} from '../model/context.js'
-import {diagnosePrefix} from '../diagnose/engine.js'
+import {Context, type PrefixFacts} from '../model/context.js'
+import {diagnoseFacts} from '../diagnose/engine.js'
 import {planPrefix, type PlanItem} from '../plan/plan.js'
 import {birdConfigAdvice, type BirdConfigAdvice} from '../plan/bird-config.js'
 import {ipRouteReplace} from '../model/format.js'
@@ -37,17 +37,18 @@ export interface FixReport {
 }
 
 export function planFix(ctx: Context, only?: string): {report: FixReport; items: PlanItem[]} {
-  let prefixes = ctx.poolPrefixes()
+  let facts: Iterable<PrefixFacts> = ctx.poolFacts()
   if (only) {
     const p = canonicalPrefix(only)
     if (!p) throw new UsageError(`${only}: expected a prefix such as 192.168.110.128/26`)
-    prefixes = [p]
+    facts = [ctx.facts(p)]
   }
   const entries: FixEntry[] = []
   const items: PlanItem[] = []
   const skipped: FixReport['skipped'] = []
-  for (const prefix of prefixes) {
-    const d = diagnosePrefix(ctx, prefix)
+  for (const f of facts) {
+    const d = diagnoseFacts(ctx, f)
+    const prefix = d.prefix
     const item = planPrefix(ctx, d)
     if (!item) {
       if (d.verdict !== 'ok' && d.verdict !== 'local') {

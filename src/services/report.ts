@@ -1,6 +1,6 @@
 // The reports `check` and `explain` return: pure functions of a Snapshot. Presenters render them.
 import {Context, isEstablished, linkUsable} from '../model/context.js'
-import {diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
+import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
 import {planPrefix, type PlanItem} from '../plan/plan.js'
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
 import {canonicalAddress, canonicalPrefix, prefixContains, prefixLength} from '../model/prefix.js'
@@ -101,8 +101,8 @@ export function checkRun(ctx: Context): CheckRun {
   let errors = host.filter((f) => f.severity === 'error').length
   let warnings = host.filter((f) => f.severity === 'warning').length
   function* prefixes(): Generator<PrefixLine> {
-    for (const prefix of poolPrefixes) {
-      const l = line(ctx, diagnosePrefix(ctx, prefix))
+    for (const facts of ctx.poolFacts()) {
+      const l = line(ctx, diagnoseFacts(ctx, facts))
       count++
       verdicts[l.verdict] = (verdicts[l.verdict] ?? 0) + 1
       for (const f of l.findings) {

@@ -173,7 +173,7 @@ const ROUTE_TYPES = new Set(['unicast', 'local', 'broadcast', 'anycast', 'multic
 
 /**
  * Every evidence item names a file of this snapshot and a line range inside it; for a text file its
- * text is those lines verbatim (or their first 300 characters and `…`); for a JSON file (one object
+ * text is those lines verbatim (or their first 300 characters and `...`); for a JSON file (one object
  * per top-level element, possibly all on line 1) the rendering names the object those lines hold.
  */
 export function expectRealEvidence(ctx: Context, f: Finding, opts: {allowEmpty?: boolean} = {}): void {
@@ -190,8 +190,8 @@ export function expectRealEvidence(ctx: Context, f: Finding, opts: {allowEmpty?:
     if (e.file.endsWith('.json')) {
       const token = e.text.split(/\s+/).find((w) => w !== '' && !ROUTE_TYPES.has(w))!
       expect(cited, `${f.id}: ${e.file}:${e.line} holds the object rendered as "${e.text.split('\n')[0]}"`).toContain(`"${token}"`)
-    } else if (e.text.endsWith('…') && e.text !== cited) {
-      expect(cited.startsWith(e.text.slice(0, -1)), `${f.id}: ${e.file}:${e.line}-${e.endLine} begins with the cited text`).toBe(true)
+    } else if (e.text.endsWith('...') && e.text !== cited) {
+      expect(cited.startsWith(e.text.slice(0, -3)), `${f.id}: ${e.file}:${e.line}-${e.endLine} begins with the cited text`).toBe(true)
     } else {
       expect(e.text, `${f.id}: ${e.file}:${e.line}-${e.endLine} verbatim`).toBe(cited)
     }

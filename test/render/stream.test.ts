@@ -4,7 +4,9 @@ import {PassThrough} from 'node:stream'
 import {Chalk} from 'chalk'
 import {describe, expect, it} from 'vitest'
 
-import {writeJson, writeLines} from '../../src/render/json.js'
+import fc from 'fast-check'
+
+import {prefixLineJson, writeJson, writeLines} from '../../src/render/json.js'
 import {renderCheck, renderCheckLines} from '../../src/render/text.js'
 import {checkReport, checkRun, type CheckReport, type PrefixLine} from '../../src/services/report.js'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
@@ -60,6 +62,25 @@ describe('streamed check output', () => {
     const text = await collect((out) => writeJson(out, {schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary}))
     expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(report)))
     expect(report.summary.errors).toBeGreaterThan(0)
+  })
+
+  it('json: check lines written by prefixLineJson are byte for byte what JSON.stringify writes', async () => {
+    const dir = `${FIXTURES}/bird2-ecmp-not-tunneled`
+    const report = checkReport(await contextOf(dir))
+    const run = checkRun(await contextOf(dir))
+    const value = () => ({schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary})
+    const fast = await collect((out) => writeJson(out, value(), {prefixes: prefixLineJson}))
+    const plainJson = await collect((out) => writeJson(out, {...report, summary: report.summary}))
+    expect(fast).toBe(plainJson)
+    expect(report.prefixes.some((l) => l.findings.length > 0 && l.plan !== null)).toBe(true)
+    // any line: odd text in every string, findings and plans or none
+    const text = fc.string({unit: 'binary'})
+    const line = fc.record({
+      prefix: text, verdict: fc.constantFrom('ok', 'not-tunneled', 'missing', 'local'),
+      findings: fc.array(fc.record({id: text, severity: text, title: text, detail: text, evidence: fc.array(fc.record({file: text, line: fc.nat(), endLine: fc.nat(), text}))}), {maxLength: 3}),
+      plan: fc.option(fc.record({dst: text, table: text, tableId: fc.nat(), metric: fc.nat(), protocol: text, nexthops: fc.array(fc.record({gateway: text, dev: text, onlink: fc.boolean(), weight: fc.nat()}))}), {nil: null}),
+    })
+    fc.assert(fc.property(line, (l) => prefixLineJson(l as unknown as PrefixLine) === JSON.stringify(l)))
   })
 
   it('json: an empty iterable is an empty array, and a thunk is called when its key is reached', async () => {

@@ -2,6 +2,7 @@
 // owner). A kernel export filter legitimately rewrites next hops, so shapes are not compared here.
 import {finding, NONE, type PrefixRule} from '../rule.js'
 import {formatBirdPath} from '../../model/format.js'
+import {isBgp} from '../../model/context.js'
 
 export const rule: PrefixRule = {
   id: 'bird-kernel-mismatch',
@@ -9,9 +10,9 @@ export const rule: PrefixRule = {
   run(ctx, facts) {
     const p = facts.birdPrimary
     if (!p || facts.local || !ctx.haveKernel) return NONE
-    if (p.dest !== 'unicast' || (p.source ?? '').toLowerCase() !== 'bgp') return NONE
+    if (p.dest !== 'unicast' || !isBgp(p.source)) return NONE
     // BIRD's own route, or routedoctor's that took its place (BIRD 1.6: replaced at metric 0)
-    if (facts.kernel.some((r) => r.protocol === 'bird' || r.protocol === ctx.fixProtocol)) return NONE
+    for (const r of facts.kernel) if (r.protocol === 'bird' || r.protocol === ctx.fixProtocol) return NONE
     const others = facts.kernel.filter((r) => r.protocol !== ctx.fixProtocol)
     // Felix programming cluster routes (proto 80) while BIRD only speaks BGP: the kernel is right, nothing is missing
     const dev = ctx.snapshot.tunnelDev

@@ -1,12 +1,18 @@
 // The kernel itself has no usable route to the BGP next hop N.
 import {finding, NONE, type PrefixRule} from '../rule.js'
 import {formatKernelRoute} from '../../model/format.js'
+import type {NexthopResolution} from '../../model/context.js'
+
+function allReachable(resolutions: readonly NexthopResolution[]): boolean {
+  for (const r of resolutions) if (!r.lookup.reachable) return false
+  return true
+}
 
 export const rule: PrefixRule = {
   id: 'nexthop-unreachable',
   scope: 'prefix',
   run(ctx, facts) {
-    if (facts.local || facts.resolutions.every((r) => r.lookup.reachable) || !ctx.haveKernel) return NONE
+    if (facts.local || allReachable(facts.resolutions) || !ctx.haveKernel) return NONE
     return facts.resolutions.filter((r) => !r.lookup.reachable).map((res) => finding('nexthop-unreachable', {
       prefix: facts.prefix,
       title: `The kernel cannot reach BGP next hop ${res.bgpNextHop} of ${facts.prefix}`,

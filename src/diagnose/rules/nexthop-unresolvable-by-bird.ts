@@ -2,12 +2,18 @@
 // IPv6 link-local next hops that BIRD before 2.0.8 drops as a "strange multipath route"), so BIRD
 // holds the path as unreachable.
 import {finding, NONE, type PrefixRule} from '../rule.js'
+import type {BirdRoute} from '../../model/types.js'
+
+function anyUnreachable(paths: readonly BirdRoute[]): boolean {
+  for (const p of paths) if (p.dest === 'unreachable') return true
+  return false
+}
 
 export const rule: PrefixRule = {
   id: 'nexthop-unresolvable-by-bird',
   scope: 'prefix',
   run(ctx, facts) {
-    if (facts.local || !facts.bestSet.some((p) => p.dest === 'unreachable')) return NONE
+    if (facts.local || !anyUnreachable(facts.bestSet)) return NONE
     // the kernel already sends the prefix through the tunnel to N (routedoctor's route): nothing is broken now
     const tunnelled = new Set((facts.effective?.type === 'unicast' ? facts.effective.nexthops : [])
       .filter((n) => n.dev === ctx.snapshot.tunnelDev && n.gateway).map((n) => n.gateway!.address))

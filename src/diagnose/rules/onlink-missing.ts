@@ -9,9 +9,11 @@ export const rule: PrefixRule = {
   run(ctx, facts) {
     const r = facts.effective
     if (!r || r.type !== 'unicast') return NONE
-    const lacks = (n: Nexthop) => n.dev === ctx.snapshot.tunnelDev && n.gateway && !n.flags.includes('onlink') && !r.flags.includes('onlink')
-    const bad = r.nexthops.filter(lacks)
-    if (bad.length === 0) return NONE
+    if (r.flags.includes('onlink')) return NONE
+    const dev = ctx.snapshot.tunnelDev
+    let bad: Nexthop[] | undefined // most routes have none: no list for them
+    for (const n of r.nexthops) if (n.dev === dev && n.gateway !== undefined && !n.flags.includes('onlink')) (bad ??= []).push(n)
+    if (bad === undefined) return NONE
     return [finding('onlink-missing', {
       prefix: facts.prefix,
       title: `${facts.prefix} via ${bad.map((n) => n.gateway!.address).join(', ')} dev ${ctx.snapshot.tunnelDev} lacks onlink`,
