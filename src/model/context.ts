@@ -69,12 +69,7 @@ export class Context {
     this.fib = new Fib(snapshot.kernelRoutes, snapshot.rules)
     const tables = snapshot.bird.config?.kernelTables.map(Number).filter((n) => Number.isInteger(n)) ?? []
     this.kernelTables = tables.length > 0 ? tables : [254]
-    for (const route of snapshot.bird.routes) {
-      const known = this.birdIndex.get(route.prefix)
-      if (known === undefined) this.birdIndex.set(route.prefix, route)
-      else if (Array.isArray(known)) known.push(route)
-      else this.birdIndex.set(route.prefix, [known, route])
-    }
+    for (const route of snapshot.bird.routes) this.birdIndex.add(route.prefix, route)
     for (const list of this.birdIndex.values()) if (Array.isArray(list)) list.sort((a, b) => Number(b.primary) - Number(a.primary))
     for (const a of snapshot.addresses) this.ownAddresses.add(a.local)
     for (const r of snapshot.kernelRoutes) if (r.type === 'local' && r.tableId === 255) this.ownAddresses.add(r.dst.replace(/\/(32|128)$/, ''))

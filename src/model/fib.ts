@@ -4,7 +4,7 @@
 // at most one probe per prefix length present in the table, whatever the table size.
 import ipaddr from 'ipaddr.js'
 
-import {ipv4Network, ipv4Value} from './prefix.js'
+import {ipv4Network, ipv4Value, lengthValue} from './prefix.js'
 import type {Family, IpRule, KernelRoute} from './types.js'
 
 // rt_tables ids iproute2 knows without /etc/iproute2/rt_tables.
@@ -80,32 +80,37 @@ export class Fib {
   readonly tableOrder: number[]
 
   constructor(routes: KernelRoute[], rules: IpRule[] = []) {
-    const lengths = new Map<number, {v4: Set<number>; v6: Set<number>}>()
+    const v6Lengths = new Map<number, Set<number>>()
+    let last: Table | undefined // routes come grouped by table: one table lookup per run of them
+    let lastId = -1
     for (const route of routes) {
       if (route.type === 'multicast') continue
-      let table = this.tables.get(route.tableId)
-      if (!table) {
-        this.tables.set(route.tableId, (table = {v4: [], v6: new Map(), v4Lengths: [], v6Lengths: []}))
-        lengths.set(route.tableId, {v4: new Set(), v6: new Set()})
+      if (route.tableId !== lastId || last === undefined) {
+        lastId = route.tableId
+        last = this.tables.get(lastId)
+        if (last === undefined) this.tables.set(lastId, (last = {v4: [], v6: new Map(), v4Lengths: [], v6Lengths: []}))
       }
-      const seen = lengths.get(route.tableId)!
+      const table = last
       const slash = route.dst.indexOf('/')
-      const len = Number(route.dst.slice(slash + 1))
       const v = ipv4Value(route.dst, 0, slash)
       if (v >= 0) {
+        const len = lengthValue(route.dst, slash + 1, 32)
+        if (len < 0) continue // not a canonical prefix: the parsers never make one
         push((table.v4[len] ??= new Map()), v4Key(v, len), route)
-        seen.v4.add(len)
         continue
       }
+      const len = Number(route.dst.slice(slash + 1))
       const bytes = addressBytes(route.dst.slice(0, slash))
       if (!bytes || bytes.length !== 16) continue
       push(table.v6, keyOf(bytes, len), route)
-      seen.v6.add(len)
+      let seen = v6Lengths.get(lastId)
+      if (seen === undefined) v6Lengths.set(lastId, (seen = new Set()))
+      seen.add(len)
     }
     for (const [id, table] of this.tables) {
-      const seen = lengths.get(id)!
-      table.v4Lengths = [...seen.v4].sort((a, b) => b - a)
-      table.v6Lengths = [...seen.v6].sort((a, b) => b - a)
+      // the IPv4 lengths present are the maps that exist
+      for (let len = table.v4.length - 1; len >= 0; len--) if (table.v4[len] !== undefined) table.v4Lengths.push(len)
+      table.v6Lengths = [...(v6Lengths.get(id) ?? [])].sort((a, b) => b - a)
     }
     const fromRules = rules
       .filter((r) => r.table !== undefined && /^from all lookup /.test(r.text))

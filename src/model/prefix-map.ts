@@ -30,6 +30,26 @@ export class PrefixMap<V> {
     else this.other.set(prefix, value)
   }
 
+  /** Adds a value at a prefix: held alone, and in a list once there are several (most prefixes have one). */
+  add<T>(this: PrefixMap<T | T[]>, prefix: string, value: T): void {
+    const slash = prefix.indexOf('/')
+    const v = slash < 0 ? -1 : ipv4Value(prefix, 0, slash)
+    const len = v >= 0 ? lengthValue(prefix, slash + 1, 32) : -1
+    let map: Map<number, T | T[]> | Map<string, T | T[]>
+    let key: number | string
+    if (len >= 0) {
+      map = this.v4[len] ??= new Map()
+      key = ipv4Network(v, len) | 0
+    } else {
+      map = this.other
+      key = prefix
+    }
+    const known = (map as Map<number | string, T | T[]>).get(key)
+    if (known === undefined) (map as Map<number | string, T | T[]>).set(key, value)
+    else if (Array.isArray(known)) known.push(value)
+    else (map as Map<number | string, T | T[]>).set(key, [known, value])
+  }
+
   /** Every IPv4 entry: its network (unsigned) and length. */
   forEachV4(each: (network: number, len: number, value: V) => void): void {
     for (let len = 0; len < this.v4.length; len++) this.v4[len]?.forEach((value, key) => each(key >>> 0, len, value))

@@ -44,4 +44,16 @@ describe('PrefixMap', () => {
     expect(m.get('255.255.255.255/32')).toBe('edge')
     expect(m.get('192.168.110.128/25')).toBeUndefined()
   })
+
+  it('add holds one value alone and several in a list, in the order added, per prefix', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(fc.oneof(v4Prefix, v6Prefix, fc.constantFrom('10.0.0.0/26', '10.0.0.64/26', 'fd00::/64')), fc.string()), {maxLength: 200}), (entries) => {
+      const m = new PrefixMap<string | string[]>()
+      const ref = new Map<string, string[]>()
+      for (const [p, v] of entries) {
+        m.add(p, v)
+        ref.set(p, [...(ref.get(p) ?? []), v])
+      }
+      for (const [p, values] of ref) expect(m.get(p)).toEqual(values.length === 1 ? values[0] : values)
+    }), {numRuns: 300})
+  })
 })
