@@ -69,8 +69,12 @@ export class Context {
     this.fib = new Fib(snapshot.kernelRoutes, snapshot.rules)
     const tables = snapshot.bird.config?.kernelTables.map(Number).filter((n) => Number.isInteger(n)) ?? []
     this.kernelTables = tables.length > 0 ? tables : [254]
-    for (const route of snapshot.bird.routes) this.birdIndex.add(route.prefix, route)
-    for (const list of this.birdIndex.values()) if (Array.isArray(list)) list.sort((a, b) => Number(b.primary) - Number(a.primary))
+    const lists: BirdRoute[][] = [] // the prefixes with several paths, to put the primary first
+    for (const route of snapshot.bird.routes) {
+      const list = this.birdIndex.add(route.prefix, route)
+      if (list !== undefined) lists.push(list)
+    }
+    for (const list of lists) list.sort((a, b) => Number(b.primary) - Number(a.primary))
     for (const a of snapshot.addresses) this.ownAddresses.add(a.local)
     for (const r of snapshot.kernelRoutes) if (r.type === 'local' && r.tableId === 255) this.ownAddresses.add(r.dst.replace(/\/(32|128)$/, ''))
     for (const l of snapshot.links) this.links.set(l.ifname, l)

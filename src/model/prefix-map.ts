@@ -30,8 +30,11 @@ export class PrefixMap<V> {
     else this.other.set(prefix, value)
   }
 
-  /** Adds a value at a prefix: held alone, and in a list once there are several (most prefixes have one). */
-  add<T>(this: PrefixMap<T | T[]>, prefix: string, value: T): void {
+  /**
+   * Adds a value at a prefix: held alone, and in a list once there are several (most prefixes have one).
+   * Returns the list when this call made one.
+   */
+  add<T>(this: PrefixMap<T | T[]>, prefix: string, value: T): T[] | undefined {
     const slash = prefix.indexOf('/')
     const v = slash < 0 ? -1 : ipv4Value(prefix, 0, slash)
     const len = v >= 0 ? lengthValue(prefix, slash + 1, 32) : -1
@@ -47,7 +50,12 @@ export class PrefixMap<V> {
     const known = (map as Map<number | string, T | T[]>).get(key)
     if (known === undefined) (map as Map<number | string, T | T[]>).set(key, value)
     else if (Array.isArray(known)) known.push(value)
-    else (map as Map<number | string, T | T[]>).set(key, [known, value])
+    else {
+      const list = [known, value]
+      ;(map as Map<number | string, T | T[]>).set(key, list)
+      return list
+    }
+    return undefined
   }
 
   /** Every IPv4 entry: its network (unsigned) and length. */

@@ -54,6 +54,14 @@ describe('PrefixMap', () => {
         ref.set(p, [...(ref.get(p) ?? []), v])
       }
       for (const [p, values] of ref) expect(m.get(p)).toEqual(values.length === 1 ? values[0] : values)
+      // the list is returned once, by the call that made it
+      const made = new PrefixMap<string | string[]>()
+      const lists = entries.flatMap(([p, v]) => {
+        const list = made.add(p, v)
+        return list === undefined ? [] : [{p, list}]
+      })
+      expect(lists.length).toBe([...ref.values()].filter((v) => v.length > 1).length)
+      for (const {p, list} of lists) expect(made.get(p)).toBe(list)
     }), {numRuns: 300})
   })
 })
