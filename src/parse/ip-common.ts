@@ -114,12 +114,15 @@ const JSON_PIECE = 1 << 20
  * so the parsed JSON of a route dies young instead of a million of them living until the end. A piece ends
  * at a `},{"` (never inside a string: a quote there would be escaped); when that one was inside a nested list
  * (the next hops of a multipath route) the piece does not parse, and the next candidate is taken.
+ * `piece` is only lowered by tests, to cross piece boundaries with small inputs.
  */
-export function forEachJsonElement(text: string, file: string, what: string, each: (value: unknown, pos: SourcePos) => void): void {
+export function forEachJsonElement(
+  text: string, file: string, what: string, each: (value: unknown, pos: SourcePos) => void, piece = JSON_PIECE,
+): void {
   const open = firstNonBlank(text)
   const close = lastNonBlank(text)
   const oneLine = text.indexOf('\n', open) < 0 || text.indexOf('\n', open) > close
-  if (text.length <= 2 * JSON_PIECE || !oneLine || text.charCodeAt(open) !== 91 /* [ */ || text.charCodeAt(close) !== 93 /* ] */) {
+  if (text.length <= 2 * piece || !oneLine || text.charCodeAt(open) !== 91 /* [ */ || text.charCodeAt(close) !== 93 /* ] */) {
     const {values, posAt} = jsonArrayElements(text, file, what)
     for (let i = 0; i < values.length; i++) each(values[i], posAt(i))
     return
@@ -127,7 +130,7 @@ export function forEachJsonElement(text: string, file: string, what: string, eac
   const pos = {file, line: 1, endLine: 1}
   let start = open + 1 // first character of the next piece's first element
   while (start < close) {
-    let cut = text.indexOf('},{"', start + JSON_PIECE)
+    let cut = text.indexOf('},{"', start + piece)
     let values: unknown[] | undefined
     for (let tries = 0; values === undefined; tries++) {
       const end = cut < 0 || cut >= close ? close : cut + 1
@@ -419,10 +422,7 @@ export function buildRoute(raw: RawRoute, pos: SourcePos, defaultFamily: Family 
   const type = (raw.type ?? 'unicast') as RouteType
   if (!ROUTE_TYPES.includes(type)) throw new ParseError(pos.file, pos.line, `a route type (${ROUTE_TYPES.join(', ')})`, raw.type)
   const family = inferFamily(raw, defaultFamily)
-  // ipaddr.js also takes "5" or "0x7f000001"; ip prints only dotted-quad, colon or "default"
-  const dst = raw.dst === 'default' || ipv4Value(raw.dst, 0, raw.dst.indexOf('/') < 0 ? raw.dst.length : raw.dst.indexOf('/')) >= 0 ||
-    /^[0-9a-fA-F:.]*[.:][0-9a-fA-F:.]*(\/\d{1,3})?$/.test(raw.dst) ? canonicalPrefix(raw.dst, family) : undefined
-  if (dst === undefined) throw new ParseError(pos.file, pos.line, 'a route destination (prefix, address or "default")', raw.dst)
+  const dst = routeDst(raw.dst, family, pos)
   const table = raw.table ?? 'main'
   const flags = raw.flags.length === 0 ? NO_FLAGS : [...raw.flags]
   let nexthops: Nexthop[]
@@ -453,11 +453,48 @@ export function buildRoute(raw: RawRoute, pos: SourcePos, defaultFamily: Family 
     nexthops,
     pos,
   }
-  if (raw.prefsrc !== undefined) {
-    const src = canonicalAddress(raw.prefsrc)
-    if (src === undefined) throw new ParseError(pos.file, pos.line, 'a source address after "src"', raw.prefsrc)
-    route.prefsrc = src
-  }
+  if (raw.prefsrc !== undefined) route.prefsrc = routeSrc(raw.prefsrc, pos)
   if (raw.tos !== undefined) route.tos = raw.tos
   return route
+}
+
+/**
+ * What buildRoute gives a raw route that differs from the one it built `like` from only in its dst (neither
+ * of them "default"), gateway host, prefsrc and metric, when the caller knows that route's shared next-hop
+ * list. For a full table: a few shapes of route printed many times over.
+ */
+export function buildRouteLike(like: KernelRoute, dst: string, metric: number, prefsrc: string | undefined, nexthops: Nexthop[]): KernelRoute {
+  const family = familyOf(dst) // inferFamily of a dst other than "default"
+  // the keys in buildRoute's order (a literal, not a spread of `like`: a smaller object, less to collect)
+  const route: KernelRoute = {
+    family,
+    type: like.type,
+    dst: routeDst(dst, family, like.pos),
+    table: like.table,
+    tableId: like.tableId,
+    protocol: like.protocol,
+    scope: like.scope,
+    metric,
+    flags: like.flags.length === 0 ? NO_FLAGS : [...like.flags],
+    nexthops,
+    pos: like.pos,
+  }
+  if (prefsrc !== undefined) route.prefsrc = routeSrc(prefsrc, like.pos)
+  if (like.tos !== undefined) route.tos = like.tos
+  return route
+}
+
+function routeDst(raw: string, family: Family, pos: SourcePos): string {
+  // ipaddr.js also takes "5" or "0x7f000001"; ip prints only dotted-quad, colon or "default"
+  const slash = raw.indexOf('/')
+  const dst = raw === 'default' || ipv4Value(raw, 0, slash < 0 ? raw.length : slash) >= 0 ||
+    /^[0-9a-fA-F:.]*[.:][0-9a-fA-F:.]*(\/\d{1,3})?$/.test(raw) ? canonicalPrefix(raw, family) : undefined
+  if (dst === undefined) throw new ParseError(pos.file, pos.line, 'a route destination (prefix, address or "default")', raw)
+  return dst
+}
+
+function routeSrc(raw: string, pos: SourcePos): string {
+  const src = canonicalAddress(raw)
+  if (src === undefined) throw new ParseError(pos.file, pos.line, 'a source address after "src"', raw)
+  return src
 }
