@@ -188,7 +188,7 @@ export interface BirdConfig {
 
 export interface SourceFile {
   name: string // DESIGN §3 file name
-  text?: string // raw as collected ('' once parsed when nothing cites its lines: services/load.ts)
+  text?: string // raw as collected
   error?: string // why it could not be collected
   command?: string
   exitStatus?: number

@@ -49,13 +49,6 @@ export async function readIppoolsFile(file: string): Promise<string> {
   })
 }
 
-// Sources whose parsed routes are only ever cited rendered (`ip route` style, one object at a time), never
-// by their lines: once parsed their text is released. A full table's `ip -j -d route` is ~180 MB.
-const CITED_RENDERED = new Set(['ip-j-d-route.json'])
-
-/** A snapshot to analyse (check, explain, fix, ui); bundles keep every text (loadSourceFiles + snapshotFrom). */
 export async function loadSnapshot(opts: SourceOptions): Promise<Snapshot> {
-  const snapshot = await snapshotFrom(await loadSourceFiles(opts), opts)
-  for (const f of snapshot.files) if (f.text !== undefined && CITED_RENDERED.has(f.name)) f.text = ''
-  return snapshot
+  return snapshotFrom(await loadSourceFiles(opts), opts)
 }
