@@ -16,8 +16,10 @@
 //
 // What it does, per size: generates a snapshot directory in the REAL formats (bench/gen-snapshot.mjs,
 // cached under $TMPDIR/routedoctor-bench/), then measures in the same run
-//   check  `node bin/run.js check --from DIR --json > /dev/null`: wall time and peak RSS
-//   floor  `node bench/floor-read-split.mjs DIR`: read the same files, split into lines, JSON.parse
+//   check  `node bin/run.js check --from DIR > /dev/null` (the text report: what the issue names) and
+//          the same with --json: wall time and peak RSS
+//   floor  `node bench/floor-read-split.mjs DIR`: read the same files and split them into lines (the
+//          issue's floor, the goals' reference); also with --json-parse (JSON files parsed too), shown
 //   start  `node -e 0`
 // and prints them with ratios and the goals of the issue. Also `explain` on the shipped snapshot
 // (examples/bird2-ecmp-not-tunneled) against `node -e 0`, and, when root with working netns tools,
@@ -385,31 +387,43 @@ async function main() {
     log(`== ${size} routes (${snap.count} blocks in pool ${snap.pool}; snapshot ${fmtMiB(snapBytes)}: birdc-show-route-all.txt ${fmtMiB(snap.bytes['birdc-show-route-all.txt'])}, ip-j-d-route.json ${fmtMiB(snap.bytes['ip-j-d-route.json'])}; ${snap.cached ? 'cached' : `generated in ${fmtS(snap.genSeconds)}`}; ${snap.dir})`)
     const n = snap.count <= 20000 ? runs : 1
     const floor = await best(n, [process.execPath, path.join(HERE, 'floor-read-split.mjs'), snap.dir], {timeout: o.timeout})
-    const check = await best(n, [process.execPath, BIN, 'check', '--from', snap.dir, '--json'], {timeout: o.timeout})
+    const floorJson = await best(n, [process.execPath, path.join(HERE, 'floor-read-split.mjs'), snap.dir, '--json-parse'], {timeout: o.timeout})
+    const check = await best(n, [process.execPath, BIN, 'check', '--from', snap.dir], {timeout: o.timeout})
+    const checkJson = await best(n, [process.execPath, BIN, 'check', '--from', snap.dir, '--json'], {timeout: o.timeout})
     const rssLimit = 1.5 * snapBytes + 120 * MiB
     const wallRatio = check.wall / floor.wall
     const wallGoal = snap.count >= 1_000_000 ? 2 : snap.count >= 100_000 ? 3 : undefined
     const checkFail = failed(check) ? failure(check) : undefined
-    const row = {size, count: snap.count, snapBytes, floor, check, rssLimit, wallRatio, wallGoal, checkFail}
+    const jsonFail = failed(checkJson) ? failure(checkJson) : undefined
+    const row = {size, count: snap.count, snapBytes, floor, floorJson, check, checkJson, rssLimit, wallRatio, wallGoal, checkFail, jsonFail}
     results.sizes.push(row)
+    const measured = (r, fail) => [fail === 'TIMEOUT' ? `> ${o.timeout} s` : fmtS(r.wall), fmtMiB(r.rss), String(r.runs),
+      fail ? `${fail}: ${r.stderr.split('\n').filter(Boolean).slice(-2).join(' | ').slice(0, 200)}` : `exit ${r.code}`]
     log(table([
       ['measure', 'wall', 'peak RSS', 'runs', 'note'],
       ['node -e 0', fmtS(nodeStart.wall), fmtMiB(nodeStart.rss), String(nodeStart.runs), ''],
-      ['floor: read + split + JSON.parse', fmtS(floor.wall), fmtMiB(floor.rss), String(floor.runs), failed(floor) ? failure(floor) : ''],
-      ['check --from DIR --json > /dev/null', checkFail === 'TIMEOUT' ? `> ${o.timeout} s` : fmtS(check.wall), fmtMiB(check.rss), String(check.runs),
-        checkFail ? `${checkFail}: ${check.stderr.split('\n').filter(Boolean).slice(-2).join(' | ').slice(0, 200)}` : `exit ${check.code}`],
+      ['floor: read + split (the goals\' reference)', fmtS(floor.wall), fmtMiB(floor.rss), String(floor.runs), failed(floor) ? failure(floor) : ''],
+      ['floor: read + split + JSON.parse', fmtS(floorJson.wall), fmtMiB(floorJson.rss), String(floorJson.runs), failed(floorJson) ? failure(floorJson) : ''],
+      ['check --from DIR > /dev/null', ...measured(check, checkFail)],
+      ['check --from DIR --json > /dev/null', ...measured(checkJson, jsonFail)],
     ]))
+    const rssRow = (name, r, fail) => [name, r.rss ? `${fmtX(r.rss / rssLimit)} (${fmtMiB(r.rss)} vs ${fmtMiB(rssLimit)})` : '-', '≤ 1.00×',
+      fail && fail !== 'TIMEOUT' ? 'FAIL' : fail === 'TIMEOUT' ? 'n/a (timeout)' : mark(r.rss <= rssLimit)]
     log(table([
       ['ratio', 'value', 'goal', 'result'],
       ['check wall / floor wall', checkFail ? checkFail : fmtX(wallRatio), wallGoal ? `≤ ${wallGoal}×` : '(none at this size)', checkFail ? 'FAIL' : wallGoal ? mark(wallRatio <= wallGoal) : 'n/a'],
+      ['check --json wall / floor wall', jsonFail ? jsonFail : fmtX(checkJson.wall / floor.wall), '', ''],
+      ['check --json wall / floor with JSON.parse', jsonFail ? jsonFail : fmtX(checkJson.wall / floorJson.wall), '', ''],
       ['check wall / node -e 0', checkFail ? checkFail : fmtX(check.wall / nodeStart.wall), '', ''],
-      ['check peak RSS / (1.5 × snapshot + 120 MiB)', check.rss ? `${fmtX(check.rss / rssLimit)} (${fmtMiB(check.rss)} vs ${fmtMiB(rssLimit)})` : '-', '≤ 1.00×',
-        checkFail && checkFail !== 'TIMEOUT' ? 'FAIL' : checkFail === 'TIMEOUT' ? 'n/a (timeout)' : mark(check.rss <= rssLimit)],
+      rssRow('check peak RSS / (1.5 × snapshot + 120 MiB)', check, checkFail),
+      rssRow('check --json peak RSS / (1.5 × snapshot + 120 MiB)', checkJson, jsonFail),
       ['floor peak RSS / (1.5 × snapshot + 120 MiB)', floor.rss ? fmtX(floor.rss / rssLimit) : '-', '', ''],
     ]))
     log()
     if (wallGoal) goals.push({goal: `check ≤ ${wallGoal}× read-and-split floor on ${size}`, ratio: wallRatio, limit: wallGoal, failedRun: checkFail})
+    if (wallGoal) goals.push({goal: `check --json ≤ ${wallGoal}× read-and-split floor on ${size}`, ratio: checkJson.wall / floor.wall, limit: wallGoal, failedRun: jsonFail})
     goals.push({goal: `check peak RSS ≤ 1.5× snapshot + 120 MiB on ${size}`, ratio: check.rss / rssLimit, limit: 1, failedRun: checkFail === 'TIMEOUT' ? undefined : checkFail, na: checkFail === 'TIMEOUT'})
+    goals.push({goal: `check --json peak RSS ≤ 1.5× snapshot + 120 MiB on ${size}`, ratio: checkJson.rss / rssLimit, limit: 1, failedRun: jsonFail === 'TIMEOUT' ? undefined : jsonFail, na: jsonFail === 'TIMEOUT'})
   }
 
   if (o.apply) {
