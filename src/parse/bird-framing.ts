@@ -95,15 +95,30 @@ export class BirdFramer {
 }
 
 /**
- * In-place handler of a birdc payload line that starts with a TAB: text[start, end) is the line (no `\r`).
- * Returns false to have the line sliced and handed to the sink as usual.
+ * In-place handler of a birdc payload line: text[start, end) is a line the framer would hand to the
+ * sink unchanged (no `\r`, not blank, no `>>>`, not the banner). Returns false to have the line sliced
+ * and handed to the sink as usual.
  */
 export type BirdSpanSink = (text: string, start: number, end: number, line: number) => boolean
 
+/** Would BirdFramer (in birdc mode) hand text[start, end) to its sink as it is? Lines starting `BIRD ` are left to it. */
+function isPlainPayload(text: string, start: number, end: number): boolean {
+  if (start === end || text.charCodeAt(end - 1) === 13) return false
+  const c0 = text.charCodeAt(start)
+  if (c0 === 32 || c0 === 9) {
+    for (let i = start + 1; i < end; i++) {
+      const c = text.charCodeAt(i)
+      if (c !== 32 && c !== 9) return true
+    }
+    return false // blank
+  }
+  if (c0 === 62 /* > */) return !text.startsWith('>>>', start)
+  return !(c0 === 66 /* B */ && text.startsWith('BIRD ', start))
+}
+
 /**
  * Frame a whole text, calling `sink` per payload line. Returns the framer (for its banner and mode).
- * With `span`, birdc lines that start with a TAB (a route's attribute lines, most of a dump) are
- * offered to it first, unsliced.
+ * With `span`, birdc payload lines are offered to it first, unsliced: a full table is millions of them.
  */
 export function frameBirdText(text: string, file: string, sink: BirdLineSink, span?: BirdSpanSink): BirdFramer {
   const framer = new BirdFramer(file, sink)
@@ -113,8 +128,9 @@ export function frameBirdText(text: string, file: string, sink: BirdLineSink, sp
   while (start < n) {
     let end = text.indexOf('\n', start)
     if (end < 0) end = n
-    if (!(span !== undefined && framer.mode === 'birdc' && text.charCodeAt(start) === 9 && text.charCodeAt(end - 1) !== 13 &&
-      span(text, start, end, lineNo))) framer.push(text.slice(start, end), lineNo)
+    if (!(span !== undefined && framer.mode === 'birdc' && isPlainPayload(text, start, end) && span(text, start, end, lineNo))) {
+      framer.push(text.slice(start, end), lineNo)
+    }
     start = end + 1
     lineNo++
   }

@@ -3,10 +3,16 @@
 // A line-fed state machine: lines are classified by their first character (TAB: next hop or
 // attribute of the current route; space: secondary route of the current network; anything else:
 // `Table X:` or a new network). It keeps only the route being built, so it can be fed a stream of
-// a full-table dump; `parseBirdRoutes` is the whole-text wrapper. No regular expressions run on the
-// hot path (no backtracking), and repeated strings (protocols, interfaces, names) are interned.
+// a full-table dump; `parseBirdRoutes` is the whole-text wrapper: it handles the common lines (primary
+// headers, next hops, attributes) on offsets into the text (`lineSpan`), and hands every other line to
+// the line path the stream uses. No regular expressions run on the hot path (no backtracking), and
+// repeated strings (protocols, interfaces, names) are interned.
+//
+// Costs in V8 (Node 20) on a dump read as one latin1 string, which shaped the in-place paths: indexOf
+// is cheap; a slice under 13 characters is a copy that === and Map lookups handle fast, a longer one
+// is a view they compare or hash several times slower; startsWith costs more than slice-and-compare.
 import {ParseError} from '../model/errors.js'
-import {canonicalAddress, canonicalPrefix} from '../model/prefix.js'
+import {canonicalAddress, canonicalPrefix, ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {BirdAttribute, BirdNexthop, BirdRoute, SourcePos} from '../model/types.js'
 import {BirdFramer, frameBirdText, isErrorCode} from './bird-framing.js'
 
@@ -19,23 +25,116 @@ const NOT_FOUND = new Set(['Network not found', 'Network not in table'])
 /** Bounded string interning: a full table repeats a few hundred distinct names millions of times. */
 class Interner {
   private readonly map = new Map<string, string>()
-  // attribute names by position in the route: consecutive routes mostly repeat the same sequence,
-  // so a startsWith against the previous route's name avoids the slice and the hash
-  private readonly names: string[] = []
   get(s: string): string {
     const hit = this.map.get(s)
     if (hit !== undefined) return hit
     if (this.map.size < 50_000) this.map.set(s, s)
     return s
   }
-  /** text.slice(start, end) interned, reusing the name seen at the same position last time. */
-  name(text: string, start: number, end: number, position: number): string {
-    const last = this.names[position]
-    if (last !== undefined && last.length === end - start && text.startsWith(last, start)) return last
-    const name = this.get(text.slice(start, end))
-    if (position <= 64) this.names[position] = name // 0..63 attribute positions, 64 the protocol
-    return name
+}
+
+/**
+ * Values derived from a span of text (an attribute's value), by that text: consecutive routes mostly
+ * repeat the last one's, and a full table has a few hundred others. `derive` must be a pure function.
+ */
+export class SpanValues<T> {
+  private lastText: string | undefined
+  private lastValue!: T
+  private readonly byText = new Map<string, T>()
+
+  constructor(private readonly derive: (text: string) => T) {}
+
+  /** The value for src[start, end). */
+  get(src: string, start: number, end: number): T {
+    const text = src.slice(start, end)
+    if (text === this.lastText) return this.lastValue
+    let value = this.byText.get(text)
+    if (value === undefined && !this.byText.has(text)) {
+      value = this.derive(text)
+      if (this.byText.size < 50_000) this.byText.set(text, value)
+    }
+    this.lastText = text
+    this.lastValue = value as T
+    return value as T
   }
+}
+
+// What `attribute` reads from an attribute, by its name (BIRD 1.6 `bgp_*`, 2.x+ `BGP.*`, 3.x `source`, `from`).
+const SOURCE = 1
+const NEXT_HOP = 2
+const FROM = 3
+const LOCAL_PREF = 4
+const MED = 5
+const ORIGIN = 6
+const AS_PATH = 7
+
+/**
+ * The kind of the attribute named s[start, end) (0: one `attribute` ignores). By length first: most
+ * names of a dump (BGP.community, Kernel.metric...) have a length no kind has, and are not sliced.
+ */
+export function attributeKind(s: string, start: number, end: number): number {
+  switch (end - start) {
+    case 4: {
+      const name = s.slice(start, end)
+      return name === 'Type' ? SOURCE : name === 'from' ? FROM : 0
+    }
+    case 6:
+      return s.slice(start, end) === 'source' ? SOURCE : 0
+    case 7: {
+      const name = s.slice(start, end)
+      return name === 'BGP.med' || name === 'bgp_med' ? MED : 0
+    }
+    case 8:
+      return s.slice(start, end) === 'bgp_path' ? AS_PATH : 0
+    case 10: {
+      const name = s.slice(start, end)
+      return name === 'BGP.origin' || name === 'bgp_origin' ? ORIGIN : 0
+    }
+    case 11:
+      return s.slice(start, end) === 'BGP.as_path' ? AS_PATH : 0
+    case 12: {
+      const name = s.slice(start, end)
+      return name === 'BGP.next_hop' || name === 'bgp_next_hop' ? NEXT_HOP : 0
+    }
+    case 14: {
+      // in two slices: V8 compares strings of 13 characters or more (views, not copies) in a runtime call
+      const head = s.slice(start, start + 12)
+      return (head === 'BGP.local_pr' || head === 'bgp_local_pr') && s.slice(start + 12, end) === 'ef' ? LOCAL_PREF : 0
+    }
+    default:
+      return 0
+  }
+}
+
+/**
+ * Is src[start, end) dotted-quad `A.B.C.D/LEN` that canonicalPrefix returns unchanged (no leading
+ * zeros, no host bits)? Nearly every network of a full table is, and this needs no slice to find out.
+ * False only means "not known canonical": prefixOf decides then.
+ */
+export function isCanonicalIpv4Prefix(src: string, start: number, end: number): boolean {
+  // LEN is 0..32: one digit, or two without a leading zero
+  let slash = end - 2
+  if (src.charCodeAt(slash) !== 47 /* / */) slash = end - 3
+  if (slash <= start || src.charCodeAt(slash) !== 47) return false
+  const d0 = src.charCodeAt(slash + 1) - 48
+  const d1 = slash === end - 3 ? src.charCodeAt(end - 1) - 48 : -1
+  if (d0 < 0 || d0 > 9 || (slash === end - 3 && (d0 === 0 || d1 < 0 || d1 > 9))) return false
+  const len = d1 < 0 ? d0 : d0 * 10 + d1
+  if (len > 32) return false
+  const v = ipv4Value(src, start, slash)
+  return v >= 0 && ipv4Network(v, len) === v
+}
+
+function isBlankChar(c: number): boolean {
+  return c === 32 || c === 9
+}
+
+/** Does s[start...] begin `\tvia ` or `\tdev `? */
+function isNexthopLine(s: string, start: number): boolean {
+  const c1 = s.charCodeAt(start + 1)
+  if (c1 === 118 /* v */) return s.charCodeAt(start + 2) === 105 && s.charCodeAt(start + 3) === 97 && s.charCodeAt(start + 4) === 32
+  if (c1 === 100 /* d */) return s.charCodeAt(start + 2) === 101 && s.charCodeAt(start + 3) === 118 && s.charCodeAt(start + 4) === 32
+  return false
 }
 
 /** A network as BIRD prints it, canonical; undefined for anything but PREFIX/LEN. */
@@ -76,6 +175,26 @@ function splitWords(s: string): string[] {
     out.push(s.slice(start, i))
   }
   return out
+}
+
+/** Does `list` hold the first n of `hops`? */
+function sameHops(list: BirdNexthop[], hops: BirdNexthop[], n: number): boolean {
+  if (list.length !== n) return false
+  for (let i = 0; i < n; i++) if (list[i] !== hops[i]) return false
+  return true
+}
+
+/** What follows a header's network: `DEST [PROTO TIME( from ADDR)]( *| !) INFO`, read. */
+interface HeaderRest {
+  part: string // DEST as printed, for `destination`
+  dest: string | undefined // see plainDestination
+  protocol: string
+  since: string
+  from: string | undefined
+  primary: boolean
+  kernelSyncFailed: boolean
+  info: string
+  preference: number | undefined
 }
 
 const NO_HOPS: BirdNexthop[] = Object.freeze([]) as unknown as BirdNexthop[]
@@ -157,16 +276,40 @@ function materialiseAttributes(text: string, first: number, lines: number[] | un
   return out
 }
 
-function wordCount(s: string): number {
+function wordCount(s: string, from = 0, to = s.length): number {
   let n = 0
   let inWord = false
-  for (let i = 0; i < s.length; i++) {
+  for (let i = from; i < to; i++) {
     const c = s.charCodeAt(i)
     const space = c === 32 || c === 9 || c === 10 || c === 13 || c === 12 || c === 11
     if (!space && !inWord) n++
     inWord = !space
   }
   return n
+}
+
+/** The preference in a header's INFO: `(100/?) [i]` -> 100; undefined without one. */
+function preferenceOf(info: string): number | undefined {
+  const paren = info.indexOf('(')
+  if (paren < 0) return undefined
+  let j = paren + 1
+  let v = 0
+  while (j < info.length && info.charCodeAt(j) >= 48 && info.charCodeAt(j) <= 57) v = v * 10 + info.charCodeAt(j++) - 48
+  return j > paren + 1 ? v : undefined
+}
+
+/** The first word of a `Type:` / `source:` value (`BGP univ` -> "BGP"), '' for none. */
+function sourceOf(value: string): string {
+  const w = value.trim()
+  const sp = w.indexOf(' ')
+  return sp < 0 ? w : w.slice(0, sp)
+}
+
+/** The next hop of a BGP next-hop value, canonical: IPv6 sessions print `GLOBAL LINKLOCAL`, the first is it. */
+function bgpNextHopOf(value: string): string | undefined {
+  const w = value.trim()
+  const sp = w.indexOf(' ')
+  return canonicalAddress(sp < 0 ? w : w.slice(0, sp))
 }
 
 /** A decimal integer as BIRD prints it, else NaN (compared as equal to NaN by equalPreference). */
@@ -178,13 +321,14 @@ function integer(s: string): number {
 export class BirdRouteParser {
   private readonly routes: BirdRoute[] = []
   private cur: ParsedBirdRoute | undefined
-  // the route being built: its next hops, and its attribute lines (see ParsedBirdRoute)
+  // the route being built: its next hops (the first hopCount of hops and hopKeys: the arrays are
+  // reused, as truncating one costs V8 a runtime call), and its attribute lines (see ParsedBirdRoute)
   private readonly hops: BirdNexthop[] = []
   private readonly hopKeys: string[] = []
+  private hopCount = 0
   private readonly hopCache = new Map<string, BirdNexthop>()
   private readonly hopListCache = new Map<string, BirdNexthop[]>()
   private attrCount = 0 // attribute lines of the current route (continuations included)
-  private attrNames = 0 // attributes (continuations excluded)
   private attrPrevLine = 0
   private attrStart = -1 // offset in `source` of the first attribute line, while they are a verbatim run of it
   private attrEnd = 0
@@ -200,6 +344,24 @@ export class BirdRouteParser {
   private skipNet = false // inside a non-IP network (flowspec, ROA...): its lines are consumed, not kept
   private table: string | undefined
   private readonly intern = new Interner()
+  // the lists `hopList` returned lately that hopListCache holds (it never drops one)
+  private readonly recentLists: BirdNexthop[][] = []
+  private recentNext = 0
+  // headerSpan: the text after a header's network, read, remembered per protocol: a peer's routes
+  // mostly share it (all but the time, when that differs). Keyed by at most the last 12 characters of
+  // the protocol name: V8 hashes a copy that short several times faster than a longer slice of the dump.
+  private readonly restsByProtocol = new Map<string, {text: string; rest: HeaderRest | string}>()
+  // attribute values, by their text
+  private readonly sources = new SpanValues((v) => {
+    const src = sourceOf(v)
+    return src.length > 0 ? this.intern.get(src) : src
+  })
+  private readonly bgpNextHops = new SpanValues((v) => {
+    const nh = bgpNextHopOf(v)
+    return nh === undefined ? nh : this.intern.get(nh)
+  })
+  private readonly origins = new SpanValues((v) => this.intern.get(v.trim()))
+  private readonly integers = new SpanValues(integer)
 
   /**
    * With `onRoute`, each finished route is handed over and not retained (streaming use). `source`: the
@@ -240,16 +402,14 @@ export class BirdRouteParser {
     this.lastIsAttr = false
     this.inAsPath = false
     this.asPathSeen = false
-    if (this.hops.length > 0) {
+    if (this.hopCount > 0) {
       route.nexthops = this.hopList()
-      this.hops.length = 0
-      this.hopKeys.length = 0
+      this.hopCount = 0
     }
     if (this.attrCount > 0) {
       route.attrText = this.attrParts !== undefined ? this.attrParts.join('\n') : this.source!.slice(this.attrStart, this.attrEnd)
       if (this.attrLineNos !== undefined) route.attrLines = this.attrLineNos
       this.attrCount = 0
-      this.attrNames = 0
       this.attrStart = -1
       this.attrParts = undefined
       this.attrLineNos = undefined
@@ -260,23 +420,30 @@ export class BirdRouteParser {
 
   /** The current next hops as a shared list: a table repeats a few hundred combinations. */
   private hopList(): BirdNexthop[] {
-    const key = this.hopKeys.length === 1 ? this.hopKeys[0]! : this.hopKeys.join('\n')
-    const hit = this.hopListCache.get(key)
-    if (hit !== undefined) return hit
-    const list = Object.freeze(this.hops.slice()) as BirdNexthop[]
-    if (this.hopListCache.size < 50_000) this.hopListCache.set(key, list)
+    // A recent list holding the same next-hop objects is the one the lookup below would find: a next-hop
+    // object comes from one text, so the key is the same, and hopListCache never drops a list.
+    const n = this.hopCount
+    for (const list of this.recentLists) if (sameHops(list, this.hops, n)) return list
+    const key = n === 1 ? this.hopKeys[0]! : this.hopKeys.slice(0, n).join('\n')
+    let list = this.hopListCache.get(key)
+    if (list === undefined) {
+      list = Object.freeze(this.hops.slice(0, n)) as BirdNexthop[]
+      if (this.hopListCache.size >= 50_000) return list
+      this.hopListCache.set(key, list)
+    }
+    this.recentLists[this.recentNext++ % 8] = list
     return list
   }
 
-  /** A next hop from its words, shared by every route with the same text. */
-  private sharedNexthop(key: string, words: () => string[], line: number, text: string): BirdNexthop {
+  /** A next hop from its words (else the words of `text`), shared by every route with the same text. */
+  private sharedNexthop(key: string, words: string[] | undefined, line: number, text: string): BirdNexthop {
     let nh = this.hopCache.get(key)
     if (nh === undefined) {
-      nh = Object.freeze(this.nexthop(words(), line, text))
+      nh = Object.freeze(this.nexthop(words ?? splitWords(text), line, text))
       if (this.hopCache.size < 50_000) this.hopCache.set(key, nh)
     }
-    this.hops.push(nh)
-    this.hopKeys.push(key)
+    this.hops[this.hopCount] = nh
+    this.hopKeys[this.hopCount++] = key
     return nh
   }
 
@@ -348,52 +515,68 @@ export class BirdRouteParser {
 
   /** Parse `DEST [PROTO TIME( from ADDR)]( *| !)? INFO` starting at `from` in `text`. */
   private header(text: string, from: number, line: number, prefix: string): ParsedBirdRoute {
-    const open = text.indexOf('[', from)
-    const close = open < 0 ? -1 : text.indexOf(']', open)
-    if (close < 0) throw new ParseError(this.file, line, HEADER_SHAPE, text)
-    const bracket = text.slice(open + 1, close)
+    const rest = this.headerRest(text.slice(from))
+    if (typeof rest === 'string') throw new ParseError(this.file, line, rest, text)
+    const route = this.newRoute(prefix, '', rest, line)
+    this.destination(route, rest.part, line, text)
+    return route
+  }
+
+  /** A header's text after its network, read; a string says what a ParseError expected instead. */
+  private headerRest(rest: string): HeaderRest | string {
+    const open = rest.indexOf('[')
+    const close = open < 0 ? -1 : rest.indexOf(']', open)
+    if (close < 0) return HEADER_SHAPE
+    const bracket = rest.slice(open + 1, close)
     const sp = bracket.indexOf(' ')
-    if (sp <= 0 || sp === bracket.length - 1) throw new ParseError(this.file, line, `${HEADER_SHAPE} with "[PROTO TIME]"`, text)
-    const protocol = this.intern.name(text, open + 1, open + 1 + sp, 64)
+    if (sp <= 0 || sp === bracket.length - 1) return `${HEADER_SHAPE} with "[PROTO TIME]"`
+    const protocol = this.intern.get(bracket.slice(0, sp))
     // TIME may hold a space (`2026-11-29 15:55:30`), so `from` is found from the right.
     const fromAt = bracket.lastIndexOf(' from ')
     let since: string
-    let fromAddr: string | undefined
+    let from: string | undefined
     if (fromAt > sp) {
       since = bracket.slice(sp + 1, fromAt)
       const raw = bracket.slice(fromAt + 6)
-      fromAddr = canonicalAddress(raw) ?? raw
+      from = this.intern.get(canonicalAddress(raw) ?? raw)
     } else {
       since = bracket.slice(sp + 1)
     }
 
     // mark and info after the bracket
     let i = close + 1
-    while (i < text.length && text.charCodeAt(i) === 32) i++
+    while (i < rest.length && rest.charCodeAt(i) === 32) i++
     let primary = false
     let kernelSyncFailed = false
-    const m = text.charCodeAt(i)
-    if ((m === 42 /* * */ || m === 33 /* ! */) && (i + 1 === text.length || text.charCodeAt(i + 1) === 32)) {
+    const m = rest.charCodeAt(i)
+    if ((m === 42 /* * */ || m === 33 /* ! */) && (i + 1 === rest.length || rest.charCodeAt(i + 1) === 32)) {
       primary = true
       kernelSyncFailed = m === 33
       i++
     }
-    const info = text.slice(i).trim()
-    let preference: number | undefined
-    const paren = info.indexOf('(')
-    if (paren >= 0) {
-      let j = paren + 1
-      let v = 0
-      while (j < info.length && info.charCodeAt(j) >= 48 && info.charCodeAt(j) <= 57) v = v * 10 + info.charCodeAt(j++) - 48
-      if (j > paren + 1) preference = v
+    const info = rest.slice(i).trim()
+    const part = rest.slice(0, open)
+    return {
+      part, dest: this.plainDestination(part), protocol, since: this.intern.get(since), from, primary, kernelSyncFailed,
+      info: this.intern.get(info), preference: preferenceOf(info),
     }
+  }
 
-    const route = new ParsedBirdRoute(prefix, '', protocol, this.intern.get(since), primary, kernelSyncFailed, this.intern.get(info), {file: this.file, line, endLine: line})
+  private newRoute(prefix: string, dest: string, rest: HeaderRest, line: number): ParsedBirdRoute {
+    const route = new ParsedBirdRoute(prefix, dest, rest.protocol, rest.since, rest.primary, rest.kernelSyncFailed, rest.info, {file: this.file, line, endLine: line})
     if (this.table !== undefined) route.table = this.table
-    if (fromAddr !== undefined) route.from = this.intern.get(fromAddr)
-    if (preference !== undefined) route.preference = preference
-    this.destination(route, text.slice(from, open), line, text)
+    if (rest.from !== undefined) route.from = rest.from
+    if (rest.preference !== undefined) route.preference = rest.preference
     return route
+  }
+
+  /** What `destination` sets for a DEST of one word or none; undefined for anything else (1.6's next hop, MPLS...). */
+  private plainDestination(part: string): string | undefined {
+    const words = splitWords(part)
+    if (words.length === 0) return ''
+    const w = words[0]!
+    if (words.length > 1 || w === 'via' || w === 'dev') return undefined
+    return w === 'multipath' ? 'unicast' : this.intern.get(w)
   }
 
   /** 2.x/3.x destination word, or 1.6's next hop on the header (`via GW on IF`, `dev IF`, `multipath`). */
@@ -405,7 +588,7 @@ export class BirdRouteParser {
     const w0 = words[0]!
     if (w0 === 'via' || w0 === 'dev') {
       route.dest = 'unicast'
-      this.sharedNexthop(words.join(' '), () => words, line, text)
+      this.sharedNexthop(words.join(' '), words, line, text)
       return
     }
     if (words.length !== 1) {
@@ -474,7 +657,7 @@ export class BirdRouteParser {
     if (text.startsWith('\tvia ') || text.startsWith('\tdev ')) {
       this.lastIsAttr = false
       this.inAsPath = false
-      this.sharedNexthop(text, () => splitWords(text), line, text)
+      this.sharedNexthop(text, undefined, line, text)
       return
     }
     let colon = text.indexOf(': ')
@@ -487,26 +670,89 @@ export class BirdRouteParser {
       vstart = colon + 2
     }
     if (colon <= 1) throw new ParseError(this.file, line, TAB_LINE_SHAPE, text)
-    const name = this.intern.name(text, 1, colon, this.attrNames++)
     this.keepAttrLine(text, line, code)
-    this.attribute(route, name, text, vstart, text.length)
+    this.attribute(route, attributeKind(text, 1, colon), text, vstart, text.length)
   }
 
   /**
-   * An attribute line `\tName: value` at [start, end) of the whole text, handled in place (no slice of the
-   * line): most lines of a dump are these. False when it is anything else (a next hop, a continuation, a
-   * line without ": ", an attribute run that is not verbatim), which then takes the line-by-line path.
+   * A payload line at src[start, end) of the whole text (see frameBirdText), handled in place when it
+   * has a common shape: a primary header, a next hop, an attribute. False for anything else, before any
+   * change: the line path (`feed`) then handles it, errors included.
    */
-  attributeSpan(src: string, start: number, end: number, line: number): boolean {
-    const route = this.cur
-    if (route === undefined || this.skipNet || src !== this.source || this.attrParts !== undefined) return false
+  lineSpan(src: string, start: number, end: number, line: number): boolean {
+    if (src !== this.source) return false
+    if (src.charCodeAt(start) !== 9) return this.headerSpan(src, start, end, line)
     const c1 = src.charCodeAt(start + 1)
-    if (c1 === 9 || c1 === 32 || (c1 === 118 /* v */ && src.startsWith('via ', start + 1)) || (c1 === 100 /* d */ && src.startsWith('dev ', start + 1))) return false
+    if ((c1 === 118 /* v */ || c1 === 100 /* d */) && isNexthopLine(src, start)) return this.nexthopSpan(src, start, end, line)
+    if (c1 === 9 || c1 === 32) return false // a continuation, or an odd indent: the line path
+    return this.attributeSpan(src, start, end, line)
+  }
+
+  /**
+   * `primaryHeader` and `header` for `PREFIX DEST [PROTO TIME( from ADDR)]( *| !) INFO`: the text after
+   * the network is read by headerRest only when it differs from the last one of the same protocol
+   * (restsByProtocol). DEST must be one word (1.6's next hop on the header takes the line path), the
+   * network an IP prefix.
+   */
+  private headerSpan(src: string, start: number, end: number, line: number): boolean {
+    const c0 = src.charCodeAt(start)
+    // IPv4 and IPv6 networks only: not `Table NAME:`, `Network not found`...
+    if (!((c0 >= 48 && c0 <= 57) || (c0 >= 97 && c0 <= 102) || c0 === 58)) return false
+    const sp = src.indexOf(' ', start)
+    if (sp < 0 || sp >= end) return false
+    const prefix = isCanonicalIpv4Prefix(src, start, sp) ? src.slice(start, sp) : prefixOf(src.slice(start, sp))
+    if (prefix === undefined) return false // not a network, or not an IP one (flowspec, ROA...)
+    const open = src.indexOf('[', sp)
+    const psp = open < 0 || open >= end ? -1 : src.indexOf(' ', open + 1)
+    if (psp < 0 || psp >= end) return false // not a header: the line path says why
+    // from DEST on: BIRD pads the network to a column, so the padding varies (headerRest reads past it)
+    let ws = sp
+    while (isBlankChar(src.charCodeAt(ws))) ws++
+    const text = src.slice(ws, end)
+    const key = src.slice(Math.max(open + 1, psp - 12), psp)
+    let seen = this.restsByProtocol.get(key)
+    if (seen === undefined) {
+      seen = {text, rest: this.headerRest(text)}
+      if (this.restsByProtocol.size < 50_000) this.restsByProtocol.set(key, seen)
+    } else if (seen.text !== text) {
+      seen.text = text
+      seen.rest = this.headerRest(text)
+    }
+    const rest = seen.rest
+    if (typeof rest === 'string' || rest.dest === undefined) return false
+
+    // what primaryHeader does once the network is known
+    this.finish()
+    this.skipNet = false
+    this.prefix = prefix
+    this.cur = this.newRoute(prefix, rest.dest, rest, line)
+    return true
+  }
+
+  /** `tabLine` for a next-hop line (`\tvia …`, `\tdev …`) with no framing around it. */
+  private nexthopSpan(src: string, start: number, end: number, line: number): boolean {
+    const route = this.cur
+    if (route === undefined || this.skipNet) return false
+    route.pos.endLine = line
+    this.lastIsAttr = false
+    this.inAsPath = false
+    const text = src.slice(start, end)
+    this.sharedNexthop(text, undefined, line, text)
+    return true
+  }
+
+  /**
+   * `tabLine` for an attribute line `\tName: value` (no next hop, no continuation), by offsets (no slice
+   * of the line): most lines of a dump are these. False when it is anything else (a line without ": ",
+   * an attribute run that is not verbatim), which then takes the line path.
+   */
+  private attributeSpan(src: string, start: number, end: number, line: number): boolean {
+    const route = this.cur
+    if (route === undefined || this.skipNet || this.attrParts !== undefined) return false
     const colon = src.indexOf(': ', start + 1)
     if (colon < 0 || colon >= end || colon <= start + 1) return false
     const n = this.attrCount
     if (n > 0 && (line !== this.attrPrevLine + 1 || start !== this.attrEnd + 1)) return false
-    const name = this.intern.name(src, start + 1, colon, this.attrNames++)
     // keepAttrLine's verbatim run, by offsets
     this.attrCount = n + 1
     if (n === 0) {
@@ -516,34 +762,27 @@ export class BirdRouteParser {
     this.attrEnd = end
     this.attrPrevLine = line
     route.pos.endLine = line
-    this.attribute(route, name, src, colon + 2, end)
+    this.attribute(route, attributeKind(src, start + 1, colon), src, colon + 2, end)
     return true
   }
 
-  /** What an attribute tells about the path (its value is text[vstart, vend)). */
-  private attribute(route: ParsedBirdRoute, name: string, text: string, vstart: number, vend: number): void {
+  /** What an attribute of kind `kind` (see attributeKind) tells about the path; its value is text[vstart, vend). */
+  private attribute(route: ParsedBirdRoute, kind: number, text: string, vstart: number, vend: number): void {
     this.lastIsAttr = true
     this.inAsPath = false
-    switch (name) {
-      case 'Type': // 1.6 `BGP unicast univ`, 2.x `BGP univ`
-      case 'source': {
-        // 3.x `source: BGP`
-        const w = text.slice(vstart, vend).trim()
-        const sp = w.indexOf(' ')
-        const src = sp < 0 ? w : w.slice(0, sp)
-        if (src.length > 0) route.source = this.intern.get(src)
+    switch (kind) {
+      case SOURCE: {
+        // 1.6 `Type: BGP unicast univ`, 2.x `Type: BGP univ`, 3.x `source: BGP`
+        const src = this.sources.get(text, vstart, vend)
+        if (src.length > 0) route.source = src
         break
       }
-      case 'BGP.next_hop':
-      case 'bgp_next_hop': {
-        // IPv6 sessions print `GLOBAL LINKLOCAL`; the first is the next hop
-        const w = text.slice(vstart, vend).trim()
-        const sp = w.indexOf(' ')
-        const nh = canonicalAddress(sp < 0 ? w : w.slice(0, sp))
-        if (nh !== undefined) route.bgpNextHop = this.intern.get(nh)
+      case NEXT_HOP: {
+        const nh = this.bgpNextHops.get(text, vstart, vend)
+        if (nh !== undefined) route.bgpNextHop = nh
         break
       }
-      case 'from': {
+      case FROM: {
         // 3.x prints the peer as an attribute; the header shows `from` only when it differs from the gateway
         if (route.from === undefined) {
           const a = canonicalAddress(text.slice(vstart, vend).trim())
@@ -552,22 +791,18 @@ export class BirdRouteParser {
         break
       }
       // the BGP decision values `equalPreference` compares (the first of either name, as `attributes.find`)
-      case 'BGP.local_pref':
-      case 'bgp_local_pref':
-        if (route.localPref === undefined) route.localPref = integer(text.slice(vstart, vend))
+      case LOCAL_PREF:
+        if (route.localPref === undefined) route.localPref = this.integers.get(text, vstart, vend)
         break
-      case 'BGP.med':
-      case 'bgp_med':
-        if (route.med === undefined) route.med = integer(text.slice(vstart, vend))
+      case MED:
+        if (route.med === undefined) route.med = this.integers.get(text, vstart, vend)
         break
-      case 'BGP.origin':
-      case 'bgp_origin':
-        if (route.origin === undefined) route.origin = this.intern.get(text.slice(vstart, vend).trim())
+      case ORIGIN:
+        if (route.origin === undefined) route.origin = this.origins.get(text, vstart, vend)
         break
-      case 'BGP.as_path':
-      case 'bgp_path':
+      case AS_PATH:
         if (!this.asPathSeen) {
-          route.asPathLength = wordCount(text.slice(vstart, vend))
+          route.asPathLength = wordCount(text, vstart, vend)
           this.asPathSeen = true
           this.inAsPath = true
         }
@@ -593,6 +828,6 @@ export function createBirdRouteStream(file: string, onRoute: (route: BirdRoute) 
 /** Every route of a `show route [all]` reply, in output order (best route of a network first). */
 export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt'): BirdRoute[] {
   const parser = new BirdRouteParser(file, undefined, text)
-  frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c), (src, start, end, line) => parser.attributeSpan(src, start, end, line))
+  frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c), (src, start, end, line) => parser.lineSpan(src, start, end, line))
   return parser.end()
 }
