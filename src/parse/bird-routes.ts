@@ -187,7 +187,7 @@ function sameHops(list: BirdNexthop[], hops: BirdNexthop[], n: number): boolean 
 /** What follows a header's network: `DEST [PROTO TIME( from ADDR)]( *| !) INFO`, read. */
 interface HeaderRest {
   part: string // DEST as printed, for `destination`
-  dest: string | undefined // see plainDestination
+  dest: string | undefined // DEST when it is one word (or none); see plainDestination
   protocol: string
   since: string
   from: string | undefined
@@ -676,7 +676,7 @@ export class BirdRouteParser {
 
   /**
    * A payload line at src[start, end) of the whole text (see frameBirdText), handled in place when it
-   * has a common shape: a primary header, a next hop, an attribute. False for anything else, before any
+   * has a common shape: a route header, a next hop, an attribute. False for anything else, before any
    * change: the line path (`feed`) then handles it, errors included.
    */
   lineSpan(src: string, start: number, end: number, line: number): boolean {
@@ -689,19 +689,26 @@ export class BirdRouteParser {
   }
 
   /**
-   * `primaryHeader` and `header` for `PREFIX DEST [PROTO TIME( from ADDR)]( *| !) INFO`: the text after
-   * the network is read by headerRest only when it differs from the last one of the same protocol
-   * (restsByProtocol). DEST must be one word (1.6's next hop on the header takes the line path), the
-   * network an IP prefix.
+   * `primaryHeader` or `secondaryHeader`, and `header`, for `PREFIX DEST [PROTO TIME( from ADDR)]( *| !) INFO`
+   * (a secondary route: the same, indented, without PREFIX): the text after the network is read by
+   * headerRest only when it differs from the last one of the same protocol (restsByProtocol).
    */
   private headerSpan(src: string, start: number, end: number, line: number): boolean {
     const c0 = src.charCodeAt(start)
-    // IPv4 and IPv6 networks only: not `Table NAME:`, `Network not found`...
-    if (!((c0 >= 48 && c0 <= 57) || (c0 >= 97 && c0 <= 102) || c0 === 58)) return false
-    const sp = src.indexOf(' ', start)
-    if (sp < 0 || sp >= end) return false
-    const prefix = isCanonicalIpv4Prefix(src, start, sp) ? src.slice(start, sp) : prefixOf(src.slice(start, sp))
-    if (prefix === undefined) return false // not a network, or not an IP one (flowspec, ROA...)
+    let prefix: string | undefined
+    let sp = start // where the network ends
+    if (c0 === 32) {
+      // another route of the network above; without one, the line path
+      if (this.skipNet || this.prefix === undefined) return false
+      prefix = this.prefix
+    } else {
+      // IPv4 and IPv6 networks only: not `Table NAME:`, `Network not found`...
+      if (!((c0 >= 48 && c0 <= 57) || (c0 >= 97 && c0 <= 102) || c0 === 58)) return false
+      sp = src.indexOf(' ', start)
+      if (sp < 0 || sp >= end) return false
+      prefix = isCanonicalIpv4Prefix(src, start, sp) ? src.slice(start, sp) : prefixOf(src.slice(start, sp))
+      if (prefix === undefined) return false // not a network, or not an IP one (flowspec, ROA...)
+    }
     const open = src.indexOf('[', sp)
     const psp = open < 0 || open >= end ? -1 : src.indexOf(' ', open + 1)
     if (psp < 0 || psp >= end) return false // not a header: the line path says why
@@ -719,13 +726,17 @@ export class BirdRouteParser {
       seen.rest = this.headerRest(text)
     }
     const rest = seen.rest
-    if (typeof rest === 'string' || rest.dest === undefined) return false
+    if (typeof rest === 'string') return false // the line path throws the ParseError
 
-    // what primaryHeader does once the network is known
     this.finish()
-    this.skipNet = false
-    this.prefix = prefix
-    this.cur = this.newRoute(prefix, rest.dest, rest, line)
+    if (c0 !== 32) {
+      this.skipNet = false
+      this.prefix = prefix
+    }
+    const route = this.newRoute(prefix, rest.dest ?? '', rest, line)
+    // a DEST of several words (1.6's next hop on the header, an MPLS label): as `header` reads it
+    if (rest.dest === undefined) this.destination(route, rest.part, line, src.slice(start, end))
+    this.cur = route
     return true
   }
 
