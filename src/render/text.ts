@@ -3,7 +3,7 @@ import type {ChalkInstance} from 'chalk'
 
 import {formatKernelRoute, ipRouteReplace} from '../model/format.js'
 import type {FixReport} from '../services/fix.js'
-import type {Evidence, Finding, PlannedRoute} from '../model/types.js'
+import type {Evidence, Finding, PlannedRoute, Verdict} from '../model/types.js'
 import type {CheckReport, CheckRun, ExplainReport, NodeSummary} from '../services/report.js'
 import {severityColor, verdictColor} from './style.js'
 
@@ -67,8 +67,11 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
   yield renderNode(r.node, c)
   yield ''
   const width = Math.max(20, r.maxPrefixLength + 2)
+  const row = (prefix: string, verdict: Verdict, ids: string) => pad(prefix, width) + verdictColor(c, verdict)(pad(verdict, 16)) + ids
   let header = false
-  const later: string[][] = [[], []] // ok, then local and not-in-pool
+  // held until the broken ones are written: ok, then local and not-in-pool, as [prefix, verdict, ids] triples
+  // (three references, not a rendered line: a full table holds most of its prefixes here)
+  const later: Array<Array<string>> = [[], []]
   for (const p of r.prefixes) {
     if (!header) {
       yield c.bold(pad('PREFIX', width) + pad('VERDICT', 16) + 'FINDINGS')
@@ -76,12 +79,11 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
     }
     let ids = ''
     for (const f of p.findings) if (f.severity !== 'info') ids += ids === '' ? f.id : `, ${f.id}`
-    const text = pad(p.prefix, width) + verdictColor(c, p.verdict)(pad(p.verdict, 16)) + ids
-    if (p.verdict === 'ok') later[0].push(text)
-    else if (p.verdict === 'local' || p.verdict === 'not-in-pool') later[1].push(text)
-    else yield text
+    if (p.verdict === 'ok') later[0].push(p.prefix, p.verdict, ids)
+    else if (p.verdict === 'local' || p.verdict === 'not-in-pool') later[1].push(p.prefix, p.verdict, ids)
+    else yield row(p.prefix, p.verdict, ids)
   }
-  for (const group of later) yield* group
+  for (const group of later) for (let i = 0; i < group.length; i += 3) yield row(group[i], group[i + 1] as Verdict, group[i + 2])
   if (!header) yield c.yellow(r.node.pools.length === 0 ? 'No pools: no prefix is a tunnel prefix.' : 'No prefix inside the pools is held by BIRD or routed by the kernel.')
   yield ''
   yield c.bold('Host')
