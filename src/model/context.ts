@@ -128,7 +128,7 @@ export class Context {
   /** Every BIRD path for a prefix, primary first. */
   birdRoutesFor(prefix: string): BirdRoute[] {
     const known = this.birdIndex.get(prefix)
-    return known === undefined ? NO_ROUTES : Array.isArray(known) ? known : [known]
+    return pathsOf(known)
   }
 
   /** The pool of IPv4 prefix v/len: integer arithmetic over a handful of pools, cheaper than any cache. */
@@ -156,9 +156,7 @@ export class Context {
       const key = v4Keys[i]
       const len = key % 64
       const v = (key - len) / 64
-      const held = this.birdIndex.getV4(v, len)
-      yield held === undefined ? this.computeFacts(prefixes[i], NO_ROUTES, v, len)
-        : Array.isArray(held) ? this.computeFacts(prefixes[i], held, v, len) : this.computeFacts(prefixes[i], [held], v, len)
+      yield this.computeFacts(prefixes[i], pathsOf(this.birdIndex.getV4(v, len)), v, len)
     }
   }
 
@@ -230,10 +228,7 @@ export class Context {
     if (this.tables.length === 1) {
       const at = this.fib.exactV4(v, len, this.tables[0])
       if (at.length === 0) return at
-      if (at.length === 1) {
-        const t = at[0].type
-        return t === 'local' || t === 'broadcast' || t === 'multicast' ? NO_KERNEL_ROUTES : at
-      }
+      if (at.length === 1) return ROUTED(at[0]) ? at : NO_KERNEL_ROUTES
     }
     return this.routesAt((t) => this.fib.exactV4(v, len, t))
   }
@@ -243,7 +238,7 @@ export class Context {
     let out: KernelRoute[] | undefined
     for (const t of this.tables) {
       for (const r of exact(t)) {
-        if (r.type === 'local' || r.type === 'broadcast' || r.type === 'multicast') continue
+        if (!ROUTED(r)) continue
         if (out === undefined) out = [r]
         else out.push(r)
       }
@@ -280,8 +275,8 @@ export class Context {
       held = prefix === prefixText ? undefined : this.birdIndex.get(prefix)
       if (held === undefined) return this.computeFacts(prefix, NO_ROUTES)
     }
-    // BIRD's text of the prefix is canonical
-    return Array.isArray(held) ? this.computeFacts(held[0].prefix, held) : this.computeFacts(held.prefix, [held])
+    const paths = pathsOf(held)
+    return this.computeFacts(paths[0].prefix, paths) // BIRD's text of the prefix is canonical
   }
 
   /** v/len: the prefix parsed, when the caller has it (IPv4); else parsed here. */
@@ -451,6 +446,11 @@ const NO_ROUTES = Object.freeze([]) as unknown as BirdRoute[]
 const NO_STRINGS = Object.freeze([]) as unknown as string[]
 const NO_RESOLUTIONS = Object.freeze([]) as unknown as NexthopResolution[]
 const NO_KERNEL_ROUTES = Object.freeze([]) as unknown as KernelRoute[]
+
+/** BIRD's paths at one prefix as the index holds them (the path alone, a list, or nothing) as a list. */
+function pathsOf(held: BirdRoute | BirdRoute[] | undefined): BirdRoute[] {
+  return held === undefined ? NO_ROUTES : Array.isArray(held) ? held : [held]
+}
 
 /** A route that routes traffic somewhere (not the local, broadcast or multicast kind the kernel adds for addresses). */
 const ROUTED = (r: KernelRoute): boolean => r.type !== 'local' && r.type !== 'broadcast' && r.type !== 'multicast'
