@@ -1,6 +1,5 @@
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
-import {Context} from '../model/context.js'
-import {loadSnapshot} from '../services/load.js'
+import {loadCheckContext} from '../services/load.js'
 import {checkRun} from '../services/report.js'
 
 export default class Check extends BaseCommand {
@@ -12,6 +11,6 @@ export default class Check extends BaseCommand {
   async run(): Promise<void> {
     const {flags} = await this.parse(Check)
     this.jsonOutput = flags.json
-    process.exitCode = await this.writeCheck(checkRun(new Context(await loadSnapshot(sourceOptions(flags)))), flags.json)
+    process.exitCode = await this.writeCheck(checkRun(await loadCheckContext(sourceOptions(flags))), flags.json)
   }
 }

@@ -12,6 +12,7 @@ import {parseIpRouteJson} from '../parse/ip-route-json.js'
 import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
+import {ABSENT, AsideBirdPaths, AsideKernelRoutes, type AsideRoutes} from './aside.js'
 import {UsageError} from './errors.js'
 import {canonicalPrefix} from './prefix.js'
 import type {Pool, PoolMode, Snapshot, SourceFile} from './types.js'
@@ -21,6 +22,8 @@ export interface BuildOptions {
   ippools?: SourceFile // --ippools FILE
   tunnelDev?: string
   origin?: Snapshot['origin']
+  /** Set BIRD's tunnel routes and single BGP paths aside unbuilt (model/aside.ts): `check`'s bulk path. */
+  aside?: boolean
 }
 
 export function parsePoolFlag(flag: string): Pool {
@@ -35,7 +38,12 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   const text = (name: string) => files.find((f) => f.name === name && f.text !== undefined)?.text
   const routesJson = text('ip-j-d-route.json')
   const routesText = text('ip-d-route.txt')
-  let kernelRoutes = routesJson !== undefined ? parseIpRouteJson(routesJson) : routesText !== undefined ? parseIpRouteText(routesText) : []
+  const tunnelDev = opts.tunnelDev ?? 'tunl0'
+  const aside: AsideRoutes | undefined = opts.aside ? {tunnelDev} : undefined
+  if (aside && routesJson !== undefined) aside.kernel = new AsideKernelRoutes('ip-j-d-route.json')
+  let kernelRoutes = routesJson !== undefined
+    ? parseIpRouteJson(routesJson, 'ip-j-d-route.json', aside?.kernel ? {aside: {routes: aside.kernel, tunnelDev}} : {})
+    : routesText !== undefined ? parseIpRouteText(routesText) : []
   // IPv6 routes only from ip-6-d-route.txt when the main table dump has none
   const v6 = text('ip-6-d-route.txt')
   if (v6 !== undefined && !kernelRoutes.some((r) => r.family === 'inet6')) kernelRoutes = kernelRoutes.concat(parseIpRouteText(v6, 'ip-6-d-route.txt', {family: 'inet6'}))
@@ -48,6 +56,11 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   const sysctl = text('sysctl.txt')
   const status = text('birdc-show-status.txt')
   const birdRoutes = text('birdc-show-route-all.txt')
+  if (aside && birdRoutes !== undefined && aside.kernel && aside.kernel.size > 0) {
+    // a path is set aside only where the kernel set a route aside too: the others would be read again
+    const kernelAt = aside.kernel.index()
+    aside.bird = new AsideBirdPaths('birdc-show-route-all.txt', (key) => kernelAt.get(key) !== ABSENT)
+  }
   const protocols = text('birdc-show-protocols-all.txt')
   const conf = text('bird.conf')
   const config = conf !== undefined ? parseBirdConf(conf, 'bird.conf', {tunnelDev: opts.tunnelDev ?? 'tunl0'}) : undefined
@@ -79,13 +92,14 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
     sysctl: sysctl !== undefined ? parseSysctl(sysctl) : [],
     bird: {
       status: status !== undefined ? parseBirdStatus(status) : undefined,
-      routes: birdRoutes !== undefined ? parseBirdRoutes(birdRoutes) : [],
+      routes: birdRoutes !== undefined ? parseBirdRoutes(birdRoutes, 'birdc-show-route-all.txt', aside?.bird) : [],
       protocols: protocols !== undefined ? parseBirdProtocols(protocols) : [],
       config,
     },
     pools,
     poolOrigin,
-    tunnelDev: opts.tunnelDev ?? 'tunl0',
+    tunnelDev,
+    ...(aside ? {aside} : {}),
   }
 }
 

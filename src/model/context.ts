@@ -147,20 +147,25 @@ export class Context {
    * numeric keys, so no prefix text is parsed again.
    */
   *poolFacts(): Generator<PrefixFacts> {
-    const {prefixes, v4Keys} = this.poolPrefixIndex()
-    for (let i = 0; i < prefixes.length; i++) {
-      if (i >= v4Keys.length) {
-        yield this.facts(prefixes[i])
-        continue
-      }
-      const key = v4Keys[i]
-      const len = key % 64
-      const v = (key - len) / 64
-      yield this.computeFacts(prefixes[i], pathsOf(this.birdIndex.getV4(v, len)), v, len)
-    }
+    const {prefixes} = this.poolPrefixIndex()
+    for (let i = 0; i < prefixes.length; i++) yield this.poolFactsAt(i)
   }
 
-  private poolPrefixIndex(): {prefixes: string[]; v4Keys: Float64Array} {
+  /** The facts of the i-th of poolPrefixIndex's prefixes. */
+  poolFactsAt(i: number): PrefixFacts {
+    const {prefixes, v4Keys} = this.poolPrefixIndex()
+    if (i >= v4Keys.length) return this.facts(prefixes[i])
+    const key = v4Keys[i]
+    const len = key % 64
+    const v = (key - len) / 64
+    return this.computeFacts(prefixes[i], pathsOf(this.birdIndex.getV4(v, len)), v, len)
+  }
+
+  /**
+   * The pool prefixes (poolPrefixes) and, for the IPv4 ones (first), their keys (model/aside.ts prefixKey).
+   * Not the prefixes settled healthy in bulk (snapshot.healthy): `check` merges those in by key.
+   */
+  poolPrefixIndex(): {prefixes: string[]; v4Keys: Float64Array} {
     if (this.poolPrefixList) return this.poolPrefixList
     // IPv4 prefixes by their key network·64 + length (exact in a double, and in prefix order), sorted as
     // numbers; the others by text, after them. A kernel route's prefix counts only when BIRD does not hold it.
@@ -210,7 +215,9 @@ export class Context {
       if (this.v4PoolOf(network, len)) addHops(routes)
     })
     for (const [prefix, routes] of this.birdIndex.otherEntries()) if (this.poolOf(prefix)) addHops(routes)
-    this.poolResolutionList = [...hops].map((n) => this.resolve(n))
+    for (const n of this.snapshot.healthy?.bgpNextHops ?? []) hops.add(n)
+    // in address order: the same whichever prefixes were settled in bulk
+    this.poolResolutionList = [...hops].sort(compareAddressText).map((n) => this.resolve(n))
     return this.poolResolutionList
   }
 
@@ -512,6 +519,13 @@ export function equalPreference(a: BirdRoute, b: BirdRoute): boolean {
   }
   const da = decision(a), db = decision(b)
   return da.pathLength === db.pathLength && same(da.localPref, db.localPref) && da.origin === db.origin && same(da.med, db.med)
+}
+
+/** IPv4 addresses first, by value; the others by text. */
+function compareAddressText(a: string, b: string): number {
+  const va = ipv4Value(a), vb = ipv4Value(b)
+  if (va >= 0 || vb >= 0) return va < 0 ? 1 : vb < 0 ? -1 : va - vb
+  return a < b ? -1 : a > b ? 1 : 0
 }
 
 export function comparePrefixes(a: string, b: string): number {

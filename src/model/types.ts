@@ -186,6 +186,17 @@ export interface BirdConfig {
 
 // ---------------------------------------------------------------- snapshot
 
+import type {AsideRoutes} from './aside.js'
+
+/**
+ * Pool prefixes `check` found healthy in bulk (diagnose/healthy.ts): BIRD's one BGP path and the kernel's one
+ * onlink tunnel route, neither in `kernelRoutes` nor in `bird.routes`. Verdict ok, no findings.
+ */
+export interface HealthyPrefixes {
+  keys: Float64Array // model/aside.ts prefixKey, ascending
+  bgpNextHops: string[] // the distinct BGP next hops of their paths (node-wide checks look at them)
+}
+
 export interface SourceFile {
   name: string // DESIGN §3 file name
   text?: string // raw as collected
@@ -214,6 +225,8 @@ export interface Snapshot {
   pools: Pool[]
   poolOrigin: 'flag' | 'ippools' | 'bird.conf' | 'none'
   tunnelDev: string
+  aside?: AsideRoutes // routes the parsers set aside unbuilt (buildSnapshot's `aside` option), until settled
+  healthy?: HealthyPrefixes // once settled
 }
 
 // ---------------------------------------------------------------- findings, verdicts, plans

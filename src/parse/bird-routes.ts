@@ -11,6 +11,7 @@
 // Costs in V8 (Node 20) on a dump read as one latin1 string, which shaped the in-place paths: indexOf
 // is cheap; a slice under 13 characters is a copy that === and Map lookups handle fast, a longer one
 // is a view they compare or hash several times slower; startsWith costs more than slice-and-compare.
+import {prefixKey, type AsideBirdPaths} from '../model/aside.js'
 import {ParseError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {BirdAttribute, BirdNexthop, BirdRoute, SourcePos} from '../model/types.js'
@@ -343,6 +344,7 @@ export class BirdRouteParser {
   private prefix: string | undefined // network of the last primary header, for secondary routes
   private skipNet = false // inside a non-IP network (flowspec, ROA...): its lines are consumed, not kept
   private table: string | undefined
+  private curOffset = -1 // where the current route's header starts in `source`, when read in place
   private readonly intern = new Interner()
   // the lists `hopList` returned lately that hopListCache holds (it never drops one)
   private readonly recentLists: BirdNexthop[][] = []
@@ -367,7 +369,7 @@ export class BirdRouteParser {
    * With `onRoute`, each finished route is handed over and not retained (streaming use). `source`: the
    * whole text the payload lines come from, when there is one: attribute lines are then kept as slices of it.
    */
-  constructor(readonly file = 'birdc-show-route-all.txt', private readonly onRoute?: (route: BirdRoute) => void, private readonly source?: string) {}
+  constructor(readonly file = 'birdc-show-route-all.txt', private readonly onRoute?: (route: BirdRoute, offset: number) => void, private readonly source?: string) {}
 
   /** A framed payload line (see bird-framing.ts) with its original line number and reply code. */
   feed(text: string, line: number, code?: number): void {
@@ -414,8 +416,13 @@ export class BirdRouteParser {
       this.attrParts = undefined
       this.attrLineNos = undefined
     }
-    if (this.onRoute) this.onRoute(route)
+    if (this.onRoute) this.onRoute(route, this.curOffset)
     else this.routes.push(route)
+  }
+
+  /** Start as if `Table NAME:` came before (birdRoutesAt: a route parsed on its own). */
+  inTable(table: string | undefined): void {
+    this.table = table
   }
 
   /** The current next hops as a shared list: a table repeats a few hundred combinations. */
@@ -487,6 +494,7 @@ export class BirdRouteParser {
 
   private primaryHeader(text: string, line: number): void {
     this.finish()
+    this.curOffset = -1
     let sp = text.indexOf(' ')
     if (sp < 0) sp = text.length
     const net = text.slice(0, sp)
@@ -507,6 +515,7 @@ export class BirdRouteParser {
   private secondaryHeader(text: string, line: number): void {
     if (this.skipNet) return
     this.finish()
+    this.curOffset = -1
     if (this.prefix === undefined) {
       throw new ParseError(this.file, line, 'a route header with a prefix before an indented (secondary) route', text)
     }
@@ -733,6 +742,7 @@ export class BirdRouteParser {
       this.skipNet = false
       this.prefix = prefix
     }
+    this.curOffset = start
     const route = this.newRoute(prefix, rest.dest ?? '', rest, line)
     // a DEST of several words (1.6's next hop on the header, an MPLS label): as `header` reads it
     if (rest.dest === undefined) this.destination(route, rest.part, line, src.slice(start, end))
@@ -836,9 +846,82 @@ export function createBirdRouteStream(file: string, onRoute: (route: BirdRoute) 
   }
 }
 
-/** Every route of a `show route [all]` reply, in output order (best route of a network first). */
-export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt'): BirdRoute[] {
-  const parser = new BirdRouteParser(file, undefined, text)
+/**
+ * Every route of a `show route [all]` reply, in output order (best route of a network first). With
+ * `aside`, the paths of its shape (see model/aside.ts) are set aside there instead of returned.
+ */
+export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt', aside?: AsideBirdPaths): BirdRoute[] {
+  if (aside === undefined) {
+    const parser = new BirdRouteParser(file, undefined, text)
+    frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c), (src, start, end, line) => parser.lineSpan(src, start, end, line))
+    return parser.end()
+  }
+  const routes: BirdRoute[] = []
+  // a path is set aside once the next one shows it is its network's only path
+  let held: BirdRoute | undefined
+  let heldOffset = -1
+  let count = 0
+  let severalOf: string | undefined // the network of the last paths that were several
+  const settle = (route: BirdRoute | undefined) => {
+    if (held !== undefined) {
+      if (route !== undefined && route.prefix === held.prefix) {
+        severalOf = held.prefix
+        routes.push(held)
+      } else {
+        const key = heldOffset >= 0 && held.primary && held.dest === 'unicast' && !held.kernelSyncFailed && held.source === 'BGP' &&
+          held.bgpNextHop !== undefined ? prefixKey(held.prefix) : -1
+        if (key >= 0 && ipv4Value(held.bgpNextHop!) >= 0 && aside.wanted(key)) aside.add(key, held.bgpNextHop!, heldOffset, held.pos.line, held.table, count - 1)
+        else routes.push(held)
+      }
+    }
+    held = undefined
+  }
+  const parser = new BirdRouteParser(file, (route, offset) => {
+    settle(route)
+    count++
+    if (route.prefix === severalOf) routes.push(route)
+    else {
+      held = route
+      heldOffset = offset
+    }
+  }, text)
   frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c), (src, start, end, line) => parser.lineSpan(src, start, end, line))
-  return parser.end()
+  parser.end()
+  settle(undefined)
+  return routes
+}
+
+/**
+ * The paths of networks of a birdc dump, parsed as parseBirdRoutes parsed them: paths it set aside, read
+ * after all. One parser reads them all, so they must be asked for in the order of the dump.
+ */
+export class BirdBlockReader {
+  private readonly found: BirdRoute[] = []
+  private readonly parser: BirdRouteParser
+  private readonly framer: BirdFramer
+
+  constructor(private readonly text: string, file = 'birdc-show-route-all.txt') {
+    this.parser = new BirdRouteParser(file, (route) => this.found.push(route), text)
+    this.framer = new BirdFramer(file, (t, l, c) => this.parser.feed(t, l, c))
+    this.framer.mode = 'birdc'
+  }
+
+  /** The paths of the network whose header is at `offset` (line `line`), listed under `table`. */
+  at(offset: number, line: number, table: string | undefined): BirdRoute[] {
+    const {text, parser} = this
+    parser.inTable(table)
+    const n = text.length
+    // the header, then its lines (TAB or space first) up to the next line that is neither
+    for (let start = offset, lineNo = line; start < n; lineNo++) {
+      let end = text.indexOf('\n', start)
+      if (end < 0) end = n
+      const c0 = text.charCodeAt(start)
+      if (start > offset && c0 !== 9 && c0 !== 32 && start !== end) break
+      // as frameBirdText hands them over: the header (read in place before) and TAB lines offered in place first
+      if (!((start === offset || c0 === 9) && parser.lineSpan(text, start, end, lineNo))) this.framer.push(text.slice(start, end), lineNo)
+      start = end + 1
+    }
+    parser.end()
+    return this.found.splice(0)
+  }
 }

@@ -7,6 +7,7 @@
 // full table) costs little more than comparing that text. Anything else goes back to the generic path:
 // one element when it is merely unusual (escapes, nested values), the whole file when anything is wrong,
 // so results and error messages never depend on which path ran.
+import type {AsideKernelRoutes} from '../model/aside.js'
 import {ParseError} from '../model/errors.js'
 import type {Family, KernelRoute, Nexthop, SourcePos} from '../model/types.js'
 import {Fields, buildRoute, buildRouteLike, isRecord, forEachJsonElement, type RawGateway, type RawNexthop, type RawRoute} from './ip-common.js'
@@ -14,6 +15,11 @@ import {Fields, buildRoute, buildRouteLike, isRecord, forEachJsonElement, type R
 export interface IpRouteParseOptions {
   /** Family of a route whose family nothing on it reveals (`default dev wg0`): e.g. inet6 for `ip -6` output. */
   family?: Family
+  /**
+   * Where to set aside, unbuilt, the routes of BIRD's tunnel shape (see model/aside.ts) through this
+   * device; they are then not in the list returned. Only a scanned file sets any aside.
+   */
+  aside?: {routes: AsideKernelRoutes; tunnelDev: string}
 }
 
 export interface GenericParseOptions extends IpRouteParseOptions {
@@ -32,13 +38,21 @@ export function parseIpRouteJson(text: string, file = 'ip-j-d-route.json', opts:
 export function scanIpRouteJson(text: string, file = 'ip-j-d-route.json', opts: IpRouteParseOptions = {}): KernelRoute[] | undefined {
   const span = oneLineArray(text)
   if (span === undefined) return undefined
+  let routes: KernelRoute[] | undefined
   try {
-    return scanRoutes(text, span.open, span.close, {file, line: 1, endLine: 1}, opts.family)
+    routes = scanRoutes(text, span.open, span.close, {file, line: 1, endLine: 1}, opts.family, opts.aside)
   } catch {
     // a route the model rejects (type, dst, gateway): the generic path finds the same one, or a JSON
     // error it reports first
-    return undefined
   }
+  if (routes === undefined) opts.aside?.routes.clear()
+  return routes
+}
+
+/** The route of the element at `start` of a one-line dump (one the scan set aside), as the generic path reads it. */
+export function kernelRouteAt(text: string, start: number, file = 'ip-j-d-route.json', family?: Family): KernelRoute {
+  const end = objectEnd(text, start)
+  return routeOf(JSON.parse(text.slice(start, end)), {file, line: 1, endLine: 1}, family)
 }
 
 /** The reference path: JSON.parse, then typed field reads. */
@@ -128,7 +142,7 @@ const OUTSIDE = new Error('outside the scanned subset')
  * file (bad JSON or anything the scanner cannot place). Elements the scanner declines are JSON.parse'd
  * one by one and read as the generic path reads them. Throws what buildRoute throws.
  */
-function scanRoutes(text: string, open: number, close: number, pos: SourcePos, family: Family | undefined): KernelRoute[] | undefined {
+function scanRoutes(text: string, open: number, close: number, pos: SourcePos, family: Family | undefined, aside?: IpRouteParseOptions['aside']): KernelRoute[] | undefined {
   const routes: KernelRoute[] = []
   const scanner = new RouteScanner(text)
   let i = skipBlanks(text, open + 1)
@@ -143,8 +157,12 @@ function scanRoutes(text: string, open: number, close: number, pos: SourcePos, f
     } catch (error) {
       if (error !== OUTSIDE) throw error
     }
-    if (read) routes.push(scannedRoute(scanner, pos, family))
-    else {
+    if (read) {
+      const shape = scanner.shape
+      // BIRD's tunnel routes: set aside, not built (the first of a shape is built: it decides the shape)
+      if (aside === undefined || shape?.like === undefined || !(shape.tunnel ??= isTunnelShape(shape, aside.tunnelDev)) ||
+        !aside.routes.add(scanner.dst, scanner.gatewayHost, start, routes.length + aside.routes.size)) routes.push(scannedRoute(scanner, pos, family))
+    } else {
       // escapes, nested values, blanks, wrong types: this element as the generic path reads it. Not over
       // several lines: the generic path gives those routes their own lines.
       if (text.charCodeAt(start) !== LBRACE) return undefined
@@ -167,6 +185,21 @@ function scanRoutes(text: string, open: number, close: number, pos: SourcePos, f
     if (c !== COMMA) return undefined
     i = skipBlanks(text, i)
   }
+}
+
+/**
+ * Is every route of this shape BIRD's tunnel route, `{"type":"unicast","dst":D,"gateway":G,"dev":DEV,
+ * "table":"main","protocol":"bird","scope":"global","metric":M,"flags":["onlink"]}`, varying in D, G and M only?
+ */
+function isTunnelShape(shape: Shape, tunnelDev: string): boolean {
+  const like = shape.like!
+  const hop = like.nexthops[0]
+  for (const key of shape.varying) if (key !== DST && key !== GATEWAY && key !== METRIC) return false
+  const v = shape.values
+  return v[VIA] === undefined && v[PREFSRC] === undefined && v[TOS] === undefined && v[NEXTHOPS] === undefined && v[GATEWAY] !== undefined &&
+    like.family === 'inet' && like.type === 'unicast' && like.table === 'main' && like.tableId === 254 && like.protocol === 'bird' &&
+    like.scope === 'global' && like.flags.length === 1 && like.flags[0] === 'onlink' && like.nexthops.length === 1 &&
+    hop.dev === tunnelDev && hop.gateway?.family === 'inet' && hop.weight === 1
 }
 
 /** The route the scanner just read: like its shape's model when its next hops are known, else by buildRoute. */
@@ -271,6 +304,8 @@ class Shape {
   readonly nexthops = new Map<string, {list: Nexthop[]; sure: boolean}>()
   /** The first route built of this shape whose dst is not "default": buildRouteLike's model. */
   like: KernelRoute | undefined
+  /** Its routes are BIRD's tunnel routes (isTunnelShape), once `like` is known. */
+  tunnel: boolean | undefined
 
   constructor(
     readonly pieces: string[], // the text around the varying values: one more than `varying`

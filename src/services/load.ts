@@ -4,6 +4,8 @@ import os from 'node:os'
 import path from 'node:path'
 
 import {readSnapshotDir} from '../collect/snapshot-dir.js'
+import {settleHealthy} from '../diagnose/healthy.js'
+import {Context} from '../model/context.js'
 import {buildSnapshot} from '../model/build.js'
 import {RouteDoctorError} from '../model/errors.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
@@ -36,10 +38,11 @@ export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource
   return {files, origin: {kind: 'live', collectedAt: new Date().toISOString(), host: os.hostname()}}
 }
 
-export async function snapshotFrom(source: LoadedSource, opts: SourceOptions): Promise<Snapshot> {
+/** `aside`: set routes of the common healthy shapes aside unbuilt (model/aside.ts), for settleHealthy. */
+export async function snapshotFrom(source: LoadedSource, opts: SourceOptions, aside = false): Promise<Snapshot> {
   let ippools: SourceFile | undefined
   if (opts.ippools) ippools = {name: path.basename(opts.ippools), text: await readIppoolsFile(opts.ippools)}
-  return buildSnapshot(source.files, {pools: opts.pools, ippools, tunnelDev: opts.tunnelDev, origin: source.origin})
+  return buildSnapshot(source.files, {pools: opts.pools, ippools, tunnelDev: opts.tunnelDev, origin: source.origin, aside})
 }
 
 /** The --ippools file's text; a usage error (exit 2) naming it when it cannot be read. */
@@ -51,4 +54,12 @@ export async function readIppoolsFile(file: string): Promise<string> {
 
 export async function loadSnapshot(opts: SourceOptions): Promise<Snapshot> {
   return snapshotFrom(await loadSourceFiles(opts), opts)
+}
+
+/**
+ * What `check` walks: the snapshot with its healthy prefixes settled in bulk (diagnose/healthy.ts) and the
+ * rest as loadSnapshot gives it. Its report is loadSnapshot's, byte for byte.
+ */
+export async function loadCheckContext(opts: SourceOptions): Promise<Context> {
+  return new Context(settleHealthy(await snapshotFrom(await loadSourceFiles(opts), opts, true)))
 }

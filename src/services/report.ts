@@ -1,6 +1,8 @@
 // The reports `check` and `explain` return: pure functions of a Snapshot. Presenters render them.
 import {Context, isEstablished, linkUsable} from '../model/context.js'
 import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
+import {NONE} from '../diagnose/rule.js'
+import {keyPrefix, keyPrefixLength} from '../model/aside.js'
 import {planPrefix, type PlanItem} from '../plan/plan.js'
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
 import {canonicalAddress, canonicalPrefix, prefixContains, prefixLength} from '../model/prefix.js'
@@ -8,6 +10,8 @@ import {UsageError} from '../model/errors.js'
 import type {BirdRoute, Evidence, Finding, KernelRoute, Pool, PlannedRoute, Snapshot, Verdict} from '../model/types.js'
 
 export const SCHEMA = 1
+
+const NO_KEYS = new Float64Array(0)
 
 export interface NodeSummary {
   host?: string
@@ -92,17 +96,30 @@ export interface CheckRun {
 }
 
 export function checkRun(ctx: Context): CheckRun {
-  const poolPrefixes = ctx.poolPrefixes()
+  const {prefixes: poolPrefixes, v4Keys} = ctx.poolPrefixIndex()
+  const healthy = ctx.snapshot.healthy?.keys ?? NO_KEYS // settled in bulk: ok, merged in by key
   let maxPrefixLength = 0
   for (const p of poolPrefixes) if (p.length > maxPrefixLength) maxPrefixLength = p.length
+  for (const key of healthy) {
+    const n = keyPrefixLength(key)
+    if (n > maxPrefixLength) maxPrefixLength = n
+  }
   const host = diagnoseHost(ctx)
   const verdicts: Partial<Record<Verdict, number>> = {}
   let count = 0
   let errors = host.filter((f) => f.severity === 'error').length
   let warnings = host.filter((f) => f.severity === 'warning').length
   function* prefixes(): Generator<PrefixLine> {
-    for (const facts of ctx.poolFacts()) {
-      const l = line(ctx, diagnoseFacts(ctx, facts))
+    let h = 0
+    for (let i = 0; i <= poolPrefixes.length; i++) {
+      const before = i < v4Keys.length ? v4Keys[i] : Number.POSITIVE_INFINITY
+      for (; h < healthy.length && healthy[h] < before; h++) {
+        count++
+        verdicts.ok = (verdicts.ok ?? 0) + 1
+        yield {prefix: keyPrefix(healthy[h]), verdict: 'ok', findings: NONE, plan: null}
+      }
+      if (i === poolPrefixes.length) break
+      const l = line(ctx, diagnoseFacts(ctx, ctx.poolFactsAt(i)))
       count++
       verdicts[l.verdict] = (verdicts[l.verdict] ?? 0) + 1
       for (const f of l.findings) {

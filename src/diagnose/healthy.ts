@@ -1,0 +1,134 @@
+// `check`'s bulk path: which of the routes the parsers set aside (model/aside.ts) are healthy prefixes,
+// settled as numbers, and every other one parsed after all, back in its place, for the rules to read.
+//
+// A pool prefix is healthy here when BIRD holds exactly one path for it — the primary, unicast, over BGP,
+// with IPv4 BGP next hop N — and the kernel exactly one route — `via G dev TUNNEL onlink proto bird`,
+// unicast, table main — and nothing else holds the prefix in either, no route set aside covers N, and the
+// kernel can reach N. Every prefix rule then finds nothing: prefix-missing and stale-kernel-route (both
+// hold it), bird-kernel-mismatch (a proto bird route), nexthop-unresolvable-by-bird (unicast),
+// nexthop-unreachable (N reachable), tunnel-bypassed-by-ecmp and tunnel-not-programmed (through the
+// tunnel), multipath-lost (one next hop), onlink-missing (onlink), conflicting-route-owners (one route),
+// local-block (a BGP path is not local). Its verdict is ok and it has no plan. Anything else, however
+// small the difference, goes to the rules: test/diagnose/healthy.test.ts checks that both ways give the
+// same report, byte for byte.
+import {ABSENT, KeyTable, SHARED, prefixKey} from '../model/aside.js'
+import {Fib} from '../model/fib.js'
+import {ipv4Network, ipv4Value} from '../model/prefix.js'
+import type {BirdRoute, KernelRoute, Snapshot} from '../model/types.js'
+import {BirdBlockReader} from '../parse/bird-routes.js'
+import {kernelRouteAt} from '../parse/ip-route-json.js'
+
+
+/** The snapshot with its set-aside routes settled: the healthy ones as `healthy`, the others parsed into the lists. */
+export function settleHealthy(snapshot: Snapshot): Snapshot {
+  const aside = snapshot.aside
+  if (aside === undefined) return snapshot
+  const kernel = aside.kernel
+  const bird = aside.bird
+  const nk = kernel?.size ?? 0
+  const nb = bird?.size ?? 0
+
+  // set-aside routes by key, unless the key is shared
+  const kernelAt = kernel?.index() ?? new KeyTable(0)
+  if (nk > 0) {
+    for (const r of snapshot.kernelRoutes) {
+      const key = prefixKey(r.dst)
+      if (key >= 0 && kernelAt.get(key) !== ABSENT) kernelAt.set(key, SHARED)
+    }
+  }
+  const birdAt = new KeyTable(nb)
+  for (let i = 0; i < nb; i++) {
+    const key = bird!.keys[i]
+    birdAt.set(key, birdAt.get(key) === ABSENT ? i : SHARED)
+  }
+  if (nb > 0) {
+    for (const r of snapshot.bird.routes) {
+      const key = prefixKey(r.prefix)
+      if (key >= 0 && birdAt.get(key) !== ABSENT) birdAt.set(key, SHARED)
+    }
+  }
+
+  // a kernel route set aside that covers any BGP next hop takes part in resolving it: parsed, not settled
+  const parseKernel = new Uint8Array(nk)
+  const hops = new Map<string, boolean>() // N of a path set aside -> can the kernel reach it
+  for (let i = 0; i < nb; i++) hops.set(bird!.bgpNextHops[i], false)
+  const resolved = new Set(hops.keys())
+  for (const r of snapshot.bird.routes) if (r.bgpNextHop !== undefined) resolved.add(r.bgpNextHop)
+  for (const n of resolved) {
+    const v = ipv4Value(n)
+    if (v < 0) continue
+    for (let len = 0; len <= 32; len++) {
+      const j = kernelAt.get(ipv4Network(v, len) * 64 + len)
+      if (j >= 0) parseKernel[j] = 1
+    }
+  }
+  const text = (name: string) => snapshot.files.find((f) => f.name === name)?.text ?? ''
+  const kernelText = kernel ? text(kernel.file) : ''
+  const covering = new Map<number, KernelRoute>()
+  for (let j = 0; j < nk; j++) if (parseKernel[j]) covering.set(j, kernelRouteAt(kernelText, kernel!.starts[j], kernel!.file))
+  if (hops.size > 0) {
+    const fib = new Fib(covering.size > 0 ? snapshot.kernelRoutes.concat([...covering.values()]) : snapshot.kernelRoutes, snapshot.rules)
+    for (const n of hops.keys()) hops.set(n, fib.lookup(n).reachable)
+  }
+
+  const v4Pools = snapshot.pools.flatMap((pool) => {
+    const key = prefixKey(pool.cidr)
+    return key < 0 ? [] : [{network: (key - (key % 64)) / 64, len: key % 64}]
+  })
+  const inPool = (key: number) => {
+    const len = key % 64
+    const v = (key - len) / 64
+    for (const p of v4Pools) if (len >= p.len && ipv4Network(v, p.len) === p.network) return true
+    return false
+  }
+
+  const healthyBird = new Uint8Array(nb)
+  const healthyKernel = new Uint8Array(nk)
+  const keys: number[] = []
+  const healthyHops = new Set<string>()
+  for (let i = 0; i < nb; i++) {
+    const key = bird!.keys[i]
+    if (birdAt.get(key) !== i) continue
+    const j = kernelAt.get(key)
+    if (j < 0 || parseKernel[j] || !inPool(key) || !hops.get(bird!.bgpNextHops[i])) continue
+    healthyBird[i] = 1
+    healthyKernel[j] = 1
+    keys.push(key)
+    healthyHops.add(bird!.bgpNextHops[i])
+  }
+
+  // every other route set aside, parsed and put back in its place among the routes built
+  const kernelRoutes = putBack(snapshot.kernelRoutes, nk, (j) => kernel!.ordinals[j], (j, out) => {
+    if (!healthyKernel[j]) out.push(covering.get(j) ?? kernelRouteAt(kernelText, kernel!.starts[j], kernel!.file))
+  })
+  const blocks = bird ? new BirdBlockReader(text(bird.file), bird.file) : undefined
+  const birdRoutes = putBack(snapshot.bird.routes, nb, (i) => bird!.ordinals[i], (i, out) => {
+    if (!healthyBird[i]) for (const r of blocks!.at(bird!.offsets[i], bird!.lines[i], bird!.tables[i])) out.push(r)
+  })
+
+  const {aside: _settled, ...rest} = snapshot
+  return {
+    ...rest,
+    kernelRoutes,
+    bird: {...snapshot.bird, routes: birdRoutes},
+    healthy: {keys: Float64Array.from(keys).sort(), bgpNextHops: [...healthyHops]},
+  }
+}
+
+/**
+ * The routes built with the n set aside merged back by ordinal (a route's place among all of its file's):
+ * `put(k, out)` appends what the k-th set-aside route becomes. Routes built after the last ordinal (another
+ * file's) stay last.
+ */
+function putBack<R extends KernelRoute | BirdRoute>(built: R[], n: number, ordinal: (k: number) => number, put: (k: number, out: R[]) => void): R[] {
+  if (n === 0) return built
+  const out: R[] = []
+  let b = 0
+  for (let k = 0; k < n; k++) {
+    const at = ordinal(k)
+    while (b < built.length && b + k < at) out.push(built[b++])
+    put(k, out)
+  }
+  while (b < built.length) out.push(built[b++])
+  return out
+}

@@ -1,0 +1,184 @@
+// Routes `check` holds as numbers instead of objects. A full table is mostly one shape: BIRD's single BGP
+// path to a pod block, and the kernel's `BLOCK via N dev tunl0 onlink proto bird`. The parsers set such
+// routes aside here (key, next hop, where their text is) rather than building them; diagnose/healthy.ts then
+// settles which of them are healthy and has every other one parsed after all, from its text.
+import {ipv4Network, ipv4Value, lengthValue} from './prefix.js'
+
+/** An IPv4 prefix as one exact number, in prefix order: network · 64 + length. -1 for any other text. */
+export function prefixKey(prefix: string): number {
+  const slash = prefix.indexOf('/')
+  if (slash < 0) return -1
+  const v = ipv4Value(prefix, 0, slash)
+  if (v < 0) return -1
+  const len = lengthValue(prefix, slash + 1, 32)
+  // BIRD and iproute2 print networks without host bits: anything else is not set aside
+  return len < 0 || ipv4Network(v, len) !== v ? -1 : v * 64 + len
+}
+
+/** The prefix text of a key, as BIRD and iproute2 print it. */
+export function keyPrefix(key: number): string {
+  const len = key % 64
+  const v = (key - len) / 64
+  return `${Math.floor(v / 16777216)}.${Math.floor(v / 65536) % 256}.${Math.floor(v / 256) % 256}.${v % 256}/${len}`
+}
+
+/** The length of keyPrefix(key), without making it. */
+export function keyPrefixLength(key: number): number {
+  const len = key % 64
+  let v = (key - len) / 64
+  let n = 4 + (len >= 10 ? 2 : 1) // three dots and the slash, the length
+  for (let i = 0; i < 4; i++) {
+    const octet = v % 256
+    n += octet >= 100 ? 3 : octet >= 10 ? 2 : 1
+    v = (v - octet) / 256
+  }
+  return n
+}
+
+/**
+ * The kernel routes a scan set aside: `{"type":"unicast","dst":D,"gateway":G,"dev":TUNNEL,"table":"main",
+ * "protocol":"bird","scope":"global","metric":M,"flags":["onlink"]}` and nothing else, as iproute2 prints
+ * BIRD's tunnel routes. `start` is where the element starts in the file's text; `ordinal` its place among
+ * all the routes of the file (routes built and set aside alike), so a route parsed later goes back there.
+ */
+export class AsideKernelRoutes {
+  readonly keys: number[] = []
+  readonly gateways: string[] = []
+  readonly starts: number[] = []
+  readonly ordinals: number[] = []
+
+  constructor(readonly file: string) {}
+
+  get size(): number {
+    return this.keys.length
+  }
+
+  /** Set a route aside; false (nothing kept) when its dst or gateway is not canonical IPv4. */
+  add(dst: string, gateway: string, start: number, ordinal: number): boolean {
+    const key = prefixKey(dst)
+    if (key < 0 || ipv4Value(gateway) < 0) return false
+    this.keys.push(key)
+    this.gateways.push(gateway)
+    this.starts.push(start)
+    this.ordinals.push(ordinal)
+    return true
+  }
+
+  /** The routes by key: the index of the one at a key, SHARED when several are, ABSENT when none is. Built once. */
+  index(): KeyTable {
+    if (this.byKey !== undefined) return this.byKey
+    const table = new KeyTable(this.keys.length)
+    for (let j = 0; j < this.keys.length; j++) {
+      const key = this.keys[j]
+      table.set(key, table.get(key) === ABSENT ? j : SHARED)
+    }
+    this.byKey = table
+    return table
+  }
+
+  private byKey: KeyTable | undefined
+
+  /** Forget everything: the scan gave up, and the generic path reads the whole file. */
+  clear(): void {
+    this.byKey = undefined
+    this.keys.length = 0
+    this.gateways.length = 0
+    this.starts.length = 0
+    this.ordinals.length = 0
+  }
+}
+
+/**
+ * BIRD paths a parse set aside: the only path of its network, the primary, `unicast`, learnt over BGP, with
+ * an IPv4 BGP next hop, read in place from a `birdc` dump. `offset` and `line` are where its header is;
+ * `table` the BIRD table it was listed under; `ordinal` its place among all paths of the dump.
+ */
+export class AsideBirdPaths {
+  readonly keys: number[] = []
+  readonly bgpNextHops: string[] = []
+  readonly offsets: number[] = []
+  readonly lines: number[] = []
+  readonly tables: Array<string | undefined> = []
+  readonly ordinals: number[] = []
+
+  /** `wanted`: does a path at this key stand a chance (the kernel set a route aside there)? Else it is built. */
+  constructor(readonly file: string, readonly wanted: (key: number) => boolean = () => true) {}
+
+  get size(): number {
+    return this.keys.length
+  }
+
+  add(key: number, bgpNextHop: string, offset: number, line: number, table: string | undefined, ordinal: number): void {
+    this.keys.push(key)
+    this.bgpNextHops.push(bgpNextHop)
+    this.offsets.push(offset)
+    this.lines.push(line)
+    this.tables.push(table)
+    this.ordinals.push(ordinal)
+  }
+}
+
+export interface AsideRoutes {
+  tunnelDev: string
+  kernel?: AsideKernelRoutes
+  bird?: AsideBirdPaths
+}
+
+export const ABSENT = -1
+export const SHARED = -2 // KeyTable value: several routes at the key
+
+/**
+ * Prefix keys to small integers (-1 when absent), open addressing over typed arrays: a million entries
+ * without a million boxed numbers in a Map.
+ */
+export class KeyTable {
+  private keys: Float64Array
+  private values: Int32Array
+  private mask: number
+  private shift: number
+  private count = 0
+
+  constructor(expected: number) {
+    let bits = 4
+    while (2 ** bits < expected * 2) bits++
+    this.keys = new Float64Array(2 ** bits).fill(-1)
+    this.values = new Int32Array(2 ** bits)
+    this.mask = 2 ** bits - 1
+    this.shift = 32 - bits
+  }
+
+  private slot(key: number): number {
+    const len = key % 64
+    const v = (key - len) / 64
+    // multiplicative hashing: the high bits of the product (a block's low address bits are all zero)
+    let i = Math.imul(v ^ Math.imul(len, 0x85ebca6b), 0x9e3779b1) >>> this.shift
+    const keys = this.keys
+    while (keys[i] !== -1 && keys[i] !== key) i = (i + 1) & this.mask
+    return i
+  }
+
+  get(key: number): number {
+    const i = this.slot(key)
+    return this.keys[i] === key ? this.values[i] : -1
+  }
+
+  set(key: number, value: number): void {
+    if ((this.count + 1) * 2 > this.keys.length) this.grow()
+    const i = this.slot(key)
+    if (this.keys[i] !== key) {
+      this.keys[i] = key
+      this.count++
+    }
+    this.values[i] = value
+  }
+
+  private grow(): void {
+    const {keys, values} = this
+    this.keys = new Float64Array(keys.length * 2).fill(-1)
+    this.values = new Int32Array(keys.length * 2)
+    this.mask = this.keys.length - 1
+    this.shift--
+    this.count = 0
+    for (let i = 0; i < keys.length; i++) if (keys[i] !== -1) this.set(keys[i], values[i])
+  }
+}

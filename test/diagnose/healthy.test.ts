@@ -1,0 +1,165 @@
+// check's bulk path (model/aside.ts, diagnose/healthy.ts) against the rules: whatever the snapshot, a
+// report made with routes set aside and settled in bulk is the report the rules make on every route,
+// byte for byte, as JSON and as text. Real captures, the bench's synthetic table, and that table with
+// random damage to BIRD's paths and the kernel's routes.
+import {mkdtempSync, readdirSync, rmSync} from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+import fc from 'fast-check'
+import {beforeAll, describe, expect, it} from 'vitest'
+
+import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
+import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
+import {settleHealthy} from '../../src/diagnose/healthy.js'
+import {keyPrefix, keyPrefixLength, prefixKey} from '../../src/model/aside.js'
+import {buildSnapshot} from '../../src/model/build.js'
+import {Context} from '../../src/model/context.js'
+import type {SourceFile} from '../../src/model/types.js'
+import {renderCheck} from '../../src/render/text.js'
+import {palette} from '../../src/render/style.js'
+import {checkReport} from '../../src/services/report.js'
+import {ROOT, scenarioDirs} from '../helpers.js'
+
+function both(files: SourceFile[]): {rules: string; bulk: string; healthy: number} {
+  const render = (ctx: Context) => {
+    const report = checkReport(ctx)
+    return `${JSON.stringify(report)}\n${renderCheck(report, palette(false))}`
+  }
+  const settled = settleHealthy(buildSnapshot(files, {aside: true}))
+  return {
+    rules: render(new Context(buildSnapshot(files))),
+    bulk: render(new Context(settled)),
+    healthy: settled.healthy?.keys.length ?? 0,
+  }
+}
+
+describe('prefix keys', () => {
+  it('round-trip canonical IPv4 prefixes, and refuse anything else', () => {
+    fc.assert(fc.property(fc.integer({min: 0, max: 2 ** 32 - 1}), fc.integer({min: 0, max: 32}), (v, len) => {
+      const network = v - (v % 2 ** (32 - len))
+      const text = `${Math.floor(network / 2 ** 24)}.${Math.floor(network / 2 ** 16) % 256}.${Math.floor(network / 256) % 256}.${network % 256}/${len}`
+      const key = prefixKey(text)
+      expect(keyPrefix(key)).toBe(text)
+      expect(keyPrefixLength(key)).toBe(text.length)
+    }))
+    for (const bad of ['10.0.0.1/26', '10.0.0.0', '10.0.0.0/33', '010.0.0.0/8', 'fd00::/64', '10.0.0.0/08']) expect(prefixKey(bad)).toBe(-1)
+  })
+})
+
+describe('check settles healthy prefixes in bulk exactly as the rules would', () => {
+  it('on every captured snapshot', async () => {
+    const dirs = [...scenarioDirs(), ...readdirSync(path.join(ROOT, 'examples')).map((d) => path.join(ROOT, 'examples', d))]
+    expect(dirs.length).toBeGreaterThan(5)
+    // (small tables: the kernel scan keeps a route's shape, and sets routes aside, only once shapes repeat)
+    for (const dir of dirs) {
+      const r = both(await readSnapshotDir(dir))
+      expect(r.bulk, dir).toBe(r.rules)
+    }
+  })
+
+  let base: Map<string, string>
+  beforeAll(async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-healthy-'))
+    try {
+      await generateSnapshot(400, dir)
+      base = new Map((await readSnapshotDir(dir)).map((f) => [f.name, f.text ?? '']))
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
+  })
+
+  it("on the bench's synthetic table, where most prefixes are settled in bulk", () => {
+    const r = both(filesOf(base))
+    expect(r.healthy).toBeGreaterThan(250)
+    expect(r.bulk).toBe(r.rules)
+  })
+
+  it('on that table with BIRD paths and kernel routes damaged at random', () => {
+    const birdDamage = fc.record({kind: fc.constantFrom(...BIRD_DAMAGE), at: fc.nat()})
+    const kernelDamage = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
+    fc.assert(fc.property(fc.array(birdDamage, {maxLength: 5}), fc.array(kernelDamage, {maxLength: 5}), (bird, kernel) => {
+      const texts = new Map(base)
+      texts.set(BIRD_FILE, damageBird(texts.get(BIRD_FILE)!, bird))
+      texts.set(KERNEL_FILE, damageKernel(texts.get(KERNEL_FILE)!, kernel))
+      const r = both(filesOf(texts))
+      expect(r.bulk).toBe(r.rules)
+    }), {numRuns: 60})
+  })
+})
+
+const BIRD_FILE = 'birdc-show-route-all.txt'
+const KERNEL_FILE = 'ip-j-d-route.json'
+
+function filesOf(texts: Map<string, string>): SourceFile[] {
+  return [...texts].map(([name, text]) => ({name, text}))
+}
+
+const BIRD_DAMAGE = ['delete', 'secondary', 'again-later', 'nexthop-far', 'nexthop-v6', 'nexthop-other', 'nexthop-in-pool', 'static', 'unreachable', 'not-primary', 'sync-failed', 'other-table'] as const
+
+/** Damage the pool networks' blocks of a birdc dump (a header line and its TAB lines). */
+function damageBird(text: string, damage: Array<{kind: (typeof BIRD_DAMAGE)[number]; at: number}>): string {
+  const lines = text.split('\n')
+  for (const {kind, at} of damage) {
+    const heads = lines.flatMap((l, i) => (l.startsWith('10.') ? [i] : []))
+    if (heads.length === 0) break
+    const h = heads[at % heads.length]
+    let end = h + 1
+    while (end < lines.length && lines[end].startsWith('\t')) end++
+    const block = lines.slice(h, end)
+    const prefix = block[0].slice(0, block[0].indexOf(' '))
+    const edit = (from: RegExp, to: string) => lines.splice(h, end - h, ...block.map((l) => l.replace(from, to)))
+    switch (kind) {
+      case 'delete': lines.splice(h, end - h); break
+      case 'secondary': lines.splice(end, 0, ' '.repeat(prefix.length) + block[0].slice(prefix.length).replace(' * ', ' '), ...block.slice(1)); break
+      case 'again-later': lines.push('Table master4:', ...block); break
+      case 'nexthop-far': edit(/^\tBGP\.next_hop: .*/, '\tBGP.next_hop: 198.51.100.7'); break
+      case 'nexthop-v6': edit(/^\tBGP\.next_hop: .*/, '\tBGP.next_hop: 2001:db8::7'); break
+      case 'nexthop-other': edit(/^\tBGP\.next_hop: .*/, '\tBGP.next_hop: 172.20.5.20'); break
+      case 'nexthop-in-pool': {
+        // an address inside another pool block: the kernel resolves it through that block's tunnel route
+        const other = lines[heads[(at * 7 + 3) % heads.length]]
+        edit(/^\tBGP\.next_hop: .*/, `\tBGP.next_hop: ${other.slice(0, other.indexOf('/')).replace(/\.(\d+)$/, (_, o: string) => `.${Number(o) + 1}`)}`)
+        break
+      }
+      case 'static': edit(/^\tType: BGP/, '\tType: static'); break
+      case 'unreachable': edit(/^(\S+\s+)unicast/, '$1unreachable'); break
+      case 'not-primary': edit(/\] \* \(/, '] ('); break
+      case 'sync-failed': edit(/\] \* \(/, '] ! ('); break
+      case 'other-table': lines.splice(h, end - h); lines.push('Table t_other:', ...block); break
+    }
+  }
+  return lines.join('\n')
+}
+
+const KERNEL_DAMAGE = ['delete', 'dev', 'no-onlink', 'linkdown', 'felix', 'felix-too', 'static', 'table', 'unreachable', 'metric', 'gateway', 'host-bits', 'prefsrc', 'cover-nexthops', 'local-copy'] as const
+
+/** Damage the pool routes of a one-line `ip -j -d route` dump (iproute2's key order kept). */
+function damageKernel(text: string, damage: Array<{kind: (typeof KERNEL_DAMAGE)[number]; at: number}>): string {
+  const routes = JSON.parse(text) as Array<Record<string, unknown>>
+  for (const {kind, at} of damage) {
+    const pool = routes.flatMap((r, i) => (String(r.dst).startsWith('10.') ? [i] : []))
+    if (pool.length === 0) break
+    const i = pool[at % pool.length]
+    const r = routes[i]
+    switch (kind) {
+      case 'delete': routes.splice(i, 1); break
+      case 'dev': r.dev = 'eth0'; break
+      case 'no-onlink': r.flags = []; break
+      case 'linkdown': r.flags = ['onlink', 'linkdown']; break
+      case 'felix': r.protocol = '80'; break
+      case 'felix-too': routes.push({...r, protocol: '80', metric: 1}); break
+      case 'static': r.protocol = 'static'; break
+      case 'table': r.table = '1000'; break
+      case 'unreachable': routes[i] = {type: 'unreachable', dst: r.dst, table: 'main', protocol: 'bird', scope: 'global', metric: 32, flags: []}; break
+      case 'metric': r.metric = 7; break
+      case 'gateway': r.gateway = '198.51.100.9'; break
+      case 'host-bits': r.dst = String(r.dst).replace(/\.(\d+)\//, (_, o: string) => `.${Number(o) + 1}/`); break
+      case 'prefsrc': r.prefsrc = '10.0.0.1'; break
+      // BIRD's tunnel shape, covering BGP next hops: it takes part in resolving them
+      case 'cover-nexthops': routes.splice(i, 0, {type: 'unicast', dst: '172.20.0.0/16', gateway: '172.31.11.1', dev: 'tunl0', table: 'main', protocol: 'bird', scope: 'global', metric: 32, flags: ['onlink']}); break
+      case 'local-copy': routes.push({type: 'local', dst: r.dst, dev: 'lo', table: 'local', protocol: 'kernel', scope: 'host', prefsrc: '10.0.0.1', flags: []}); break
+    }
+  }
+  return JSON.stringify(routes)
+}
