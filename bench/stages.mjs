@@ -2,7 +2,9 @@
 // where a full table's time goes: read files, build the snapshot (parse), index the context,
 // diagnose and write the JSON (to /dev/null). CPU time (all threads, GC helpers included) is
 // steadier than wall time on a busy machine. Needs dist/ (npm run build).
-// Usage: node [--expose-gc] bench/stages.mjs SNAPSHOT_DIR
+// As `check` runs it: routes of the healthy shapes set aside while parsing and settled in bulk (settle);
+// with --rules, every route parsed and diagnosed by the rules (the report is the same, byte for byte).
+// Usage: node [--expose-gc] bench/stages.mjs SNAPSHOT_DIR [--rules]
 import {createWriteStream} from 'node:fs'
 import {performance} from 'node:perf_hooks'
 
@@ -10,6 +12,7 @@ const dist = new URL('../dist/', import.meta.url)
 const {readSnapshotDir} = await import(new URL('collect/snapshot-dir.js', dist))
 const {buildSnapshot} = await import(new URL('model/build.js', dist))
 const {Context} = await import(new URL('model/context.js', dist))
+const {settleHealthy} = await import(new URL('diagnose/healthy.js', dist))
 const {checkRun} = await import(new URL('services/report.js', dist))
 const {writeJson, prefixLineJson} = await import(new URL('render/json.js', dist))
 
@@ -30,8 +33,13 @@ const stage = (name) => {
 }
 const files = await readSnapshotDir(dir)
 stage('read')
-const snapshot = buildSnapshot(files)
+const bulk = !process.argv.includes('--rules')
+let snapshot = buildSnapshot(files, {aside: bulk})
 stage('parse')
+if (bulk) {
+  snapshot = settleHealthy(snapshot)
+  stage('settle')
+}
 const ctx = new Context(snapshot)
 stage('context')
 const run = checkRun(ctx)
