@@ -65,6 +65,8 @@ export class Context {
   private tunnelAddr: Address | undefined | null = null // null: not looked up yet
 
   constructor(readonly snapshot: Snapshot, opts: ContextOptions = {}) {
+    // routes set aside unbuilt are in neither list until settled: a Context without them would be wrong, silently
+    if (snapshot.aside !== undefined) throw new Error('Context: settle the routes set aside first (diagnose/healthy.ts settleHealthy)')
     this.fixProtocol = opts.fixProtocol ?? String(DEFAULT_FIX_PROTOCOL_NUMBER)
     this.fib = new Fib(snapshot.kernelRoutes, snapshot.rules)
     const tables = snapshot.bird.config?.kernelTables.map(Number).filter((n) => Number.isInteger(n)) ?? []

@@ -420,7 +420,7 @@ export class BirdRouteParser {
     else this.routes.push(route)
   }
 
-  /** Start as if `Table NAME:` came before (birdRoutesAt: a route parsed on its own). */
+  /** Start as if `Table NAME:` came before (BirdBlockReader: a network's paths parsed on their own). */
   inTable(table: string | undefined): void {
     this.table = table
   }
