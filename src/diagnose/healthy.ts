@@ -28,23 +28,27 @@ export function settleHealthy(snapshot: Snapshot): Snapshot {
   const nk = kernel?.size ?? 0
   const nb = bird?.size ?? 0
 
-  // set-aside routes by key, unless the key is shared
-  const kernelAt = kernel?.index() ?? new KeyTable(0)
+  // the kernel's routes set aside by key; a key held by two routes (set aside or parsed) is settled by neither
+  const {byKey: kernelAt, shared} = kernel?.index() ?? {byKey: new KeyTable(0), shared: new Uint8Array(0)}
   if (nk > 0) {
     for (const r of snapshot.kernelRoutes) {
-      const key = prefixKey(r.dst)
-      if (key >= 0 && kernelAt.get(key) !== ABSENT) kernelAt.set(key, SHARED)
+      const j = kernelAt.get(prefixKey(r.dst))
+      if (j >= 0) shared[j] = 1
     }
   }
-  const birdAt = new KeyTable(nb)
+  // BIRD's paths set aside by the kernel route at their key (every one has one); `birdShared`: a key BIRD
+  // holds more than one path for
+  const birdOf = new Int32Array(nk).fill(ABSENT)
+  const birdShared = new Uint8Array(nk)
   for (let i = 0; i < nb; i++) {
-    const key = bird!.keys[i]
-    birdAt.set(key, birdAt.get(key) === ABSENT ? i : SHARED)
+    const j = bird!.kernel[i]
+    if (birdOf[j] === ABSENT) birdOf[j] = i
+    else birdShared[j] = 1
   }
   if (nb > 0) {
     for (const r of snapshot.bird.routes) {
-      const key = prefixKey(r.prefix)
-      if (key >= 0 && birdAt.get(key) !== ABSENT) birdAt.set(key, SHARED)
+      const j = kernelAt.get(prefixKey(r.prefix))
+      if (j >= 0) birdShared[j] = 1
     }
   }
 
@@ -86,15 +90,17 @@ export function settleHealthy(snapshot: Snapshot): Snapshot {
   const healthyKernel = new Uint8Array(nk)
   const keys: number[] = []
   const healthyHops = new Set<string>()
+  let lastHop = ''
   for (let i = 0; i < nb; i++) {
+    const j = bird!.kernel[i]
+    if (birdOf[j] !== i || birdShared[j] || shared[j] || parseKernel[j]) continue
     const key = bird!.keys[i]
-    if (birdAt.get(key) !== i) continue
-    const j = kernelAt.get(key)
-    if (j < 0 || parseKernel[j] || !inPool(key) || !hops.get(bird!.bgpNextHops[i])) continue
+    const hop = bird!.bgpNextHops[i]
+    if (!inPool(key) || !hops.get(hop)) continue
     healthyBird[i] = 1
     healthyKernel[j] = 1
     keys.push(key)
-    healthyHops.add(bird!.bgpNextHops[i])
+    if (hop !== lastHop) healthyHops.add((lastHop = hop))
   }
 
   // every other route set aside, parsed and put back in its place among the routes built

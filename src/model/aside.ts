@@ -64,23 +64,27 @@ export class AsideKernelRoutes {
     return true
   }
 
-  /** The routes by key: the index of the one at a key, SHARED when several are, ABSENT when none is. Built once. */
-  index(): KeyTable {
-    if (this.byKey !== undefined) return this.byKey
-    const table = new KeyTable(this.keys.length)
+  /**
+   * The routes by key: the index of the first at a key (ABSENT when none is), built once. `shared[j]` marks a
+   * route whose key another route set aside also has.
+   */
+  index(): {byKey: KeyTable; shared: Uint8Array} {
+    if (this.indexed !== undefined) return this.indexed
+    const byKey = new KeyTable(this.keys.length)
+    const shared = new Uint8Array(this.keys.length)
     for (let j = 0; j < this.keys.length; j++) {
-      const key = this.keys[j]
-      table.set(key, table.get(key) === ABSENT ? j : SHARED)
+      const first = byKey.claim(this.keys[j], j)
+      if (first !== ABSENT) shared[first] = shared[j] = 1
     }
-    this.byKey = table
-    return table
+    this.indexed = {byKey, shared}
+    return this.indexed
   }
 
-  private byKey: KeyTable | undefined
+  private indexed: {byKey: KeyTable; shared: Uint8Array} | undefined
 
   /** Forget everything: the scan gave up, and the generic path reads the whole file. */
   clear(): void {
-    this.byKey = undefined
+    this.indexed = undefined
     this.keys.length = 0
     this.gateways.length = 0
     this.starts.length = 0
@@ -90,8 +94,9 @@ export class AsideKernelRoutes {
 
 /**
  * BIRD paths a parse set aside: the only path of its network, the primary, `unicast`, learnt over BGP, with
- * an IPv4 BGP next hop, read in place from a `birdc` dump. `offset` and `line` are where its header is;
- * `table` the BIRD table it was listed under; `ordinal` its place among all paths of the dump.
+ * an IPv4 BGP next hop, read in place from a `birdc` dump, where the kernel set a route aside at the same key
+ * (`kernel`: its index there). `offset` and `line` are where its header is; `table` the BIRD table it was
+ * listed under; `ordinal` its place among all paths of the dump.
  */
 export class AsideBirdPaths {
   readonly keys: number[] = []
@@ -100,16 +105,18 @@ export class AsideBirdPaths {
   readonly lines: number[] = []
   readonly tables: Array<string | undefined> = []
   readonly ordinals: number[] = []
+  readonly kernel: number[] = []
 
-  /** `wanted`: does a path at this key stand a chance (the kernel set a route aside there)? Else it is built. */
-  constructor(readonly file: string, readonly wanted: (key: number) => boolean = () => true) {}
+  /** `kernelAt`: the kernel's routes set aside, by key (AsideKernelRoutes.index). */
+  constructor(readonly file: string, readonly kernelAt: KeyTable) {}
 
   get size(): number {
     return this.keys.length
   }
 
-  add(key: number, bgpNextHop: string, offset: number, line: number, table: string | undefined, ordinal: number): void {
+  add(key: number, kernel: number, bgpNextHop: string, offset: number, line: number, table: string | undefined, ordinal: number): void {
     this.keys.push(key)
+    this.kernel.push(kernel)
     this.bgpNextHops.push(bgpNextHop)
     this.offsets.push(offset)
     this.lines.push(line)
@@ -160,6 +167,17 @@ export class KeyTable {
   get(key: number): number {
     const i = this.slot(key)
     return this.keys[i] === key ? this.values[i] : -1
+  }
+
+  /** The value at `key` when there is one; else sets `value` there and returns ABSENT. */
+  claim(key: number, value: number): number {
+    if ((this.count + 1) * 2 > this.keys.length) this.grow()
+    const i = this.slot(key)
+    if (this.keys[i] === key) return this.values[i]
+    this.keys[i] = key
+    this.values[i] = value
+    this.count++
+    return ABSENT
   }
 
   set(key: number, value: number): void {

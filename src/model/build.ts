@@ -12,7 +12,7 @@ import {parseIpRouteJson} from '../parse/ip-route-json.js'
 import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
-import {ABSENT, AsideBirdPaths, AsideKernelRoutes, type AsideRoutes} from './aside.js'
+import {AsideBirdPaths, AsideKernelRoutes, type AsideRoutes} from './aside.js'
 import {UsageError} from './errors.js'
 import {canonicalPrefix} from './prefix.js'
 import type {Pool, PoolMode, Snapshot, SourceFile} from './types.js'
@@ -58,8 +58,7 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   const birdRoutes = text('birdc-show-route-all.txt')
   if (aside && birdRoutes !== undefined && aside.kernel && aside.kernel.size > 0) {
     // a path is set aside only where the kernel set a route aside too: the others would be read again
-    const kernelAt = aside.kernel.index()
-    aside.bird = new AsideBirdPaths('birdc-show-route-all.txt', (key) => kernelAt.get(key) !== ABSENT)
+    aside.bird = new AsideBirdPaths('birdc-show-route-all.txt', aside.kernel.index().byKey)
   }
   const protocols = text('birdc-show-protocols-all.txt')
   const conf = text('bird.conf')

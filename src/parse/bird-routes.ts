@@ -870,7 +870,8 @@ export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt',
       } else {
         const key = heldOffset >= 0 && held.primary && held.dest === 'unicast' && !held.kernelSyncFailed && held.source === 'BGP' &&
           held.bgpNextHop !== undefined ? prefixKey(held.prefix) : -1
-        if (key >= 0 && ipv4Value(held.bgpNextHop!) >= 0 && aside.wanted(key)) aside.add(key, held.bgpNextHop!, heldOffset, held.pos.line, held.table, count - 1)
+        const kernel = key >= 0 && ipv4Value(held.bgpNextHop!) >= 0 ? aside.kernelAt.get(key) : -1
+        if (kernel >= 0) aside.add(key, kernel, held.bgpNextHop!, heldOffset, held.pos.line, held.table, count - 1)
         else routes.push(held)
       }
     }
