@@ -43,7 +43,6 @@ export function keyPrefixLength(key: number): number {
  */
 export class AsideKernelRoutes {
   readonly keys: number[] = []
-  readonly gateways: string[] = []
   readonly starts: number[] = []
   readonly ordinals: number[] = []
 
@@ -53,12 +52,14 @@ export class AsideKernelRoutes {
     return this.keys.length
   }
 
-  /** Set a route aside; false (nothing kept) when its dst or gateway is not canonical IPv4. */
+  /**
+   * Set a route aside; false (nothing kept) when its dst or gateway is not canonical IPv4. The gateway is not
+   * kept: whether a route is healthy does not depend on it (a route parsed after all has it again).
+   */
   add(dst: string, gateway: string, start: number, ordinal: number): boolean {
     const key = prefixKey(dst)
     if (key < 0 || ipv4Value(gateway) < 0) return false
     this.keys.push(key)
-    this.gateways.push(gateway)
     this.starts.push(start)
     this.ordinals.push(ordinal)
     return true
@@ -86,7 +87,6 @@ export class AsideKernelRoutes {
   clear(): void {
     this.indexed = undefined
     this.keys.length = 0
-    this.gateways.length = 0
     this.starts.length = 0
     this.ordinals.length = 0
   }

@@ -11,7 +11,7 @@
 // Costs in V8 (Node 20) on a dump read as one latin1 string, which shaped the in-place paths: indexOf
 // is cheap; a slice under 13 characters is a copy that === and Map lookups handle fast, a longer one
 // is a view they compare or hash several times slower; startsWith costs more than slice-and-compare.
-import {prefixKey, type AsideBirdPaths} from '../model/aside.js'
+import {prefixKey, type AsideBirdPaths, type KeyTable} from '../model/aside.js'
 import {ParseError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {BirdAttribute, BirdNexthop, BirdRoute, SourcePos} from '../model/types.js'
@@ -344,7 +344,10 @@ export class BirdRouteParser {
   private prefix: string | undefined // network of the last primary header, for secondary routes
   private skipNet = false // inside a non-IP network (flowspec, ROA...): its lines are consumed, not kept
   private table: string | undefined
-  private curOffset = -1 // where the current route's header starts in `source`, when read in place
+  // skimming (see setAside): a network's only path is read for its key, source and BGP next hop, not built
+  private asideTo: BirdAside | undefined
+  private skimming = false
+  private skim = {prefix: '', key: 0, kernel: 0, offset: 0, end: 0, line: 0, table: undefined as string | undefined, source: '', bgpNextHop: undefined as string | undefined, build: false}
   private readonly intern = new Interner()
   // the lists `hopList` returned lately that hopListCache holds (it never drops one)
   private readonly recentLists: BirdNexthop[][] = []
@@ -369,7 +372,7 @@ export class BirdRouteParser {
    * With `onRoute`, each finished route is handed over and not retained (streaming use). `source`: the
    * whole text the payload lines come from, when there is one: attribute lines are then kept as slices of it.
    */
-  constructor(readonly file = 'birdc-show-route-all.txt', private readonly onRoute?: (route: BirdRoute, offset: number) => void, private readonly source?: string) {}
+  constructor(readonly file = 'birdc-show-route-all.txt', private readonly onRoute?: (route: BirdRoute) => void, private readonly source?: string) {}
 
   /** A framed payload line (see bird-framing.ts) with its original line number and reply code. */
   feed(text: string, line: number, code?: number): void {
@@ -398,6 +401,7 @@ export class BirdRouteParser {
   }
 
   private finish(): void {
+    if (this.skimming) return this.endSkim(false)
     const route = this.cur
     if (route === undefined) return
     this.cur = undefined
@@ -416,13 +420,40 @@ export class BirdRouteParser {
       this.attrParts = undefined
       this.attrLineNos = undefined
     }
-    if (this.onRoute) this.onRoute(route, this.curOffset)
+    if (this.onRoute) this.onRoute(route)
     else this.routes.push(route)
   }
 
   /** Start as if `Table NAME:` came before (BirdBlockReader: a network's paths parsed on their own). */
   inTable(table: string | undefined): void {
     this.table = table
+  }
+
+  /**
+   * Skim instead of building the paths that may be set aside (model/aside.ts): a primary `unicast` path of an
+   * IPv4 network whose header is read in place and where the kernel set a route aside (`kernelAt`). Its lines
+   * are read only for the source and the BGP next hop (next hops are still checked, as building them would).
+   * It is set aside (`onAside`) when it turns out to be its network's only path, over BGP, with an IPv4 BGP
+   * next hop, and every line was one the in-place paths read; otherwise it is built after all, from its text,
+   * and handed over as any other path: results and errors are the same as without skimming.
+   */
+  setAside(aside: BirdAside): void {
+    this.asideTo = aside
+  }
+
+  /** The skimmed path, set aside or (`build`, or not of the shape) built. */
+  private endSkim(build: boolean): void {
+    this.skimming = false
+    this.hopCount = 0
+    const k = this.skim
+    if (!build && !k.build && k.source === 'BGP' && k.bgpNextHop !== undefined && ipv4Value(k.bgpNextHop) >= 0) {
+      this.asideTo!.onAside(k.prefix, k.key, k.kernel, k.bgpNextHop, k.offset, k.line, k.table)
+      return
+    }
+    for (const route of this.asideTo!.reader.at(k.offset, k.line, k.table, k.end)) {
+      if (this.onRoute) this.onRoute(route)
+      else this.routes.push(route)
+    }
   }
 
   /** The current next hops as a shared list: a table repeats a few hundred combinations. */
@@ -494,7 +525,6 @@ export class BirdRouteParser {
 
   private primaryHeader(text: string, line: number): void {
     this.finish()
-    this.curOffset = -1
     let sp = text.indexOf(' ')
     if (sp < 0) sp = text.length
     const net = text.slice(0, sp)
@@ -514,8 +544,8 @@ export class BirdRouteParser {
 
   private secondaryHeader(text: string, line: number): void {
     if (this.skipNet) return
+    if (this.skimming) this.endSkim(true) // the network has several paths
     this.finish()
-    this.curOffset = -1
     if (this.prefix === undefined) {
       throw new ParseError(this.file, line, 'a route header with a prefix before an indented (secondary) route', text)
     }
@@ -651,6 +681,12 @@ export class BirdRouteParser {
 
   private tabLine(text: string, line: number, code: number | undefined): void {
     if (this.skipNet) return
+    if (this.skimming) {
+      // not one of the in-place shapes: the path is built after all, from its text (errors included)
+      this.skim.build = true
+      this.skim.end = this.offsetOf(line) + text.length
+      return
+    }
     const route = this.cur
     if (route === undefined) {
       throw new ParseError(this.file, line, 'a route header before next-hop and attribute lines', text)
@@ -691,6 +727,7 @@ export class BirdRouteParser {
   lineSpan(src: string, start: number, end: number, line: number): boolean {
     if (src !== this.source) return false
     if (src.charCodeAt(start) !== 9) return this.headerSpan(src, start, end, line)
+    if (this.skimming) return this.skimSpan(src, start, end, line)
     const c1 = src.charCodeAt(start + 1)
     if ((c1 === 118 /* v */ || c1 === 100 /* d */) && isNexthopLine(src, start)) return this.nexthopSpan(src, start, end, line)
     if (c1 === 9 || c1 === 32) return false // a continuation, or an odd indent: the line path
@@ -737,16 +774,63 @@ export class BirdRouteParser {
     const rest = seen.rest
     if (typeof rest === 'string') return false // the line path throws the ParseError
 
+    if (c0 === 32 && this.skimming) this.endSkim(true) // the network has several paths
     this.finish()
     if (c0 !== 32) {
       this.skipNet = false
       this.prefix = prefix
+      if (this.asideTo !== undefined && rest.primary && !rest.kernelSyncFailed && rest.dest === 'unicast') {
+        const key = prefixKey(prefix)
+        const kernel = key < 0 ? -1 : this.asideTo.kernelAt.get(key)
+        if (kernel >= 0) {
+          const k = this.skim
+          k.prefix = prefix
+          k.key = key
+          k.kernel = kernel
+          k.offset = start
+          k.end = end
+          k.line = line
+          k.table = this.table
+          k.source = ''
+          k.bgpNextHop = undefined
+          k.build = false
+          this.skimming = true
+          return true
+        }
+      }
     }
-    this.curOffset = start
     const route = this.newRoute(prefix, rest.dest ?? '', rest, line)
     // a DEST of several words (1.6's next hop on the header, an MPLS label): as `header` reads it
     if (rest.dest === undefined) this.destination(route, rest.part, line, src.slice(start, end))
     this.cur = route
+    return true
+  }
+
+  /** A TAB line of a skimmed path (see setAside), read in place. */
+  private skimSpan(src: string, start: number, end: number, line: number): boolean {
+    const k = this.skim
+    k.end = end
+    const c1 = src.charCodeAt(start + 1)
+    if ((c1 === 118 /* v */ || c1 === 100 /* d */) && isNexthopLine(src, start)) {
+      // checked as building it would (an error is the same error); the list is dropped at the end
+      const text = src.slice(start, end)
+      this.sharedNexthop(text, undefined, line, text)
+      return true
+    }
+    const colon = c1 === 9 || c1 === 32 ? -1 : src.indexOf(': ', start + 1)
+    if (colon < 0 || colon >= end || colon <= start + 1) {
+      k.build = true // a continuation, or not `Name: value`: as the line path reads it, when built
+      return true
+    }
+    // the last of each, as attribute() keeps them
+    const kind = attributeKind(src, start + 1, colon)
+    if (kind === SOURCE) {
+      const source = this.sources.get(src, colon + 2, end)
+      if (source.length > 0) k.source = source
+    } else if (kind === NEXT_HOP) {
+      const nh = this.bgpNextHops.get(src, colon + 2, end)
+      if (nh !== undefined) k.bgpNextHop = nh
+    }
     return true
   }
 
@@ -846,50 +930,33 @@ export function createBirdRouteStream(file: string, onRoute: (route: BirdRoute) 
   }
 }
 
+/** Where a skimming parser (setAside) sends the paths it sets aside, and what it builds skimmed paths with. */
+export interface BirdAside {
+  kernelAt: KeyTable
+  reader: BirdBlockReader
+  onAside(prefix: string, key: number, kernel: number, bgpNextHop: string, offset: number, line: number, table: string | undefined): void
+}
+
 /**
  * Every route of a `show route [all]` reply, in output order (best route of a network first). With
  * `aside`, the paths of its shape (see model/aside.ts) are set aside there instead of returned.
  */
 export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt', aside?: AsideBirdPaths): BirdRoute[] {
-  if (aside === undefined) {
-    const parser = new BirdRouteParser(file, undefined, text)
-    frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c), (src, start, end, line) => parser.lineSpan(src, start, end, line))
-    return parser.end()
-  }
   const routes: BirdRoute[] = []
-  // a path is set aside once the next one shows it is its network's only path
-  let held: BirdRoute | undefined
-  let heldOffset = -1
-  let count = 0
-  let severalOf: string | undefined // the network of the last paths that were several
-  const settle = (route: BirdRoute | undefined) => {
-    if (held !== undefined) {
-      if (route !== undefined && route.prefix === held.prefix) {
-        severalOf = held.prefix
-        routes.push(held)
-      } else {
-        const key = heldOffset >= 0 && held.primary && held.dest === 'unicast' && !held.kernelSyncFailed && held.source === 'BGP' &&
-          held.bgpNextHop !== undefined ? prefixKey(held.prefix) : -1
-        const kernel = key >= 0 && ipv4Value(held.bgpNextHop!) >= 0 ? aside.kernelAt.get(key) : -1
-        if (kernel >= 0) aside.add(key, kernel, held.bgpNextHop!, heldOffset, held.pos.line, held.table, count - 1)
-        else routes.push(held)
-      }
-    }
-    held = undefined
-  }
-  const parser = new BirdRouteParser(file, (route, offset) => {
-    settle(route)
+  let count = 0 // paths so far, set aside or not: a path's ordinal
+  const parser = aside === undefined ? new BirdRouteParser(file, undefined, text) : new BirdRouteParser(file, (route) => {
+    routes.push(route)
     count++
-    if (route.prefix === severalOf) routes.push(route)
-    else {
-      held = route
-      heldOffset = offset
-    }
   }, text)
+  if (aside !== undefined) {
+    parser.setAside({
+      kernelAt: aside.kernelAt,
+      reader: new BirdBlockReader(text, file),
+      onAside: (_prefix, key, kernel, bgpNextHop, offset, line, table) => aside.add(key, kernel, bgpNextHop, offset, line, table, count++),
+    })
+  }
   frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c), (src, start, end, line) => parser.lineSpan(src, start, end, line))
-  parser.end()
-  settle(undefined)
-  return routes
+  return aside === undefined ? parser.end() : (parser.end(), routes)
 }
 
 /**
@@ -907,11 +974,11 @@ export class BirdBlockReader {
     this.framer.mode = 'birdc'
   }
 
-  /** The paths of the network whose header is at `offset` (line `line`), listed under `table`. */
-  at(offset: number, line: number, table: string | undefined): BirdRoute[] {
+  /** The paths of the network whose header is at `offset` (line `line`), listed under `table`; not past `until`. */
+  at(offset: number, line: number, table: string | undefined, until = this.text.length): BirdRoute[] {
     const {text, parser} = this
     parser.inTable(table)
-    const n = text.length
+    const n = Math.min(until, text.length)
     // the header, then its lines (TAB or space first) up to the next line that is neither
     for (let start = offset, lineNo = line; start < n; lineNo++) {
       let end = text.indexOf('\n', start)

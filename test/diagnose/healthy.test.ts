@@ -26,11 +26,25 @@ function both(files: SourceFile[]): {rules: string; bulk: string; healthy: numbe
     const report = checkReport(ctx)
     return `${JSON.stringify(report)}\n${renderCheck(report, palette(false))}`
   }
-  const settled = settleHealthy(buildSnapshot(files, {aside: true}))
+  // bad input: the same error either way (file, line, what was expected)
+  const attempt = (make: () => string) => {
+    try {
+      return make()
+    } catch (error) {
+      return `error: ${(error as Error).message}`
+    }
+  }
+  let healthy = 0
   return {
-    rules: render(new Context(buildSnapshot(files))),
-    bulk: render(new Context(settled)),
-    healthy: settled.healthy?.keys.length ?? 0,
+    rules: attempt(() => render(new Context(buildSnapshot(files)))),
+    bulk: attempt(() => {
+      const settled = settleHealthy(buildSnapshot(files, {aside: true}))
+      healthy = settled.healthy?.keys.length ?? 0
+      return render(new Context(settled))
+    }),
+    get healthy() {
+      return healthy
+    },
   }
 }
 
@@ -95,7 +109,8 @@ function filesOf(texts: Map<string, string>): SourceFile[] {
   return [...texts].map(([name, text]) => ({name, text}))
 }
 
-const BIRD_DAMAGE = ['delete', 'secondary', 'again-later', 'nexthop-far', 'nexthop-v6', 'nexthop-other', 'nexthop-in-pool', 'static', 'unreachable', 'not-primary', 'sync-failed', 'other-table'] as const
+const BIRD_DAMAGE = ['delete', 'secondary', 'again-later', 'nexthop-far', 'nexthop-v6', 'nexthop-other', 'nexthop-in-pool', 'static', 'unreachable', 'not-primary', 'sync-failed', 'other-table',
+  'continuation', 'crlf', 'blank-inside', 'nexthop-twice', 'nexthop-pair', 'bad-via', 'no-colon', 'odd-indent'] as const
 
 /** Damage the pool networks' blocks of a birdc dump (a header line and its TAB lines). */
 function damageBird(text: string, damage: Array<{kind: (typeof BIRD_DAMAGE)[number]; at: number}>): string {
@@ -127,6 +142,14 @@ function damageBird(text: string, damage: Array<{kind: (typeof BIRD_DAMAGE)[numb
       case 'not-primary': edit(/\] \* \(/, '] ('); break
       case 'sync-failed': edit(/\] \* \(/, '] ! ('); break
       case 'other-table': lines.splice(h, end - h); lines.push('Table t_other:', ...block); break
+      case 'continuation': lines.splice(end, 0, '\t\t(64512,1) (64512,2)'); break
+      case 'crlf': lines.splice(h, end - h, ...block.map((l) => `${l}\r`)); break
+      case 'blank-inside': lines.splice(h + 2, 0, ''); break
+      case 'nexthop-twice': lines.splice(end, 0, '\tBGP.next_hop: 172.20.5.20'); break
+      case 'nexthop-pair': edit(/^\tBGP\.next_hop: (.*)/, '\tBGP.next_hop: $1 fe80::1'); break
+      case 'bad-via': lines.splice(h + 1, 0, '\tvia 999.1.1.1 on eth0'); break
+      case 'no-colon': lines.splice(end, 0, '\tgarbage'); break
+      case 'odd-indent': lines.splice(end, 0, '\t BGP.med: 5'); break
     }
   }
   return lines.join('\n')
