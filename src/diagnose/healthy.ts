@@ -11,13 +11,12 @@
 // local-block (a BGP path is not local). Its verdict is ok and it has no plan. Anything else, however
 // small the difference, goes to the rules: test/diagnose/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
-import {ABSENT, KeyTable, SHARED, prefixKey} from '../model/aside.js'
+import {ABSENT, KeyTable, prefixKey} from '../model/aside.js'
 import {Fib} from '../model/fib.js'
 import {ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {BirdRoute, KernelRoute, Snapshot} from '../model/types.js'
 import {BirdBlockReader} from '../parse/bird-routes.js'
 import {kernelRouteAt} from '../parse/ip-route-json.js'
-
 
 /** The snapshot with its set-aside routes settled: the healthy ones as `healthy`, the others parsed into the lists. */
 export function settleHealthy(snapshot: Snapshot): Snapshot {
@@ -109,7 +108,7 @@ export function settleHealthy(snapshot: Snapshot): Snapshot {
   })
   const blocks = bird ? new BirdBlockReader(text(bird.file), bird.file) : undefined
   const birdRoutes = putBack(snapshot.bird.routes, nb, (i) => bird!.ordinals[i], (i, out) => {
-    if (!healthyBird[i]) for (const r of blocks!.at(bird!.offsets[i], bird!.lines[i], bird!.tables[i])) out.push(r)
+    if (!healthyBird[i]) for (const r of blocks!.at(bird!.offsets[i], bird!.lines[i], bird!.tables[i], bird!.ends[i])) out.push(r)
   })
 
   const {aside: _settled, ...rest} = snapshot

@@ -95,13 +95,14 @@ export class AsideKernelRoutes {
 /**
  * BIRD paths a parse set aside: the only path of its network, the primary, `unicast`, learnt over BGP, with
  * an IPv4 BGP next hop, read in place from a `birdc` dump, where the kernel set a route aside at the same key
- * (`kernel`: its index there). `offset` and `line` are where its header is; `table` the BIRD table it was
- * listed under; `ordinal` its place among all paths of the dump.
+ * (`kernel`: its index there). `offset` and `line` are where its header is, `end` where its last line ends;
+ * `table` the BIRD table it was listed under; `ordinal` its place among all paths of the dump.
  */
 export class AsideBirdPaths {
   readonly keys: number[] = []
   readonly bgpNextHops: string[] = []
   readonly offsets: number[] = []
+  readonly ends: number[] = []
   readonly lines: number[] = []
   readonly tables: Array<string | undefined> = []
   readonly ordinals: number[] = []
@@ -114,11 +115,12 @@ export class AsideBirdPaths {
     return this.keys.length
   }
 
-  add(key: number, kernel: number, bgpNextHop: string, offset: number, line: number, table: string | undefined, ordinal: number): void {
+  add(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, ordinal: number): void {
     this.keys.push(key)
     this.kernel.push(kernel)
     this.bgpNextHops.push(bgpNextHop)
     this.offsets.push(offset)
+    this.ends.push(end)
     this.lines.push(line)
     this.tables.push(table)
     this.ordinals.push(ordinal)
@@ -131,8 +133,7 @@ export interface AsideRoutes {
   bird?: AsideBirdPaths
 }
 
-export const ABSENT = -1
-export const SHARED = -2 // KeyTable value: several routes at the key
+export const ABSENT = -1 // KeyTable: no value at the key
 
 /**
  * Prefix keys to small integers (-1 when absent), open addressing over typed arrays: a million entries

@@ -15,7 +15,7 @@ import {prefixKey, type AsideBirdPaths, type KeyTable} from '../model/aside.js'
 import {ParseError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {BirdAttribute, BirdNexthop, BirdRoute, SourcePos} from '../model/types.js'
-import {BirdFramer, frameBirdText, isErrorCode} from './bird-framing.js'
+import {BirdFramer, bannerVersion, frameBirdText, isErrorCode} from './bird-framing.js'
 
 const HEADER_SHAPE = 'a route header "PREFIX DEST [PROTO TIME] * (PREF)"'
 const TAB_LINE_SHAPE = 'a next hop ("via GW on IF", "dev IF") or an attribute ("Name: value")'
@@ -447,7 +447,7 @@ export class BirdRouteParser {
     this.hopCount = 0
     const k = this.skim
     if (!build && !k.build && k.source === 'BGP' && k.bgpNextHop !== undefined && ipv4Value(k.bgpNextHop) >= 0) {
-      this.asideTo!.onAside(k.prefix, k.key, k.kernel, k.bgpNextHop, k.offset, k.line, k.table)
+      this.asideTo!.onAside(k.prefix, k.key, k.kernel, k.bgpNextHop, k.offset, k.end, k.line, k.table)
       return
     }
     for (const route of this.asideTo!.reader.at(k.offset, k.line, k.table, k.end)) {
@@ -934,7 +934,8 @@ export function createBirdRouteStream(file: string, onRoute: (route: BirdRoute) 
 export interface BirdAside {
   kernelAt: KeyTable
   reader: BirdBlockReader
-  onAside(prefix: string, key: number, kernel: number, bgpNextHop: string, offset: number, line: number, table: string | undefined): void
+  /** `offset` and `end`: where the path's text starts, and where its last line read ends. */
+  onAside(prefix: string, key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined): void
 }
 
 /**
@@ -952,7 +953,7 @@ export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt',
     parser.setAside({
       kernelAt: aside.kernelAt,
       reader: new BirdBlockReader(text, file),
-      onAside: (_prefix, key, kernel, bgpNextHop, offset, line, table) => aside.add(key, kernel, bgpNextHop, offset, line, table, count++),
+      onAside: (_prefix, key, kernel, bgpNextHop, offset, end, line, table) => aside.add(key, kernel, bgpNextHop, offset, end, line, table, count++),
     })
   }
   frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c), (src, start, end, line) => parser.lineSpan(src, start, end, line))
@@ -984,7 +985,9 @@ export class BirdBlockReader {
       let end = text.indexOf('\n', start)
       if (end < 0) end = n
       const c0 = text.charCodeAt(start)
-      if (start > offset && c0 !== 9 && c0 !== 32 && start !== end) break
+      // lines the framer drops (blank, `>>>`, a banner) do not end a network's lines; anything else not indented does
+      if (start > offset && c0 !== 9 && c0 !== 32 && start !== end && !(c0 === 62 && text.startsWith('>>>', start)) &&
+        !(c0 === 66 && bannerVersion(text.slice(start, end).replace(/\r$/, '')) !== undefined)) break
       // as frameBirdText hands them over: the header (read in place before) and TAB lines offered in place first
       if (!((start === offset || c0 === 9) && parser.lineSpan(text, start, end, lineNo))) this.framer.push(text.slice(start, end), lineNo)
       start = end + 1
