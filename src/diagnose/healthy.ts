@@ -12,6 +12,7 @@
 // small the difference, goes to the rules: test/diagnose/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
 import {ABSENT, KeyTable, prefixKey} from '../model/aside.js'
+import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
 import {Fib} from '../model/fib.js'
 import {ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {BirdRoute, KernelRoute, Snapshot} from '../model/types.js'
@@ -74,16 +75,8 @@ export function settleHealthy(snapshot: Snapshot): Snapshot {
     for (const n of hops.keys()) hops.set(n, fib.lookup(n).reachable)
   }
 
-  const v4Pools = snapshot.pools.flatMap((pool) => {
-    const key = prefixKey(pool.cidr)
-    return key < 0 ? [] : [{network: (key - (key % 64)) / 64, len: key % 64}]
-  })
-  const inPool = (key: number) => {
-    const len = key % 64
-    const v = (key - len) / 64
-    for (const p of v4Pools) if (len >= p.len && ipv4Network(v, p.len) === p.network) return true
-    return false
-  }
+  const pools = ipv4Pools(snapshot.pools)
+  const inPool = (key: number) => ipv4PoolOf(pools, (key - (key % 64)) / 64, key % 64) !== undefined
 
   const healthyBird = new Uint8Array(nb)
   const healthyKernel = new Uint8Array(nk)

@@ -2,7 +2,7 @@
 // path to a pod block, and the kernel's `BLOCK via N dev tunl0 onlink proto bird`. The parsers set such
 // routes aside here (key, next hop, where their text is) rather than building them; diagnose/healthy.ts then
 // settles which of them are healthy and has every other one parsed after all, from its text.
-import {ipv4Network, ipv4Value, lengthValue} from './prefix.js'
+import {ipv4Network, ipv4Text, ipv4Value, lengthValue} from './prefix.js'
 
 /** An IPv4 prefix as one exact number, in prefix order: network · 64 + length. -1 for any other text. */
 export function prefixKey(prefix: string): number {
@@ -18,8 +18,7 @@ export function prefixKey(prefix: string): number {
 /** The prefix text of a key, as BIRD and iproute2 print it. */
 export function keyPrefix(key: number): string {
   const len = key % 64
-  const v = (key - len) / 64
-  return `${Math.floor(v / 16777216)}.${Math.floor(v / 65536) % 256}.${Math.floor(v / 256) % 256}.${v % 256}/${len}`
+  return `${ipv4Text((key - len) / 64)}/${len}`
 }
 
 /** The length of keyPrefix(key), without making it. */
@@ -128,7 +127,6 @@ export class AsideBirdPaths {
 }
 
 export interface AsideRoutes {
-  tunnelDev: string
   kernel?: AsideKernelRoutes
   bird?: AsideBirdPaths
 }
@@ -181,16 +179,6 @@ export class KeyTable {
     return ABSENT
   }
 
-  set(key: number, value: number): void {
-    if ((this.count + 1) * 2 > this.keys.length) this.grow()
-    const i = this.slot(key)
-    if (this.keys[i] !== key) {
-      this.keys[i] = key
-      this.count++
-    }
-    this.values[i] = value
-  }
-
   private grow(): void {
     const {keys, values} = this
     this.keys = new Float64Array(keys.length * 2).fill(-1)
@@ -198,6 +186,6 @@ export class KeyTable {
     this.mask = this.keys.length - 1
     this.shift--
     this.count = 0
-    for (let i = 0; i < keys.length; i++) if (keys[i] !== -1) this.set(keys[i], values[i])
+    for (let i = 0; i < keys.length; i++) if (keys[i] !== -1) this.claim(keys[i], values[i])
   }
 }

@@ -39,7 +39,7 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   const routesJson = text('ip-j-d-route.json')
   const routesText = text('ip-d-route.txt')
   const tunnelDev = opts.tunnelDev ?? 'tunl0'
-  const aside: AsideRoutes | undefined = opts.aside ? {tunnelDev} : undefined
+  const aside: AsideRoutes | undefined = opts.aside ? {} : undefined
   if (aside && routesJson !== undefined) aside.kernel = new AsideKernelRoutes('ip-j-d-route.json')
   let kernelRoutes = routesJson !== undefined
     ? parseIpRouteJson(routesJson, 'ip-j-d-route.json', aside?.kernel ? {aside: {routes: aside.kernel, tunnelDev}} : {})

@@ -55,7 +55,7 @@ export class Context {
   private readonly sources = new Map<string, string>() // file name -> text ('' when not in the snapshot)
   private readonly tables: number[]
   private readonly poolCache = new Map<string, Pool | undefined>()
-  private readonly v4Pools: Array<{network: number; len: number; pool: Pool}>
+  private readonly v4Pools: Ipv4Pool[]
   private poolPrefixList?: {prefixes: string[]; v4Keys: Float64Array} // v4Keys[i]: the key of prefixes[i], for the IPv4 ones (first)
   private readonly resolutions = new Map<string, NexthopResolution>()
   private poolResolutionList?: NexthopResolution[]
@@ -84,12 +84,7 @@ export class Context {
     this.bgpProtocols = snapshot.bird.protocols.filter((p) => p.proto.toUpperCase() === 'BGP')
     this.sessionsDown = this.bgpProtocols.filter((p) => !isEstablished(p))
     this.tables = [...new Set([...this.kernelTables, 254])]
-    // most specific first, so the first IPv4 pool that contains a prefix is the one
-    this.v4Pools = snapshot.pools.flatMap((pool) => {
-      const slash = pool.cidr.indexOf('/')
-      const v = ipv4Value(pool.cidr, 0, slash)
-      return v < 0 ? [] : [{network: v, len: Number(pool.cidr.slice(slash + 1)), pool}]
-    }).sort((a, b) => b.len - a.len)
+    this.v4Pools = ipv4Pools(snapshot.pools)
   }
 
   has(file: string): boolean {
@@ -135,8 +130,7 @@ export class Context {
 
   /** The pool of IPv4 prefix v/len: integer arithmetic over a handful of pools, cheaper than any cache. */
   private v4PoolOf(v: number, len: number): Pool | undefined {
-    for (const p of this.v4Pools) if (len >= p.len && ipv4Network(v, p.len) === p.network) return p.pool
-    return undefined
+    return ipv4PoolOf(this.v4Pools, v, len)
   }
 
   /** Every prefix inside the pools that BIRD holds or the kernel routes (not the local table), in prefix order. */
@@ -219,7 +213,7 @@ export class Context {
     for (const [prefix, routes] of this.birdIndex.otherEntries()) if (this.poolOf(prefix)) addHops(routes)
     for (const n of this.snapshot.healthy?.bgpNextHops ?? []) hops.add(n)
     // in address order: the same whichever prefixes were settled in bulk
-    this.poolResolutionList = [...hops].sort(compareAddressText).map((n) => this.resolve(n))
+    this.poolResolutionList = [...hops].sort(compareAddresses).map((n) => this.resolve(n))
     return this.poolResolutionList
   }
 
@@ -523,16 +517,33 @@ export function equalPreference(a: BirdRoute, b: BirdRoute): boolean {
   return da.pathLength === db.pathLength && same(da.localPref, db.localPref) && da.origin === db.origin && same(da.med, db.med)
 }
 
-/** IPv4 addresses first, by value; the others by text. */
-function compareAddressText(a: string, b: string): number {
-  const va = ipv4Value(a), vb = ipv4Value(b)
-  if (va >= 0 || vb >= 0) return va < 0 ? 1 : vb < 0 ? -1 : va - vb
-  return a < b ? -1 : a > b ? 1 : 0
-}
-
 export function comparePrefixes(a: string, b: string): number {
   const ka = prefixSortKey(a), kb = prefixSortKey(b)
   return ka < kb ? -1 : ka > kb ? 1 : 0
+}
+
+/** IPv4 before IPv6, then by address. */
+export const compareAddresses = (a: string, b: string): number => comparePrefixes(`${a}/32`, `${b}/32`)
+
+export interface Ipv4Pool {
+  network: number
+  len: number
+  pool: Pool
+}
+
+/** The IPv4 pools, most specific first: the first that contains a prefix is its pool. */
+export function ipv4Pools(pools: Pool[]): Ipv4Pool[] {
+  return pools.flatMap((pool) => {
+    const slash = pool.cidr.indexOf('/')
+    const v = ipv4Value(pool.cidr, 0, slash)
+    return v < 0 ? [] : [{network: v, len: Number(pool.cidr.slice(slash + 1)), pool}]
+  }).sort((a, b) => b.len - a.len)
+}
+
+/** The pool of IPv4 prefix v/len: integer arithmetic over a handful of pools, cheaper than any cache. */
+export function ipv4PoolOf(pools: Ipv4Pool[], v: number, len: number): Pool | undefined {
+  for (const p of pools) if (len >= p.len && ipv4Network(v, p.len) === p.network) return p.pool
+  return undefined
 }
 
 /** Sorted by family, address, length: each key computed once. */

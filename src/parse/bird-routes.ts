@@ -347,7 +347,7 @@ export class BirdRouteParser {
   // skimming (see setAside): a network's only path is read for its key, source and BGP next hop, not built
   private asideTo: BirdAside | undefined
   private skimming = false
-  private skim = {prefix: '', key: 0, kernel: 0, offset: 0, end: 0, line: 0, table: undefined as string | undefined, source: '', bgpNextHop: undefined as string | undefined, build: false}
+  private skim = {key: 0, kernel: 0, offset: 0, end: 0, line: 0, table: undefined as string | undefined, source: '', bgpNextHop: undefined as string | undefined, build: false}
   private readonly intern = new Interner()
   // the lists `hopList` returned lately that hopListCache holds (it never drops one)
   private readonly recentLists: BirdNexthop[][] = []
@@ -447,7 +447,7 @@ export class BirdRouteParser {
     this.hopCount = 0
     const k = this.skim
     if (!build && !k.build && k.source === 'BGP' && k.bgpNextHop !== undefined && ipv4Value(k.bgpNextHop) >= 0) {
-      this.asideTo!.onAside(k.prefix, k.key, k.kernel, k.bgpNextHop, k.offset, k.end, k.line, k.table)
+      this.asideTo!.onAside(k.key, k.kernel, k.bgpNextHop, k.offset, k.end, k.line, k.table)
       return
     }
     for (const route of this.asideTo!.reader.at(k.offset, k.line, k.table, k.end)) {
@@ -784,7 +784,6 @@ export class BirdRouteParser {
         const kernel = key < 0 ? -1 : this.asideTo.kernelAt.get(key)
         if (kernel >= 0) {
           const k = this.skim
-          k.prefix = prefix
           k.key = key
           k.kernel = kernel
           k.offset = start
@@ -935,7 +934,7 @@ export interface BirdAside {
   kernelAt: KeyTable
   reader: BirdBlockReader
   /** `offset` and `end`: where the path's text starts, and where its last line read ends. */
-  onAside(prefix: string, key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined): void
+  onAside(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined): void
 }
 
 /**
@@ -953,11 +952,12 @@ export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt',
     parser.setAside({
       kernelAt: aside.kernelAt,
       reader: new BirdBlockReader(text, file),
-      onAside: (_prefix, key, kernel, bgpNextHop, offset, end, line, table) => aside.add(key, kernel, bgpNextHop, offset, end, line, table, count++),
+      onAside: (key, kernel, bgpNextHop, offset, end, line, table) => aside.add(key, kernel, bgpNextHop, offset, end, line, table, count++),
     })
   }
   frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c), (src, start, end, line) => parser.lineSpan(src, start, end, line))
-  return aside === undefined ? parser.end() : (parser.end(), routes)
+  const built = parser.end() // with `aside`, routes came through the callback instead
+  return aside === undefined ? built : routes
 }
 
 /**

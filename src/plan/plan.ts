@@ -4,9 +4,7 @@ import type {Context} from '../model/context.js'
 import type {PrefixDiagnosis} from '../diagnose/engine.js'
 import {wantedGateways} from '../diagnose/rule.js'
 import type {KernelRoute, PlannedRoute} from '../model/types.js'
-import {comparePrefixes} from '../model/context.js'
-
-const compareAddresses = (a: string, b: string) => comparePrefixes(`${a}/32`, `${b}/32`)
+import {compareAddresses} from '../model/context.js'
 
 export interface PlanItem {
   planned: PlannedRoute
