@@ -17,7 +17,7 @@ import {Fib} from '../model/fib.js'
 import {ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {BirdRoute, KernelRoute, Snapshot} from '../model/types.js'
 import {BirdBlockReader} from '../parse/bird-routes.js'
-import {kernelRouteAt} from '../parse/ip-route-json.js'
+import {asideKernelRoute} from '../parse/ip-route-json.js'
 
 /** The snapshot with its set-aside routes settled: the healthy ones as `healthy`, the others parsed into the lists. */
 export function settleHealthy(snapshot: Snapshot): Snapshot {
@@ -67,9 +67,8 @@ export function settleHealthy(snapshot: Snapshot): Snapshot {
     }
   }
   const text = (name: string) => snapshot.files.find((f) => f.name === name)?.text ?? ''
-  const kernelText = kernel ? text(kernel.file) : ''
   const covering = new Map<number, KernelRoute>()
-  for (let j = 0; j < nk; j++) if (parseKernel[j]) covering.set(j, kernelRouteAt(kernelText, kernel!.starts[j], kernel!.file))
+  for (let j = 0; j < nk; j++) if (parseKernel[j]) covering.set(j, asideKernelRoute(kernel!, j))
   if (hops.size > 0) {
     const fib = new Fib(covering.size > 0 ? snapshot.kernelRoutes.concat([...covering.values()]) : snapshot.kernelRoutes, snapshot.rules)
     for (const n of hops.keys()) hops.set(n, fib.lookup(n).reachable)
@@ -97,7 +96,7 @@ export function settleHealthy(snapshot: Snapshot): Snapshot {
 
   // every other route set aside, parsed and put back in its place among the routes built
   const kernelRoutes = putBack(snapshot.kernelRoutes, nk, (j) => kernel!.ordinals[j], (j, out) => {
-    if (!healthyKernel[j]) out.push(covering.get(j) ?? kernelRouteAt(kernelText, kernel!.starts[j], kernel!.file))
+    if (!healthyKernel[j]) out.push(covering.get(j) ?? asideKernelRoute(kernel!, j))
   })
   const blocks = bird ? new BirdBlockReader(text(bird.file), bird.file) : undefined
   const birdRoutes = putBack(snapshot.bird.routes, nb, (i) => bird!.ordinals[i], (i, out) => {

@@ -37,28 +37,32 @@ export function keyPrefixLength(key: number): number {
 /**
  * The kernel routes a scan set aside: `{"type":"unicast","dst":D,"gateway":G,"dev":TUNNEL,"table":"main",
  * "protocol":"bird","scope":"global","metric":M,"flags":["onlink"]}` and nothing else, as iproute2 prints
- * BIRD's tunnel routes. `start` is where the element starts in the file's text; `ordinal` its place among
- * all the routes of the file (routes built and set aside alike), so a route parsed later goes back there.
+ * BIRD's tunnel routes: D, G and M are all there is to such a route, so one is built again from them
+ * (parse/ip-route-json.ts asideKernelRoute) without the file's text. `start` is where the element starts in
+ * that text; `ordinal` its place among all the routes of the file (routes built and set aside alike), so a
+ * route built later goes back there.
  */
 export class AsideKernelRoutes {
   readonly keys: number[] = []
+  readonly gateways: number[] = [] // G as a 32-bit number
+  readonly metrics: number[] = [] // M (0 when not printed, as the kernel's default)
   readonly starts: number[] = []
   readonly ordinals: number[] = []
 
-  constructor(readonly file: string) {}
+  constructor(readonly file: string, readonly tunnelDev: string) {}
 
   get size(): number {
     return this.keys.length
   }
 
-  /**
-   * Set a route aside; false (nothing kept) when its dst or gateway is not canonical IPv4. The gateway is not
-   * kept: whether a route is healthy does not depend on it (a route parsed after all has it again).
-   */
-  add(dst: string, gateway: string, start: number, ordinal: number): boolean {
+  /** Set a route aside; false (nothing kept) when its dst or gateway is not canonical IPv4. */
+  add(dst: string, gateway: string, metric: number, start: number, ordinal: number): boolean {
     const key = prefixKey(dst)
-    if (key < 0 || ipv4Value(gateway) < 0) return false
+    const g = ipv4Value(gateway)
+    if (key < 0 || g < 0) return false
     this.keys.push(key)
+    this.gateways.push(g)
+    this.metrics.push(metric)
     this.starts.push(start)
     this.ordinals.push(ordinal)
     return true
@@ -86,6 +90,8 @@ export class AsideKernelRoutes {
   clear(): void {
     this.indexed = undefined
     this.keys.length = 0
+    this.gateways.length = 0
+    this.metrics.length = 0
     this.starts.length = 0
     this.ordinals.length = 0
   }

@@ -15,7 +15,8 @@ import {parseSysctl} from '../parse/sysctl.js'
 import {AsideBirdPaths, AsideKernelRoutes, type AsideRoutes} from './aside.js'
 import {UsageError} from './errors.js'
 import {canonicalPrefix} from './prefix.js'
-import type {Pool, PoolMode, Snapshot, SourceFile} from './types.js'
+import {releaseKernelText} from './release.js'
+import type {KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from './types.js'
 
 export interface BuildOptions {
   pools?: string[] // --pool CIDR[=ipip|vxlan|none]
@@ -24,6 +25,14 @@ export interface BuildOptions {
   origin?: Snapshot['origin']
   /** Set BIRD's tunnel routes and single BGP paths aside unbuilt (model/aside.ts): `check`'s bulk path. */
   aside?: boolean
+  /**
+   * With `aside`: the caller gives up the texts of `files`. The kernel's JSON route dump is released as soon as
+   * its routes are read (its entry in `files` replaced by one with an empty text, see model/release.ts): the
+   * routes set aside are built again without it.
+   */
+  consume?: boolean
+  /** With `consume`: called once a text is released (check collects garbage then: model/release.ts). */
+  onReleased?: () => void
 }
 
 export function parsePoolFlag(flag: string): Pool {
@@ -36,14 +45,11 @@ export function parsePoolFlag(flag: string): Pool {
 
 export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
   const text = (name: string) => files.find((f) => f.name === name && f.text !== undefined)?.text
-  const routesJson = text('ip-j-d-route.json')
-  const routesText = text('ip-d-route.txt')
   const tunnelDev = opts.tunnelDev ?? 'tunl0'
   const aside: AsideRoutes | undefined = opts.aside ? {} : undefined
-  if (aside && routesJson !== undefined) aside.kernel = new AsideKernelRoutes('ip-j-d-route.json')
-  let kernelRoutes = routesJson !== undefined
-    ? parseIpRouteJson(routesJson, 'ip-j-d-route.json', aside?.kernel ? {aside: {routes: aside.kernel, tunnelDev}} : {})
-    : routesText !== undefined ? parseIpRouteText(routesText) : []
+  const consume = opts.aside === true && opts.consume === true
+  let kernelRoutes = kernelRoutesOf(files, tunnelDev, aside, consume)
+  if (consume) opts.onReleased?.() // here: kernelRoutesOf's frame, which held the text, is gone
   // IPv6 routes only from ip-6-d-route.txt when the main table dump has none
   const v6 = text('ip-6-d-route.txt')
   if (v6 !== undefined && !kernelRoutes.some((r) => r.family === 'inet6')) kernelRoutes = kernelRoutes.concat(parseIpRouteText(v6, 'ip-6-d-route.txt', {family: 'inet6'}))
@@ -100,6 +106,22 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
     tunnelDev,
     ...(aside ? {aside} : {}),
   }
+}
+
+/**
+ * The kernel's routes: from the JSON dump when there is one, else the text one. `consume`: the JSON dump's text
+ * is released once read (in its own frame, so that no variable of buildSnapshot's keeps it).
+ */
+function kernelRoutesOf(files: SourceFile[], tunnelDev: string, aside: AsideRoutes | undefined, consume: boolean): KernelRoute[] {
+  const at = files.findIndex((f) => f.name === 'ip-j-d-route.json' && f.text !== undefined)
+  if (at < 0) {
+    const routesText = files.find((f) => f.name === 'ip-d-route.txt' && f.text !== undefined)?.text
+    return routesText !== undefined ? parseIpRouteText(routesText) : []
+  }
+  if (aside) aside.kernel = new AsideKernelRoutes('ip-j-d-route.json', tunnelDev)
+  const routes = parseIpRouteJson(files[at].text!, 'ip-j-d-route.json', aside?.kernel ? {aside: {routes: aside.kernel, tunnelDev}} : {})
+  if (consume) files[at] = releaseKernelText(files[at], routes)
+  return routes
 }
 
 // Alternatives stand for one source: the first name is reported when none of them is there.

@@ -3,6 +3,7 @@
 import {Fib, type Lookup} from './fib.js'
 import {formatKernelRoute} from './format.js'
 import {PrefixMap} from './prefix-map.js'
+import type {KeptLines} from './release.js'
 import {canonicalPrefix, familyOf, ipv4Network, ipv4Value, prefixContains, prefixLength, prefixSortKey} from './prefix.js'
 import type {
   Address, BirdProtocol, BirdRoute, Evidence, KernelRoute, Link, Pool, SourcePos, Snapshot,
@@ -53,6 +54,7 @@ export class Context {
   readonly fixProtocol: string
   private readonly lineStarts = new Map<string, Uint32Array>()
   private readonly sources = new Map<string, string>() // file name -> text ('' when not in the snapshot)
+  private readonly kept = new Map<string, KeptLines>() // file name -> its cited lines, for a file whose text was released
   private readonly tables: number[]
   private readonly poolCache = new Map<string, Pool | undefined>()
   private readonly v4Pools: Ipv4Pool[]
@@ -85,6 +87,7 @@ export class Context {
     this.sessionsDown = this.bgpProtocols.filter((p) => !isEstablished(p))
     this.tables = [...new Set([...this.kernelTables, 254])]
     this.v4Pools = ipv4Pools(snapshot.pools)
+    for (const f of snapshot.files) if (f.kept !== undefined) this.kept.set(f.name, f.kept)
   }
 
   has(file: string): boolean {
@@ -414,9 +417,16 @@ export class Context {
     if (source === undefined) this.sources.set(pos.file, (source = this.snapshot.files.find((f) => f.name === pos.file)?.text ?? ''))
     // a one-line JSON dump cites the object itself, rendered as ip prints it
     if (render && (source === '' || pos.file.endsWith('.json'))) return [{file: pos.file, line: pos.line, endLine: pos.endLine, text: render()}]
-    let text = this.lines(pos.file, source, pos.line, pos.endLine)
+    let text = source === '' && this.kept.has(pos.file) ? this.keptLines(pos.file, pos.line, pos.endLine) : this.lines(pos.file, source, pos.line, pos.endLine)
     if (text.length > 300) text = text.slice(0, 300) + '...' // ASCII: a one-byte string keeps a full table's report one-byte
     return [{file: pos.file, line: pos.line, endLine: pos.endLine, text}]
+  }
+
+  /** Lines [from, to] of a file whose text was released (model/release.ts): every object the snapshot holds has its lines kept. */
+  private keptLines(file: string, from: number, to: number): string {
+    const lines = this.kept.get(file)!.lines(from, to)
+    if (lines === undefined) throw new Error(`Context: lines ${from}-${to} of ${file} were not kept when its text was released`)
+    return lines.includes('\r') ? lines.replace(/\r(?=\n|$)/g, '') : lines
   }
 
   /** Lines [from, to] (1-based) of a file, through an index of line starts built once per file. */

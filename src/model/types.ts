@@ -187,6 +187,7 @@ export interface BirdConfig {
 // ---------------------------------------------------------------- snapshot
 
 import type {AsideRoutes} from './aside.js'
+import type {KeptLines} from './release.js'
 
 /**
  * Pool prefixes `check` found healthy in bulk (diagnose/healthy.ts): BIRD's one BGP path and the kernel's one
@@ -199,7 +200,9 @@ export interface HealthyPrefixes {
 
 export interface SourceFile {
   name: string // DESIGN §3 file name
-  text?: string // raw as collected
+  text?: string // raw as collected ('' once released: model/release.ts)
+  kept?: KeptLines // once its text is released, the lines still cited
+  released?: number // once its text is released, how long it was
   error?: string // why it could not be collected
   command?: string
   exitStatus?: number

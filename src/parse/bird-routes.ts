@@ -222,6 +222,9 @@ export class ParsedBirdRoute implements BirdRoute {
   /** Line of the first attribute line; the others follow it, unless `attrLines` lists them. */
   attrLine = 0
   attrLines?: number[]
+  // where its header line starts in the whole text it was read from in place (-1: fed line by line); private,
+  // so that routes of equal fields are equal whatever text they came from
+  #textAt = -1
 
   constructor(
     public prefix: string,
@@ -233,6 +236,14 @@ export class ParsedBirdRoute implements BirdRoute {
     public info: string,
     public pos: SourcePos,
   ) {}
+
+  get textAt(): number {
+    return this.#textAt
+  }
+
+  set textAt(offset: number) {
+    this.#textAt = offset
+  }
 
   get attributes(): BirdAttribute[] {
     return materialiseAttributes(this.attrText, this.attrLine, this.attrLines)
@@ -799,6 +810,7 @@ export class BirdRouteParser {
       }
     }
     const route = this.newRoute(prefix, rest.dest ?? '', rest, line)
+    route.textAt = start // lineSpan's `src` is the whole text (parseBirdRoutes, BirdBlockReader)
     // a DEST of several words (1.6's next hop on the header, an MPLS label): as `header` reads it
     if (rest.dest === undefined) this.destination(route, rest.part, line, src.slice(start, end))
     this.cur = route

@@ -1,6 +1,7 @@
 // Helpers shared by the iproute2 parsers: line splitting, JSON with positions, table ids.
 import {tableIdOf as tableId} from '../model/fib.js'
 import {ParseError} from '../model/errors.js'
+import {detached} from '../model/detach.js'
 import {canonicalAddress, canonicalPrefix, familyOf, ipv4Value} from '../model/prefix.js'
 import type {Family, Gateway, KernelRoute, Nexthop, RouteType, SourcePos} from '../model/types.js'
 
@@ -379,7 +380,8 @@ function gateway(raw: RawGateway, pos: SourcePos): Gateway {
 }
 
 function makeGateway(raw: RawGateway, pos: SourcePos): Gateway {
-  const address = canonicalAddress(raw.host)
+  // shared by every route through it, and kept across parses: not a view into this dump's text
+  const address = canonicalAddress(detached(raw.host))
   if (address === undefined) throw new ParseError(pos.file, pos.line, 'a gateway address', raw.host)
   const family: Family = raw.family === 'inet6' || raw.family === 'inet' ? raw.family : familyOf(address)
   return {family, address}
@@ -405,7 +407,10 @@ function sharedNexthops(list: Nexthop[]): Nexthop[] {
     const known = nexthopLists.get(key)
     if (known) return known
   }
-  for (const n of list) Object.freeze(n)
+  for (const n of list) {
+    if (n.dev !== undefined) n.dev = detached(n.dev) // kept across parses: not a view into this dump's text
+    Object.freeze(n)
+  }
   Object.freeze(list)
   if (nexthopLists.size + singleLists.size >= 100_000) return list
   if (simple) {

@@ -7,8 +7,9 @@
 // full table) costs little more than comparing that text. Anything else goes back to the generic path:
 // one element when it is merely unusual (escapes, nested values), the whole file when anything is wrong,
 // so results and error messages never depend on which path ran.
-import type {AsideKernelRoutes} from '../model/aside.js'
+import {keyPrefix, type AsideKernelRoutes} from '../model/aside.js'
 import {ParseError} from '../model/errors.js'
+import {ipv4Text} from '../model/prefix.js'
 import type {Family, KernelRoute, Nexthop, SourcePos} from '../model/types.js'
 import {Fields, buildRoute, buildRouteLike, isRecord, forEachJsonElement, type RawGateway, type RawNexthop, type RawRoute} from './ip-common.js'
 
@@ -53,6 +54,18 @@ export function scanIpRouteJson(text: string, file = 'ip-j-d-route.json', opts: 
 export function kernelRouteAt(text: string, start: number, file = 'ip-j-d-route.json', family?: Family): KernelRoute {
   const end = objectEnd(text, start)
   return routeOf(JSON.parse(text.slice(start, end)), {file, line: 1, endLine: 1}, family)
+}
+
+/**
+ * The j-th route a scan set aside, built from its dst, gateway and metric as the generic path reads its
+ * element (it is of BIRD's tunnel shape, model/aside.ts): no text needed.
+ */
+export function asideKernelRoute(aside: AsideKernelRoutes, j: number): KernelRoute {
+  const raw: RawRoute = {
+    type: 'unicast', dst: keyPrefix(aside.keys[j]), gateway: {host: ipv4Text(aside.gateways[j])}, dev: aside.tunnelDev, table: 'main',
+    protocol: 'bird', scope: 'global', metric: aside.metrics[j], flags: ['onlink'],
+  }
+  return buildRoute(raw, {file: aside.file, line: 1, endLine: 1})
 }
 
 /** The reference path: JSON.parse, then typed field reads. */
@@ -161,7 +174,7 @@ function scanRoutes(text: string, open: number, close: number, pos: SourcePos, f
       const shape = scanner.shape
       // BIRD's tunnel routes: set aside, not built (the first of a shape is built: it decides the shape)
       if (aside === undefined || shape?.like === undefined || !(shape.tunnel ??= isTunnelShape(shape, aside.tunnelDev)) ||
-        !aside.routes.add(scanner.dst, scanner.gatewayHost, start, routes.length + aside.routes.size)) routes.push(scannedRoute(scanner, pos, family))
+        !aside.routes.add(scanner.dst, scanner.gatewayHost, scanner.metric ?? 0, start, routes.length + aside.routes.size)) routes.push(scannedRoute(scanner, pos, family))
     } else {
       // escapes, nested values, blanks, wrong types: this element as the generic path reads it. Not over
       // several lines: the generic path gives those routes their own lines.

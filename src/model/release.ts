@@ -1,0 +1,256 @@
+// `check` on a full table: once the healthy prefixes are settled, the snapshot lets go of its two big texts
+// (BIRD's `show route all` and the kernel's JSON route dump, 513 MiB on a million routes) and keeps of them
+// only what the report can still show: the lines of the BIRD paths it still holds, copied into one string,
+// for evidence. The routes' own strings are copied too where they could be views into those texts (see
+// detach.ts), or the texts would stay alive through them.
+import {Detacher, detached} from './detach.js'
+import type {BirdNexthop, BirdRoute, Gateway, KernelRoute, Nexthop, Snapshot, SourceFile} from './types.js'
+
+const BIRD_ROUTES = 'birdc-show-route-all.txt'
+const KERNEL_ROUTES_JSON = 'ip-j-d-route.json' // its routes are cited rendered, never by their text
+
+/**
+ * The lines of a released file that are still cited: blocks of consecutive lines, by line number, in one
+ * string. Every object the snapshot holds from that file has its lines here.
+ */
+export class KeptLines {
+  constructor(
+    private readonly text: string, // the blocks, `\n`-separated
+    private readonly first: Int32Array, // first line of each block, ascending
+    private readonly last: Int32Array, // last line of each block
+    private readonly at: Int32Array, // where each block starts in `text`
+  ) {}
+
+  /** Lines [from, to] (1-based) as the file had them, `\n`-separated; undefined when they were not kept. */
+  lines(from: number, to: number): string | undefined {
+    const {first, last, at, text} = this
+    let lo = 0
+    let hi = first.length - 1
+    if (hi < 0 || from < first[0]) return undefined
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1
+      if (first[mid] <= from) lo = mid
+      else hi = mid - 1
+    }
+    if (to > last[lo] || to < from) return undefined
+    const blockEnd = lo + 1 < at.length ? at[lo + 1] - 1 : text.length
+    let start = at[lo]
+    for (let l = first[lo]; l < from; l++) start = text.indexOf('\n', start) + 1
+    let end = start
+    for (let l = from; l <= to; l++) {
+      const nl = text.indexOf('\n', end)
+      if (nl < 0 || nl >= blockEnd) {
+        end = blockEnd // the file ended before line `to`, as Context reads a whole text
+        break
+      }
+      end = l < to ? nl + 1 : nl
+    }
+    return text.slice(start, end)
+  }
+}
+
+/** What a parsed BIRD path holds of its file's text besides its fields (parse/bird-routes.ts ParsedBirdRoute). */
+interface HeldAttributeText {
+  attrText: string
+  attrLine: number
+  attrLines?: number[]
+}
+
+function holdsAttributeText(r: BirdRoute): r is BirdRoute & HeldAttributeText {
+  return typeof (r as Partial<HeldAttributeText>).attrText === 'string'
+}
+
+/**
+ * The snapshot without the texts of its BIRD route dump and kernel JSON route dump: their entries in `files`
+ * keep an empty text (the file was there) and, for the BIRD dump, the lines of its paths (`kept`). The routes
+ * are changed in place: the snapshot given must not be used again. Only for a settled snapshot that nothing
+ * else will read raw (check's; not a bundle's, which writes the texts).
+ */
+export function releaseTexts(snapshot: Snapshot): Snapshot {
+  if (snapshot.aside !== undefined) throw new Error('releaseTexts: settle the routes set aside first')
+  const d = new Detacher()
+  const birdFile = snapshot.files.find((f) => f.name === BIRD_ROUTES && f.text !== undefined && f.released === undefined)
+  const kernelFile = snapshot.files.find((f) => f.name === KERNEL_ROUTES_JSON && f.text !== undefined && f.released === undefined)
+  if (birdFile === undefined && kernelFile === undefined) return snapshot
+
+  const kernelHopList = kernelHopLists(d)
+  if (kernelFile) for (const r of snapshot.kernelRoutes) if (r.pos.file === KERNEL_ROUTES_JSON) detachKernelRoute(r, d, kernelHopList)
+
+  let kept: KeptLines | undefined
+  if (birdFile) kept = keepBirdLines(birdFile.text!, snapshot.bird.routes.filter((r) => r.pos.file === BIRD_ROUTES))
+
+  const files: SourceFile[] = snapshot.files.map((f) => {
+    if (f === birdFile) return {...f, text: '', kept, released: f.text!.length}
+    if (f === kernelFile) return {...f, text: '', released: f.text!.length}
+    return f
+  })
+  const healthy = snapshot.healthy ? {...snapshot.healthy, bgpNextHops: snapshot.healthy.bgpNextHops.map((h) => d.str(h))} : undefined
+  return {...snapshot, files, ...(healthy ? {healthy} : {})}
+}
+
+/**
+ * The kernel JSON route dump's file entry without its text, once its routes are read: the routes built from
+ * it are changed in place to hold none of it (routes set aside need none: model/aside.ts).
+ */
+export function releaseKernelText(file: SourceFile, routes: KernelRoute[]): SourceFile {
+  const d = new Detacher()
+  const hopList = kernelHopLists(d)
+  for (const r of routes) if (r.pos.file === file.name) detachKernelRoute(r, d, hopList)
+  return {...file, text: '', released: file.text?.length ?? 0}
+}
+
+/** Next-hop lists copied off a text, each once (lists are shared by many routes). */
+function kernelHopLists(d: Detacher): (list: Nexthop[]) => Nexthop[] {
+  const gateways = new Map<Gateway, Gateway>()
+  const kernelHops = new Map<Nexthop[], Nexthop[]>()
+  return (list: Nexthop[]): Nexthop[] => {
+    let copy = kernelHops.get(list)
+    if (copy === undefined) {
+      copy = list.length === 0 ? list : Object.freeze(list.map((n) => {
+        const out: Nexthop = {weight: n.weight, flags: d.strs(n.flags)}
+        if (n.gateway) {
+          let g = gateways.get(n.gateway)
+          if (g === undefined) gateways.set(n.gateway, (g = {family: n.gateway.family, address: d.str(n.gateway.address)}))
+          out.gateway = g
+        }
+        if (n.dev !== undefined) out.dev = d.str(n.dev)
+        return Object.isFrozen(n) ? Object.freeze(out) : out
+      })) as Nexthop[]
+      kernelHops.set(list, copy)
+    }
+    return copy
+  }
+}
+
+function detachKernelRoute(r: KernelRoute, d: Detacher, hopList: (list: Nexthop[]) => Nexthop[]): void {
+  r.dst = detached(r.dst) // a route's own
+  r.table = d.str(r.table)
+  r.protocol = d.str(r.protocol)
+  r.scope = d.str(r.scope)
+  r.type = d.str(r.type) as KernelRoute['type']
+  if (r.prefsrc !== undefined) r.prefsrc = d.str(r.prefsrc)
+  if (r.tos !== undefined) r.tos = d.str(r.tos)
+  r.flags = Object.isFrozen(r.flags) ? r.flags : d.strs(r.flags)
+  r.nexthops = hopList(r.nexthops)
+}
+
+/** What a parsed BIRD path knows of where it is in its file's text (parse/bird-routes.ts ParsedBirdRoute). */
+interface HeldTextAt {
+  textAt: number // where its header line starts; -1 when unknown
+}
+
+/** Copies the lines of `routes` (their `pos`) out of `text` into KeptLines, and their fields off the text. */
+function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
+  const order = routes.map((_, i) => i)
+  let sorted = true
+  for (let i = 1; i < routes.length && sorted; i++) sorted = routes[i - 1].pos.line <= routes[i].pos.line
+  if (!sorted) order.sort((a, b) => routes[a].pos.line - routes[b].pos.line)
+
+  // the blocks: [start, end) in `text` of each route's lines, and where its attribute text starts
+  const n = routes.length
+  const first = new Int32Array(n)
+  const last = new Int32Array(n)
+  const starts = new Float64Array(n)
+  const ends = new Float64Array(n)
+  const attrAt = new Float64Array(n).fill(-1)
+  const blockOf = new Int32Array(n) // route -> its block
+  const parts: string[] = []
+  let lineNo = 1 // a cursor: `off` is where line `lineNo` starts
+  let off = 0
+  let blocks = 0
+  let prevLast = 0
+  for (const i of order) {
+    const r = routes[i]
+    const {line, endLine} = r.pos
+    if (line <= prevLast) {
+      // a route whose lines another's block already holds (never seen in BIRD's output)
+      if (endLine > last[blocks - 1]) throw new Error(`releaseTexts: overlapping lines ${line}-${endLine} in ${BIRD_ROUTES}`)
+      blockOf[i] = blocks - 1
+      continue
+    }
+    const at = (r as Partial<HeldTextAt>).textAt ?? -1
+    if (at >= off && at <= text.length && (at === 0 || text.charCodeAt(at - 1) === 10)) {
+      lineNo = line // read in place: where its header is, without walking the lines before it
+      off = at
+    }
+    while (lineNo < line && off <= text.length) {
+      const nl = text.indexOf('\n', off)
+      off = nl < 0 ? text.length + 1 : nl + 1
+      lineNo++
+    }
+    const start = Math.min(off, text.length)
+    const held = holdsAttributeText(r) && r.attrText.length > 0 && r.attrLines === undefined ? r.attrLine : -1
+    let end = start
+    for (;;) {
+      if (lineNo === held) attrAt[blocks] = off
+      const nl = text.indexOf('\n', off)
+      end = nl < 0 ? text.length : nl
+      if (lineNo === endLine || nl < 0) break
+      off = nl + 1
+      lineNo++
+    }
+    first[blocks] = line
+    last[blocks] = endLine
+    starts[blocks] = start
+    ends[blocks] = end
+    blockOf[i] = blocks
+    parts.push(text.slice(start, end))
+    blocks++
+    prevLast = endLine
+    off = end + 1
+    lineNo = endLine + 1
+  }
+  const keptText = parts.join('\n') // one new string: the views in `parts` go with the list
+  const at = new Int32Array(blocks)
+  for (let k = 1; k < blocks; k++) at[k] = at[k - 1] + (ends[k - 1] - starts[k - 1]) + 1
+
+  // the routes' fields (one Detacher per field: consecutive routes mostly repeat theirs), and their attribute
+  // text as a view into the kept lines where it is a run of the text's
+  const [table, dest, protocol, since, from, info, source, bgpNextHop, origin, attrs] = Array.from({length: 10}, () => new Detacher())
+  const hopLists = new Map<BirdNexthop[], BirdNexthop[]>()
+  const hops = new Map<BirdNexthop, BirdNexthop>()
+  const hopList = (list: BirdNexthop[]): BirdNexthop[] => {
+    let copy = hopLists.get(list)
+    if (copy === undefined) {
+      copy = list.length === 0 ? list : Object.freeze(list.map((h) => {
+        let c = hops.get(h)
+        if (c === undefined) {
+          c = {...h}
+          if (c.gateway !== undefined) c.gateway = detached(c.gateway)
+          if (c.iface !== undefined) c.iface = detached(c.iface)
+          if (c.mpls !== undefined) c.mpls = detached(c.mpls)
+          if (c.table !== undefined) c.table = detached(c.table)
+          hops.set(h, Object.isFrozen(h) ? Object.freeze(c) : c)
+        }
+        return c
+      })) as BirdNexthop[]
+      hopLists.set(list, copy)
+    }
+    return copy
+  }
+  for (let i = 0; i < n; i++) {
+    const r = routes[i]
+    r.prefix = detached(r.prefix) // a network's own: no Detacher to look it up in
+    if (r.table !== undefined) r.table = table.str(r.table)
+    r.dest = dest.str(r.dest)
+    r.protocol = protocol.str(r.protocol)
+    r.since = since.str(r.since)
+    if (r.from !== undefined) r.from = from.str(r.from)
+    r.info = info.str(r.info)
+    if (r.source !== undefined) r.source = source.str(r.source)
+    if (r.bgpNextHop !== undefined) r.bgpNextHop = bgpNextHop.str(r.bgpNextHop)
+    if (r.origin !== undefined) r.origin = origin.str(r.origin)
+    r.nexthops = hopList(r.nexthops)
+    if (holdsAttributeText(r) && r.attrText.length > 0) {
+      const k = blockOf[i]
+      const a = attrAt[k]
+      if (a >= 0 && a + r.attrText.length <= ends[k] && text.startsWith(r.attrText, a)) {
+        const from = at[k] + (a - starts[k])
+        r.attrText = keptText.slice(from, from + r.attrText.length)
+      } else {
+        r.attrText = attrs.str(r.attrText) // lines joined: a string of its own already, unless it is one line
+      }
+    }
+  }
+  return new KeptLines(keptText, first.subarray(0, blocks), last.subarray(0, blocks), at)
+}

@@ -1,0 +1,92 @@
+// check lets go of a full table's texts once settled (model/release.ts): what it keeps must be what the
+// texts said — every cited line, every field and attribute of the routes still held — and the texts must
+// really be gone (no field left a view into them).
+import {execa} from 'execa'
+import fc from 'fast-check'
+import {describe, expect, it} from 'vitest'
+
+import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
+import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
+import {buildSnapshot} from '../../src/model/build.js'
+import {Context} from '../../src/model/context.js'
+import type {Snapshot, SourceFile} from '../../src/model/types.js'
+import {checkSnapshot} from '../../src/services/load.js'
+import {ROOT, scenarioDirs, tempDir} from '../helpers.js'
+
+const BIRD = 'birdc-show-route-all.txt'
+
+/** Each of `held`, in order, is an element of `all` (JSON-equal, in the same order): a subsequence. */
+function subsequence(all: unknown[], held: unknown[]): string | undefined {
+  const texts = all.map((x) => JSON.stringify(x))
+  let j = 0
+  for (const x of held) {
+    const s = JSON.stringify(x)
+    while (j < texts.length && texts[j] !== s) j++
+    if (j === texts.length) return s
+    j++
+  }
+  return undefined
+}
+
+function bothWays(files: SourceFile[]): {plain: Snapshot; released: Snapshot} {
+  return {plain: buildSnapshot(files), released: checkSnapshot(files.map((f) => ({...f})))}
+}
+
+async function syntheticFiles(routes: number): Promise<SourceFile[]> {
+  const dir = tempDir('rd-release-')
+  await generateSnapshot(routes, dir)
+  return readSnapshotDir(dir)
+}
+
+describe('releasing the texts of a settled snapshot', () => {
+  it('keeps every route it still holds as parsed: fields, next hops, attributes, positions', async () => {
+    const dirs = [...scenarioDirs()]
+    const snapshots = [...await Promise.all(dirs.map(readSnapshotDir)), await syntheticFiles(400)]
+    for (const files of snapshots) {
+      const {plain, released} = bothWays(files)
+      expect(released.files.find((f) => f.name === BIRD)?.text ?? '').toBe('')
+      expect(subsequence(plain.bird.routes, released.bird.routes)).toBeUndefined()
+      expect(released.bird.routes.map((r) => r.attributes)).toEqual(plain.bird.routes.filter((r) => released.bird.routes.some((h) => h.pos.line === r.pos.line)).map((r) => r.attributes))
+      expect(subsequence(plain.kernelRoutes, released.kernelRoutes)).toBeUndefined()
+    }
+  })
+
+  it('cites any lines of a held route as the text had them, and refuses lines it did not keep', async () => {
+    const files = await syntheticFiles(400)
+    const {plain, released} = bothWays(files)
+    const full = new Context(plain)
+    const kept = new Context(released)
+    expect(released.bird.routes.length).toBeGreaterThan(50)
+    const blocks = released.bird.routes.map((r) => r.pos)
+    fc.assert(fc.property(fc.nat(), fc.nat(), fc.nat(), (k, a, b) => {
+      const {line, endLine} = blocks[k % blocks.length]
+      const from = line + (a % (endLine - line + 1))
+      const to = from + (b % (endLine - from + 1))
+      expect(kept.cite({file: BIRD, line: from, endLine: to})).toEqual(full.cite({file: BIRD, line: from, endLine: to}))
+    }), {numRuns: 300})
+    // a line of a prefix settled in bulk (not held): not kept, and said so rather than cited wrong
+    const held = new Set(released.bird.routes.map((r) => r.pos.line))
+    const settled = plain.bird.routes.find((r) => !held.has(r.pos.line))!
+    expect(() => kept.cite(settled.pos)).toThrow(/not kept/)
+  })
+
+  it('lets the texts go: no field of what it holds keeps a view into them', async () => {
+    const dir = tempDir('rd-release-mem-')
+    await generateSnapshot(50_000, dir)
+    // in a process of its own, where a full collection can be asked for: external memory (the texts are
+    // external strings) before and after loading as check does
+    const script = `
+      const {loadCheckContext} = await import(${JSON.stringify(new URL('../../dist/services/load.js', import.meta.url).href)})
+      const {readSnapshotDir} = await import(${JSON.stringify(new URL('../../dist/collect/snapshot-dir.js', import.meta.url).href)})
+      const size = (await readSnapshotDir(process.argv[1])).reduce((n, f) => n + (f.text?.length ?? 0), 0)
+      const ctx = await loadCheckContext({from: process.argv[1]})
+      gc(); gc()
+      console.log(JSON.stringify({size, external: process.memoryUsage().external, routes: ctx.snapshot.bird.routes.length}))`
+    const {stdout} = await execa('node', ['--expose-gc', '--input-type=module', '-e', script, dir], {cwd: ROOT})
+    const {size, external, routes} = JSON.parse(stdout) as {size: number; external: number; routes: number}
+    expect(routes).toBeGreaterThan(5000)
+    expect(size).toBeGreaterThan(20 * 2 ** 20)
+    // what is left outside the heap is Node's own (a few MiB), not the texts
+    expect(external).toBeLessThan(size / 4)
+  })
+})
