@@ -2,7 +2,8 @@
 //
 //   npm run bench                                   (builds dist/, then runs this with the defaults)
 //   node bench/run.mjs --sizes 10k,100k             sizes of the synthetic snapshots (default 10k,100k,1M)
-//   options: --runs N        repeats of small measurements (start-up, explain, 10k), best kept (default 3)
+//   options: --runs N        repeats of every measurement but those of 1M routes (start-up, explain, 10k,
+//                            100k, apply), best kept (default 3)
 //            --timeout S     per measured command, seconds (default 900); a timeout is recorded, not fatal
 //            --no-apply      skip the netlink apply throughput part
 //            --apply-routes N  routes programmed by the apply part (default 10000; also N/10, to show scaling)
@@ -385,7 +386,9 @@ async function main() {
     const snap = await snapshotFor(size, o)
     const snapBytes = snap.total
     log(`== ${size} routes (${snap.count} blocks in pool ${snap.pool}; snapshot ${fmtMiB(snapBytes)}: birdc-show-route-all.txt ${fmtMiB(snap.bytes['birdc-show-route-all.txt'])}, ip-j-d-route.json ${fmtMiB(snap.bytes['ip-j-d-route.json'])}; ${snap.cached ? 'cached' : `generated in ${fmtS(snap.genSeconds)}`}; ${snap.dir})`)
-    const n = snap.count <= 20000 ? runs : 1
+    // best of `runs` below a million routes (a 100k run takes a second and varies by a tenth between runs; the
+    // floor is repeated as often), one run at a million (its runs take several seconds each)
+    const n = snap.count < 1_000_000 ? runs : 1
     const floor = await best(n, [process.execPath, path.join(HERE, 'floor-read-split.mjs'), snap.dir], {timeout: o.timeout})
     const floorJson = await best(n, [process.execPath, path.join(HERE, 'floor-read-split.mjs'), snap.dir, '--json-parse'], {timeout: o.timeout})
     const check = await best(n, [process.execPath, BIN, 'check', '--from', snap.dir], {timeout: o.timeout})

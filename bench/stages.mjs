@@ -1,22 +1,31 @@
-// Time (and, with --expose-gc, live heap) of each stage of `check --json` in one process, to see
-// where a full table's time goes: read files, build the snapshot (parse), index the context,
-// diagnose and write the JSON (to /dev/null). CPU time (all threads, GC helpers included) is
-// steadier than wall time on a busy machine. Needs dist/ (npm run build).
-// As `check` runs it: routes of the healthy shapes set aside while parsing and settled in bulk (settle);
-// with --rules, every route parsed and diagnosed by the rules (the report is the same, byte for byte).
-// Usage: node [--expose-gc] bench/stages.mjs SNAPSHOT_DIR [--rules]
+// Time (and, with --expose-gc, live heap) of each stage of `check` in one process, to see where a full
+// table's time goes: read files, parse the kernel's routes (then its text is released and collected),
+// parse BIRD's, settle the healthy prefixes in bulk, release BIRD's text (and collect), index the context,
+// diagnose and write the report (to /dev/null). CPU time (all threads, GC helpers included) is steadier
+// than wall time on a busy machine. Needs dist/ (npm run build).
+// As `check` runs it (services/load.ts checkSnapshot): routes of the healthy shapes set aside while parsing
+// and settled in bulk, the texts released; the text report without evidence or plans, as check writes it.
+// --json: the JSON report (with evidence and plans). --rules: every route parsed and diagnosed by the
+// rules, nothing released (the report is the same, byte for byte).
+// Usage: node [--expose-gc] bench/stages.mjs SNAPSHOT_DIR [--json] [--rules]
 import {createWriteStream} from 'node:fs'
 import {performance} from 'node:perf_hooks'
 
 const dist = new URL('../dist/', import.meta.url)
 const {readSnapshotDir} = await import(new URL('collect/snapshot-dir.js', dist))
 const {buildSnapshot} = await import(new URL('model/build.js', dist))
+const {releaseTexts} = await import(new URL('model/release.js', dist))
 const {Context} = await import(new URL('model/context.js', dist))
 const {settleHealthy} = await import(new URL('diagnose/healthy.js', dist))
+const {collectGarbage} = await import(new URL('services/collect-garbage.js', dist))
 const {checkRun} = await import(new URL('services/report.js', dist))
-const {writeJson, prefixLineJson} = await import(new URL('render/json.js', dist))
+const {writeJson, writeLines, prefixLineJson} = await import(new URL('render/json.js', dist))
+const {renderCheckLines} = await import(new URL('render/text.js', dist))
+const {palette} = await import(new URL('render/style.js', dist))
 
 const dir = process.argv[2]
+const json = process.argv.includes('--json')
+const bulk = !process.argv.includes('--rules')
 let t = performance.now()
 let cpu = process.cpuUsage()
 const stage = (name) => {
@@ -31,20 +40,39 @@ const stage = (name) => {
   t = performance.now()
   cpu = process.cpuUsage()
 }
-const files = await readSnapshotDir(dir)
-stage('read')
-const bulk = !process.argv.includes('--rules')
-let snapshot = buildSnapshot(files, {aside: bulk})
-stage('parse')
-if (bulk) {
-  snapshot = settleHealthy(snapshot)
+
+// in a function of its own, as the CLI's loader: its frame (which holds the texts) is gone when it returns
+async function snapshotOf() {
+  const files = await readSnapshotDir(dir)
+  stage('read')
+  if (!bulk) {
+    const s = buildSnapshot(files)
+    stage('parse')
+    return s
+  }
+  let s = buildSnapshot(files, {aside: true, consume: true, onReleased: () => {
+    stage('parse kernel')
+    collectGarbage()
+    stage('collect')
+  }})
+  stage('parse BIRD')
+  s = settleHealthy(s)
   stage('settle')
+  s = releaseTexts(s)
+  stage('release')
+  return s
 }
-const ctx = new Context(snapshot)
+const snapshot = await snapshotOf()
+if (bulk) {
+  collectGarbage()
+  stage('collect')
+}
+const ctx = new Context(snapshot, {evidence: json || !bulk})
 stage('context')
-const run = checkRun(ctx)
+const run = checkRun(ctx, {plans: json || !bulk})
 stage('prepare')
 const out = createWriteStream('/dev/null')
-await writeJson(out, {schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary}, {prefixes: prefixLineJson})
+if (json) await writeJson(out, {schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary}, {prefixes: prefixLineJson})
+else await writeLines(out, renderCheckLines(run, palette(false)))
 stage('diagnose+write')
 console.log(`rss peak ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`)

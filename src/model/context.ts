@@ -39,6 +39,9 @@ export interface PrefixFacts {
 
 export interface ContextOptions {
   fixProtocol?: string // protocol text our own routes carry in the kernel
+  // false: findings cite nothing (`cite` gives no evidence), for a presenter that shows none (check's text
+  // report: verdicts and finding ids); the findings, verdicts and plans are the same either way
+  evidence?: boolean
 }
 
 export class Context {
@@ -52,6 +55,7 @@ export class Context {
   readonly bgpProtocols: BirdProtocol[]
   readonly sessionsDown: BirdProtocol[] // BGP sessions not Established
   readonly fixProtocol: string
+  readonly evidence: boolean // see ContextOptions
   private readonly lineStarts = new Map<string, Uint32Array>()
   private readonly sources = new Map<string, string>() // file name -> text ('' when not in the snapshot)
   private readonly kept = new Map<string, KeptLines>() // file name -> its cited lines, for a file whose text was released
@@ -70,6 +74,7 @@ export class Context {
     // routes set aside unbuilt are in neither list until settled: a Context without them would be wrong, silently
     if (snapshot.aside !== undefined) throw new Error('Context: settle the routes set aside first (diagnose/healthy.ts settleHealthy)')
     this.fixProtocol = opts.fixProtocol ?? String(DEFAULT_FIX_PROTOCOL_NUMBER)
+    this.evidence = opts.evidence ?? true
     this.fib = new Fib(snapshot.kernelRoutes, snapshot.rules)
     const tables = snapshot.bird.config?.kernelTables.map(Number).filter((n) => Number.isInteger(n)) ?? []
     this.kernelTables = tables.length > 0 ? tables : [254]
@@ -412,7 +417,7 @@ export class Context {
 
   /** The cited lines of a parsed object, verbatim (a one-line JSON file cites the object itself). */
   cite(pos: SourcePos | undefined, render?: () => string): Evidence[] {
-    if (!pos) return []
+    if (!pos || !this.evidence) return NO_EVIDENCE
     let source = this.sources.get(pos.file)
     if (source === undefined) this.sources.set(pos.file, (source = this.snapshot.files.find((f) => f.name === pos.file)?.text ?? ''))
     // a one-line JSON dump cites the object itself, rendered as ip prints it
@@ -459,6 +464,7 @@ const NO_ROUTES = Object.freeze([]) as unknown as BirdRoute[]
 const NO_STRINGS = Object.freeze([]) as unknown as string[]
 const NO_RESOLUTIONS = Object.freeze([]) as unknown as NexthopResolution[]
 const NO_KERNEL_ROUTES = Object.freeze([]) as unknown as KernelRoute[]
+const NO_EVIDENCE = Object.freeze([]) as unknown as Evidence[]
 
 /** BIRD's paths at one prefix as the index holds them (the path alone, a list, or nothing) as a list. */
 function pathsOf(held: BirdRoute | BirdRoute[] | undefined): BirdRoute[] {

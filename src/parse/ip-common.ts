@@ -375,7 +375,7 @@ function gateway(raw: RawGateway, pos: SourcePos): Gateway {
   const known = gateways.get(key)
   if (known) return known
   const g = makeGateway(raw, pos)
-  if (gateways.size < 100_000) gateways.set(key, g)
+  if (gateways.size < 100_000) gateways.set(detached(key), g) // kept across parses: not a view into this dump's text
   return g
 }
 
@@ -417,7 +417,7 @@ function sharedNexthops(list: Nexthop[]): Nexthop[] {
     if (!byDev) singleLists.set(first.gateway, (byDev = new Map()))
     byDev.set(first.dev, list)
   } else {
-    nexthopLists.set(key, list)
+    nexthopLists.set(detached(key), list)
   }
   return list
 }

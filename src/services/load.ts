@@ -5,7 +5,7 @@ import path from 'node:path'
 
 import {readSnapshotDir} from '../collect/snapshot-dir.js'
 import {settleHealthy} from '../diagnose/healthy.js'
-import {Context} from '../model/context.js'
+import {Context, type ContextOptions} from '../model/context.js'
 import {buildSnapshot, type BuildOptions} from '../model/build.js'
 import {releaseTexts} from '../model/release.js'
 import {collectGarbage} from './collect-garbage.js'
@@ -66,11 +66,11 @@ export async function loadSnapshot(opts: SourceOptions): Promise<Snapshot> {
  * rest as loadSnapshot gives it, without its big texts once settled (model/release.ts: check reads nothing
  * raw but the lines it cites). Its report is loadSnapshot's, byte for byte.
  */
-export async function loadCheckContext(opts: SourceOptions): Promise<Context> {
+export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}): Promise<Context> {
   const snapshot = await loadReleasedSnapshot(opts)
   // the texts go now, not at V8's next full collection (here: not from within the frame that read them)
   if (releasedLength(snapshot.files) > RELEASED_ENOUGH) collectGarbage()
-  return new Context(snapshot)
+  return new Context(snapshot, ctxOpts)
 }
 
 async function loadReleasedSnapshot(opts: SourceOptions): Promise<Snapshot> {

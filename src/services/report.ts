@@ -77,8 +77,12 @@ export function nodeSummary(ctx: Context): NodeSummary {
   }
 }
 
-function line(ctx: Context, d: PrefixDiagnosis): PrefixLine {
-  return {prefix: d.prefix, verdict: d.verdict, findings: d.findings, plan: planPrefix(ctx, d)?.planned ?? null}
+function line(ctx: Context, d: PrefixDiagnosis, plans: boolean): PrefixLine {
+  return {prefix: d.prefix, verdict: d.verdict, findings: d.findings, plan: plans ? planPrefix(ctx, d)?.planned ?? null : null}
+}
+
+export interface CheckRunOptions {
+  plans?: boolean // false: no line carries its plan (`plan` null), for a presenter that shows none (check's text report)
 }
 
 /**
@@ -95,7 +99,8 @@ export interface CheckRun {
   summary(): CheckReport['summary']
 }
 
-export function checkRun(ctx: Context): CheckRun {
+export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
+  const plans = opts.plans ?? true
   const {prefixes: poolPrefixes, v4Keys} = ctx.poolPrefixIndex()
   const healthy = ctx.snapshot.healthy?.keys ?? NO_KEYS // settled in bulk: ok, merged in by key
   let maxPrefixLength = 0
@@ -119,7 +124,7 @@ export function checkRun(ctx: Context): CheckRun {
         yield {prefix: keyPrefix(healthy[h]), verdict: 'ok', findings: NONE, plan: null}
       }
       if (i === poolPrefixes.length) break
-      const l = line(ctx, diagnoseFacts(ctx, ctx.poolFactsAt(i)))
+      const l = line(ctx, diagnoseFacts(ctx, ctx.poolFactsAt(i)), plans)
       count++
       verdicts[l.verdict] = (verdicts[l.verdict] ?? 0) + 1
       for (const f of l.findings) {

@@ -15,13 +15,13 @@ import {keyPrefix, keyPrefixLength, prefixKey} from '../../src/model/aside.js'
 import {buildSnapshot} from '../../src/model/build.js'
 import {Context} from '../../src/model/context.js'
 import type {SourceFile} from '../../src/model/types.js'
-import {renderCheck} from '../../src/render/text.js'
+import {renderCheck, renderCheckLines} from '../../src/render/text.js'
 import {palette} from '../../src/render/style.js'
 import {checkSnapshot} from '../../src/services/load.js'
-import {checkReport} from '../../src/services/report.js'
+import {checkReport, checkRun} from '../../src/services/report.js'
 import {ROOT, scenarioDirs} from '../helpers.js'
 
-function both(files: SourceFile[]): {rules: string; bulk: string; healthy: number} {
+function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: string; leanText: string; healthy: number} {
   const render = (ctx: Context) => {
     const report = checkReport(ctx)
     return `${JSON.stringify(report)}\n${renderCheck(report, palette(false))}`
@@ -43,6 +43,9 @@ function both(files: SourceFile[]): {rules: string; bulk: string; healthy: numbe
       healthy = settled.healthy?.keys.length ?? 0
       return render(new Context(settled))
     }),
+    // check's text report, made as check makes it: no evidence, no plans (it shows neither)
+    rulesText: attempt(() => renderCheck(checkReport(new Context(buildSnapshot(files))), palette(false))),
+    leanText: attempt(() => [...renderCheckLines(checkRun(new Context(checkSnapshot([...files]), {evidence: false}), {plans: false}), palette(false))].join('\n')),
     get healthy() {
       return healthy
     },
@@ -70,6 +73,7 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
     for (const dir of dirs) {
       const r = both(await readSnapshotDir(dir))
       expect(r.bulk, dir).toBe(r.rules)
+      expect(r.leanText, dir).toBe(r.rulesText)
     }
   })
 
@@ -88,6 +92,7 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
     const r = both(filesOf(base))
     expect(r.healthy).toBeGreaterThan(250)
     expect(r.bulk).toBe(r.rules)
+    expect(r.leanText).toBe(r.rulesText)
   })
 
   it('when a path set aside is parsed after all, with lines the framer drops inside it', () => {
@@ -111,6 +116,7 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
       texts.set(KERNEL_FILE, damageKernel(texts.get(KERNEL_FILE)!, kernel))
       const r = both(filesOf(texts))
       expect(r.bulk).toBe(r.rules)
+      expect(r.leanText).toBe(r.rulesText)
     }), {numRuns: 60})
   })
 })

@@ -1,6 +1,9 @@
 // check lets go of a full table's texts once settled (model/release.ts): what it keeps must be what the
 // texts said — every cited line, every field and attribute of the routes still held — and the texts must
 // really be gone (no field left a view into them).
+import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import path from 'node:path'
+
 import {execa} from 'execa'
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
@@ -70,9 +73,14 @@ describe('releasing the texts of a settled snapshot', () => {
     expect(() => kept.cite(settled.pos)).toThrow(/not kept/)
   })
 
-  it('lets the texts go: no field of what it holds keeps a view into them', async () => {
+  it.each([
+    ['as generated', undefined],
+    // node addresses of 13 characters or more (172.201.R.H): V8 makes such substrings views, not copies
+    ['with longer node addresses', (text: string) => text.replaceAll('172.20.', '172.201.')],
+  ])('lets the texts go: no field of what it holds keeps a view into them (%s)', async (_, rewrite) => {
     const dir = tempDir('rd-release-mem-')
     await generateSnapshot(50_000, dir)
+    if (rewrite) for (const name of readdirSync(dir)) writeFileSync(path.join(dir, name), rewrite(readFileSync(path.join(dir, name), 'latin1')), 'latin1')
     // in a process of its own, where a full collection can be asked for: external memory (the texts are
     // external strings) before and after loading as check does
     const script = `
@@ -84,7 +92,7 @@ describe('releasing the texts of a settled snapshot', () => {
       console.log(JSON.stringify({size, external: process.memoryUsage().external, routes: ctx.snapshot.bird.routes.length}))`
     const {stdout} = await execa('node', ['--expose-gc', '--input-type=module', '-e', script, dir], {cwd: ROOT})
     const {size, external, routes} = JSON.parse(stdout) as {size: number; external: number; routes: number}
-    expect(routes).toBeGreaterThan(5000)
+    expect(routes).toBeGreaterThan(5000) // the broken prefixes' paths, held with their lines
     expect(size).toBeGreaterThan(20 * 2 ** 20)
     // what is left outside the heap is Node's own (a few MiB), not the texts
     expect(external).toBeLessThan(size / 4)
