@@ -134,9 +134,11 @@ function detachKernelRoute(r: KernelRoute, d: Detacher, hopList: (list: Nexthop[
   r.nexthops = hopList(r.nexthops)
 }
 
-/** What a parsed BIRD path knows of where it is in its file's text (parse/bird-routes.ts ParsedBirdRoute). */
+/** What a parsed BIRD path knows of where it is in its file's text (parse/bird-routes.ts ParsedBirdRoute); -1: not known. */
 interface HeldTextAt {
-  textAt: number // where its header line starts; -1 when unknown
+  textAt: number // where its header line starts
+  textEnd: number // where its last line ends
+  attrAt: number // where its attribute text starts, when that is a run of the text
 }
 
 /** Copies the lines of `routes` (their `pos`) out of `text` into KeptLines, and their fields off the text. */
@@ -152,7 +154,6 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
   const last = new Int32Array(n)
   const starts = new Float64Array(n)
   const ends = new Float64Array(n)
-  const attrAt = new Float64Array(n).fill(-1)
   const blockOf = new Int32Array(n) // route -> its block
   const parts: string[] = []
   let lineNo = 1 // a cursor: `off` is where line `lineNo` starts
@@ -168,7 +169,8 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
       blockOf[i] = blocks - 1
       continue
     }
-    const at = (r as Partial<HeldTextAt>).textAt ?? -1
+    const where = r as Partial<HeldTextAt>
+    const at = where.textAt ?? -1
     if (at >= off && at <= text.length && (at === 0 || text.charCodeAt(at - 1) === 10)) {
       lineNo = line // read in place: where its header is, without walking the lines before it
       off = at
@@ -179,15 +181,17 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
       lineNo++
     }
     const start = Math.min(off, text.length)
-    const held = holdsAttributeText(r) && r.attrText.length > 0 && r.attrLines === undefined ? r.attrLine : -1
-    let end = start
-    for (;;) {
-      if (lineNo === held) attrAt[blocks] = off
-      const nl = text.indexOf('\n', off)
-      end = nl < 0 ? text.length : nl
-      if (lineNo === endLine || nl < 0) break
-      off = nl + 1
-      lineNo++
+    let end = where.textEnd ?? -1
+    if (!(end >= start && (end === text.length || text.charCodeAt(end) === 10 || text.charCodeAt(end) === 13))) {
+      // not read in place to its last line: its lines, walked
+      end = start
+      for (;;) {
+        const nl = text.indexOf('\n', off)
+        end = nl < 0 ? text.length : nl
+        if (lineNo === endLine || nl < 0) break
+        off = nl + 1
+        lineNo++
+      }
     }
     first[blocks] = line
     last[blocks] = endLine
@@ -230,7 +234,9 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
   }
   for (let i = 0; i < n; i++) {
     const r = routes[i]
-    r.prefix = detached(r.prefix) // a network's own: no Detacher to look it up in
+    const k = blockOf[i]
+    // a network's own, and a primary path's header starts with it: a view into the kept lines, else a copy
+    r.prefix = text.startsWith(r.prefix, starts[k]) ? keptText.slice(at[k], at[k] + r.prefix.length) : detached(r.prefix)
     if (r.table !== undefined) r.table = table.str(r.table)
     r.dest = dest.str(r.dest)
     r.protocol = protocol.str(r.protocol)
@@ -242,13 +248,12 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
     if (r.origin !== undefined) r.origin = origin.str(r.origin)
     r.nexthops = hopList(r.nexthops)
     if (holdsAttributeText(r) && r.attrText.length > 0) {
-      const k = blockOf[i]
-      const a = attrAt[k]
-      if (a >= 0 && a + r.attrText.length <= ends[k] && text.startsWith(r.attrText, a)) {
+      const a = (r as Partial<HeldTextAt>).attrAt ?? -1
+      if (a >= starts[k] && a + r.attrText.length <= ends[k]) {
         const from = at[k] + (a - starts[k])
         r.attrText = keptText.slice(from, from + r.attrText.length)
       } else {
-        r.attrText = attrs.str(r.attrText) // lines joined: a string of its own already, unless it is one line
+        r.attrText = attrs.str(r.attrText) // lines joined: a string of its own already
       }
     }
   }

@@ -222,9 +222,12 @@ export class ParsedBirdRoute implements BirdRoute {
   /** Line of the first attribute line; the others follow it, unless `attrLines` lists them. */
   attrLine = 0
   attrLines?: number[]
-  // where its header line starts in the whole text it was read from in place (-1: fed line by line); private,
-  // so that routes of equal fields are equal whatever text they came from
+  // Where it is in the whole text it was read from in place, for releasing that text (model/release.ts): its
+  // header line's start, its last line's end, its attribute text's start (-1: not known, as when fed line by
+  // line). Private, so that routes of equal fields are equal whatever text they came from.
   #textAt = -1
+  #textEnd = -1
+  #attrAt = -1
 
   constructor(
     public prefix: string,
@@ -243,6 +246,22 @@ export class ParsedBirdRoute implements BirdRoute {
 
   set textAt(offset: number) {
     this.#textAt = offset
+  }
+
+  get textEnd(): number {
+    return this.#textEnd
+  }
+
+  set textEnd(offset: number) {
+    this.#textEnd = offset
+  }
+
+  get attrAt(): number {
+    return this.#attrAt
+  }
+
+  set attrAt(offset: number) {
+    this.#attrAt = offset
   }
 
   get attributes(): BirdAttribute[] {
@@ -424,7 +443,11 @@ export class BirdRouteParser {
       this.hopCount = 0
     }
     if (this.attrCount > 0) {
-      route.attrText = this.attrParts !== undefined ? this.attrParts.join('\n') : this.source!.slice(this.attrStart, this.attrEnd)
+      if (this.attrParts !== undefined) route.attrText = this.attrParts.join('\n')
+      else {
+        route.attrText = this.source!.slice(this.attrStart, this.attrEnd)
+        route.attrAt = this.attrStart
+      }
       if (this.attrLineNos !== undefined) route.attrLines = this.attrLineNos
       this.attrCount = 0
       this.attrStart = -1
@@ -703,6 +726,7 @@ export class BirdRouteParser {
       throw new ParseError(this.file, line, 'a route header before next-hop and attribute lines', text)
     }
     route.pos.endLine = line
+    route.textEnd = -1 // a line fed on its own: where it ends in the text is not known here
     if (text.charCodeAt(1) === 9) {
       // `\t\t…`: a community set wrapped at BIRD's 500-byte line buffer
       if (!this.lastIsAttr) throw new ParseError(this.file, line, 'an attribute line before a continuation line', text)
@@ -811,6 +835,7 @@ export class BirdRouteParser {
     }
     const route = this.newRoute(prefix, rest.dest ?? '', rest, line)
     route.textAt = start // lineSpan's `src` is the whole text (parseBirdRoutes, BirdBlockReader)
+    route.textEnd = end
     // a DEST of several words (1.6's next hop on the header, an MPLS label): as `header` reads it
     if (rest.dest === undefined) this.destination(route, rest.part, line, src.slice(start, end))
     this.cur = route
@@ -850,6 +875,7 @@ export class BirdRouteParser {
     const route = this.cur
     if (route === undefined || this.skipNet) return false
     route.pos.endLine = line
+    route.textEnd = end
     this.lastIsAttr = false
     this.inAsPath = false
     const text = src.slice(start, end)
@@ -878,6 +904,7 @@ export class BirdRouteParser {
     this.attrEnd = end
     this.attrPrevLine = line
     route.pos.endLine = line
+    route.textEnd = end
     this.attribute(route, attributeKind(src, start + 1, colon), src, colon + 2, end)
     return true
   }
