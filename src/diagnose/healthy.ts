@@ -41,7 +41,7 @@ export function settleHealthy(snapshot: Snapshot): Snapshot {
   const birdOf = new Int32Array(nk).fill(ABSENT)
   const birdShared = new Uint8Array(nk)
   for (let i = 0; i < nb; i++) {
-    const j = bird!.kernel[i]
+    const j = bird!.kernel.get(i)
     if (birdOf[j] === ABSENT) birdOf[j] = i
     else birdShared[j] = 1
   }
@@ -83,9 +83,9 @@ export function settleHealthy(snapshot: Snapshot): Snapshot {
   const healthyHops = new Set<string>()
   let lastHop = ''
   for (let i = 0; i < nb; i++) {
-    const j = bird!.kernel[i]
+    const j = bird!.kernel.get(i)
     if (birdOf[j] !== i || birdShared[j] || shared[j] || parseKernel[j]) continue
-    const key = bird!.keys[i]
+    const key = bird!.keys.get(i)
     const hop = bird!.bgpNextHops[i]
     if (!inPool(key) || !hops.get(hop)) continue
     healthyBird[i] = 1
@@ -95,12 +95,12 @@ export function settleHealthy(snapshot: Snapshot): Snapshot {
   }
 
   // every other route set aside, parsed and put back in its place among the routes built
-  const kernelRoutes = putBack(snapshot.kernelRoutes, nk, (j) => kernel!.ordinals[j], (j, out) => {
+  const kernelRoutes = putBack(snapshot.kernelRoutes, nk, (j) => kernel!.ordinals.get(j), (j, out) => {
     if (!healthyKernel[j]) out.push(covering.get(j) ?? asideKernelRoute(kernel!, j))
   })
   const blocks = bird ? new BirdBlockReader(text(bird.file), bird.file) : undefined
-  const birdRoutes = putBack(snapshot.bird.routes, nb, (i) => bird!.ordinals[i], (i, out) => {
-    if (!healthyBird[i]) for (const r of blocks!.at(bird!.offsets[i], bird!.lines[i], bird!.tables[i], bird!.ends[i])) out.push(r)
+  const birdRoutes = putBack(snapshot.bird.routes, nb, (i) => bird!.ordinals.get(i), (i, out) => {
+    if (!healthyBird[i]) for (const r of blocks!.at(bird!.offsets.get(i), bird!.lines.get(i), bird!.tables[i], bird!.ends.get(i))) out.push(r)
   })
 
   const {aside: _settled, ...rest} = snapshot

@@ -35,19 +35,44 @@ export function keyPrefixLength(key: number): number {
 }
 
 /**
+ * A growing list of numbers in a Float64Array, doubled as it fills: a million entries without a JS array of a
+ * million slots for the garbage collector to visit (pushing onto those took a few hundred ms on a full table).
+ */
+export class NumberColumn {
+  private data = new Float64Array(1024)
+  length = 0
+
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const bigger = new Float64Array(this.data.length * 2)
+      bigger.set(this.data)
+      this.data = bigger
+    }
+    this.data[this.length++] = v
+  }
+
+  /** The i-th number (0 <= i < length). */
+  get(i: number): number {
+    return this.data[i]
+  }
+
+  clear(): void {
+    this.length = 0
+  }
+}
+
+/**
  * The kernel routes a scan set aside: `{"type":"unicast","dst":D,"gateway":G,"dev":TUNNEL,"table":"main",
  * "protocol":"bird","scope":"global","metric":M,"flags":["onlink"]}` and nothing else, as iproute2 prints
  * BIRD's tunnel routes: D, G and M are all there is to such a route, so one is built again from them
- * (parse/ip-route-json.ts asideKernelRoute) without the file's text. `start` is where the element starts in
- * that text; `ordinal` its place among all the routes of the file (routes built and set aside alike), so a
- * route built later goes back there.
+ * (parse/ip-route-json.ts asideKernelRoute) without the file's text. `ordinal` is its place among all the
+ * routes of the file (routes built and set aside alike), so a route built later goes back there.
  */
 export class AsideKernelRoutes {
-  readonly keys: number[] = []
-  readonly gateways: number[] = [] // G as a 32-bit number
-  readonly metrics: number[] = [] // M (0 when not printed, as the kernel's default)
-  readonly starts: number[] = []
-  readonly ordinals: number[] = []
+  readonly keys = new NumberColumn()
+  readonly gateways = new NumberColumn() // G as a 32-bit number
+  readonly metrics = new NumberColumn() // M (0 when not printed, as the kernel's default)
+  readonly ordinals = new NumberColumn()
 
   constructor(readonly file: string, readonly tunnelDev: string) {}
 
@@ -56,14 +81,13 @@ export class AsideKernelRoutes {
   }
 
   /** Set a route aside; false (nothing kept) when its dst or gateway is not canonical IPv4. */
-  add(dst: string, gateway: string, metric: number, start: number, ordinal: number): boolean {
+  add(dst: string, gateway: string, metric: number, ordinal: number): boolean {
     const key = prefixKey(dst)
     const g = ipv4Value(gateway)
     if (key < 0 || g < 0) return false
     this.keys.push(key)
     this.gateways.push(g)
     this.metrics.push(metric)
-    this.starts.push(start)
     this.ordinals.push(ordinal)
     return true
   }
@@ -74,10 +98,11 @@ export class AsideKernelRoutes {
    */
   index(): {byKey: KeyTable; shared: Uint8Array} {
     if (this.indexed !== undefined) return this.indexed
-    const byKey = new KeyTable(this.keys.length)
-    const shared = new Uint8Array(this.keys.length)
-    for (let j = 0; j < this.keys.length; j++) {
-      const first = byKey.claim(this.keys[j], j)
+    const n = this.keys.length
+    const byKey = new KeyTable(n)
+    const shared = new Uint8Array(n)
+    for (let j = 0; j < n; j++) {
+      const first = byKey.claim(this.keys.get(j), j)
       if (first !== ABSENT) shared[first] = shared[j] = 1
     }
     this.indexed = {byKey, shared}
@@ -89,11 +114,10 @@ export class AsideKernelRoutes {
   /** Forget everything: the scan gave up, and the generic path reads the whole file. */
   clear(): void {
     this.indexed = undefined
-    this.keys.length = 0
-    this.gateways.length = 0
-    this.metrics.length = 0
-    this.starts.length = 0
-    this.ordinals.length = 0
+    this.keys.clear()
+    this.gateways.clear()
+    this.metrics.clear()
+    this.ordinals.clear()
   }
 }
 
@@ -104,14 +128,14 @@ export class AsideKernelRoutes {
  * `table` the BIRD table it was listed under; `ordinal` its place among all paths of the dump.
  */
 export class AsideBirdPaths {
-  readonly keys: number[] = []
+  readonly keys = new NumberColumn()
   readonly bgpNextHops: string[] = []
-  readonly offsets: number[] = []
-  readonly ends: number[] = []
-  readonly lines: number[] = []
+  readonly offsets = new NumberColumn()
+  readonly ends = new NumberColumn()
+  readonly lines = new NumberColumn()
   readonly tables: Array<string | undefined> = []
-  readonly ordinals: number[] = []
-  readonly kernel: number[] = []
+  readonly ordinals = new NumberColumn()
+  readonly kernel = new NumberColumn()
 
   /** `kernelAt`: the kernel's routes set aside, by key (AsideKernelRoutes.index). */
   constructor(readonly file: string, readonly kernelAt: KeyTable) {}

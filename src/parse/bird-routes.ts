@@ -113,17 +113,22 @@ export function attributeKind(s: string, start: number, end: number): number {
  * False only means "not known canonical": prefixOf decides then.
  */
 export function isCanonicalIpv4Prefix(src: string, start: number, end: number): boolean {
+  return canonicalIpv4Key(src, start, end) >= 0
+}
+
+/** isCanonicalIpv4Prefix's network as model/aside.ts prefixKey gives it (network · 64 + length), else -1. */
+export function canonicalIpv4Key(src: string, start: number, end: number): number {
   // LEN is 0..32: one digit, or two without a leading zero
   let slash = end - 2
   if (src.charCodeAt(slash) !== 47 /* / */) slash = end - 3
-  if (slash <= start || src.charCodeAt(slash) !== 47) return false
+  if (slash <= start || src.charCodeAt(slash) !== 47) return -1
   const d0 = src.charCodeAt(slash + 1) - 48
   const d1 = slash === end - 3 ? src.charCodeAt(end - 1) - 48 : -1
-  if (d0 < 0 || d0 > 9 || (slash === end - 3 && (d0 === 0 || d1 < 0 || d1 > 9))) return false
+  if (d0 < 0 || d0 > 9 || (slash === end - 3 && (d0 === 0 || d1 < 0 || d1 > 9))) return -1
   const len = d1 < 0 ? d0 : d0 * 10 + d1
-  if (len > 32) return false
+  if (len > 32) return -1
   const v = ipv4Value(src, start, slash)
-  return v >= 0 && ipv4Network(v, len) === v
+  return v >= 0 && ipv4Network(v, len) === v ? v * 64 + len : -1
 }
 
 function isBlankChar(c: number): boolean {
@@ -778,6 +783,7 @@ export class BirdRouteParser {
     const c0 = src.charCodeAt(start)
     let prefix: string | undefined
     let sp = start // where the network ends
+    let netKey = -1 // the network's prefixKey, once known
     if (c0 === 32) {
       // another route of the network above; without one, the line path
       if (this.skipNet || this.prefix === undefined) return false
@@ -787,7 +793,8 @@ export class BirdRouteParser {
       if (!((c0 >= 48 && c0 <= 57) || (c0 >= 97 && c0 <= 102) || c0 === 58)) return false
       sp = src.indexOf(' ', start)
       if (sp < 0 || sp >= end) return false
-      prefix = isCanonicalIpv4Prefix(src, start, sp) ? src.slice(start, sp) : prefixOf(src.slice(start, sp))
+      netKey = canonicalIpv4Key(src, start, sp)
+      prefix = netKey >= 0 ? src.slice(start, sp) : prefixOf(src.slice(start, sp))
       if (prefix === undefined) return false // not a network, or not an IP one (flowspec, ROA...)
     }
     const open = src.indexOf('[', sp)
@@ -815,7 +822,7 @@ export class BirdRouteParser {
       this.skipNet = false
       this.prefix = prefix
       if (this.asideTo !== undefined && rest.primary && !rest.kernelSyncFailed && rest.dest === 'unicast') {
-        const key = prefixKey(prefix)
+        const key = netKey >= 0 ? netKey : prefixKey(prefix) // read by prefixOf: canonical now, or not IPv4
         const kernel = key < 0 ? -1 : this.asideTo.kernelAt.get(key)
         if (kernel >= 0) {
           const k = this.skim

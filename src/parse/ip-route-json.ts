@@ -50,20 +50,14 @@ export function scanIpRouteJson(text: string, file = 'ip-j-d-route.json', opts: 
   return routes
 }
 
-/** The route of the element at `start` of a one-line dump (one the scan set aside), as the generic path reads it. */
-export function kernelRouteAt(text: string, start: number, file = 'ip-j-d-route.json', family?: Family): KernelRoute {
-  const end = objectEnd(text, start)
-  return routeOf(JSON.parse(text.slice(start, end)), {file, line: 1, endLine: 1}, family)
-}
-
 /**
  * The j-th route a scan set aside, built from its dst, gateway and metric as the generic path reads its
  * element (it is of BIRD's tunnel shape, model/aside.ts): no text needed.
  */
 export function asideKernelRoute(aside: AsideKernelRoutes, j: number): KernelRoute {
   const raw: RawRoute = {
-    type: 'unicast', dst: keyPrefix(aside.keys[j]), gateway: {host: ipv4Text(aside.gateways[j])}, dev: aside.tunnelDev, table: 'main',
-    protocol: 'bird', scope: 'global', metric: aside.metrics[j], flags: ['onlink'],
+    type: 'unicast', dst: keyPrefix(aside.keys.get(j)), gateway: {host: ipv4Text(aside.gateways.get(j))}, dev: aside.tunnelDev, table: 'main',
+    protocol: 'bird', scope: 'global', metric: aside.metrics.get(j), flags: ['onlink'],
   }
   return buildRoute(raw, {file: aside.file, line: 1, endLine: 1})
 }
@@ -174,7 +168,7 @@ function scanRoutes(text: string, open: number, close: number, pos: SourcePos, f
       const shape = scanner.shape
       // BIRD's tunnel routes: set aside, not built (the first of a shape is built: it decides the shape)
       if (aside === undefined || shape?.like === undefined || !(shape.tunnel ??= isTunnelShape(shape, aside.tunnelDev)) ||
-        !aside.routes.add(scanner.dst, scanner.gatewayHost, scanner.metric ?? 0, start, routes.length + aside.routes.size)) routes.push(scannedRoute(scanner, pos, family))
+        !aside.routes.add(scanner.dst, scanner.gatewayHost, scanner.metric ?? 0, routes.length + aside.routes.size)) routes.push(scannedRoute(scanner, pos, family))
     } else {
       // escapes, nested values, blanks, wrong types: this element as the generic path reads it. Not over
       // several lines: the generic path gives those routes their own lines.

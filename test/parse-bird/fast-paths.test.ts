@@ -5,11 +5,12 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
+import {prefixKey} from '../../src/model/aside.js'
 import {ParseError} from '../../src/model/errors.js'
 import {canonicalAddress, canonicalPrefix} from '../../src/model/prefix.js'
 import type {BirdRoute} from '../../src/model/types.js'
 import {frameBirdText} from '../../src/parse/bird-framing.js'
-import {attributeKind, createBirdRouteStream, isCanonicalIpv4Prefix, parseBirdRoutes, SpanValues} from '../../src/parse/bird-routes.js'
+import {attributeKind, canonicalIpv4Key, createBirdRouteStream, isCanonicalIpv4Prefix, parseBirdRoutes, SpanValues} from '../../src/parse/bird-routes.js'
 import {allCaptureSections} from './captures.js'
 
 /** Every own field (undefined and NaN spelled out, so they count), the attributes, frozen next hops. */
@@ -65,6 +66,8 @@ describe('isCanonicalIpv4Prefix agrees with canonicalPrefix', () => {
       fc.property(anything, fc.string({maxLength: 4}), fc.string({maxLength: 4}), (s, before, after) => {
         const accepted = isCanonicalIpv4Prefix(s, 0, s.length)
         expect(isCanonicalIpv4Prefix(before + s + after, before.length, before.length + s.length)).toBe(accepted)
+        // and its key is prefixKey's, read in place
+        expect(canonicalIpv4Key(before + s + after, before.length, before.length + s.length)).toBe(accepted ? prefixKey(s) : -1)
         if (accepted) {
           expect(s.includes('/') && !s.includes(':')).toBe(true) // what prefixOf asks before canonicalPrefix
           expect(canonicalPrefix(s, 'inet')).toBe(s)
@@ -87,6 +90,7 @@ describe('isCanonicalIpv4Prefix agrees with canonicalPrefix', () => {
         const network = l === 0 ? 0 : Math.floor(v / 2 ** (32 - l)) * 2 ** (32 - l)
         const text = (n: number) => `${[24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.')}/${l}`
         expect(isCanonicalIpv4Prefix(text(network), 0, text(network).length)).toBe(true)
+        expect(canonicalIpv4Key(text(network), 0, text(network).length)).toBe(network * 64 + l)
         if (network !== v) expect(isCanonicalIpv4Prefix(text(v), 0, text(v).length)).toBe(false)
       }),
       {numRuns: 2000},
