@@ -15,6 +15,7 @@ import {Context} from '../../src/model/context.js'
 import type {Snapshot, SourceFile} from '../../src/model/types.js'
 import {checkSnapshot} from '../../src/services/load.js'
 import {ROOT, scenarioDirs, tempDir} from '../helpers.js'
+import {toRawSocket} from '../parse-bird/captures.js'
 
 const BIRD = 'birdc-show-route-all.txt'
 
@@ -51,6 +52,20 @@ describe('releasing the texts of a settled snapshot', () => {
       expect(subsequence(plain.bird.routes, released.bird.routes)).toBeUndefined()
       expect(released.bird.routes.map((r) => r.attributes)).toEqual(plain.bird.routes.filter((r) => released.bird.routes.some((h) => h.pos.line === r.pos.line)).map((r) => r.attributes))
       expect(subsequence(plain.kernelRoutes, released.kernelRoutes)).toBeUndefined()
+    }
+  })
+
+  it('does the same on a dump framed as BIRD\'s control socket sends it (reply codes before the lines)', async () => {
+    const files = await syntheticFiles(400)
+    for (const fresh of [(i: number) => i === 0, (i: number) => i % 3 === 0]) {
+      const framed = files.map((f) => (f.name === BIRD ? {...f, text: toRawSocket(f.text!, fresh)} : f))
+      const {plain, released} = bothWays(framed)
+      expect(released.bird.routes.length).toBeGreaterThan(50)
+      expect(subsequence(plain.bird.routes, released.bird.routes)).toBeUndefined()
+      expect(released.bird.routes.map((r) => r.attributes)).toEqual(plain.bird.routes.filter((r) => released.bird.routes.some((h) => h.pos.line === r.pos.line)).map((r) => r.attributes))
+      const full = new Context(plain)
+      const kept = new Context(released)
+      for (const r of released.bird.routes) expect(kept.cite(r.pos)).toEqual(full.cite(r.pos))
     }
   })
 
