@@ -147,7 +147,7 @@ function measure(argv, {timeout, cwd = ROOT} = {}) {
 }
 
 /**
- * bestOf for several commands, their runs interleaved (a, b, c, a, b, c, ...): this machine's speed drifts over
+ * best() for several commands, their runs interleaved (a, b, c, a, b, c, ...): this machine's speed drifts over
  * minutes, and a floor measured minutes apart from what it is the floor of would judge the drift.
  */
 async function bestInterleaved(n, commands, opts) {
@@ -172,15 +172,7 @@ async function bestInterleaved(n, commands, opts) {
 
 /** Best (lowest wall) of n runs; rss is the max seen over the runs. */
 async function best(n, argv, opts) {
-  let b
-  let maxRss = 0
-  for (let i = 0; i < n; i++) {
-    const r = await measure(argv, opts)
-    if (r.rss) maxRss = Math.max(maxRss, r.rss)
-    if (!b || r.wall < b.wall) b = r
-    if (failed(r)) return {...r, runs: i + 1}
-  }
-  return {...b, rss: maxRss || b.rss, runs: n}
+  return (await bestInterleaved(n, [argv], opts))[0]
 }
 
 /** check exits 0 or 1 by design (1: findings of severity error); anything else is a failure. */

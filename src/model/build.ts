@@ -119,7 +119,7 @@ function kernelRoutesOf(files: SourceFile[], tunnelDev: string, aside: AsideRout
     return routesText !== undefined ? parseIpRouteText(routesText) : []
   }
   if (aside) aside.kernel = new AsideKernelRoutes('ip-j-d-route.json', tunnelDev)
-  const routes = parseIpRouteJson(files[at].text!, 'ip-j-d-route.json', aside?.kernel ? {aside: {routes: aside.kernel, tunnelDev}} : {})
+  const routes = parseIpRouteJson(files[at].text!, 'ip-j-d-route.json', {aside: aside?.kernel})
   if (consume) files[at] = releaseKernelText(files[at], routes)
   return routes
 }

@@ -431,7 +431,7 @@ export class Context {
   private keptLines(file: string, from: number, to: number): string {
     const lines = this.kept.get(file)!.lines(from, to)
     if (lines === undefined) throw new Error(`Context: lines ${from}-${to} of ${file} were not kept when its text was released`)
-    return lines.includes('\r') ? lines.replace(/\r(?=\n|$)/g, '') : lines
+    return withoutCr(lines)
   }
 
   /** Lines [from, to] (1-based) of a file, through an index of line starts built once per file. */
@@ -454,8 +454,7 @@ export class Context {
     }
     if (from < 1 || from > starts.length) return ''
     const end = to < starts.length ? starts[to] - 1 : text.length
-    const lines = text.slice(starts[from - 1], Math.max(starts[from - 1], end))
-    return lines.includes('\r') ? lines.replace(/\r(?=\n|$)/g, '') : lines
+    return withoutCr(text.slice(starts[from - 1], Math.max(starts[from - 1], end)))
   }
 }
 
@@ -465,6 +464,11 @@ const NO_STRINGS = Object.freeze([]) as unknown as string[]
 const NO_RESOLUTIONS = Object.freeze([]) as unknown as NexthopResolution[]
 const NO_KERNEL_ROUTES = Object.freeze([]) as unknown as KernelRoute[]
 const NO_EVIDENCE = Object.freeze([]) as unknown as Evidence[]
+
+/** Cited lines without the CR of CRLF line ends. */
+function withoutCr(lines: string): string {
+  return lines.includes('\r') ? lines.replace(/\r(?=\n|$)/g, '') : lines
+}
 
 /** BIRD's paths at one prefix as the index holds them (the path alone, a list, or nothing) as a list. */
 function pathsOf(held: BirdRoute | BirdRoute[] | undefined): BirdRoute[] {

@@ -52,8 +52,6 @@ export class KeptLines {
 /** What a parsed BIRD path holds of its file's text besides its fields (parse/bird-routes.ts ParsedBirdRoute). */
 interface HeldAttributeText {
   attrText: string
-  attrLine: number
-  attrLines?: number[]
 }
 
 function holdsAttributeText(r: BirdRoute): r is BirdRoute & HeldAttributeText {
@@ -68,22 +66,20 @@ function holdsAttributeText(r: BirdRoute): r is BirdRoute & HeldAttributeText {
  */
 export function releaseTexts(snapshot: Snapshot): Snapshot {
   if (snapshot.aside !== undefined) throw new Error('releaseTexts: settle the routes set aside first')
-  const d = new Detacher()
   const birdFile = snapshot.files.find((f) => f.name === BIRD_ROUTES && f.text !== undefined && f.released === undefined)
+  // already released when built with BuildOptions.consume, as check builds it
   const kernelFile = snapshot.files.find((f) => f.name === KERNEL_ROUTES_JSON && f.text !== undefined && f.released === undefined)
   if (birdFile === undefined && kernelFile === undefined) return snapshot
-
-  const kernelHopList = kernelHopLists(d)
-  if (kernelFile) for (const r of snapshot.kernelRoutes) if (r.pos.file === KERNEL_ROUTES_JSON) detachKernelRoute(r, d, kernelHopList)
 
   let kept: KeptLines | undefined
   if (birdFile) kept = keepBirdLines(birdFile.text!, snapshot.bird.routes.filter((r) => r.pos.file === BIRD_ROUTES))
 
   const files: SourceFile[] = snapshot.files.map((f) => {
     if (f === birdFile) return {...f, text: '', kept, released: f.text!.length}
-    if (f === kernelFile) return {...f, text: '', released: f.text!.length}
+    if (f === kernelFile) return releaseKernelText(f, snapshot.kernelRoutes)
     return f
   })
+  const d = new Detacher()
   const healthy = snapshot.healthy ? {...snapshot.healthy, bgpNextHops: snapshot.healthy.bgpNextHops.map((h) => d.str(h))} : undefined
   return {...snapshot, files, ...(healthy ? {healthy} : {})}
 }

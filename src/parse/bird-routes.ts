@@ -108,15 +108,11 @@ export function attributeKind(s: string, start: number, end: number): number {
 }
 
 /**
- * Is src[start, end) dotted-quad `A.B.C.D/LEN` that canonicalPrefix returns unchanged (no leading
- * zeros, no host bits)? Nearly every network of a full table is, and this needs no slice to find out.
- * False only means "not known canonical": prefixOf decides then.
+ * src[start, end) as model/aside.ts prefixKey gives it (network · 64 + length) when it is dotted-quad
+ * `A.B.C.D/LEN` that canonicalPrefix returns unchanged (no leading zeros, no host bits), else -1. Nearly
+ * every network of a full table is, and this needs no slice to find out. -1 only means "not known
+ * canonical": prefixOf decides then.
  */
-export function isCanonicalIpv4Prefix(src: string, start: number, end: number): boolean {
-  return canonicalIpv4Key(src, start, end) >= 0
-}
-
-/** isCanonicalIpv4Prefix's network as model/aside.ts prefixKey gives it (network · 64 + length), else -1. */
 export function canonicalIpv4Key(src: string, start: number, end: number): number {
   // LEN is 0..32: one digit, or two without a leading zero
   let slash = end - 2

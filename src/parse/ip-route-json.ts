@@ -17,10 +17,10 @@ export interface IpRouteParseOptions {
   /** Family of a route whose family nothing on it reveals (`default dev wg0`): e.g. inet6 for `ip -6` output. */
   family?: Family
   /**
-   * Where to set aside, unbuilt, the routes of BIRD's tunnel shape (see model/aside.ts) through this
+   * Where to set aside, unbuilt, the routes of BIRD's tunnel shape (see model/aside.ts) through its
    * device; they are then not in the list returned. Only a scanned file sets any aside.
    */
-  aside?: {routes: AsideKernelRoutes; tunnelDev: string}
+  aside?: AsideKernelRoutes
 }
 
 export interface GenericParseOptions extends IpRouteParseOptions {
@@ -46,7 +46,7 @@ export function scanIpRouteJson(text: string, file = 'ip-j-d-route.json', opts: 
     // a route the model rejects (type, dst, gateway): the generic path finds the same one, or a JSON
     // error it reports first
   }
-  if (routes === undefined) opts.aside?.routes.clear()
+  if (routes === undefined) opts.aside?.clear()
   return routes
 }
 
@@ -168,7 +168,7 @@ function scanRoutes(text: string, open: number, close: number, pos: SourcePos, f
       const shape = scanner.shape
       // BIRD's tunnel routes: set aside, not built (the first of a shape is built: it decides the shape)
       if (aside === undefined || shape?.like === undefined || !(shape.tunnel ??= isTunnelShape(shape, aside.tunnelDev)) ||
-        !aside.routes.add(scanner.dst, scanner.gatewayHost, scanner.metric ?? 0, routes.length + aside.routes.size)) routes.push(scannedRoute(scanner, pos, family))
+        !aside.add(scanner.dst, scanner.gatewayHost, scanner.metric ?? 0, routes.length + aside.size)) routes.push(scannedRoute(scanner, pos, family))
     } else {
       // escapes, nested values, blanks, wrong types: this element as the generic path reads it. Not over
       // several lines: the generic path gives those routes their own lines.

@@ -10,7 +10,9 @@ import {ParseError} from '../../src/model/errors.js'
 import {canonicalAddress, canonicalPrefix} from '../../src/model/prefix.js'
 import type {BirdRoute} from '../../src/model/types.js'
 import {frameBirdText} from '../../src/parse/bird-framing.js'
-import {attributeKind, canonicalIpv4Key, createBirdRouteStream, isCanonicalIpv4Prefix, parseBirdRoutes, SpanValues} from '../../src/parse/bird-routes.js'
+import {attributeKind, canonicalIpv4Key, createBirdRouteStream, parseBirdRoutes, SpanValues} from '../../src/parse/bird-routes.js'
+
+const isCanonicalIpv4Prefix = (s: string, start: number, end: number): boolean => canonicalIpv4Key(s, start, end) >= 0
 import {allCaptureSections} from './captures.js'
 
 /** Every own field (undefined and NaN spelled out, so they count), the attributes, frozen next hops. */
