@@ -7,17 +7,46 @@ import type {PrefixLine} from '../services/report.js'
 
 const CHUNK = 1 << 20
 
-/** Text gathered into ~1 MiB writes; `add` returns a promise only when the stream asked to wait (no await per element). */
+/**
+ * Text encoded into ~1 MiB buffers as it comes, each written once full; `add` returns a promise only when
+ * the stream asked to wait (no await per element). Encoding each piece into the buffer, rather than
+ * joining the pieces into one string and encoding that, spares V8 flattening a rope of thousands of
+ * pieces per write (a third of the time of writing a full table's JSON).
+ */
 class ChunkedWriter {
-  private buffer = ''
+  private buffer = Buffer.allocUnsafe(CHUNK)
+  private at = 0
+  private pending: Promise<void> | undefined // until the stream drains, after it asked to wait
   constructor(private readonly out: Writable) {}
 
   add(text: string, force = false): Promise<void> | undefined {
-    this.buffer += text
-    if (this.buffer.length < CHUNK && !force) return undefined
-    const ok = this.out.write(this.buffer)
-    this.buffer = ''
-    return ok ? undefined : new Promise<void>((resolve) => this.out.once('drain', resolve))
+    // UTF-8 takes at most three bytes per UTF-16 unit: a piece that might not fit goes after a write
+    if (this.at + text.length * 3 > CHUNK) {
+      this.flush()
+      if (text.length * 3 > CHUNK) {
+        this.send(text) // a piece larger than a chunk goes as it is
+        text = ''
+      }
+    }
+    if (text.length > 0) this.at += this.buffer.write(text, this.at, 'utf8')
+    if (force || this.at >= CHUNK - (CHUNK >> 4)) this.flush()
+    return this.pending
+  }
+
+  private flush(): void {
+    if (this.at === 0) return
+    this.send(this.buffer.subarray(0, this.at))
+    // the stream may hold on to the buffer until it is written (a pipe): the next chunk gets a fresh one
+    this.buffer = Buffer.allocUnsafe(CHUNK)
+    this.at = 0
+  }
+
+  private send(data: Buffer | string): void {
+    if (this.out.write(data) || this.pending) return
+    this.pending = new Promise<void>((resolve) => this.out.once('drain', () => {
+      this.pending = undefined
+      resolve()
+    }))
   }
 }
 

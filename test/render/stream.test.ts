@@ -83,6 +83,44 @@ describe('streamed check output', () => {
     fc.assert(fc.property(line, (l) => prefixLineJson(l as unknown as PrefixLine) === JSON.stringify(l)))
   })
 
+  it('text: lines are written as UTF-8, whole, across chunk boundaries and pieces larger than a chunk', async () => {
+    // pieces of every size around the 1 MiB chunk (a third of it is where a piece goes on its own),
+    // with multi-byte characters and surrogate pairs that would be cut by a write at the wrong byte
+    const unit = fc.constantFrom('a', 'é', '€', '😀', '\n', '"')
+    const piece = fc.oneof(
+      fc.string({unit, maxLength: 40}),
+      fc.integer({min: 300_000, max: 1_100_000}).chain((n) => unit.map((u) => u.repeat(Math.ceil(n / u.length)))),
+    )
+    await fc.assert(fc.asyncProperty(fc.array(piece, {maxLength: 12}), async (lines) => {
+      const text = await collect((out) => writeLines(out, lines))
+      expect(text).toBe(lines.map((l) => `${l}\n`).join(''))
+    }), {numRuns: 25})
+  })
+
+  it('text: a stream that asks to wait gets every byte, in order, once drained', async () => {
+    // a reader far slower than the writer: writeLines must wait for 'drain' rather than buffer it all
+    const out = new PassThrough({highWaterMark: 1024})
+    const chunks: Buffer[] = []
+    let waited = 0
+    const origOnce = out.once.bind(out)
+    out.once = ((event: string, fn: (...args: unknown[]) => void) => {
+      if (event === 'drain') waited++
+      return origOnce(event, fn)
+    }) as typeof out.once
+    const reader = (async () => {
+      for await (const c of out) {
+        chunks.push(c as Buffer)
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    })()
+    const lines = Array.from({length: 60_000}, (_, i) => `10.${i >> 8}.${i & 255}.0/26 ok ${'x'.repeat(i % 50)}`)
+    await writeLines(out, lines)
+    out.end()
+    await reader
+    expect(waited).toBeGreaterThan(0)
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(lines.map((l) => `${l}\n`).join(''))
+  })
+
   it('json: an empty iterable is an empty array, and a thunk is called when its key is reached', async () => {
     let consumed = 0
     function* items() {
