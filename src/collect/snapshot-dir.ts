@@ -3,6 +3,7 @@ import {readdir, readFile, stat} from 'node:fs/promises'
 import path from 'node:path'
 
 import {RouteDoctorError} from '../model/errors.js'
+import {loadYaml} from '../parse/load-yaml.js'
 import type {SourceFile} from '../model/types.js'
 import {decodeText, ERRORS_FILE, SNAPSHOT_FILE_NAMES} from './snapshot-files.js'
 
@@ -16,11 +17,18 @@ export async function readSnapshotDir(dir: string): Promise<SourceFile[]> {
     throw new RouteDoctorError(`${dir}: cannot read the snapshot (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 2, 'E_FROM')
   }
   const known = new Set<string>(SNAPSHOT_FILE_NAMES)
-  const files: SourceFile[] = []
-  for (const name of names.sort()) {
-    if (!known.has(name)) continue
-    files.push({name, text: decodeText(await readFile(path.join(dir, name)))})
+  const wanted = names.sort().filter((name) => known.has(name))
+  // all read at once (a full table's two dumps on two threads), each decoded as it arrives; meanwhile
+  // this thread loads the YAML parser an IPPool file will need, which would otherwise wait for the reads
+  const reading = Promise.all(wanted.map(async (name): Promise<SourceFile> => ({name, text: decodeText(await readFile(path.join(dir, name)))})))
+  if (wanted.includes('ippools.yaml')) {
+    try {
+      loadYaml()
+    } catch {
+      // the IPPool parser asks again, and reports it
+    }
   }
+  const files = await reading
   // sources that failed when the snapshot was taken (written by writeSnapshotDir)
   if (names.includes(ERRORS_FILE)) {
     try {
