@@ -54,13 +54,13 @@ export function buildManifest(input: ManifestInput): Manifest {
     host: input.host,
     command: input.command ?? [],
     redacted: input.redacted ?? false,
-    sources: input.files.map(sourceEntry),
+    sources: input.files.map((f) => sourceEntry(f)),
     files: [],
   }
 }
 
-export function sourceEntry(f: SourceFile): ManifestSource {
-  const bytes = Buffer.from(f.text ?? '', 'utf8')
+/** `bytes`: the text as UTF-8, when the caller has it already (a full table's dump is encoded once). */
+export function sourceEntry(f: SourceFile, bytes: Buffer = Buffer.from(f.text ?? '', 'utf8')): ManifestSource {
   // key order as documented; absent fields stay absent (not null) in manifest.json
   return {
     file: f.name,

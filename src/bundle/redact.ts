@@ -416,15 +416,16 @@ function redactValue(r: Redactor, v: unknown): unknown {
 export function redactBundleInput(input: BundleInput, opts: RedactOptions = {}): {input: BundleInput; mapping: Record<string, string>} {
   const files = scrubSecrets(input.files)
   const host = input.manifest.host
-  const texts = [input.reportMd, ...strings(input.model), ...strings(input.reportJson), ...input.manifest.command]
+  const reportMd = typeof input.reportMd === 'string' ? input.reportMd : [...input.reportMd].join('')
+  const texts = [reportMd, ...strings(input.model), ...strings(input.reportJson), ...input.manifest.command]
   for (let attempt = 0; ; attempt++) {
     const redactor = bundleRedactor(files, texts, {...opts, hostnames: [...(opts.hostnames ?? []), ...(host ? [host] : [])]})
-    const result = redactInputWith(redactor, input, files, host)
+    const result = redactInputWith(redactor, {...input, reportMd}, files, host)
     if (redactor.unchanged().length === 0 || opts.key !== undefined || attempt >= 15) return result
   }
 }
 
-function redactInputWith(redactor: Redactor, input: BundleInput, files: SourceFile[], host: string): {input: BundleInput; mapping: Record<string, string>} {
+function redactInputWith(redactor: Redactor, input: BundleInput & {reportMd: string}, files: SourceFile[], host: string): {input: BundleInput; mapping: Record<string, string>} {
   const out: BundleInput = {
     files: files.map((f) => redactSource(redactor, f)),
     model: redactValue(redactor, input.model),

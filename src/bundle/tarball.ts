@@ -1,27 +1,31 @@
 // Support bundles (DESIGN §6): a .tar.gz of snapshot/<§3 files>, model.json, report.md, report.json
-// and manifest.json. A small in-memory ustar writer/reader over node:zlib: bundles are a few hundred
-// kB, the output is byte-for-byte deterministic for the same input, and reading never touches the
-// disk, so a hostile archive cannot write anywhere (traversal and absolute paths are rejected anyway).
-import {randomBytes} from 'node:crypto'
-import {readFile, rename, rm, writeFile} from 'node:fs/promises'
-import {gunzipSync, gzipSync} from 'node:zlib'
+// and manifest.json. A small ustar writer/reader over node:zlib, streamed both ways: a full table's bundle
+// holds several hundred MB of text, and its model more than fits in one string, so members are written
+// in chunks and read as the archive streams by. The output is byte-for-byte deterministic for the same
+// input, and reading never writes to the disk, so a hostile archive cannot write anywhere (traversal and
+// absolute paths are rejected anyway).
+import {createHash, randomBytes} from 'node:crypto'
+import {once} from 'node:events'
+import {createReadStream, createWriteStream} from 'node:fs'
+import {open, rename, rm} from 'node:fs/promises'
+import {pipeline} from 'node:stream/promises'
+import {createGunzip, createGzip, gunzipSync, gzipSync} from 'node:zlib'
 
 import {RouteDoctorError} from '../model/errors.js'
 import type {SourceFile} from '../model/types.js'
-import {type Manifest, type ManifestSource, manifestProblem, sha256, sourceEntry} from './manifest.js'
+import {type Manifest, type ManifestFile, type ManifestSource, manifestProblem, sourceEntry} from './manifest.js'
 import {scrubSecrets} from './redact.js'
 import {decodeText} from '../collect/snapshot-files.js'
+import {jsonPieces, Utf8Chunks} from '../render/json.js'
 
 export const SNAPSHOT_DIR = 'snapshot/'
 export const ERRORS_FILE = 'errors.json' // snapshot/errors.json: the sources that failed and why
 
-// A bundle never legitimately decompresses to this much; the limit stops a gzip bomb.
-const MAX_UNPACKED = 512 * 1024 * 1024
 
 export interface BundleInput {
   files: SourceFile[] // as collected (or redacted); BIRD passwords are removed here in any case
   model: unknown
-  reportMd: string
+  reportMd: string | Iterable<string> // the text, or its pieces (a full table's is larger than one string)
   reportJson: unknown
   manifest: Manifest // tool, time, host, command, redacted; sources and files are recomputed
 }
@@ -29,7 +33,9 @@ export interface BundleInput {
 export interface Bundle {
   files: SourceFile[] // in manifest order, with command/exit status/duration/error from the manifest
   manifest: Manifest
-  model: unknown // undefined when model.json is missing or not JSON (see warnings)
+  // model.json, report.json, report.md: undefined when missing, not JSON (see warnings), or larger than
+  // MAX_REPORT_READ (a full table's: not read, only checksummed)
+  model: unknown
   reportJson: unknown
   reportMd?: string
   warnings: string[] // checksum mismatches, missing report files: the bundle still replays
@@ -46,13 +52,39 @@ export function defaultBundleName(host: string, date: Date = new Date()): string
 
 // ------------------------------------------------------------------------------------ writing
 
+/** An archive member: its bytes in chunks (a full table's model is larger than one string), or a directory. */
 interface Entry {
   path: string
-  data?: Buffer // undefined: a directory
+  chunks?: Buffer[] // undefined: a directory
+  size: number
+  sha256: string
 }
 
-/** The archive members of a bundle, and the manifest that describes them. Pure. */
-export function bundleEntries(input: BundleInput): {entries: Entry[]; manifest: Manifest} {
+function fileEntry(path: string, chunks: Buffer[]): Entry {
+  const hash = createHash('sha256')
+  let size = 0
+  for (const c of chunks) {
+    hash.update(c)
+    size += c.length
+  }
+  return {path, chunks, size, sha256: hash.digest('hex')}
+}
+
+/** A member written in pieces of text (UTF-8), never joined into one string. */
+function textEntry(path: string, write: (emit: (text: string) => void) => void): Entry {
+  const chunks: Buffer[] = []
+  const out = new Utf8Chunks((c) => chunks.push(c))
+  write((text) => out.add(text))
+  out.flush()
+  return fileEntry(path, chunks)
+}
+
+/**
+ * The archive members of a bundle, in archive order, each made when it is reached (a full table's model
+ * alone is over a GB: one member at a time is in memory), manifest.json last, as it lists the others'
+ * checksums; `manifest` receives it. Pure.
+ */
+function* bundleEntries(input: BundleInput, manifest: (m: Manifest) => void): Generator<Entry> {
   const files = scrubSecrets(input.files)
   const seen = new Set<string>()
   for (const f of files) {
@@ -62,67 +94,99 @@ export function bundleEntries(input: BundleInput): {entries: Entry[]; manifest: 
     if (seen.has(f.name)) throw new RouteDoctorError(`cannot bundle two sources named ${f.name}`, 2, 'E_BUNDLE')
     seen.add(f.name)
   }
-  const entries: Entry[] = [{path: SNAPSHOT_DIR}]
-  for (const f of files) if (f.text !== undefined) entries.push({path: SNAPSHOT_DIR + f.name, data: Buffer.from(f.text, 'utf8')})
-  const failed = files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error, command: f.command, exitStatus: f.exitStatus}))
-  if (failed.length) entries.push({path: SNAPSHOT_DIR + ERRORS_FILE, data: Buffer.from(JSON.stringify(failed, null, 2) + '\n')})
-  entries.push({path: 'model.json', data: Buffer.from(JSON.stringify(input.model ?? null, null, 2) + '\n')})
-  entries.push({path: 'report.md', data: Buffer.from(input.reportMd, 'utf8')})
-  entries.push({path: 'report.json', data: Buffer.from(JSON.stringify(input.reportJson ?? null, null, 2) + '\n')})
-  const manifest: Manifest = {
-    ...input.manifest,
-    schema: 1,
-    sources: files.map(sourceEntry),
-    files: entries.filter((e) => e.data).map((e) => ({path: e.path, size: e.data!.length, sha256: sha256(e.data!)})),
+  const listed: ManifestFile[] = []
+  const sources: ManifestSource[] = []
+  const member = (e: Entry): Entry => {
+    if (e.chunks) listed.push({path: e.path, size: e.size, sha256: e.sha256})
+    return e
   }
-  entries.unshift({path: 'manifest.json', data: Buffer.from(JSON.stringify(manifest, null, 2) + '\n')})
-  return {entries, manifest}
+  yield {path: SNAPSHOT_DIR, size: 0, sha256: ''}
+  for (const f of files) {
+    const bytes = Buffer.from(f.text ?? '', 'utf8') // encoded once: for its entry and its manifest line
+    sources.push(sourceEntry(f, bytes))
+    if (f.text !== undefined) yield member(fileEntry(SNAPSHOT_DIR + f.name, [bytes]))
+  }
+  const failed = files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error, command: f.command, exitStatus: f.exitStatus}))
+  if (failed.length) yield member(fileEntry(SNAPSHOT_DIR + ERRORS_FILE, [Buffer.from(JSON.stringify(failed, null, 2) + '\n')]))
+  yield member(textEntry('model.json', (emit) => jsonPieces(input.model ?? null, emit)))
+  yield member(textEntry('report.md', (emit) => {
+    if (typeof input.reportMd === 'string') emit(input.reportMd)
+    else for (const piece of input.reportMd) emit(piece)
+  }))
+  yield member(textEntry('report.json', (emit) => jsonPieces(input.reportJson ?? null, emit)))
+  const m: Manifest = {...input.manifest, schema: 1, sources, files: listed}
+  manifest(m)
+  yield fileEntry('manifest.json', [Buffer.from(JSON.stringify(m, null, 2) + '\n')])
 }
 
-/** The gzip-compressed tar of a bundle. Pure and deterministic. */
-export function packBundle(input: BundleInput): {data: Buffer; manifest: Manifest} {
-  const {entries, manifest} = bundleEntries(input)
+// A full table's bundle is a few GB of text: zlib's level 3 compresses it ~2.5x faster than the default
+// (6), for a file a fifth larger; level 9 took four times as long again
+const GZIP_LEVEL = 3
+
+function mtimeOf(input: BundleInput): number {
   const t = Date.parse(input.manifest.collectedAt)
-  const mtime = Number.isFinite(t) ? Math.floor(t / 1000) : 0
-  return {data: gzipSync(packTar(entries, mtime), {level: 9}), manifest}
+  return Number.isFinite(t) ? Math.floor(t / 1000) : 0
 }
 
-/** Write a bundle to outPath (via a temporary file and a rename); returns the manifest written. */
+/** The gzip-compressed tar of a bundle, in memory (what writeBundle streams to its file). Pure and deterministic. */
+export function packBundle(input: BundleInput): {data: Buffer; manifest: Manifest} {
+  let manifest: Manifest | undefined
+  const blocks: Buffer[] = []
+  for (const e of bundleEntries(input, (m) => (manifest = m))) for (const b of tarBlocks(e, mtimeOf(input))) blocks.push(b)
+  blocks.push(END_OF_ARCHIVE)
+  return {data: gzipSync(Buffer.concat(blocks), {level: GZIP_LEVEL}), manifest: manifest!}
+}
+
+/**
+ * Write a bundle to outPath, streamed through gzip a member at a time (via a temporary file and a rename);
+ * returns the manifest written. The file is packBundle's, byte for byte.
+ */
 export async function writeBundle(input: BundleInput, outPath: string): Promise<Manifest> {
-  const {data, manifest} = packBundle(input)
   const tmp = `${outPath}.${randomBytes(4).toString('hex')}.tmp`
+  let manifest: Manifest | undefined
   try {
-    await writeFile(tmp, data, {flag: 'wx'})
+    const gzip = createGzip({level: GZIP_LEVEL})
+    const written = pipeline(gzip, createWriteStream(tmp, {flags: 'wx'}))
+    written.catch(() => undefined) // awaited below; a write error also fails gzip.write's wait
+    const mtime = mtimeOf(input)
+    for (const e of bundleEntries(input, (m) => (manifest = m))) {
+      // a member is compressed before the next one is made: only one is ever in memory
+      for (const b of tarBlocks(e, mtime)) if (!gzip.write(b)) await Promise.race([once(gzip, 'drain'), written])
+    }
+    gzip.end(END_OF_ARCHIVE)
+    await written
     await rename(tmp, outPath)
   } catch (error) {
     await rm(tmp, {force: true})
+    if (error instanceof RouteDoctorError) throw error
     throw new RouteDoctorError(`${outPath}: cannot write the bundle (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 2, 'E_BUNDLE')
   }
-  return manifest
+  return manifest!
 }
 
-function packTar(entries: Entry[], mtime: number): Buffer {
-  const blocks: Buffer[] = []
-  for (const e of entries) {
-    const body = e.data ?? Buffer.alloc(0)
-    let name = e.path
-    let prefix = ''
-    if (Buffer.byteLength(name) > 100) {
-      // ustar: split at a '/' into prefix (155) and name (100), else a pax header carries the path
-      const cut = name.lastIndexOf('/', name.length - 2)
-      if (cut > 0 && Buffer.byteLength(name.slice(0, cut)) <= 155 && Buffer.byteLength(name.slice(cut + 1)) <= 100) {
-        prefix = name.slice(0, cut)
-        name = name.slice(cut + 1)
-      } else {
-        const pax = paxRecord('path', e.path)
-        blocks.push(header('PaxHeader', pax.length, 'x', mtime, ''), pad(pax))
-        name = name.slice(0, 100)
-      }
+const END_OF_ARCHIVE = Buffer.alloc(1024)
+
+/** An entry's tar blocks (ustar; a pax header first for a path ustar cannot hold). */
+function* tarBlocks(e: Entry, mtime: number): Generator<Buffer> {
+  let name = e.path
+  let prefix = ''
+  if (Buffer.byteLength(name) > 100) {
+    // ustar: split at a '/' into prefix (155) and name (100), else a pax header carries the path
+    const cut = name.lastIndexOf('/', name.length - 2)
+    if (cut > 0 && Buffer.byteLength(name.slice(0, cut)) <= 155 && Buffer.byteLength(name.slice(cut + 1)) <= 100) {
+      prefix = name.slice(0, cut)
+      name = name.slice(cut + 1)
+    } else {
+      const pax = paxRecord('path', e.path)
+      yield header('PaxHeader', pax.length, 'x', mtime, '')
+      yield pax
+      if (pax.length % 512 !== 0) yield Buffer.alloc(512 - (pax.length % 512))
+      name = name.slice(0, 100)
     }
-    blocks.push(header(name, body.length, e.data ? '0' : '5', mtime, prefix), pad(body))
   }
-  blocks.push(Buffer.alloc(1024))
-  return Buffer.concat(blocks)
+  yield header(name, e.size, e.chunks ? '0' : '5', mtime, prefix)
+  for (const c of e.chunks ?? []) if (c.length > 0) yield c
+  if (e.size % 512 !== 0) yield Buffer.alloc(512 - (e.size % 512))
 }
 
 function paxRecord(key: string, value: string): Buffer {
@@ -130,11 +194,6 @@ function paxRecord(key: string, value: string): Buffer {
   let len = Buffer.byteLength(rest) + 1
   while (String(len).length + Buffer.byteLength(rest) !== len) len = String(len).length + Buffer.byteLength(rest)
   return Buffer.from(`${len}${rest}`)
-}
-
-function pad(b: Buffer): Buffer {
-  const r = b.length % 512
-  return r === 0 ? b : Buffer.concat([b, Buffer.alloc(512 - r)])
 }
 
 function header(name: string, size: number, type: string, mtime: number, prefix: string): Buffer {
@@ -162,42 +221,106 @@ function header(name: string, size: number, type: string, mtime: number, prefix:
 
 // ------------------------------------------------------------------------------------ reading
 
-/** Read and check a bundle. Every way it can be wrong is a RouteDoctorError naming the file (exit 2). */
-export async function readBundle(path: string): Promise<Bundle> {
-  const raw = await readFile(path).catch((error: NodeJS.ErrnoException) => {
-    throw new RouteDoctorError(`${path}: cannot read the bundle (${error.code === 'ENOENT' ? 'no such file' : error.code ?? error.message})`, 2, 'E_BUNDLE')
-  })
-  return parseBundle(raw, path)
+// What a bundle may unpack to before it is refused (a gzip bomb otherwise runs for ever: streamed, it
+// cannot fill the memory), and the largest model.json, report.json and report.md read into memory: a full
+// table's are hundreds of MB that a replay does not need (their checksums are still checked).
+const MAX_UNPACKED = 64 * 2 ** 30
+const MAX_REPORT_READ = 64 * 2 ** 20
+
+export interface ReadOptions {
+  /** model.json, report.json and report.md larger than this are checksummed, not read (default 64 MiB). */
+  reportReadLimit?: number
+  /** readBundle: the gunzipped archive is fed to the tar reader in pieces of at most this many bytes (tests). */
+  pieceSize?: number
 }
 
-/** parseBundle for bytes already in memory; `name` is what error messages call the file. */
-export function parseBundle(raw: Buffer, name: string): Bundle {
-  const fail = (why: string): never => {
-    throw new RouteDoctorError(`${name}: ${why}`, 2, 'E_BUNDLE')
+/** Read and check a bundle, streamed from the file. Every way it can be wrong is a RouteDoctorError naming the file (exit 2). */
+export async function readBundle(path: string, opts: ReadOptions = {}): Promise<Bundle> {
+  const fail = failFor(path)
+  const cannot = (error: NodeJS.ErrnoException): never => fail(`cannot read the bundle (${error.code === 'ENOENT' ? 'no such file' : error.code ?? error.message})`)
+  const magic = Buffer.alloc(2)
+  const fh = await open(path).catch(cannot)
+  try {
+    const {bytesRead} = await fh.read(magic, 0, 2, 0)
+    checkGzipMagic(magic.subarray(0, bytesRead), fail)
+  } finally {
+    await fh.close()
   }
-  if (raw.length < 2 || raw[0] !== 0x1f || raw[1] !== 0x8b) fail('not a routedoctor bundle (not gzip-compressed; expected a .tar.gz written by `routedoctor bundle`)')
+  const tar = new TarReader(fail, opts.reportReadLimit)
+  const piece = opts.pieceSize ?? Infinity
+  let refused: unknown // what the reader refused: pipeline may reject with the abort it causes instead
+  try {
+    await pipeline(createReadStream(path), createGunzip(), async (source: AsyncIterable<Buffer>) => {
+      try {
+        for await (const chunk of source) for (let at = 0; at < chunk.length; at += piece) tar.feed(piece >= chunk.length ? chunk : chunk.subarray(at, at + piece))
+      } catch (error) {
+        if (error instanceof RouteDoctorError) refused ??= error
+        throw error
+      }
+    })
+  } catch (error) {
+    if (refused !== undefined) throw refused
+    if (error instanceof RouteDoctorError) throw error
+    const e = error as NodeJS.ErrnoException
+    if (e.syscall !== undefined) cannot(e)
+    fail(`corrupt or truncated gzip data (${e.message})`)
+  }
+  return bundleOf(tar.end(), fail)
+}
+
+/** readBundle for bytes already in memory; `name` is what error messages call the file. */
+export function parseBundle(raw: Buffer, name: string, opts: ReadOptions = {}): Bundle {
+  const fail = failFor(name)
+  checkGzipMagic(raw, fail)
   let tar: Buffer
   try {
-    tar = gunzipSync(raw, {maxOutputLength: MAX_UNPACKED})
+    tar = gunzipSync(raw, {maxOutputLength: Math.min(MAX_UNPACKED, 2 ** 31 - 1)})
   } catch (error) {
     const e = error as NodeJS.ErrnoException
-    tar = fail(e.code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError ? `unpacks to more than ${MAX_UNPACKED >> 20} MiB, refusing` : `corrupt or truncated gzip data (${e.message})`)
+    tar = fail(e.code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError ? 'unpacks to more than fits in memory, refusing' : `corrupt or truncated gzip data (${e.message})`)
   }
-  const members = unpackTar(tar, fail)
+  const reader = new TarReader(fail, opts.reportReadLimit)
+  reader.feed(tar)
+  return bundleOf(reader.end(), fail)
+}
 
+type Fail = (why: string) => never
+
+function failFor(name: string): Fail {
+  return (why: string): never => {
+    throw new RouteDoctorError(`${name}: ${why}`, 2, 'E_BUNDLE')
+  }
+}
+
+function checkGzipMagic(head: Buffer, fail: Fail): void {
+  if (head.length < 2 || head[0] !== 0x1f || head[1] !== 0x8b) fail('not a routedoctor bundle (not gzip-compressed; expected a .tar.gz written by `routedoctor bundle`)')
+}
+
+/** An archive member as read: its bytes when kept (undefined for a directory or one only checksummed), its sha256. */
+interface Member {
+  data?: Buffer
+  sha256?: string // of a file's bytes
+  size: number
+}
+
+/** The members of a bundle's archive: path -> member. */
+type Members = Map<string, Member>
+
+function bundleOf(found: Members, fail: Fail): Bundle {
+  const members = found
   // A bundle re-packed from its extracted folder has one top-level directory: look inside it.
   if (!members.has('manifest.json')) {
     const tops = new Set([...members.keys()].map((p) => p.split('/')[0]))
     const [top] = tops
     if (tops.size === 1 && members.has(`${top}/manifest.json`)) {
-      const inner = new Map<string, Buffer | undefined>()
-      for (const [p, d] of members) if (p.startsWith(`${top}/`) && p.length > top.length + 1) inner.set(p.slice(top.length + 1), d)
+      const inner: Members = new Map()
+      for (const [p, m] of members) if (p.startsWith(`${top}/`) && p.length > top.length + 1) inner.set(p.slice(top.length + 1), m)
       members.clear()
-      for (const [p, d] of inner) members.set(p, d)
+      for (const [p, m] of inner) members.set(p, m)
     }
   }
 
-  const manifestData = members.get('manifest.json')
+  const manifestData = members.get('manifest.json')?.data
   if (!manifestData) fail('not a routedoctor bundle: manifest.json is missing')
   if (![...members.keys()].some((p) => p.startsWith(SNAPSHOT_DIR))) fail('not a routedoctor bundle: the snapshot/ folder is missing')
   let manifest: Manifest
@@ -210,15 +333,16 @@ export function parseBundle(raw: Buffer, name: string): Bundle {
   if (problem) fail(problem)
 
   const warnings: string[] = []
-  const text = (p: string) => members.get(p)?.toString('utf8')
+  const text = (p: string) => members.get(p)?.data?.toString('utf8')
   const json = (p: string, optional = false): unknown => {
-    const t = text(p)
-    if (t === undefined) {
+    const m = members.get(p)
+    if (m === undefined || m.sha256 === undefined) {
       if (!optional) warnings.push(`${p} is missing`)
       return undefined
     }
+    if (m.data === undefined) return undefined // too large to be worth reading: a replay needs only snapshot/
     try {
-      return JSON.parse(t)
+      return JSON.parse(m.data.toString('utf8'))
     } catch {
       warnings.push(`${p} is not valid JSON`)
       return undefined
@@ -235,21 +359,28 @@ export function parseBundle(raw: Buffer, name: string): Bundle {
   const add = (src: Partial<ManifestSource> & {file: string}) => {
     listed.add(src.file)
     const f: SourceFile = {name: src.file}
-    const data = members.get(SNAPSHOT_DIR + src.file)
-    if (data) f.text = decodeText(data)
+    const member = members.get(SNAPSHOT_DIR + src.file)
+    const data = member?.data
+    if (data) {
+      try {
+        f.text = decodeText(data)
+      } catch {
+        fail(`snapshot/${src.file} is too large to read (${data.length} bytes)`)
+      }
+    }
     const err = src.error ?? errors.get(src.file)?.error
     if (src.command !== undefined) f.command = src.command
     if (src.exitStatus !== undefined) f.exitStatus = src.exitStatus
     if (src.durationMs !== undefined) f.durationMs = src.durationMs
     if (err !== undefined) f.error = err
-    if (data && src.sha256 !== undefined && sha256(data) !== src.sha256) warnings.push(`snapshot/${src.file} does not match its sha256 in manifest.json (edited after collection?)`)
+    if (data && src.sha256 !== undefined && member!.sha256 !== src.sha256) warnings.push(`snapshot/${src.file} does not match its sha256 in manifest.json (edited after collection?)`)
     if (!data && err === undefined && (src.size ?? 0) > 0) warnings.push(`snapshot/${src.file} is listed in manifest.json but missing from the archive`)
     files.push(f)
   }
   for (const s of manifest.sources) add(s)
   for (const [file, e] of errors) if (!listed.has(file)) add({...e, file})
   const extra = [...members.keys()]
-    .filter((p) => p.startsWith(SNAPSHOT_DIR) && members.get(p) !== undefined && p !== SNAPSHOT_DIR + ERRORS_FILE)
+    .filter((p) => p.startsWith(SNAPSHOT_DIR) && members.get(p)!.data !== undefined && p !== SNAPSHOT_DIR + ERRORS_FILE)
     .map((p) => p.slice(SNAPSHOT_DIR.length))
     .filter((f) => !listed.has(f) && !f.includes('/'))
     .sort()
@@ -258,62 +389,135 @@ export function parseBundle(raw: Buffer, name: string): Bundle {
     add({file: f})
   }
   for (const m of manifest.files ?? []) {
-    const data = members.get(m.path)
-    if (data && m.path.startsWith(SNAPSHOT_DIR) === false && sha256(data) !== m.sha256) warnings.push(`${m.path} does not match its sha256 in manifest.json`)
+    const member = members.get(m.path)
+    if (member?.sha256 !== undefined && m.path.startsWith(SNAPSHOT_DIR) === false && member.sha256 !== m.sha256) warnings.push(`${m.path} does not match its sha256 in manifest.json`)
   }
 
   const reportMd = text('report.md')
-  if (reportMd === undefined) warnings.push('report.md is missing')
+  if (members.get('report.md')?.sha256 === undefined) warnings.push('report.md is missing')
   return {files, manifest, model: json('model.json'), reportJson: json('report.json'), reportMd, warnings}
 }
 
-/** Archive path -> data (undefined for a directory). Rejects anything that could escape a folder. */
-function unpackTar(tar: Buffer, fail: (why: string) => never): Map<string, Buffer | undefined> {
-  const out = new Map<string, Buffer | undefined>()
-  let off = 0
-  let nextPath: string | undefined // from a pax 'x' or GNU 'L' header, for the next entry
-  let sawEnd = false
-  while (off + 512 <= tar.length) {
-    const h = tar.subarray(off, off + 512)
+/** Which members are kept in memory: everything a replay reads; the model and the reports only when not too large. */
+function kept(path: string, size: number, reportReadLimit: number): boolean {
+  const base = path.slice(path.lastIndexOf('/') + 1)
+  if (base === 'model.json' || base === 'report.json' || base === 'report.md') return size <= reportReadLimit
+  return true
+}
+
+/**
+ * A tar archive read as it streams by (chunks of any size): each member checksummed, and kept when
+ * `kept` says so. Rejects anything that could escape a folder.
+ */
+class TarReader {
+  private readonly members: Members = new Map()
+  private head = Buffer.alloc(512) // the header being read
+  private headAt = 0
+  private member: {path: string; left: number; chunks?: Buffer[]; hash?: ReturnType<typeof createHash>; meta?: 'x' | 'L'; size: number} | undefined
+  private skip = 0 // padding after a member's data
+  private nextPath: string | undefined // from a pax 'x' or GNU 'L' header, for the next entry
+  private sawEnd = false
+  private offset = 0 // of the next header, for messages
+  private unpacked = 0
+
+  constructor(private readonly fail: Fail, private readonly reportReadLimit = MAX_REPORT_READ) {}
+
+  feed(chunk: Buffer): void {
+    this.unpacked += chunk.length
+    if (this.unpacked > MAX_UNPACKED) this.fail(`unpacks to more than ${MAX_UNPACKED / 2 ** 30} GiB, refusing`)
+    let at = 0
+    while (at < chunk.length && !this.sawEnd) {
+      if (this.skip > 0) {
+        const n = Math.min(this.skip, chunk.length - at)
+        this.skip -= n
+        at += n
+      } else if (this.member) {
+        const m = this.member
+        const n = Math.min(m.left, chunk.length - at)
+        const piece = chunk.subarray(at, at + n)
+        m.hash?.update(piece)
+        m.chunks?.push(piece)
+        m.left -= n
+        at += n
+        if (m.left === 0) this.endMember()
+      } else {
+        const n = Math.min(512 - this.headAt, chunk.length - at)
+        chunk.copy(this.head, this.headAt, at, at + n)
+        this.headAt += n
+        at += n
+        if (this.headAt === 512) {
+          this.headAt = 0
+          this.header()
+        }
+      }
+    }
+  }
+
+  end(): Members {
+    if (this.member || this.headAt > 0 || this.skip > 0) this.fail('truncated tar archive (an entry runs past the end)')
+    if (!this.sawEnd) this.fail('truncated tar archive (no end-of-archive marker)')
+    return this.members
+  }
+
+  private header(): void {
+    const h = this.head
+    const off = this.offset
     if (h.every((b) => b === 0)) {
-      sawEnd = true
-      break
+      this.sawEnd = true
+      return
     }
     const stored = parseOctal(h.subarray(148, 156))
     let sum = 0
     for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : h[i]
-    if (stored === undefined || stored !== sum) fail(`corrupt tar archive (bad header checksum at offset ${off})`)
+    if (stored === undefined || stored !== sum) this.fail(`corrupt tar archive (bad header checksum at offset ${off})`)
     const size = parseOctal(h.subarray(124, 136))
-    if (size === undefined) fail(`corrupt tar archive (bad size field at offset ${off})`)
+    if (size === undefined) this.fail(`corrupt tar archive (bad size field at offset ${off})`)
     const type = String.fromCharCode(h[156] || 0x30)
-    const start = off + 512
-    const end = start + size!
-    if (end > tar.length) fail('truncated tar archive (an entry runs past the end)')
-    const data = tar.subarray(start, end)
-    off = start + Math.ceil(size! / 512) * 512
-
-    if (type === 'x') {
-      nextPath = parsePax(data).path ?? nextPath
-      continue
+    this.offset = off + 512 + Math.ceil(size! / 512) * 512
+    const padding = (512 - (size! % 512)) % 512
+    if (type === 'x' || type === 'L') {
+      this.begin({path: '', left: size!, size: size!, chunks: [], meta: type}, padding)
+      return
     }
-    if (type === 'L') {
-      nextPath = cString(data)
-      continue
+    if (type === 'g') {
+      this.begin({path: '', left: size!, size: size!}, padding) // global pax header: nothing a bundle needs
+      return
     }
-    if (type === 'g') continue // global pax header: nothing a bundle needs
-    let path = nextPath ?? ustarPath(h)
-    nextPath = undefined
-    path = safePath(path, fail)
+    let path = this.nextPath ?? ustarPath(h)
+    this.nextPath = undefined
+    path = safePath(path, this.fail)
     if (type === '5') {
-      if (path !== '') out.set(path.endsWith('/') ? path : `${path}/`, undefined) // '' is `./` itself
-      continue
+      if (path !== '') this.members.set(path.endsWith('/') ? path : `${path}/`, {size: 0}) // '' is `./` itself
+      this.begin({path: '', left: size!, size: size!}, padding)
+      return
     }
-    if (path === '' || path.endsWith('/')) fail(`file entry without a name (${JSON.stringify(ustarPath(h))}) in the archive`)
-    if (type !== '0' && type !== '7') fail(`unsupported entry ${JSON.stringify(path)} in the archive (tar type ${JSON.stringify(type)}; a bundle holds only files and folders)`)
-    out.set(path, Buffer.from(data))
+    if (path === '' || path.endsWith('/')) this.fail(`file entry without a name (${JSON.stringify(ustarPath(h))}) in the archive`)
+    if (type !== '0' && type !== '7') this.fail(`unsupported entry ${JSON.stringify(path)} in the archive (tar type ${JSON.stringify(type)}; a bundle holds only files and folders)`)
+    this.begin({path, left: size!, size: size!, hash: createHash('sha256'), ...(kept(path, size!, this.reportReadLimit) ? {chunks: []} : {})}, padding)
   }
-  if (!sawEnd) fail('truncated tar archive (no end-of-archive marker)')
-  return out
+
+  private begin(member: NonNullable<TarReader['member']>, padding: number): void {
+    this.member = member
+    this.pendingPadding = padding
+    if (member.left === 0) this.endMember()
+  }
+
+  private pendingPadding = 0
+
+  private endMember(): void {
+    const m = this.member!
+    this.member = undefined
+    this.skip = this.pendingPadding
+    if (m.meta !== undefined) {
+      const data = Buffer.concat(m.chunks!)
+      this.nextPath = m.meta === 'x' ? (parsePax(data).path ?? this.nextPath) : cString(data)
+      return
+    }
+    if (m.hash === undefined) return // a directory's or a global header's data: nothing kept
+    const member: Member = {size: m.size, sha256: m.hash.digest('hex')}
+    if (m.chunks) member.data = m.chunks.length === 1 ? m.chunks[0] : Buffer.concat(m.chunks)
+    this.members.set(m.path, member)
+  }
 }
 
 function cString(b: Buffer): string {

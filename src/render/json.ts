@@ -8,46 +8,92 @@ import type {PrefixLine} from '../services/report.js'
 const CHUNK = 1 << 20
 
 /**
- * Text encoded into ~1 MiB buffers as it comes, each written once full; `add` returns a promise only when
- * the stream asked to wait (no await per element). Encoding each piece into the buffer, rather than
- * joining the pieces into one string and encoding that, spares V8 flattening a rope of thousands of
- * pieces per write (a third of the time of writing a full table's JSON).
+ * Text encoded as UTF-8 into ~1 MiB buffers as it comes, each handed to `sink` once full (and at `end`).
+ * Encoding each piece into the buffer, rather than joining the pieces into one string and encoding that,
+ * spares V8 flattening a rope of thousands of pieces (a third of the time of writing a full table's JSON),
+ * and no piece of output is ever one string: a full table's is larger than V8's longest.
  */
-class ChunkedWriter {
+export class Utf8Chunks {
   private buffer = Buffer.allocUnsafe(CHUNK)
   private at = 0
+  constructor(private readonly sink: (chunk: Buffer) => void) {}
+
+  add(text: string): void {
+    // UTF-8 takes at most three bytes per UTF-16 unit: a piece that might not fit goes after a flush
+    if (this.at + text.length * 3 > CHUNK) {
+      this.flush()
+      if (text.length * 3 > CHUNK) {
+        this.sink(Buffer.from(text, 'utf8')) // a piece larger than a chunk goes as it is
+        return
+      }
+    }
+    this.at += this.buffer.write(text, this.at, 'utf8')
+    if (this.at >= CHUNK - (CHUNK >> 4)) this.flush()
+  }
+
+  /** Hand over what is buffered. */
+  flush(): void {
+    if (this.at === 0) return
+    this.sink(this.buffer.subarray(0, this.at))
+    // the sink may hold on to the buffer (a pipe writes it later): the next chunk gets a fresh one
+    this.buffer = Buffer.allocUnsafe(CHUNK)
+    this.at = 0
+  }
+}
+
+/** Text to a stream in ~1 MiB writes; `add` returns a promise only when the stream asked to wait (no await per element). */
+class ChunkedWriter {
+  private readonly chunks = new Utf8Chunks((chunk) => this.send(chunk))
   private pending: Promise<void> | undefined // until the stream drains, after it asked to wait
   constructor(private readonly out: Writable) {}
 
   add(text: string, force = false): Promise<void> | undefined {
-    // UTF-8 takes at most three bytes per UTF-16 unit: a piece that might not fit goes after a write
-    if (this.at + text.length * 3 > CHUNK) {
-      this.flush()
-      if (text.length * 3 > CHUNK) {
-        this.send(text) // a piece larger than a chunk goes as it is
-        text = ''
-      }
-    }
-    if (text.length > 0) this.at += this.buffer.write(text, this.at, 'utf8')
-    if (force || this.at >= CHUNK - (CHUNK >> 4)) this.flush()
+    this.chunks.add(text)
+    if (force) this.chunks.flush()
     return this.pending
   }
 
-  private flush(): void {
-    if (this.at === 0) return
-    this.send(this.buffer.subarray(0, this.at))
-    // the stream may hold on to the buffer until it is written (a pipe): the next chunk gets a fresh one
-    this.buffer = Buffer.allocUnsafe(CHUNK)
-    this.at = 0
-  }
-
-  private send(data: Buffer | string): void {
+  private send(data: Buffer): void {
     if (this.out.write(data) || this.pending) return
     this.pending = new Promise<void>((resolve) => this.out.once('drain', () => {
       this.pending = undefined
       resolve()
     }))
   }
+}
+
+/**
+ * `value` as JSON, in pieces to `emit`, without one string of it all: the objects of its first two
+ * levels a key per line, every array of its first three an element per line, each element and every
+ * deeper value compact (JSON.stringify). JSON.parse of the whole is JSON.parse(JSON.stringify(value)),
+ * and a full table's model or report stays greppable, a route per line.
+ */
+export function jsonPieces(value: unknown, emit: (text: string) => void): void {
+  piece(value, '', 0, emit)
+  emit('\n')
+}
+
+function piece(v: unknown, indent: string, depth: number, emit: (text: string) => void, key = ''): void {
+  if (v !== null && typeof v === 'object' && typeof (v as {toJSON?: unknown}).toJSON === 'function') v = (v as {toJSON: (k: string) => unknown}).toJSON(key)
+  const inner = `${indent}  `
+  if (Array.isArray(v) && depth <= 2) {
+    if (v.length === 0) return emit('[]')
+    emit('[')
+    for (let i = 0; i < v.length; i++) emit(`${i === 0 ? '' : ','}\n${inner}${JSON.stringify(v[i]) ?? 'null'}`)
+    return emit(`\n${indent}]`)
+  }
+  if (v !== null && typeof v === 'object' && !Array.isArray(v) && depth <= 1) {
+    let first = true
+    for (const k of Object.keys(v)) {
+      const x = (v as Record<string, unknown>)[k]
+      if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue
+      emit(`${first ? '{' : ','}\n${inner}${JSON.stringify(k)}: `)
+      first = false
+      piece(x, inner, depth + 1, emit, k)
+    }
+    return emit(first ? '{}' : `\n${indent}}`)
+  }
+  emit(JSON.stringify(v) ?? 'null')
 }
 
 /**

@@ -63,8 +63,13 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   const report = checkReport(ctx)
   const plain = palette(false)
   const shared = {host: report.host.findings, node: report.node}
-  const explained = report.prefixes.filter((p) => p.verdict !== 'ok' && p.verdict !== 'local').map((p) => renderExplain(explainReport(ctx, p.prefix, shared), plain))
-  const reportMd = ['# routedoctor report', '', '```', renderCheck(report, plain), '```', ...explained.flatMap((e) => ['', '```', e, '```']), ''].join('\n')
+  // in pieces, each prefix explained as it is written: a full table's report is larger than one string
+  function* reportMd(): Generator<string> {
+    yield `# routedoctor report\n\n\`\`\`\n${renderCheck(report, plain)}\n\`\`\`\n`
+    for (const p of report.prefixes) {
+      if (p.verdict !== 'ok' && p.verdict !== 'local') yield `\n\`\`\`\n${renderExplain(explainReport(ctx, p.prefix, shared), plain)}\n\`\`\`\n`
+    }
+  }
   const {files: _files, ...model} = snapshot
   const manifest = buildManifest({
     files, tool: {name: 'routedoctor', version: opts.toolVersion}, collectedAt: source.origin.collectedAt ?? new Date().toISOString(),
@@ -72,7 +77,7 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   })
   let out = opts.out ?? defaultBundleName(host, new Date(manifest.collectedAt))
   if (opts.out && !opts.out.endsWith('.tar.gz')) out = path.join(opts.out, defaultBundleName(host, new Date(manifest.collectedAt)))
-  await writeBundle({files, model, reportMd, reportJson: report, manifest}, out)
+  await writeBundle({files, model, reportMd: reportMd(), reportJson: report, manifest}, out)
   if (mapping && opts.mappingFile) await writeFile(opts.mappingFile, JSON.stringify(mapping, null, 2) + '\n', {mode: 0o600})
   progress(`wrote ${out}`)
   return {

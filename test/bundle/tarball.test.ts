@@ -103,8 +103,34 @@ describe('writeBundle / readBundle', () => {
     expect(b.warnings).toEqual([])
   })
 
-  it('is deterministic for the same input', () => {
+  it('is deterministic for the same input, streamed to a file or packed in memory', async () => {
+    await written
     expect(packBundle(input()).data.equals(packBundle(input()).data)).toBe(true)
+    expect(readFileSync(out).equals(packBundle(input()).data)).toBe(true)
+  })
+
+  it('reads the same bundle whatever pieces the archive streams by in', async () => {
+    await written
+    const whole = await readBundle(out)
+    for (const pieceSize of [1, 7, 511, 512, 513, 4096]) expect(await readBundle(out, {pieceSize}), `pieces of ${pieceSize}`).toEqual(whole)
+    expect(parseBundle(readFileSync(out), out)).toEqual(whole)
+  })
+
+  it('writes a report given in pieces as the text they make', async () => {
+    const pieces = ['# Report\n', '', 'naïve → ✓ ', 'x'.repeat(400_000), '\nend\n']
+    const p = path.join(tmp, 'pieces.tar.gz')
+    await writeBundle({...input(), reportMd: pieces.values()}, p)
+    expect((await readBundle(p)).reportMd).toBe(pieces.join(''))
+  })
+
+  it('checksums but does not read a model or report over the read limit, and still replays', async () => {
+    await written
+    const b = await readBundle(out, {reportReadLimit: 30})
+    expect(b.files).toEqual((await readBundle(out)).files)
+    expect(b.model).toBeUndefined()
+    expect(b.reportJson).toBeUndefined()
+    expect(b.reportMd).toBe(input().reportMd) // 19 bytes: under the limit
+    expect(b.warnings).toEqual([])
   })
 
   it.skipIf(!hasTar)('reads a bundle re-packed by GNU tar from its extracted folder', async () => {
@@ -123,6 +149,17 @@ describe('writeBundle / readBundle', () => {
     await writeBundle(input([{name: long, text: 'long\n'}]), p)
     expect(execFileSync('tar', ['-tzf', p], {encoding: 'utf8'})).toContain(`snapshot/${long}\n`)
     expect((await readBundle(p)).files).toEqual([{name: long, text: 'long\n'}])
+  })
+
+  it.skipIf(!hasTar)('warns about a model edited after collection even when it is too large to read', async () => {
+    await written
+    const d = path.join(tmp, 'edit-model')
+    mkdirSync(d)
+    execFileSync('tar', ['-xzf', out, '-C', d])
+    writeFileSync(path.join(d, 'model.json'), '{"edited": true}\n')
+    const p = path.join(tmp, 'edited-model.tar.gz')
+    execFileSync('tar', ['-czf', p, '-C', d, '.'])
+    expect((await readBundle(p, {reportReadLimit: 4})).warnings).toEqual(['model.json does not match its sha256 in manifest.json'])
   })
 
   it.skipIf(!hasTar)('warns about a snapshot file edited after collection, and still reads it', async () => {

@@ -6,7 +6,7 @@ import {describe, expect, it} from 'vitest'
 
 import fc from 'fast-check'
 
-import {prefixLineJson, writeJson, writeLines} from '../../src/render/json.js'
+import {jsonPieces, prefixLineJson, writeJson, writeLines} from '../../src/render/json.js'
 import {renderCheck, renderCheckLines} from '../../src/render/text.js'
 import {checkReport, checkRun, type CheckReport, type PrefixLine} from '../../src/services/report.js'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
@@ -119,6 +119,31 @@ describe('streamed check output', () => {
     await reader
     expect(waited).toBeGreaterThan(0)
     expect(Buffer.concat(chunks).toString('utf8')).toBe(lines.map((l) => `${l}\n`).join(''))
+  })
+
+  it('json pieces: the same value as JSON.stringify gives, a big array an element per line', () => {
+    const joined = (v: unknown) => {
+      const out: string[] = []
+      jsonPieces(v, (t) => out.push(t))
+      return out.join('')
+    }
+    // what JSON.stringify drops or turns into null: undefined, functions, symbols; and toJSON
+    const odd = fc.constantFrom(undefined, () => 1, Symbol('s'), new Date(0), {toJSON: () => ({made: 'by toJSON'})})
+    const value = fc.letrec((tie) => ({
+      leaf: fc.oneof(fc.jsonValue(), odd),
+      node: fc.oneof({depthSize: 'small'}, tie('leaf'), fc.array(tie('node'), {maxLength: 5}), fc.dictionary(fc.string(), tie('node'), {maxKeys: 5})),
+    })).node
+    fc.assert(fc.property(value, (v) => {
+      const text = joined(v)
+      expect(text.endsWith('\n')).toBe(true)
+      expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(v) ?? 'null'))
+    }), {numRuns: 300})
+    // the model's shape: its routes a line each, however many
+    const model = {origin: {kind: 'dir'}, kernelRoutes: [{dst: '10.0.0.0/26', nexthops: [{dev: 'tunl0'}]}, {dst: '10.0.0.64/26'}], bird: {routes: [{prefix: 'a'}, {prefix: 'b'}], status: {version: '2.0.12'}}}
+    const lines = joined(model).split('\n')
+    expect(lines).toContain('    {"dst":"10.0.0.0/26","nexthops":[{"dev":"tunl0"}]},')
+    expect(lines).toContain('      {"prefix":"b"}')
+    expect(lines).toContain('    "status": {"version":"2.0.12"}')
   })
 
   it('json: an empty iterable is an empty array, and a thunk is called when its key is reached', async () => {
