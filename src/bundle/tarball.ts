@@ -224,8 +224,11 @@ function header(name: string, size: number, type: string, mtime: number, prefix:
 // What a bundle may unpack to before it is refused (a gzip bomb otherwise runs for ever: streamed, it
 // cannot fill the memory), and the largest model.json, report.json and report.md read into memory: a full
 // table's are hundreds of MB that a replay does not need (their checksums are still checked).
-const MAX_UNPACKED = 64 * 2 ** 30
+const MAX_UNPACKED = 16 * 2 ** 30
 const MAX_REPORT_READ = 64 * 2 ** 20
+// A member held in memory (a snapshot file, the manifest) larger than this is refused before it is
+// buffered: its text could not be one string anyway (a million routes' BIRD dump is ~360 MB).
+const MAX_KEPT = 2 ** 30
 
 export interface ReadOptions {
   /** model.json, report.json and report.md larger than this are checksummed, not read (default 64 MiB). */
@@ -493,7 +496,9 @@ class TarReader {
     }
     if (path === '' || path.endsWith('/')) this.fail(`file entry without a name (${JSON.stringify(ustarPath(h))}) in the archive`)
     if (type !== '0' && type !== '7') this.fail(`unsupported entry ${JSON.stringify(path)} in the archive (tar type ${JSON.stringify(type)}; a bundle holds only files and folders)`)
-    this.begin({path, left: size!, size: size!, hash: createHash('sha256'), ...(kept(path, size!, this.reportReadLimit) ? {chunks: []} : {})}, padding)
+    const keep = kept(path, size!, this.reportReadLimit)
+    if (keep && size! > MAX_KEPT) this.fail(`${path} is ${Math.round(size! / 2 ** 20)} MiB, more than routedoctor reads (${MAX_KEPT / 2 ** 20} MiB)`)
+    this.begin({path, left: size!, size: size!, hash: createHash('sha256'), ...(keep ? {chunks: []} : {})}, padding)
   }
 
   private begin(member: NonNullable<TarReader['member']>, padding: number): void {

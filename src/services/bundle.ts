@@ -71,8 +71,9 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     }
   }
   const {files: _files, ...model} = snapshot
+  // its sources are listed as the bundle is written (each text encoded and checksummed once: a full table's are ~0.5 GB)
   const manifest = buildManifest({
-    files, tool: {name: 'routedoctor', version: opts.toolVersion}, collectedAt: source.origin.collectedAt ?? new Date().toISOString(),
+    files: [], tool: {name: 'routedoctor', version: opts.toolVersion}, collectedAt: source.origin.collectedAt ?? new Date().toISOString(),
     host, command, redacted: opts.redact ?? false,
   })
   let out = opts.out ?? defaultBundleName(host, new Date(manifest.collectedAt))

@@ -244,6 +244,24 @@ describe('readBundle rejects', () => {
     await expectBundleError(p, /corrupt tar archive|truncated tar/)
   })
 
+  it('a member too large to hold, before reading its data', async () => {
+    // a ustar header alone, for a 2 GiB snapshot file: refused at the header, nothing buffered
+    const h = Buffer.alloc(512)
+    h.write('snapshot/big.txt', 0)
+    h.write('0000644\0', 100)
+    h.write(`${(2 ** 31).toString(8).padStart(11, '0')}\0`, 124)
+    h.write('0', 156)
+    h.write('ustar\0', 257)
+    h.write('00', 263)
+    h.write('        ', 148)
+    let sum = 0
+    for (const b of h) sum += b
+    h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148)
+    const p = path.join(tmp, 'huge-member.tar.gz')
+    writeFileSync(p, gzipSync(h))
+    await expectBundleError(p, /snapshot\/big\.txt is 2048 MiB, more than routedoctor reads/)
+  })
+
   it('a missing file', async () => {
     await expectBundleError(path.join(tmp, 'nope.tar.gz'), /no such file/)
   })
