@@ -19,8 +19,13 @@ import type {BirdRoute, KernelRoute, Snapshot} from '../model/types.js'
 import {BirdBlockReader} from '../parse/bird-routes.js'
 import {asideKernelRoute} from '../parse/ip-route-json.js'
 
+export interface SettleOptions {
+  /** Prefix keys (model/aside.ts prefixKey) never settled, whatever their health: `explain` keeps its prefix's routes as objects. */
+  unsettled?: (key: number) => boolean
+}
+
 /** The snapshot with its set-aside routes settled: the healthy ones as `healthy`, the others parsed into the lists. */
-export function settleHealthy(snapshot: Snapshot): Snapshot {
+export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Snapshot {
   const aside = snapshot.aside
   if (aside === undefined) return snapshot
   const kernel = aside.kernel
@@ -87,7 +92,7 @@ export function settleHealthy(snapshot: Snapshot): Snapshot {
     if (birdOf[j] !== i || birdShared[j] || shared[j] || parseKernel[j]) continue
     const key = bird!.keys.get(i)
     const hop = bird!.bgpNextHops[i]
-    if (!inPool(key) || !hops.get(hop)) continue
+    if (!inPool(key) || !hops.get(hop) || opts.unsettled?.(key)) continue
     healthyBird[i] = 1
     healthyKernel[j] = 1
     keys.push(key)
