@@ -79,13 +79,7 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
 
   let base: Map<string, string>
   beforeAll(async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-healthy-'))
-    try {
-      await generateSnapshot(400, dir)
-      base = new Map((await readSnapshotDir(dir)).map((f) => [f.name, f.text ?? '']))
-    } finally {
-      rmSync(dir, {recursive: true, force: true})
-    }
+    base = await syntheticTexts(400)
   })
 
   it("on the bench's synthetic table, where most prefixes are settled in bulk", () => {
@@ -175,13 +169,7 @@ describe('explain settles every prefix but the one it explains, and explains it 
 
   let texts: Map<string, string>
   beforeAll(async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-explain-'))
-    try {
-      await generateSnapshot(300, dir)
-      texts = new Map((await readSnapshotDir(dir)).map((f) => [f.name, f.text ?? '']))
-    } finally {
-      rmSync(dir, {recursive: true, force: true})
-    }
+    texts = await syntheticTexts(300)
   })
 
   it("on the bench's synthetic table, damaged at random, for prefixes and addresses healthy or not", () => {
@@ -211,6 +199,17 @@ describe('explain settles every prefix but the one it explains, and explains it 
 
 const BIRD_FILE = 'birdc-show-route-all.txt'
 const KERNEL_FILE = 'ip-j-d-route.json'
+
+/** The bench's synthetic snapshot of `count` routes, file name -> text. */
+async function syntheticTexts(count: number): Promise<Map<string, string>> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-healthy-'))
+  try {
+    await generateSnapshot(count, dir)
+    return new Map((await readSnapshotDir(dir)).map((f) => [f.name, f.text ?? '']))
+  } finally {
+    rmSync(dir, {recursive: true, force: true})
+  }
+}
 
 function filesOf(texts: Map<string, string>): SourceFile[] {
   return [...texts].map(([name, text]) => ({name, text}))
