@@ -3,7 +3,7 @@ import {Args, Flags} from '@oclif/core'
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
 import {Context, DEFAULT_FIX_PROTOCOL_NUMBER} from '../model/context.js'
 import {UsageError} from '../model/errors.js'
-import {loadSnapshot} from '../services/load.js'
+import {loadSettledSnapshot} from '../services/load.js'
 import {palette} from '../render/style.js'
 import {renderBirdConfig, renderFix} from '../render/text.js'
 
@@ -46,7 +46,7 @@ export default class Fix extends BaseCommand {
       return
     }
     if (flags.apply && flags.from) throw new UsageError('--apply programs the live kernel: it cannot be used with --from')
-    const ctx = new Context(await loadSnapshot(sourceOptions(flags)), {fixProtocol: String(flags.protocol)})
+    const ctx = new Context(await loadSettledSnapshot(sourceOptions(flags), args.prefix), {fixProtocol: String(flags.protocol)})
     const {report, items} = planFix(ctx, args.prefix)
     if (flags['bird-config'] && !flags.apply) {
       if (flags.json) this.printJson(report)

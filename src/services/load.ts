@@ -93,13 +93,14 @@ export function checkSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
 }
 
 /**
- * What `explain QUERY` reads: the snapshot with its healthy prefixes settled in bulk as `check` settles them, except
- * every prefix QUERY names or whose network covers the address it names, whose routes stay objects for the
- * explanation. The texts are kept (evidence cites any line). Its explanation is loadSnapshot's, byte for byte; on a
- * full table the routes of the healthy prefixes are not all built (1M routes: about half the time).
+ * What `explain QUERY` and `fix [PREFIX]` read: the snapshot with its healthy prefixes settled in bulk as `check`
+ * settles them, except every prefix QUERY names or whose network covers the address it names, whose routes stay
+ * objects. The texts are kept (evidence cites any line). An explanation, or a plan, made of it is loadSnapshot's, byte
+ * for byte: a healthy prefix has no plan, so `fix` of every prefix loses nothing by settling them all. On a full
+ * table the healthy prefixes' routes are never built.
  */
-export function explainSnapshot(files: SourceFile[], opts: BuildOptions, query: string): Snapshot {
-  return settleHealthy(buildSnapshot(files, {...opts, aside: true}), {unsettled: queryKeys(query)})
+export function settledSnapshot(files: SourceFile[], opts: BuildOptions, query?: string): Snapshot {
+  return settleHealthy(buildSnapshot(files, {...opts, aside: true}), query === undefined ? {} : {unsettled: queryKeys(query)})
 }
 
 /** The prefix keys a query may be about: its prefix, or every network that covers its address (IPv4: only those are set aside). */
@@ -115,9 +116,10 @@ function queryKeys(query: string): (key: number) => boolean {
   return (k) => keys.has(k)
 }
 
-export async function loadExplainSnapshot(opts: SourceOptions, query: string): Promise<Snapshot> {
+/** settledSnapshot of the source: for `explain QUERY` and `fix [PREFIX]`. */
+export async function loadSettledSnapshot(opts: SourceOptions, query?: string): Promise<Snapshot> {
   const source = await loadSourceFiles(opts)
-  return explainSnapshot(source.files, await buildOptions(source, opts), query)
+  return settledSnapshot(source.files, await buildOptions(source, opts), query)
 }
 
 const RELEASED_ENOUGH = 16 * 2 ** 20 // a collection takes ~0.1 s on a full table's heap, ~10 ms on 100k routes: not for small snapshots

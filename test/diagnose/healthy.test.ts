@@ -17,7 +17,8 @@ import {Context} from '../../src/model/context.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {renderCheck, renderCheckLines, renderExplain} from '../../src/render/text.js'
 import {palette} from '../../src/render/style.js'
-import {checkSnapshot, explainSnapshot} from '../../src/services/load.js'
+import {checkSnapshot, settledSnapshot} from '../../src/services/load.js'
+import {planFix} from '../../src/services/fix.js'
 import {checkReport, checkRun, explainReport} from '../../src/services/report.js'
 import {ROOT, scenarioDirs} from '../helpers.js'
 
@@ -135,7 +136,20 @@ function explainBoth(files: SourceFile[], query: string): {rules: string; settle
       return `error: ${(error as Error).message}`
     }
   }
-  return {rules: build(() => new Context(buildSnapshot(files))), settled: build(() => new Context(explainSnapshot(files, {}, query)))}
+  return {rules: build(() => new Context(buildSnapshot(files))), settled: build(() => new Context(settledSnapshot(files, {}, query)))}
+}
+
+/** `fix [PREFIX]`'s plan as the rules make it on every route, and as fix makes it (settled but PREFIX): report and items, or the same error. */
+function fixBoth(files: SourceFile[], only?: string): {rules: string; settled: string} {
+  const plan = (make: () => Context) => {
+    try {
+      const {report, items} = planFix(make(), only)
+      return JSON.stringify({report, items})
+    } catch (error) {
+      return `error: ${(error as Error).message}`
+    }
+  }
+  return {rules: plan(() => new Context(buildSnapshot(files))), settled: plan(() => new Context(settledSnapshot(files, {}, only)))}
 }
 
 /** Queries about a table's prefixes: each prefix, an address inside it, its network address, and some that match nothing. */
@@ -155,7 +169,7 @@ function queriesOf(files: SourceFile[]): string[] {
   return out
 }
 
-describe('explain settles every prefix but the one it explains, and explains it as the rules do', () => {
+describe('explain and fix settle every prefix but the one asked about, and explain and plan as the rules do', () => {
   it('on every captured snapshot, for each of its prefixes and addresses inside them', async () => {
     const dirs = [...scenarioDirs(), ...readdirSync(path.join(ROOT, 'examples')).map((d) => path.join(ROOT, 'examples', d))]
     for (const dir of dirs) {
@@ -163,7 +177,13 @@ describe('explain settles every prefix but the one it explains, and explains it 
       for (const q of queriesOf(files)) {
         const r = explainBoth(files, q)
         expect(r.settled, `${dir} ${q}`).toBe(r.rules)
+        if (q.includes('/')) {
+          const f = fixBoth(files, q)
+          expect(f.settled, `fix ${dir} ${q}`).toBe(f.rules)
+        }
       }
+      const all = fixBoth(files)
+      expect(all.settled, `fix ${dir}`).toBe(all.rules)
     }
   })
 
@@ -186,9 +206,15 @@ describe('explain settles every prefix but the one it explains, and explains it 
         const q = queries[n % queries.length]
         const r = explainBoth(files, q)
         expect(r.settled, q).toBe(r.rules)
+        if (q.includes('/')) {
+          const f = fixBoth(files, q)
+          expect(f.settled, `fix ${q}`).toBe(f.rules)
+        }
       }
+      const all = fixBoth(files)
+      expect(all.settled, 'fix').toBe(all.rules)
       try {
-        settledSome ||= (explainSnapshot(files, {}, queries[0]).healthy?.keys.length ?? 0) > 200
+        settledSome ||= (settledSnapshot(files, {}, queries[0]).healthy?.keys.length ?? 0) > 200
       } catch {
         // bad input: compared above, as the same error
       }
