@@ -479,6 +479,7 @@ class TarReader {
     this.offset = off + 512 + Math.ceil(size! / 512) * 512
     const padding = (512 - (size! % 512)) % 512
     if (type === 'x' || type === 'L') {
+      if (size! > 2 ** 20) this.fail(`corrupt tar archive (a ${size} byte path header at offset ${off})`) // a path, not data
       this.begin({path: '', left: size!, size: size!, chunks: [], meta: type}, padding)
       return
     }

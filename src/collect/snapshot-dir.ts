@@ -3,8 +3,8 @@ import {readdir, readFile, stat} from 'node:fs/promises'
 import path from 'node:path'
 
 import {RouteDoctorError} from '../model/errors.js'
-import {loadYaml} from '../parse/load-yaml.js'
 import type {SourceFile} from '../model/types.js'
+import {loadYaml} from '../parse/load-yaml.js'
 import {decodeText, ERRORS_FILE, SNAPSHOT_FILE_NAMES} from './snapshot-files.js'
 
 export async function readSnapshotDir(dir: string): Promise<SourceFile[]> {

@@ -20,7 +20,7 @@ import {BirdBlockReader} from '../parse/bird-routes.js'
 import {asideKernelRoute} from '../parse/ip-route-json.js'
 
 export interface SettleOptions {
-  /** Prefix keys (model/aside.ts prefixKey) never settled, whatever their health: `explain` keeps its prefix's routes as objects. */
+  /** Prefix keys (model/aside.ts prefixKey) never settled, whatever their health: `explain` and `fix PREFIX` keep the routes they are about as objects. */
   unsettled?: (key: number) => boolean
 }
 

@@ -66,6 +66,14 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   const report = checkReport(ctx)
   const plain = palette(false)
   const shared = {host: report.host.findings, node: report.node}
+  const {files: _files, ...model} = snapshot
+  // its sources are listed as the bundle is written (each text encoded and checksummed once: a full table's are ~0.5 GB)
+  const manifest = buildManifest({
+    files: [], tool: {name: 'routedoctor', version: opts.toolVersion}, collectedAt: source.origin.collectedAt ?? new Date().toISOString(),
+    host, command, redacted: opts.redact ?? false,
+  })
+  let out = opts.out ?? defaultBundleName(host, new Date(manifest.collectedAt))
+  if (opts.out && !opts.out.endsWith('.tar.gz')) out = path.join(opts.out, defaultBundleName(host, new Date(manifest.collectedAt)))
   // in pieces, each prefix explained as it is written: a full table's report is larger than one string.
   // The first EXPLAINED broken prefixes are explained; a full table can have 200k, which nobody reads, and
   // which took a sixth of the time of its bundle: the replay explains any of them.
@@ -80,14 +88,6 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
       yield `\n${broken - EXPLAINED} more broken prefixes are in the table above, not explained here: \`routedoctor explain PREFIX --from ${path.basename(out)}\` explains any of them.\n`
     }
   }
-  const {files: _files, ...model} = snapshot
-  // its sources are listed as the bundle is written (each text encoded and checksummed once: a full table's are ~0.5 GB)
-  const manifest = buildManifest({
-    files: [], tool: {name: 'routedoctor', version: opts.toolVersion}, collectedAt: source.origin.collectedAt ?? new Date().toISOString(),
-    host, command, redacted: opts.redact ?? false,
-  })
-  let out = opts.out ?? defaultBundleName(host, new Date(manifest.collectedAt))
-  if (opts.out && !opts.out.endsWith('.tar.gz')) out = path.join(opts.out, defaultBundleName(host, new Date(manifest.collectedAt)))
   await writeBundle({files, model, reportMd: reportMd(), reportJson: report, manifest}, out)
   if (mapping && opts.mappingFile) await writeFile(opts.mappingFile, JSON.stringify(mapping, null, 2) + '\n', {mode: 0o600})
   progress(`wrote ${out}`)
