@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs'
 import net from 'node:net'
 import { RouteDoctorError } from '../model/errors.js'
 import { bannerVersion, isErrorCode } from '../parse/bird-framing.js'
+import { decodeText } from './snapshot-files.js'
 
 export const DEFAULT_BIRD_SOCKETS = ['/var/run/calico/bird.ctl', '/run/bird/bird.ctl', '/var/run/bird/bird.ctl', '/run/bird.ctl']
 
@@ -99,32 +100,139 @@ export interface BirdReply {
 }
 
 const CODED = /^(\d{4})([ -])(.*)$/s
+const DIGIT0 = 0x30
+const NL = 0x0a
+
+/** The code of a line starting with four digits and then `sep` (or nothing: `len` 4), or -1. */
+function lineCode(buf: Buffer, start: number, end: number): number {
+  if (end - start < 4) return -1
+  let code = 0
+  for (let i = start; i < start + 4; i++) {
+    const d = buf[i]! - DIGIT0
+    if (d < 0 || d > 9) return -1
+    code = code * 10 + d
+  }
+  return code
+}
+
+/**
+ * A reply as it came off the socket: its lines' bytes, kept as received (slices of the chunks), and
+ * read only when asked. A full table's `show route all` is millions of lines: birdc's printed form is cut
+ * from the bytes (`printed`) without a string or an object per line; `lines` and `raw` are made on demand.
+ */
+class AssembledReply implements BirdReply {
+  private linesMade: BirdReplyLine[] | undefined
+  private rawMade: string | undefined
+
+  constructor(
+    private readonly pieces: Buffer[], // the reply's bytes, asynchronous lines included, newline-terminated lines
+    readonly code: number,
+    readonly text: string,
+    readonly async: string[],
+  ) {}
+
+  get raw(): string {
+    this.rawMade ??= decodeText(Buffer.concat(this.pieces))
+    return this.rawMade
+  }
+
+  get lines(): BirdReplyLine[] {
+    if (this.linesMade === undefined) {
+      const lines: BirdReplyLine[] = []
+      let lastCode = -1
+      forEachLine(this.pieces, (buf, start, end) => {
+        const raw = buf.toString('utf8', start, end)
+        if (raw.startsWith('+')) return
+        if (raw.startsWith(' ')) {
+          lines.push({code: lastCode, text: raw.slice(1), kind: 'continuation', raw})
+          return
+        }
+        const m = CODED.exec(raw) ?? (/^\d{4}$/.test(raw) ? [raw, raw, ' ', ''] : null)
+        if (!m) {
+          lines.push({code: -1, text: raw, kind: 'unframed', raw})
+          return
+        }
+        lastCode = Number(m[1])
+        lines.push({code: lastCode, text: m[3]!, kind: m[2] === '-' ? 'coded' : 'final', raw})
+      })
+      this.linesMade = lines
+    }
+    return this.linesMade
+  }
+
+  /** birdcText of this reply, `prefix` first, made from the bytes in one string. */
+  printed(prefix = ''): string {
+    const out: Buffer[] = prefix === '' ? [] : [Buffer.from(prefix, 'utf8')]
+    forEachLine(this.pieces, (buf, start, end) => {
+      const c0 = buf[start]
+      if (c0 === 0x2b) return // `+`: asynchronous, not part of the reply
+      if (c0 === 0x20) {
+        out.push(buf.subarray(start + 1, end + 1)) // continuation: the payload and its newline
+        return
+      }
+      const code = lineCode(buf, start, end)
+      const sep = end - start > 4 ? buf[start + 4] : 0x20
+      if (code < 0 || (sep !== 0x20 && sep !== 0x2d)) {
+        out.push(Buffer.from('??? <'), buf.subarray(start, end), Buffer.from('>\n'))
+        return
+      }
+      if (code !== 0) out.push(buf.subarray(Math.min(start + 5, end), end + 1))
+    })
+    return decodeText(Buffer.concat(out))
+  }
+}
+
+/** Each newline-terminated line of `pieces` (a line never spans two pieces): buf[start, end) without its newline. */
+function forEachLine(pieces: Buffer[], f: (buf: Buffer, start: number, end: number) => void): void {
+  for (const buf of pieces) {
+    let start = 0
+    for (;;) {
+      const nl = buf.indexOf(NL, start)
+      if (nl < 0) break
+      f(buf, start, nl)
+      start = nl + 1
+    }
+  }
+}
 
 /**
  * Assembles replies from the byte stream of a control socket. Feed it chunks as they arrive, in any
  * sizes; a reply is complete only when its final `NNNN ` line has fully arrived (newline included).
+ * Lines are told apart on their first bytes: only a final or an asynchronous line becomes a string.
  */
 export class BirdReplyAssembler {
   private pending: Buffer = Buffer.alloc(0)
-  private lines: BirdReplyLine[] = []
+  private pieces: Buffer[] = [] // complete lines of the reply being assembled
   private asyncLines: string[] = []
-  private rawLines: string[] = []
-  private lastCode = -1
   private readonly done: BirdReply[] = []
 
   /** Feed bytes; returns the replies completed by this chunk (usually zero or one). */
   push(chunk: Buffer | string): BirdReply[] {
     const data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
-    this.pending = this.pending.length === 0 ? data : Buffer.concat([this.pending, data])
-    let start = 0
+    const buf = this.pending.length === 0 ? data : Buffer.concat([this.pending, data])
+    let start = 0 // of the line being looked at
+    let from = 0 // of this reply's lines not yet kept
     for (;;) {
-      const nl = this.pending.indexOf(0x0a, start)
+      const nl = buf.indexOf(NL, start)
       if (nl < 0) break
-      // Decode whole lines only, so a multi-byte character split across chunks stays intact.
-      this.line(this.pending.subarray(start, nl).toString('utf8'))
+      const c0 = buf[start]
+      if (c0 === 0x2b) {
+        this.asyncLines.push(buf.toString('utf8', start + 1, nl))
+      } else if (c0 !== 0x20) {
+        const code = lineCode(buf, start, nl)
+        if (code >= 0 && (nl - start === 4 || buf[start + 4] === 0x20)) {
+          // the final line: the reply is complete
+          this.pieces.push(buf.subarray(from, nl + 1))
+          this.done.push(new AssembledReply(this.pieces, code, nl - start > 5 ? buf.toString('utf8', start + 5, nl) : '', this.asyncLines))
+          this.pieces = []
+          this.asyncLines = []
+          from = nl + 1
+        }
+      }
       start = nl + 1
     }
-    this.pending = this.pending.subarray(start)
+    if (start > from) this.pieces.push(buf.subarray(from, start))
+    this.pending = buf.subarray(start)
     return this.done.splice(0)
   }
 
@@ -135,42 +243,7 @@ export class BirdReplyAssembler {
 
   /** True while a reply has begun but its final line has not arrived. */
   get inReply(): boolean {
-    return this.lines.length > 0 || this.pending.length > 0
-  }
-
-  private line(raw: string): void {
-    if (raw.startsWith('+')) {
-      this.asyncLines.push(raw.slice(1))
-      this.rawLines.push(raw)
-      return
-    }
-    this.rawLines.push(raw)
-    if (raw.startsWith(' ')) {
-      this.lines.push({ code: this.lastCode, text: raw.slice(1), kind: 'continuation', raw })
-      return
-    }
-    const m = CODED.exec(raw) ?? (/^\d{4}$/.test(raw) ? [raw, raw, ' ', ''] : null)
-    if (!m) {
-      this.lines.push({ code: -1, text: raw, kind: 'unframed', raw })
-      return
-    }
-    const code = Number(m[1])
-    this.lastCode = code
-    if (m[2] === '-') {
-      this.lines.push({ code, text: m[3]!, kind: 'coded', raw })
-      return
-    }
-    this.lines.push({ code, text: m[3]!, kind: 'final', raw })
-    this.done.push({
-      lines: this.lines,
-      code,
-      text: m[3]!,
-      async: this.asyncLines,
-      raw: this.rawLines.map((l) => l + '\n').join(''),
-    })
-    this.lines = []
-    this.asyncLines = []
-    this.rawLines = []
+    return this.pieces.length > 0 || this.pending.length > 0
   }
 }
 
@@ -180,7 +253,13 @@ export class BirdReplyAssembler {
  * Each printed line ends with a newline; an empty reply is "".
  */
 export function birdcText(reply: BirdReply): string {
-  let out = ''
+  return printedAfter('', reply)
+}
+
+/** `prefix`, then birdcText(reply), as one string. */
+function printedAfter(prefix: string, reply: BirdReply): string {
+  if (reply instanceof AssembledReply) return reply.printed(prefix)
+  let out = prefix
   for (const l of reply.lines) {
     if (l.kind === 'continuation') out += l.text + '\n'
     else if (l.kind === 'unframed') out += `??? <${l.raw}>\n`
@@ -283,10 +362,11 @@ export class BirdSocket {
   }
 
   /** Runs one command; the reply as birdc prints it, without birdc's greeting line. Throws BirdError on 8xxx/9xxx. */
-  async command(cmd: string): Promise<string> {
+  /** Runs one command; its reply as birdc prints it, after `prefix`. An error reply throws (BirdError). */
+  async command(cmd: string, prefix = ''): Promise<string> {
     const reply = await this.request(cmd)
     if (isErrorCode(reply.code)) throw new BirdError(this.path, cmd, reply.code, reply.text)
-    return birdcText(reply)
+    return printedAfter(prefix, reply)
   }
 
   /** Runs one command; the reply as received, codes kept. An error reply is returned, not thrown: its code is in the text. */

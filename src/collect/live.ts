@@ -161,7 +161,7 @@ export async function collectBird(opts: CollectLiveOptions = {}): Promise<Source
       const f: SourceFile = { name, command: described(cmd) }
       try {
         // birdc's printed form, banner first, so the parsers see what `birdc CMD > file` gives.
-        f.text = `${bird.hello}\n${await bird.command(cmd)}`
+        f.text = await bird.command(cmd, `${bird.hello}\n`) // one string: a full table's reply is ~0.4 GB
         f.exitStatus = 0
       } catch (e) {
         f.error = message(e)

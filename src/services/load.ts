@@ -39,6 +39,11 @@ export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource
   }
   const {collectLive} = await import('../collect/live.js')
   const files = await collectLive({birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev})
+  // a full table's replies arrived as ~0.4 GB of socket chunks and command output, garbage now: freed before
+  // the parse grows the heap, not at V8's next full collection (on a small heap, a collection is a few ms)
+  let collected = 0
+  for (const f of files) collected += f.text?.length ?? 0
+  if (collected > RELEASED_ENOUGH) collectGarbage()
   return {files, origin: {kind: 'live', collectedAt: new Date().toISOString(), host: os.hostname()}}
 }
 

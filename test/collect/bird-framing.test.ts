@@ -129,6 +129,34 @@ describe.each(captureFiles)('%s', (file) => {
   })
 })
 
+describe('the printed form cut from the bytes', () => {
+  // what birdcText printed when it walked the reply's lines (the structured view, still made on demand)
+  const fromLines = (r: BirdReply) => r.lines.map((l) => (l.kind === 'continuation' ? `${l.text}\n` : l.kind === 'unframed' ? `??? <${l.raw}>\n` : l.code !== 0 ? `${l.text}\n` : '')).join('')
+  const line = fc.oneof(
+    fc.tuple(fc.integer({min: 0, max: 9999}), fc.constantFrom('-', ' '), fc.string({unit: fc.constantFrom('a', ' ', '\t', 'é', '€', '\r', '0', '-')})).map(([c, sep, t]) => `${String(c).padStart(4, '0')}${sep}${t}`),
+    fc.string({unit: fc.constantFrom('a', '\t', 'ü', ' ')}).map((t) => ` ${t}`),
+    fc.string().map((t) => `+${t.replace(/\n/g, '')}`),
+    fc.string({unit: fc.constantFrom('x', '1', '2', ' ', '\r', '+')}).filter((t) => !/^\d{4}( |$)/.test(t) && !t.startsWith(' ') && !t.startsWith('+')),
+    fc.constantFrom('0000', '1234', '', '12', '0001 ', '9001 syntax error'),
+  )
+  it('is what the structured lines print, for any lines in any chunks', () => {
+    fc.assert(fc.property(fc.array(line, {maxLength: 30}), fc.integer({min: 0, max: 9999}), fc.array(fc.nat(), {maxLength: 6}), (lines, end, cuts) => {
+      const bytes = Buffer.from([...lines, `${String(end).padStart(4, '0')} done`].map((l) => `${l}\n`).join(''), 'utf8')
+      const a = new BirdReplyAssembler()
+      const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((x, y) => x - y)
+      const replies: BirdReply[] = []
+      let from = 0
+      for (const c of [...at, bytes.length]) {
+        replies.push(...a.push(bytes.subarray(from, c)))
+        from = c
+      }
+      expect(replies.length).toBeGreaterThan(0)
+      for (const r of replies) expect(birdcText(r)).toBe(fromLines(r))
+      expect(replies.map((r) => r.raw).join('')).toBe(bytes.toString('utf8'))
+    }), {numRuns: 400})
+  })
+})
+
 describe('BirdReplyAssembler edge cases', () => {
   it('waits for the newline of a final line split after `0000`', () => {
     const a = new BirdReplyAssembler()
