@@ -8,7 +8,7 @@ import path from 'node:path'
 import { execa } from 'execa'
 import type { SourceFile } from '../model/types.js'
 import { BirdSocket, DEFAULT_BIRD_SOCKETS, DEFAULT_BIRD_TIMEOUT_MS, findBirdSocket } from './bird-socket.js'
-import { SNAPSHOT_FILES, SNAPSHOT_FILE_NAMES } from './snapshot-files.js'
+import { SNAPSHOT_FILES, SNAPSHOT_FILE_NAMES, decodeText } from './snapshot-files.js'
 
 export const DEFAULT_BIRD_CONFIGS = ['/etc/calico/confd/config/bird.cfg', '/etc/bird/bird.conf', '/etc/bird.conf', '/usr/local/etc/bird.conf']
 
@@ -20,6 +20,8 @@ export interface CollectLiveOptions {
   birdConfig?: string
   birdTimeoutMs?: number
   ipTimeoutMs?: number
+  /** Longest output of one `ip` command read (bytes; default 512 MiB). */
+  ipMaxOutput?: number
   // Test seams: where things are looked up.
   ipBinary?: string
   procSys?: string
@@ -65,27 +67,40 @@ function message(e: unknown): string {
 
 // ---------------------------------------------------------------- iproute2
 
+// What one `ip` command may print: a longer text could not be one string (a table of ~3M routes). execa's
+// default, 100 MB, is ~600k routes of `ip -j -d route`: a full table's was cut off and the kernel's routes lost.
+const MAX_IP_OUTPUT = 512 * 2 ** 20
+
 export async function collectIp(name: string, args: string[], opts: CollectLiveOptions = {}): Promise<SourceFile> {
   const bin = opts.ipBinary ?? 'ip'
   const command = ['ip', ...args].join(' ')
   const t0 = performance.now()
-  const r = await execa(bin, args, { reject: false, timeout: opts.ipTimeoutMs ?? 30_000, stripFinalNewline: false, encoding: 'utf8' })
+  // bytes, decoded once as the snapshot reader decodes a file (latin1 when ASCII: a third of UTF-8's time)
+  const r = await execa(bin, args, { reject: false, timeout: opts.ipTimeoutMs ?? 30_000, stripFinalNewline: false, encoding: 'buffer', maxBuffer: opts.ipMaxOutput ?? MAX_IP_OUTPUT })
   const durationMs = Math.round(performance.now() - t0)
   const file: SourceFile = { name, command, durationMs }
   if (r.exitCode !== undefined) file.exitStatus = r.exitCode
-  if (r.timedOut) {
+  if (r.isMaxBuffer) {
+    const max = opts.ipMaxOutput ?? MAX_IP_OUTPUT
+    file.error = `\`${command}\` printed more than ${max >= 2 ** 20 ? `${Math.round(max / 2 ** 20)} MiB` : `${max} bytes`}, more than routedoctor reads`
+  } else if (r.timedOut) {
     file.error = `\`${command}\` did not finish within ${opts.ipTimeoutMs ?? 30_000} ms`
   } else if (r.exitCode === undefined) {
     // Could not start (no ip binary) or was killed by a signal.
     const why = r.signal ? `killed by ${r.signal}` : (r.cause instanceof Error ? r.cause.message : r.shortMessage)
     file.error = `\`${command}\` could not run: ${why}`
   } else if (r.exitCode !== 0) {
-    const stderr = String(r.stderr ?? '').trim().split('\n')[0] ?? ''
+    const stderr = bytesOf(r.stderr).toString('utf8').trim().split('\n')[0] ?? ''
     file.error = `\`${command}\` exited with status ${r.exitCode}${stderr ? `: ${stderr}` : ''}`
   } else {
-    file.text = String(r.stdout)
+    file.text = decodeText(bytesOf(r.stdout))
   }
   return file
+}
+
+/** execa's output bytes as a Buffer (no copy). */
+function bytesOf(out: Uint8Array | undefined): Buffer {
+  return out === undefined ? Buffer.alloc(0) : Buffer.from(out.buffer, out.byteOffset, out.byteLength)
 }
 
 // ---------------------------------------------------------------- sysctl

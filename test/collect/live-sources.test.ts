@@ -69,6 +69,20 @@ describe('collectIp', () => {
     expect(f.error).toMatch(/`ip fail` exited with status 255: Error: argument is wrong/)
   })
 
+  it("reads a full table's output whole (more than execa's 100 MB default), and refuses one over its limit clearly", async () => {
+    // ~120 MB, as `ip -j -d route show table all` prints ~700k routes; non-ASCII at the end is kept as UTF-8
+    const big = put('bin/big-ip', '#!/bin/sh\nhead -c 120000000 /dev/zero | tr \'\\000\' x\nprintf \'na\\303\\257ve\\n\'\n')
+    chmodSync(big, 0o755)
+    const f = await collectIp('ip-j-d-route.json', ['-j', '-d', 'route', 'show', 'table', 'all'], { ipBinary: big })
+    expect(f.error).toBeUndefined()
+    expect(f.exitStatus).toBe(0)
+    expect(f.text!.length).toBe(120_000_000 + 'naïve\n'.length)
+    expect(f.text!.endsWith('xxnaïve\n')).toBe(true)
+    const g = await collectIp('ip-j-d-route.json', ['route'], { ipBinary: big, ipMaxOutput: 4096 })
+    expect(g.text).toBeUndefined()
+    expect(g.error).toBe('`ip route` printed more than 4096 bytes, more than routedoctor reads')
+  }, 60_000)
+
   it('reports an ip binary that cannot run', async () => {
     const f = await collectIp('ip-rule.txt', ['rule', 'show'], { ipBinary: path.join(dir, 'bin/missing-ip') })
     expect(f.text).toBeUndefined()
