@@ -22,6 +22,11 @@ export interface CollectLiveOptions {
   ipTimeoutMs?: number
   /** Longest output of one `ip` command read (bytes; default 512 MiB). */
   ipMaxOutput?: number
+  /**
+   * `ip -d route show table all` (the text route table): 'always' (a bundle keeps every source), or 'fallback':
+   * only when the JSON one could not be read (a diagnosis reads the JSON one).
+   */
+  routeText?: 'always' | 'fallback'
   // Test seams: where things are looked up.
   ipBinary?: string
   procSys?: string
@@ -47,13 +52,21 @@ const BIRD_SOURCES: [name: string, cmd: string][] = [
 ]
 
 export async function collectLive(opts: CollectLiveOptions = {}): Promise<SourceFile[]> {
+  // the text route table says what the JSON one says: for a diagnosis, read only when the JSON could not be
+  // (a full table's is another ~150 MB and as many seconds of `ip`)
+  const fallback = opts.routeText === 'fallback'
+  const ipSources = fallback ? IP_SOURCES.filter(([name]) => name !== SNAPSHOT_FILES.ipRouteText) : IP_SOURCES
   const groups = await Promise.all([
-    ...IP_SOURCES.map(([name, args]) => collectIp(name, args, opts).then((f) => [f])),
+    ...ipSources.map(([name, args]) => collectIp(name, args, opts).then((f) => [f])),
     collectSysctl(opts).then((f) => [f]),
     collectBird(opts),
     collectBirdConfig(opts).then((f) => [f]),
   ])
   const files = groups.flat()
+  if (fallback && files.find((f) => f.name === SNAPSHOT_FILES.ipRouteJson)?.text === undefined) {
+    const [name, args] = IP_SOURCES.find(([n]) => n === SNAPSHOT_FILES.ipRouteText)!
+    files.push(await collectIp(name, args, opts))
+  }
   const order = (n: string) => {
     const i = (SNAPSHOT_FILE_NAMES as readonly string[]).indexOf(n)
     return i < 0 ? SNAPSHOT_FILE_NAMES.length : i

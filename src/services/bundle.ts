@@ -41,7 +41,7 @@ export const EXPLAINED = 1000
 export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   const progress = opts.progress ?? (() => {})
   progress(opts.from ? `reading ${opts.from}` : 'collecting from the live node (ip, /proc/sys, BIRD socket)')
-  const source = await loadSourceFiles(opts)
+  const source = await loadSourceFiles({...opts, everySource: true})
   if (source.origin.kind === 'live') {
     const log = await collectBirdLog(source.files.find((f) => f.name === 'bird.conf')?.text)
     if (log) source.files.push(log)

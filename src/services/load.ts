@@ -21,6 +21,8 @@ export interface SourceOptions {
   pools?: string[]
   ippools?: string // a Calico IPPool list file
   tunnelDev?: string
+  /** Live: collect every source, also those a diagnosis does not read when others are there (a bundle keeps them all). */
+  everySource?: boolean
 }
 
 export interface LoadedSource {
@@ -38,7 +40,7 @@ export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource
     return {files: bundle.files, origin: {kind: 'bundle', path: opts.from, collectedAt: bundle.manifest.collectedAt, host: bundle.manifest.host}}
   }
   const {collectLive} = await import('../collect/live.js')
-  const files = await collectLive({birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev})
+  const files = await collectLive({birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev, routeText: opts.everySource ? 'always' : 'fallback'})
   // a full table's replies arrived as ~0.4 GB of socket chunks and command output, garbage now: freed before
   // the parse grows the heap, not at V8's next full collection (on a small heap, a collection is a few ms)
   let collected = 0

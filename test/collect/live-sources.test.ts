@@ -202,6 +202,41 @@ describe('collectLive', () => {
   })
 })
 
+describe('collectLive for a diagnosis', () => {
+  // an ip that logs each invocation; with FAIL_JSON set, `ip -j -d route` fails
+  const log = path.join(dir, 'ip-calls.log')
+  const loggingIp = put('bin/logging-ip', `#!/bin/sh\necho "$*" >> ${log}\nif [ -n "$FAIL_JSON" ] && [ "$1 $3" = "-j route" ]; then echo boom >&2; exit 1; fi\necho '[]'\n`)
+  chmodSync(loggingIp, 0o755)
+  const base = {ipBinary: loggingIp, procSys: path.join(dir, 'proc2'), birdSocket: path.join(dir, 'no-bird.ctl'), birdTimeoutMs: 500, birdConfigCandidates: []}
+  const calls = () => readFileSync(log, 'utf8').trim().split('\n')
+
+  it('reads the text route table only when the JSON one could not be read; a bundle reads both', async () => {
+    rmSync(log, {force: true})
+    const lean = await collectLive({...base, routeText: 'fallback'})
+    expect(calls()).not.toContain('-d route show table all')
+    expect(lean.map((f) => f.name)).not.toContain('ip-d-route.txt')
+    expect(lean.find((f) => f.name === 'ip-j-d-route.json')!.text).toBe('[]\n')
+
+    rmSync(log, {force: true})
+    process.env.FAIL_JSON = '1'
+    try {
+      const failed = await collectLive({...base, routeText: 'fallback'})
+      expect(calls()).toContain('-d route show table all')
+      expect(failed.find((f) => f.name === 'ip-d-route.txt')!.text).toBe('[]\n')
+      // in DESIGN §3 order still
+      const names = failed.map((f) => f.name)
+      expect(names).toEqual(SNAPSHOT_FILE_NAMES.filter((n) => names.includes(n)))
+    } finally {
+      delete process.env.FAIL_JSON
+    }
+
+    rmSync(log, {force: true})
+    const every = await collectLive(base)
+    expect(calls()).toContain('-d route show table all')
+    expect(every.find((f) => f.name === 'ip-d-route.txt')!.text).toBe('[]\n')
+  })
+})
+
 describe('writeSnapshotDir', () => {
   it('writes each collected text under its name and the failures to errors.json', async () => {
     const out = path.join(dir, 'snap')
