@@ -97,23 +97,42 @@ export interface BirdReply {
   async: string[]
   /** Everything received for this reply, newline-terminated lines, codes kept. */
   raw: string
+  /** The reply as birdc prints it (birdcText), after `prefix`, in one string. */
+  printed(prefix?: string): string
 }
 
-const CODED = /^(\d{4})([ -])(.*)$/s
-const DIGIT0 = 0x30
 const NL = 0x0a
 
-/** The code of a line starting with four digits and then `sep` (or nothing: `len` 4), or -1. */
+type LineKind = BirdReplyLine['kind'] | 'async'
+
+/**
+ * What a line buf[start, end) (its newline excluded) is, from its first bytes: `+` asynchronous, ` ` a
+ * continuation, four digits and `-` coded, four digits and ` ` (or nothing) final, anything else unframed.
+ */
+function lineKind(buf: Buffer, start: number, end: number): LineKind {
+  const c0 = buf[start]
+  if (c0 === 0x2b && start < end) return 'async'
+  if (c0 === 0x20 && start < end) return 'continuation'
+  if (lineCode(buf, start, end) < 0) return 'unframed'
+  if (end - start === 4) return 'final'
+  const sep = buf[start + 4]
+  return sep === 0x20 ? 'final' : sep === 0x2d ? 'coded' : 'unframed'
+}
+
+/** The code of a line starting with four digits, or -1. */
 function lineCode(buf: Buffer, start: number, end: number): number {
   if (end - start < 4) return -1
   let code = 0
   for (let i = start; i < start + 4; i++) {
-    const d = buf[i]! - DIGIT0
+    const d = buf[i]! - 0x30
     if (d < 0 || d > 9) return -1
     code = code * 10 + d
   }
   return code
 }
+
+/** A coded or final line's payload: what follows `NNNN-` or `NNNN ` (empty for a bare `NNNN`). */
+const payloadStart = (start: number, end: number): number => Math.min(start + 5, end)
 
 /**
  * A reply as it came off the socket: its lines' bytes, kept as received (slices of the chunks), and
@@ -141,19 +160,15 @@ class AssembledReply implements BirdReply {
       const lines: BirdReplyLine[] = []
       let lastCode = -1
       forEachLine(this.pieces, (buf, start, end) => {
+        const kind = lineKind(buf, start, end)
+        if (kind === 'async') return
         const raw = buf.toString('utf8', start, end)
-        if (raw.startsWith('+')) return
-        if (raw.startsWith(' ')) {
-          lines.push({code: lastCode, text: raw.slice(1), kind: 'continuation', raw})
-          return
+        if (kind === 'continuation') lines.push({code: lastCode, text: raw.slice(1), kind, raw})
+        else if (kind === 'unframed') lines.push({code: -1, text: raw, kind, raw})
+        else {
+          lastCode = lineCode(buf, start, end)
+          lines.push({code: lastCode, text: buf.toString('utf8', payloadStart(start, end), end), kind, raw})
         }
-        const m = CODED.exec(raw) ?? (/^\d{4}$/.test(raw) ? [raw, raw, ' ', ''] : null)
-        if (!m) {
-          lines.push({code: -1, text: raw, kind: 'unframed', raw})
-          return
-        }
-        lastCode = Number(m[1])
-        lines.push({code: lastCode, text: m[3]!, kind: m[2] === '-' ? 'coded' : 'final', raw})
       })
       this.linesMade = lines
     }
@@ -164,19 +179,11 @@ class AssembledReply implements BirdReply {
   printed(prefix = ''): string {
     const out: Buffer[] = prefix === '' ? [] : [Buffer.from(prefix, 'utf8')]
     forEachLine(this.pieces, (buf, start, end) => {
-      const c0 = buf[start]
-      if (c0 === 0x2b) return // `+`: asynchronous, not part of the reply
-      if (c0 === 0x20) {
-        out.push(buf.subarray(start + 1, end + 1)) // continuation: the payload and its newline
-        return
-      }
-      const code = lineCode(buf, start, end)
-      const sep = end - start > 4 ? buf[start + 4] : 0x20
-      if (code < 0 || (sep !== 0x20 && sep !== 0x2d)) {
-        out.push(Buffer.from('??? <'), buf.subarray(start, end), Buffer.from('>\n'))
-        return
-      }
-      if (code !== 0) out.push(buf.subarray(Math.min(start + 5, end), end + 1))
+      const kind = lineKind(buf, start, end)
+      if (kind === 'async') return // not part of the reply
+      if (kind === 'continuation') out.push(buf.subarray(start + 1, end + 1)) // the payload and its newline
+      else if (kind === 'unframed') out.push(Buffer.from('??? <'), buf.subarray(start, end), Buffer.from('>\n'))
+      else if (lineCode(buf, start, end) !== 0) out.push(buf.subarray(payloadStart(start, end), end + 1))
     })
     return decodeText(Buffer.concat(out))
   }
@@ -215,19 +222,16 @@ export class BirdReplyAssembler {
     for (;;) {
       const nl = buf.indexOf(NL, start)
       if (nl < 0) break
-      const c0 = buf[start]
-      if (c0 === 0x2b) {
+      const kind = lineKind(buf, start, nl)
+      if (kind === 'async') {
         this.asyncLines.push(buf.toString('utf8', start + 1, nl))
-      } else if (c0 !== 0x20) {
-        const code = lineCode(buf, start, nl)
-        if (code >= 0 && (nl - start === 4 || buf[start + 4] === 0x20)) {
-          // the final line: the reply is complete
-          this.pieces.push(buf.subarray(from, nl + 1))
-          this.done.push(new AssembledReply(this.pieces, code, nl - start > 5 ? buf.toString('utf8', start + 5, nl) : '', this.asyncLines))
-          this.pieces = []
-          this.asyncLines = []
-          from = nl + 1
-        }
+      } else if (kind === 'final') {
+        // the reply is complete
+        this.pieces.push(buf.subarray(from, nl + 1))
+        this.done.push(new AssembledReply(this.pieces, lineCode(buf, start, nl), buf.toString('utf8', payloadStart(start, nl), nl), this.asyncLines))
+        this.pieces = []
+        this.asyncLines = []
+        from = nl + 1
       }
       start = nl + 1
     }
@@ -253,19 +257,7 @@ export class BirdReplyAssembler {
  * Each printed line ends with a newline; an empty reply is "".
  */
 export function birdcText(reply: BirdReply): string {
-  return printedAfter('', reply)
-}
-
-/** `prefix`, then birdcText(reply), as one string. */
-function printedAfter(prefix: string, reply: BirdReply): string {
-  if (reply instanceof AssembledReply) return reply.printed(prefix)
-  let out = prefix
-  for (const l of reply.lines) {
-    if (l.kind === 'continuation') out += l.text + '\n'
-    else if (l.kind === 'unframed') out += `??? <${l.raw}>\n`
-    else if (l.code !== 0) out += l.text + '\n'
-  }
-  return out
+  return reply.printed()
 }
 
 // ---------------------------------------------------------------- socket discovery
@@ -361,12 +353,11 @@ export class BirdSocket {
     return bird
   }
 
-  /** Runs one command; the reply as birdc prints it, without birdc's greeting line. Throws BirdError on 8xxx/9xxx. */
-  /** Runs one command; its reply as birdc prints it, after `prefix`. An error reply throws (BirdError). */
+  /** Runs one command; its reply as birdc prints it (without birdc's greeting line), after `prefix`. Throws BirdError on 8xxx/9xxx. */
   async command(cmd: string, prefix = ''): Promise<string> {
     const reply = await this.request(cmd)
     if (isErrorCode(reply.code)) throw new BirdError(this.path, cmd, reply.code, reply.text)
-    return printedAfter(prefix, reply)
+    return reply.printed(prefix)
   }
 
   /** Runs one command; the reply as received, codes kept. An error reply is returned, not thrown: its code is in the text. */

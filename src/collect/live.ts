@@ -45,6 +45,8 @@ const IP_SOURCES: [name: string, args: string[]][] = [
   [SNAPSHOT_FILES.ipRuleText, ['rule', 'show']],
 ]
 
+const ROUTE_TEXT = IP_SOURCES.find(([name]) => name === SNAPSHOT_FILES.ipRouteText)!
+
 const BIRD_SOURCES: [name: string, cmd: string][] = [
   [SNAPSHOT_FILES.birdStatus, 'show status'],
   [SNAPSHOT_FILES.birdRoutes, 'show route all'],
@@ -55,7 +57,7 @@ export async function collectLive(opts: CollectLiveOptions = {}): Promise<Source
   // the text route table says what the JSON one says: for a diagnosis, read only when the JSON could not be
   // (a full table's is another ~150 MB and as many seconds of `ip`)
   const fallback = opts.routeText === 'fallback'
-  const ipSources = fallback ? IP_SOURCES.filter(([name]) => name !== SNAPSHOT_FILES.ipRouteText) : IP_SOURCES
+  const ipSources = fallback ? IP_SOURCES.filter((s) => s !== ROUTE_TEXT) : IP_SOURCES
   const groups = await Promise.all([
     ...ipSources.map(([name, args]) => collectIp(name, args, opts).then((f) => [f])),
     collectSysctl(opts).then((f) => [f]),
@@ -63,10 +65,7 @@ export async function collectLive(opts: CollectLiveOptions = {}): Promise<Source
     collectBirdConfig(opts).then((f) => [f]),
   ])
   const files = groups.flat()
-  if (fallback && files.find((f) => f.name === SNAPSHOT_FILES.ipRouteJson)?.text === undefined) {
-    const [name, args] = IP_SOURCES.find(([n]) => n === SNAPSHOT_FILES.ipRouteText)!
-    files.push(await collectIp(name, args, opts))
-  }
+  if (fallback && files.find((f) => f.name === SNAPSHOT_FILES.ipRouteJson)?.text === undefined) files.push(await collectIp(...ROUTE_TEXT, opts))
   const order = (n: string) => {
     const i = (SNAPSHOT_FILE_NAMES as readonly string[]).indexOf(n)
     return i < 0 ? SNAPSHOT_FILE_NAMES.length : i

@@ -43,9 +43,7 @@ export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource
   const files = await collectLive({birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev, routeText: opts.everySource ? 'always' : 'fallback'})
   // a full table's replies arrived as ~0.4 GB of socket chunks and command output, garbage now: freed before
   // the parse grows the heap, not at V8's next full collection (on a small heap, a collection is a few ms)
-  let collected = 0
-  for (const f of files) collected += f.text?.length ?? 0
-  if (collected > RELEASED_ENOUGH) collectGarbage()
+  collectAfter(files, (f) => f.text?.length ?? 0)
   return {files, origin: {kind: 'live', collectedAt: new Date().toISOString(), host: os.hostname()}}
 }
 
@@ -78,7 +76,7 @@ export async function loadSnapshot(opts: SourceOptions): Promise<Snapshot> {
 export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}): Promise<Context> {
   const snapshot = await loadReleasedSnapshot(opts)
   // the texts go now, not at V8's next full collection (here: not from within the frame that read them)
-  if (releasedLength(snapshot.files) > RELEASED_ENOUGH) collectGarbage()
+  collectAfter(snapshot.files, (f) => f.released ?? 0)
   return new Context(snapshot, ctxOpts)
 }
 
@@ -94,7 +92,7 @@ async function loadReleasedSnapshot(opts: SourceOptions): Promise<Snapshot> {
 export function checkSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
   // the kernel's text goes before BIRD's is parsed, not at V8's next full collection (seconds later, on a full table)
   const onReleased = () => {
-    if (releasedLength(files) > RELEASED_ENOUGH) collectGarbage()
+    collectAfter(files, (f) => f.released ?? 0)
   }
   return releaseTexts(settleHealthy(buildSnapshot(files, {...opts, aside: true, consume: true, onReleased})))
 }
@@ -129,11 +127,12 @@ export async function loadSettledSnapshot(opts: SourceOptions, query?: string): 
   return settledSnapshot(source.files, await buildOptions(source, opts), query)
 }
 
-const RELEASED_ENOUGH = 16 * 2 ** 20 // a collection takes ~0.1 s on a full table's heap, ~10 ms on 100k routes: not for small snapshots
+// a collection takes ~0.1 s on a full table's heap, ~10 ms on 100k routes: not for small snapshots
+const RELEASED_ENOUGH = 16 * 2 ** 20
 
-/** Characters of text released among these files. */
-function releasedLength(files: SourceFile[]): number {
+/** A full collection when the files let go of more than RELEASED_ENOUGH characters (`chars` of each). */
+function collectAfter(files: SourceFile[], chars: (f: SourceFile) => number): void {
   let n = 0
-  for (const f of files) n += f.released ?? 0
-  return n
+  for (const f of files) n += chars(f)
+  if (n > RELEASED_ENOUGH) collectGarbage()
 }

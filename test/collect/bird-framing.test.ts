@@ -130,7 +130,16 @@ describe.each(captureFiles)('%s', (file) => {
 })
 
 describe('the printed form cut from the bytes', () => {
-  // what birdcText printed when it walked the reply's lines (the structured view, still made on demand)
+  // birdc's rules, line by line on the raw text (as birdcText once walked it): `+` async, ` ` continuation,
+  // NNNN- or NNNN or NNNN<space> framed (code 0 prints nothing), anything else `??? <line>`
+  const fromRaw = (r: BirdReply) => r.raw.split('\n').slice(0, -1).map((raw) => {
+    if (raw.startsWith('+')) return ''
+    if (raw.startsWith(' ')) return `${raw.slice(1)}\n`
+    const m = /^(\d{4})([ -])(.*)$/s.exec(raw) ?? (/^\d{4}$/.test(raw) ? [raw, raw, ' ', ''] : null)
+    if (!m) return `??? <${raw}>\n`
+    return Number(m[1]) !== 0 ? `${m[3]}\n` : ''
+  }).join('')
+  // the structured view, made on demand, says the same
   const fromLines = (r: BirdReply) => r.lines.map((l) => (l.kind === 'continuation' ? `${l.text}\n` : l.kind === 'unframed' ? `??? <${l.raw}>\n` : l.code !== 0 ? `${l.text}\n` : '')).join('')
   const line = fc.oneof(
     fc.tuple(fc.integer({min: 0, max: 9999}), fc.constantFrom('-', ' '), fc.string({unit: fc.constantFrom('a', ' ', '\t', 'é', '€', '\r', '0', '-')})).map(([c, sep, t]) => `${String(c).padStart(4, '0')}${sep}${t}`),
@@ -151,7 +160,10 @@ describe('the printed form cut from the bytes', () => {
         from = c
       }
       expect(replies.length).toBeGreaterThan(0)
-      for (const r of replies) expect(birdcText(r)).toBe(fromLines(r))
+      for (const r of replies) {
+        expect(birdcText(r)).toBe(fromRaw(r))
+        expect(fromLines(r)).toBe(fromRaw(r))
+      }
       expect(replies.map((r) => r.raw).join('')).toBe(bytes.toString('utf8'))
     }), {numRuns: 400})
   })
