@@ -12,12 +12,17 @@
 //    packages oclif requires when it loads but uses only for help, plugins, globbing, rc files or
 //    spinners (SIDE) — is bundled into CommonJS files under dist/app/lazy/, required on first use of
 //    one of its exports through a stand-in module with the same export names.
-import {existsSync, readFileSync, renameSync, rmSync} from 'node:fs'
+//
+// The start-up chunk is compiled through V8's code cache (src/cli/code-cache.ts): it is kept as a
+// CommonJS file that the chunk loads (commonJsStartup below); scripts/code-cache.mjs records the cache
+// after scripts/manifest.mjs.
+import {existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 import {build} from 'rolldown'
+import {parseAst} from 'rolldown/parseAst'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const outDir = path.join(root, 'dist', 'app')
@@ -130,10 +135,62 @@ export function warn(logLevel, warning) {
   },
 }
 
+/**
+ * Makes the start-up chunk loadable through V8's code cache (src/cli/code-cache.ts): its code becomes
+ * a CommonJS file beside it (the rolldown runtime inlined, every import() rewritten to __import()),
+ * and the chunk itself a facade that loads that file and re-exports `exportNames`, so the lazy chunks
+ * and cli.js import it unchanged. Returns the CommonJS file's path.
+ */
+async function commonJsStartup(chunkFile, exportNames) {
+  const chunksDir = path.dirname(chunkFile)
+  const runtime = readdirSync(chunksDir).find((f) => f.startsWith('rolldown-runtime-'))
+  const runtimeFile = runtime && path.join(chunksDir, runtime)
+  const converted = await build({
+    input: chunkFile,
+    platform: 'node',
+    logLevel: 'warn',
+    write: false,
+    // keep every import as it is (node: built-ins; the lazy chunks, loaded by import()) but the runtime
+    external: (id, importer) => importer !== undefined && (id.startsWith('.') ? path.resolve(path.dirname(importer), id) : id) !== runtimeFile,
+    output: {format: 'cjs', exports: 'named', strict: true},
+  })
+  const code = converted.output[0].code
+  const imports = []
+  const walk = (node) => {
+    if (Array.isArray(node)) for (const n of node) walk(n)
+    else if (node && typeof node === 'object') {
+      if (node.type === 'ImportExpression') imports.push(node.start)
+      for (const key in node) if (key !== 'start' && key !== 'end' && node[key] && typeof node[key] === 'object') walk(node[key])
+    }
+  }
+  walk(parseAst(code, {sourceType: 'script'}))
+  let out = ''
+  let at = 0
+  for (const start of imports.sort((a, b) => a - b)) {
+    if (code.slice(start, start + 6) !== 'import') throw new Error(`scripts/bundle.mjs: no import() at offset ${start} of the start-up chunk (${JSON.stringify(code.slice(start, start + 20))})`)
+    out += `${code.slice(at, start)}__import`
+    at = start + 6
+  }
+  out += code.slice(at)
+  const cjsFile = chunkFile.replace(/\.js$/, '.cjs')
+  writeFileSync(cjsFile, out)
+  const loader = path.relative(chunksDir, path.join(root, 'dist', 'cli', 'code-cache.js')).split(path.sep).join('/')
+  const locals = exportNames.map((name, i) => `  e${i} = startup[${JSON.stringify(name)}]`)
+  writeFileSync(chunkFile, [
+    `// The start-up chunk: its code is ${path.basename(cjsFile)}, compiled through V8's code cache (src/cli/code-cache.ts, scripts/bundle.mjs).`,
+    `import {loadCommonJs} from ${JSON.stringify(loader)}`,
+    `const startup = loadCommonJs(new URL(${JSON.stringify(`./${path.basename(cjsFile)}`)}, import.meta.url))`,
+    `const\n${locals.join(',\n')}`,
+    `export {${exportNames.map((name, i) => `e${i} as ${name}`).join(', ')}}`,
+    '',
+  ].join('\n'))
+  return cjsFile
+}
+
 const t0 = Date.now()
 rmSync(buildDir, {recursive: true, force: true})
 try {
-  await build({
+  const app = await build({
     input: {cli: entry},
     platform: 'node',
     external: [...LAZY, ...NEVER].map((name) => new RegExp(`^${name}(/|$)`)),
@@ -153,6 +210,10 @@ try {
     logLevel: 'warn',
     output: {dir: path.join(buildDir, 'lazy'), format: 'cjs', exports: 'named', entryFileNames: '[name].cjs', chunkFileNames: 'shared-[hash].cjs'},
   })
+  const startup = app.output.find((c) => c.type === 'chunk' && c.fileName.startsWith('chunks/startup-'))
+  if (!startup) throw new Error('rolldown made no start-up chunk')
+  const startupCjs = await commonJsStartup(path.join(buildDir, startup.fileName), startup.exports)
+
   const missing = [...SIDE, ...LAZY_BUILTINS, 'yaml', 'yaml log', 'localeCompare'].filter((name) => !seen.has(name))
   if (missing.length > 0) console.error(`scripts/bundle.mjs: warning: nothing to replace for ${missing.join(', ')} (did oclif, yaml or src/parse/load-yaml.ts change?)`)
 
@@ -168,6 +229,9 @@ try {
     }
   }
   visit(path.join(buildDir, 'cli.js'))
+  // …and the CommonJS start-up chunk requires none of them either
+  for (const m of readFileSync(startupCjs, 'utf8').matchAll(/\brequire\(\s*["']([^"'.][^"']*)["']\s*\)/g)) reached.add(m[1])
+  reached.add(startupCjs)
   const eager = [...reached].filter((s) => LAZY.some((name) => s === name || s.startsWith(`${name}/`)))
   if (eager.length > 0) throw new Error(`dist/app/cli.js imports ${eager.join(', ')} statically: they must stay behind a dynamic import()`)
   const files = [...reached].filter((s) => path.isAbsolute(s)).map((f) => path.relative(buildDir, f))
