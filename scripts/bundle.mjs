@@ -5,9 +5,12 @@
 // scripts/manifest.mjs (oclif's "explicit" command discovery imports cli.js's COMMANDS).
 //
 // What only some runs need stays out of the start-up chunk:
-//  - Ink and React (`ui`), the netlink binding (`fix --apply/--revert`), execa (live collection): the
-//    commands reach them through dynamic import() and they load from node_modules as before (LAZY);
-//    each command's own services (fix, bundle, the UI's actions) are chunks of their own;
+//  - Ink and React (`ui`) and the netlink binding (`fix --apply/--revert`): the commands reach them
+//    through dynamic import() and they load from node_modules as before (LAZY);
+//  - each command's own services (fix, bundle, the UI's actions, live collection) are chunks of their
+//    own, reached through dynamic import(); execa is bundled into the live collection's chunk (from
+//    node_modules it is ~130 ES modules that Node resolves and compiles one by one: ~95 ms of every
+//    live run), and must not reach the start-up chunk (BUNDLED_LAZY);
 //  - what is required synchronously but used only on some paths — yaml (a YAML IPPool file), and the
 //    packages oclif requires when it loads but uses only for help, plugins, globbing, rc files or
 //    spinners (SIDE) — is bundled into CommonJS files under dist/app/lazy/, required on first use of
@@ -33,7 +36,9 @@ const require = createRequire(import.meta.url)
 const oclifRequire = createRequire(require.resolve('@oclif/core')) // oclif's own dependencies, as oclif resolves them
 
 // Loaded from node_modules by dynamic import(), only by the commands that use them.
-const LAZY = ['ink', 'react', 'netlink', 'execa']
+const LAZY = ['ink', 'react', 'netlink']
+// Bundled, but only into lazy chunks: the start-up chunk must not hold their code.
+const BUNDLED_LAZY = ['execa']
 // Never loaded: oclif asks for them only to run TypeScript sources in development, which the bundled
 // CLI turns off (src/cli/main.ts).
 const NEVER = ['typescript', 'tsx', 'ts-node']
@@ -212,6 +217,8 @@ try {
   })
   const startup = app.output.find((c) => c.type === 'chunk' && c.fileName.startsWith('chunks/startup-'))
   if (!startup) throw new Error('rolldown made no start-up chunk')
+  const heavy = BUNDLED_LAZY.filter((name) => startup.moduleIds.some((id) => id.includes(`${path.sep}node_modules${path.sep}${name}${path.sep}`)))
+  if (heavy.length > 0) throw new Error(`the start-up chunk holds ${heavy.join(', ')}: it must be reached only through a dynamic import()`)
   const startupCjs = await commonJsStartup(path.join(buildDir, startup.fileName), startup.exports)
 
   const missing = [...SIDE, ...LAZY_BUILTINS, 'yaml', 'yaml log', 'localeCompare'].filter((name) => !seen.has(name))
