@@ -6,7 +6,7 @@
 // absolute paths are rejected anyway).
 import {createHash, randomBytes} from 'node:crypto'
 import {once} from 'node:events'
-import {createReadStream, createWriteStream} from 'node:fs'
+import {closeSync, createReadStream, createWriteStream, openSync, readSync, rmSync, writeSync} from 'node:fs'
 import {open, rename, rm} from 'node:fs/promises'
 import {pipeline} from 'node:stream/promises'
 import {createGunzip, createGzip, gunzipSync, gzipSync} from 'node:zlib'
@@ -52,12 +52,27 @@ export function defaultBundleName(host: string, date: Date = new Date()): string
 
 // ------------------------------------------------------------------------------------ writing
 
-/** An archive member: its bytes in chunks (a full table's model is larger than one string), or a directory. */
+/**
+ * An archive member: its bytes in chunks (a full table's model is larger than one string), or in a spool
+ * file (writeBundle's members over its spool size), or neither: a directory.
+ */
 interface Entry {
   path: string
-  chunks?: Buffer[] // undefined: a directory
+  chunks?: Buffer[]
+  spool?: string // removed by writeBundle once the member is written
   size: number
   sha256: string
+}
+
+/**
+ * Where writeBundle puts a member larger than `at` bytes while it is made (a tar header needs the size
+ * before the bytes): a full table's model.json is over a GB, which held in memory was most of a bundle's
+ * peak, and as a GB of buffers made V8 collect its whole heap again and again.
+ */
+interface Spool {
+  at: number
+  file: (member: string) => string
+  made: string[]
 }
 
 function fileEntry(path: string, chunks: Buffer[]): Entry {
@@ -70,13 +85,40 @@ function fileEntry(path: string, chunks: Buffer[]): Entry {
   return {path, chunks, size, sha256: hash.digest('hex')}
 }
 
-/** A member written in pieces of text (UTF-8), never joined into one string. */
-function textEntry(path: string, write: (emit: (text: string) => void) => void): Entry {
-  const chunks: Buffer[] = []
-  const out = new Utf8Chunks((c) => chunks.push(c))
-  write((text) => out.add(text))
-  out.flush()
-  return fileEntry(path, chunks)
+/** A member written in pieces of text (UTF-8), never joined into one string; to `spool` once it outgrows it. */
+function textEntry(path: string, write: (emit: (text: string) => void) => void, spool?: Spool): Entry {
+  const hash = createHash('sha256')
+  let size = 0
+  let chunks: Buffer[] | undefined = []
+  let file: string | undefined
+  let fd: number | undefined
+  const out = new Utf8Chunks((c) => {
+    hash.update(c)
+    size += c.length
+    if (chunks !== undefined) {
+      chunks.push(c)
+      if (spool === undefined || size <= spool.at) return false
+      file = spool.file(path)
+      spool.made.push(file)
+      fd = openSync(file, 'wx', 0o600)
+      for (const held of chunks) writeAll(fd, held)
+      chunks = undefined
+      return false // that buffer was held: the next chunk gets a fresh one
+    }
+    writeAll(fd!, c)
+    return true
+  })
+  try {
+    write((text) => out.add(text))
+    out.flush()
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+  return {path, chunks, spool: file, size, sha256: hash.digest('hex')}
+}
+
+function writeAll(fd: number, data: Buffer): void {
+  for (let at = 0; at < data.length; ) at += writeSync(fd, data, at)
 }
 
 /**
@@ -84,7 +126,7 @@ function textEntry(path: string, write: (emit: (text: string) => void) => void):
  * alone is over a GB: one member at a time is in memory), manifest.json last, as it lists the others'
  * checksums; `manifest` receives it. Pure.
  */
-function* bundleEntries(input: BundleInput, manifest: (m: Manifest) => void): Generator<Entry> {
+function* bundleEntries(input: BundleInput, manifest: (m: Manifest) => void, spool?: Spool): Generator<Entry> {
   const files = scrubSecrets(input.files)
   const seen = new Set<string>()
   for (const f of files) {
@@ -97,7 +139,7 @@ function* bundleEntries(input: BundleInput, manifest: (m: Manifest) => void): Ge
   const listed: ManifestFile[] = []
   const sources: ManifestSource[] = []
   const member = (e: Entry): Entry => {
-    if (e.chunks) listed.push({path: e.path, size: e.size, sha256: e.sha256})
+    if (e.chunks || e.spool) listed.push({path: e.path, size: e.size, sha256: e.sha256})
     return e
   }
   yield {path: SNAPSHOT_DIR, size: 0, sha256: ''}
@@ -108,16 +150,19 @@ function* bundleEntries(input: BundleInput, manifest: (m: Manifest) => void): Ge
   }
   const failed = files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error, command: f.command, exitStatus: f.exitStatus}))
   if (failed.length) yield member(fileEntry(SNAPSHOT_DIR + ERRORS_FILE, [Buffer.from(JSON.stringify(failed, null, 2) + '\n')]))
-  yield member(textEntry('model.json', (emit) => jsonPieces(input.model ?? null, emit)))
+  yield member(textEntry('model.json', (emit) => jsonPieces(input.model ?? null, emit), spool))
   yield member(textEntry('report.md', (emit) => {
     if (typeof input.reportMd === 'string') emit(input.reportMd)
     else for (const piece of input.reportMd) emit(piece)
-  }))
-  yield member(textEntry('report.json', (emit) => jsonPieces(input.reportJson ?? null, emit)))
+  }, spool))
+  yield member(textEntry('report.json', (emit) => jsonPieces(input.reportJson ?? null, emit), spool))
   const m: Manifest = {...input.manifest, schema: 1, sources, files: listed}
   manifest(m)
   yield fileEntry('manifest.json', [Buffer.from(JSON.stringify(m, null, 2) + '\n')])
 }
+
+// writeBundle's members larger than this are spooled to a file beside the output while they are made
+const SPOOL_AT = 64 * 2 ** 20
 
 // A full table's bundle is a few GB of text: zlib's level 3 compresses it ~2.5x faster than the default
 // (6), for a file a fifth larger; level 9 took four times as long again
@@ -141,17 +186,19 @@ export function packBundle(input: BundleInput): {data: Buffer; manifest: Manifes
  * Write a bundle to outPath, streamed through gzip a member at a time (via a temporary file and a rename);
  * returns the manifest written. The file is packBundle's, byte for byte.
  */
-export async function writeBundle(input: BundleInput, outPath: string): Promise<Manifest> {
+export async function writeBundle(input: BundleInput, outPath: string, opts: {spoolAt?: number} = {}): Promise<Manifest> {
   const tmp = `${outPath}.${randomBytes(4).toString('hex')}.tmp`
+  const spool: Spool = {at: opts.spoolAt ?? SPOOL_AT, file: (member) => `${tmp}.${member.replace(/[^\w.-]/g, '_')}`, made: []}
   let manifest: Manifest | undefined
   try {
     const gzip = createGzip({level: GZIP_LEVEL})
     const written = pipeline(gzip, createWriteStream(tmp, {flags: 'wx'}))
     written.catch(() => undefined) // awaited below; a write error also fails gzip.write's wait
     const mtime = mtimeOf(input)
-    for (const e of bundleEntries(input, (m) => (manifest = m))) {
-      // a member is compressed before the next one is made: only one is ever in memory
+    for (const e of bundleEntries(input, (m) => (manifest = m), spool)) {
+      // a member is compressed before the next one is made: only one is ever in memory (or spooled)
       for (const b of tarBlocks(e, mtime)) if (!gzip.write(b)) await Promise.race([once(gzip, 'drain'), written])
+      if (e.spool) rmSync(e.spool, {force: true})
     }
     gzip.end(END_OF_ARCHIVE)
     await written
@@ -160,6 +207,8 @@ export async function writeBundle(input: BundleInput, outPath: string): Promise<
     await rm(tmp, {force: true})
     if (error instanceof RouteDoctorError) throw error
     throw new RouteDoctorError(`${outPath}: cannot write the bundle (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 2, 'E_BUNDLE')
+  } finally {
+    for (const f of spool.made) rmSync(f, {force: true})
   }
   return manifest!
 }
@@ -184,9 +233,27 @@ function* tarBlocks(e: Entry, mtime: number): Generator<Buffer> {
       name = name.slice(0, 100)
     }
   }
-  yield header(name, e.size, e.chunks ? '0' : '5', mtime, prefix)
+  yield header(name, e.size, e.chunks || e.spool ? '0' : '5', mtime, prefix)
   for (const c of e.chunks ?? []) if (c.length > 0) yield c
+  if (e.spool) yield* spooled(e.spool, e.size)
   if (e.size % 512 !== 0) yield Buffer.alloc(512 - (e.size % 512))
+}
+
+/** A spool file's bytes in 1 MiB buffers (fresh ones: gzip holds a buffer until it has compressed it). */
+function* spooled(file: string, size: number): Generator<Buffer> {
+  const fd = openSync(file, 'r')
+  try {
+    let read = 0
+    while (read < size) {
+      const buf = Buffer.allocUnsafe(Math.min(2 ** 20, size - read))
+      const n = readSync(fd, buf, 0, buf.length, read)
+      if (n === 0) throw new Error(`${file} ended at ${read} of its ${size} bytes`)
+      read += n
+      yield n === buf.length ? buf : buf.subarray(0, n)
+    }
+  } finally {
+    closeSync(fd)
+  }
 }
 
 function paxRecord(key: string, value: string): Buffer {

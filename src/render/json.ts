@@ -16,7 +16,8 @@ const CHUNK = 1 << 20
 export class Utf8Chunks {
   private buffer = Buffer.allocUnsafe(CHUNK)
   private at = 0
-  constructor(private readonly sink: (chunk: Buffer) => void) {}
+  /** `sink` returns true when it is done with the chunk (it wrote it out): the buffer is then reused. */
+  constructor(private readonly sink: (chunk: Buffer) => boolean | void) {}
 
   add(text: string): void {
     // UTF-8 takes at most three bytes per UTF-16 unit: a piece that might not fit goes after a flush
@@ -34,9 +35,8 @@ export class Utf8Chunks {
   /** Hand over what is buffered. */
   flush(): void {
     if (this.at === 0) return
-    this.sink(this.buffer.subarray(0, this.at))
-    // the sink may hold on to the buffer (a pipe writes it later): the next chunk gets a fresh one
-    this.buffer = Buffer.allocUnsafe(CHUNK)
+    // a sink may hold on to the buffer (a pipe writes it later): the next chunk then gets a fresh one
+    if (this.sink(this.buffer.subarray(0, this.at)) !== true) this.buffer = Buffer.allocUnsafe(CHUNK)
     this.at = 0
   }
 }

@@ -109,6 +109,32 @@ describe('writeBundle / readBundle', () => {
     expect(readFileSync(out).equals(packBundle(input()).data)).toBe(true)
   })
 
+  it('spools members larger than the spool size to a file while they are made: the same bytes, no file left behind', async () => {
+    const dir = mkdtempSync(path.join(tmp, 'spool-'))
+    // a model of several chunks (Utf8Chunks hands over ~1 MiB at a time), with multi-byte text across them
+    const big = {...input(), model: {routes: Array.from({length: 30_000}, (_, i) => ({dst: `10.${i >> 8 & 255}.${i & 255}.0/26`, note: i % 7 ? 'naïve → ✓'.repeat(9) : 'x'}))}}
+    for (const spoolAt of [0, 1000, 2 ** 20 + 1]) {
+      const p = path.join(dir, `s${spoolAt}.tar.gz`)
+      await writeBundle(big, p, {spoolAt})
+      expect(readFileSync(p).equals(packBundle(big).data), `spool at ${spoolAt}`).toBe(true)
+      expect((await readBundle(p)).model).toEqual(big.model)
+    }
+    expect(readdirSync(dir).sort()).toEqual(['s0.tar.gz', 's1000.tar.gz', 's1048577.tar.gz'])
+  })
+
+  it('removes its spool file and temporary archive when making a member fails', async () => {
+    const dir = mkdtempSync(path.join(tmp, 'spool-fail-'))
+    const model = {first: 'y'.repeat(3 * 2 ** 20), get second(): string {
+      // by now the first ~3 MiB were spooled
+      if (readdirSync(dir).some((f) => f.endsWith('.model.json'))) throw new Error('the model broke')
+      return 'spool file missing'
+    }}
+    const err = await writeBundle({...input(), model}, path.join(dir, 'b.tar.gz'), {spoolAt: 1000}).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(RouteDoctorError)
+    expect((err as Error).message).toMatch(/cannot write the bundle \(the model broke\)/)
+    expect(readdirSync(dir)).toEqual([])
+  })
+
   it('reads the same bundle whatever pieces the archive streams by in', async () => {
     await written
     const whole = await readBundle(out)
