@@ -55,6 +55,9 @@ const yamlDir = path.dirname(require.resolve('yaml/package.json'))
 const yamlLog = path.join(yamlDir, 'browser', 'dist', 'log.js')
 
 const PLACEHOLDER = 'routedoctor-side:' // + name: becomes the side file's path relative to the chunk
+// becomes the path of src/cli/code-cache.ts's build relative to the chunk: one loader for every file it caches
+const LOADER = 'routedoctor-loader:'
+const loaderFile = path.join(root, 'dist', 'cli', 'code-cache.js')
 const seen = new Set() // what the plugins replaced: a warning names what they no longer find
 
 /** A CommonJS stand-in for module `real` (required as `spec`) that loads it on first use of an export. */
@@ -87,7 +90,7 @@ function staticClosure(ctx) {
 const lazyPlugin = {
   name: 'routedoctor-lazy',
   resolveId(source, importer) {
-    if (source.startsWith(PLACEHOLDER)) return {id: source, external: true}
+    if (source.startsWith(PLACEHOLDER) || source === LOADER) return {id: source, external: true}
     if (importer?.includes(OCLIF_DIR) && (SIDE.includes(source) || LAZY_BUILTINS.includes(source))) return `\0lazy:${source}`
   },
   load(id) {
@@ -97,8 +100,14 @@ const lazyPlugin = {
       return name.startsWith('node:') ? standIn(name, require(name)) : standIn(PLACEHOLDER + name, oclifRequire(name))
     }
     if (id === loadYamlModule) {
+      // through V8's code cache, as the start-up chunk (compiling yaml was ~10 ms of a run that reads ippools.yaml)
       seen.add('yaml')
-      return `import {createRequire} from 'node:module'\nexport function loadYaml() { return createRequire(import.meta.url)(${JSON.stringify(PLACEHOLDER + 'yaml')}) }\n`
+      return [
+        `import {loadCommonJs} from ${JSON.stringify(LOADER)}`,
+        'let yaml',
+        `export function loadYaml() { return (yaml ??= loadCommonJs(new URL(${JSON.stringify(PLACEHOLDER + 'yaml')}, import.meta.url))) }`,
+        '',
+      ].join('\n')
     }
   },
   transform(code, id) {
@@ -112,10 +121,15 @@ const lazyPlugin = {
     }
   },
   renderChunk(code, chunk) {
-    const fixed = code.replace(new RegExp(`(["'])${PLACEHOLDER}([\\w-]+)\\1`, 'g'), (_, quote, name) => {
-      const rel = path.relative(path.dirname(path.join(buildDir, chunk.fileName)), path.join(buildDir, 'lazy', `${name}.cjs`))
+    const from = path.dirname(path.join(buildDir, chunk.fileName))
+    const relative = (to) => {
+      const rel = path.relative(from, to)
       return JSON.stringify((rel.startsWith('.') ? rel : `./${rel}`).split(path.sep).join('/'))
-    })
+    }
+    const fixed = code
+      .replace(new RegExp(`(["'])${PLACEHOLDER}([\\w-]+)\\1`, 'g'), (_, quote, name) => relative(path.join(buildDir, 'lazy', `${name}.cjs`)))
+      // (buildDir becomes outDir, at the same depth under dist/)
+      .replace(new RegExp(`(["'])${LOADER}\\1`, 'g'), () => relative(loaderFile))
     return fixed === code ? null : {code: fixed}
   },
 }
@@ -179,7 +193,7 @@ async function commonJsStartup(chunkFile, exportNames) {
   out += code.slice(at)
   const cjsFile = chunkFile.replace(/\.js$/, '.cjs')
   writeFileSync(cjsFile, out)
-  const loader = path.relative(chunksDir, path.join(root, 'dist', 'cli', 'code-cache.js')).split(path.sep).join('/')
+  const loader = path.relative(chunksDir, loaderFile).split(path.sep).join('/')
   const locals = exportNames.map((name, i) => `  e${i} = startup[${JSON.stringify(name)}]`)
   writeFileSync(chunkFile, [
     `// The start-up chunk: its code is ${path.basename(cjsFile)}, compiled through V8's code cache (src/cli/code-cache.ts, scripts/bundle.mjs).`,

@@ -78,6 +78,21 @@ describe('the built CLI', () => {
     expect(readFileSync(path.join(ROOT, 'dist/app/chunks', startup[0]), 'utf8')).toMatch(/__import\("\.\/fix-[\w-]+\.js"\)/)
   })
 
+  it('loads yaml, for an IPPool file in YAML, through the same loader and a cache it accepts', () => {
+    const script = `
+      const {codeCacheStates} = await import(${JSON.stringify(LOADER)})
+      const {run} = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'dist/app/cli.js')).href)})
+      process.argv = [process.argv[0], ${JSON.stringify(BIN)}, 'check', '--json', '--from', ${JSON.stringify(EXAMPLE)}]
+      await run(${JSON.stringify(pathToFileURL(BIN).href)})
+      process.stderr.write(JSON.stringify(codeCacheStates()))`
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {encoding: 'utf8', env: {...process.env, ROUTEDOCTOR_NO_CODE_CACHE: ''}})
+    expect(JSON.parse(r.stdout).summary.prefixes).toBeGreaterThan(0) // the example's pools come from its ippools.yaml
+    expect(JSON.parse(r.stderr)).toEqual([
+      {file: path.join(ROOT, 'dist/app/chunks', startup[0]), state: 'accepted'},
+      {file: path.join(ROOT, 'dist/app/lazy/yaml.cjs'), state: 'accepted'},
+    ])
+  })
+
   it.each([
     ['check', '--json', '--from', EXAMPLE],
     ['explain', '192.168.110.130', '--from', EXAMPLE],
