@@ -36,7 +36,8 @@ export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource
     if (!info) throw new RouteDoctorError(`${opts.from}: no such snapshot directory or bundle`, 2, 'E_FROM')
     if (info.isDirectory()) return {files: await readSnapshotDir(opts.from), origin: {kind: 'dir', path: opts.from}}
     const {readBundle} = await import('../bundle/tarball.js')
-    const bundle = await readBundle(opts.from)
+    // a replay needs only snapshot/ and the manifest: model.json and the reports are checksummed, not read
+    const bundle = await readBundle(opts.from, {reportReadLimit: 0})
     return {files: bundle.files, origin: {kind: 'bundle', path: opts.from, collectedAt: bundle.manifest.collectedAt, host: bundle.manifest.host}}
   }
   const {collectLive} = await import('../collect/live.js')
