@@ -6,6 +6,7 @@
 //                            100k, apply), best kept (default 3); a size's floors and checks are run in turn
 //            --timeout S     per measured command, seconds (default 900); a timeout is recorded, not fatal
 //            --no-apply      skip the netlink apply throughput part
+//            --no-bundle     skip writing and replaying a bundle of each snapshot under 1M routes (shown, not judged)
 //            --apply-routes N  routes programmed by the apply part (default 10000; also N/10, to show scaling)
 //            --apply-empty   program into an empty table (default: BIRD's metric-32 routes for the same
 //                            prefixes are there first, as on a real node; fix --apply writes beside them)
@@ -22,6 +23,7 @@
 //   floor  `node bench/floor-read-split.mjs DIR`: read the same files and split them into lines (the
 //          issue's floor, the goals' reference); also with --json-parse (JSON files parsed too), shown
 //   start  `node -e 0`
+//   bundle under 1M routes, `bundle --from DIR` and its replay `check --from BUNDLE` (shown, not judged)
 // and prints them with ratios and the goals of the issue. Also `explain` on the shipped snapshot
 // (examples/bird2-ecmp-not-tunneled) against `node -e 0`, and, when root with working netns tools,
 // `ip -batch` against routedoctor's netlink apply engine programming onlink routes over a TUN tunl0
@@ -47,7 +49,7 @@ const MiB = 1024 * 1024
 // ------------------------------------------------------------------ options
 
 function parseArgs(argv) {
-  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
+  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const val = () => {
@@ -60,6 +62,7 @@ function parseArgs(argv) {
     else if (name === '--runs') o.runs = Math.max(1, Number(val()))
     else if (name === '--timeout') o.timeout = Number(val())
     else if (name === '--no-apply') o.apply = false
+    else if (name === '--no-bundle') o.bundle = false
     else if (name === '--apply-routes') o.applyRoutes = parseCount(val())
     else if (name === '--apply-empty') o.applyPrefill = false
     else if (name === '--apply-replaces') o.applyReplaces = true
@@ -440,6 +443,26 @@ async function main() {
       rssRow('check --json peak RSS / (1.5 × snapshot + 120 MiB)', checkJson, jsonFail),
       ['floor peak RSS / (1.5 × snapshot + 120 MiB)', floor.rss ? fmtX(floor.rss / rssLimit) : '-', '', ''],
     ]))
+    if (o.bundle && snap.count < 1_000_000) {
+      // `routedoctor bundle` of the snapshot and its replay (`check --from BUNDLE`): shown, not judged
+      const work = mkdtempSync(path.join(os.tmpdir(), 'rdbench-bundle-'))
+      try {
+        const file = path.join(work, 'bundle.tar.gz')
+        const [bundle, replay] = await bestInterleaved(n, [
+          [process.execPath, BIN, 'bundle', '--from', snap.dir, '--output', file],
+          [process.execPath, BIN, 'check', '--from', file],
+        ], {timeout: o.timeout})
+        row.bundle = {write: bundle, replay, bytes: existsSync(file) ? statSync(file).size : undefined}
+        log(table([
+          ['bundle (shown, not judged)', 'wall', 'peak RSS', 'runs', 'note'],
+          [`bundle --from DIR (${row.bundle.bytes === undefined ? 'no file' : fmtMiB(row.bundle.bytes)})`, ...measured(bundle, failed(bundle) ? failure(bundle) : undefined)],
+          ['check --from BUNDLE (replay)', ...measured(replay, failed(replay) ? failure(replay) : undefined)],
+          ['replay wall / check --from DIR wall', fmtX(replay.wall / check.wall), '', '', ''],
+        ]))
+      } finally {
+        rmSync(work, {recursive: true, force: true})
+      }
+    }
     log()
     if (wallGoal) goals.push({goal: `check ≤ ${wallGoal}× read-and-split floor on ${size}`, ratio: wallRatio, limit: wallGoal, failedRun: checkFail})
     if (wallGoal) goals.push({goal: `check --json ≤ ${wallGoal}× read-and-split floor on ${size}`, ratio: checkJson.wall / floor.wall, limit: wallGoal, failedRun: jsonFail})
