@@ -210,7 +210,8 @@ export interface SourceFile {
 }
 
 export interface Snapshot {
-  origin: { kind: 'dir' | 'live' | 'bundle'; path?: string; collectedAt?: string; host?: string }
+  // warnings: what a replayed bundle's reader found wrong (a file edited after collection, a member missing)
+  origin: { kind: 'dir' | 'live' | 'bundle'; path?: string; collectedAt?: string; host?: string; warnings?: string[] }
   files: SourceFile[]
   missing: string[] // DESIGN §3 files not present
   kernelRoutes: KernelRoute[]

@@ -25,6 +25,7 @@ export function renderNode(n: NodeSummary, c: ChalkInstance): string {
   ]
   if (n.missing.length > 0) lines.push(c.dim(`not in the snapshot: ${n.missing.join(', ')}`))
   for (const f of n.failed) lines.push(c.yellow(`could not collect ${f.file}: ${f.error}`))
+  for (const w of n.bundleWarnings) lines.push(c.yellow(`bundle: ${w}`))
   return lines.join('\n')
 }
 
@@ -128,6 +129,7 @@ function plural(n: number, word: string): string {
 export function renderFix(r: FixReport, c: ChalkInstance): string {
   const out: string[] = []
   for (const f of r.node.failed) out.push(c.yellow(`could not collect ${f.file}: ${f.error}`))
+  for (const w of r.node.bundleWarnings) out.push(c.yellow(`bundle: ${w}`))
   if (r.unavailable) out.push(c.red(`Cannot plan: ${r.unavailable}.`))
   else if (r.entries.length === 0) out.push(c.green('Nothing to fix: every tunnel prefix is healthy or has nothing routedoctor can program.'))
   for (const e of r.entries) {

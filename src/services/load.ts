@@ -38,7 +38,9 @@ export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource
     const {readBundle} = await import('../bundle/tarball.js')
     // a replay needs only snapshot/ and the manifest: model.json and the reports are checksummed, not read
     const bundle = await readBundle(opts.from, {reportReadLimit: 0})
-    return {files: bundle.files, origin: {kind: 'bundle', path: opts.from, collectedAt: bundle.manifest.collectedAt, host: bundle.manifest.host}}
+    const origin: Snapshot['origin'] = {kind: 'bundle', path: opts.from, collectedAt: bundle.manifest.collectedAt, host: bundle.manifest.host}
+    if (bundle.warnings.length > 0) origin.warnings = bundle.warnings
+    return {files: bundle.files, origin}
   }
   const {collectLive} = await import('../collect/live.js')
   const files = await collectLive({birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev, routeText: opts.everySource ? 'always' : 'fallback'})

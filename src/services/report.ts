@@ -23,6 +23,7 @@ export interface NodeSummary {
   poolOrigin: Snapshot['poolOrigin']
   missing: string[] // sources not in the snapshot
   failed: Array<{file: string; error: string}> // sources that could not be collected
+  bundleWarnings: string[] // a replayed bundle's: files edited after collection, members missing
 }
 
 export interface PrefixLine {
@@ -74,6 +75,7 @@ export function nodeSummary(ctx: Context): NodeSummary {
     poolOrigin: s.poolOrigin,
     missing: s.missing,
     failed: s.files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error!})),
+    bundleWarnings: s.origin.warnings ?? [],
   }
 }
 

@@ -1,5 +1,5 @@
 // The binary as a user runs it: exit statuses, clear errors without stack traces, fix and bundle.
-import {readFileSync, writeFileSync, cpSync} from 'node:fs'
+import {cpSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {execa} from 'execa'
@@ -117,6 +117,28 @@ describe('bundle', () => {
     const direct = JSON.parse((await run(['check', '--from', ecmp, '--json'])).stdout)
     const replay = JSON.parse((await run(['check', '--from', out, '--json'])).stdout)
     expect(replay.prefixes.map((p: {prefix: string; verdict: string}) => [p.prefix, p.verdict])).toEqual(direct.prefixes.map((p: {prefix: string; verdict: string}) => [p.prefix, p.verdict]))
+  })
+
+  it('a replay says which files of the bundle were edited after collection', async () => {
+    const dir = tempDir('rd-bundle-')
+    const out = path.join(dir, 'b.tar.gz')
+    expect((await run(['bundle', '--from', ecmp, '-o', out])).exitCode).toBe(0)
+    const clean = JSON.parse((await run(['check', '--from', out, '--json'])).stdout)
+    expect(clean.node.bundleWarnings).toEqual([])
+    // re-packed from its extracted folder, with one source edited
+    const x = path.join(dir, 'x')
+    mkdirSync(x)
+    await execa('tar', ['-xzf', out, '-C', x])
+    writeFileSync(path.join(x, 'snapshot/sysctl.txt'), readFileSync(path.join(x, 'snapshot/sysctl.txt'), 'utf8') + '# edited\n')
+    const edited = path.join(dir, 'edited.tar.gz')
+    await execa('tar', ['-czf', edited, '-C', dir, 'x'])
+    const warning = 'snapshot/sysctl.txt does not match its sha256 in manifest.json (edited after collection?)'
+    const json = JSON.parse((await run(['check', '--from', edited, '--json'])).stdout)
+    expect(json.node.bundleWarnings).toEqual([warning])
+    const text = await run(['check', '--from', edited])
+    expect(text.stdout.split('\n').slice(0, 6)).toContain(`bundle: ${warning}`)
+    expect((await run(['explain', '192.168.110.128/26', '--from', edited])).stdout).toContain(`bundle: ${warning}`)
+    expect((await run(['fix', '--from', edited])).stdout).toContain(`bundle: ${warning}`)
   })
 
   it('a redacted bundle holds none of the node addresses and diagnoses the same verdicts', async () => {
