@@ -35,7 +35,7 @@ function syntheticReport(n: number): CheckReport {
   }
   return {
     schema: 1,
-    node: {sessions: {up: 1, total: 1}, tunnelDev: 'tunl0', pools: [{cidr: '10.0.0.0/8', mode: 'ipip', origin: 'flag'}], poolOrigin: 'flag', missing: [], failed: []},
+    node: {sessions: {up: 1, total: 1}, tunnelDev: 'tunl0', pools: [{cidr: '10.0.0.0/8', mode: 'ipip', origin: 'flag'}], poolOrigin: 'flag', missing: [], failed: [], bundleWarnings: []},
     prefixes, host: {findings: []},
     summary: {prefixes: n, verdicts: {}, errors: 0, warnings: 0, exitCode: 0},
   }
