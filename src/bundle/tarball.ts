@@ -123,8 +123,8 @@ function writeAll(fd: number, data: Buffer): void {
 
 /**
  * The archive members of a bundle, in archive order, each made when it is reached (a full table's model
- * alone is over a GB: one member at a time is in memory), manifest.json last, as it lists the others'
- * checksums; `manifest` receives it. Pure.
+ * alone is over a GB: one member at a time is in memory, or in `spool`'s file), manifest.json last, as it
+ * lists the others' checksums; `manifest` receives it. Pure without a spool (packBundle).
  */
 function* bundleEntries(input: BundleInput, manifest: (m: Manifest) => void, spool?: Spool): Generator<Entry> {
   const files = scrubSecrets(input.files)
