@@ -5,12 +5,13 @@
 // scripts/manifest.mjs (oclif's "explicit" command discovery imports cli.js's COMMANDS).
 //
 // What only some runs need stays out of the start-up chunk:
-//  - Ink and React (`ui`) and the netlink binding (`fix --apply/--revert`): the commands reach them
-//    through dynamic import() and they load from node_modules as before (LAZY);
-//  - each command's own services (fix, bundle, the UI's actions, live collection) are chunks of their
-//    own, reached through dynamic import(); execa is bundled into the live collection's chunk (from
-//    node_modules it is ~130 ES modules that Node resolves and compiles one by one: ~95 ms of every
-//    live run), and must not reach the start-up chunk (BUNDLED_LAZY);
+//  - the netlink binding (`fix --apply/--revert`): reached through dynamic import(), loaded from
+//    node_modules (LAZY);
+//  - each command's own services (fix, bundle, the UI and its actions, live collection) are chunks of
+//    their own, reached through dynamic import(). execa is bundled into the live collection's chunk,
+//    and Ink with React into the UI's, React's production build (from node_modules execa is ~130 ES
+//    modules that Node resolves and compiles one by one, ~95 ms of every live run; Ink and React
+//    ~350 ms of `ui`'s start); none of them may reach the start-up chunk (BUNDLED_LAZY);
 //  - what is required synchronously but used only on some paths — yaml (a YAML IPPool file), and the
 //    packages oclif requires when it loads but uses only for help, plugins, globbing, rc files or
 //    spinners (SIDE) — is bundled into CommonJS files under dist/app/lazy/, required on first use of
@@ -35,13 +36,14 @@ if (!existsSync(entry)) throw new Error(`${path.relative(root, entry)} is missin
 const require = createRequire(import.meta.url)
 const oclifRequire = createRequire(require.resolve('@oclif/core')) // oclif's own dependencies, as oclif resolves them
 
-// Loaded from node_modules by dynamic import(), only by the commands that use them.
-const LAZY = ['ink', 'react', 'netlink']
+// Loaded from node_modules by dynamic import(), only by the commands that use them (a native addon).
+const LAZY = ['netlink']
 // Bundled, but only into lazy chunks: the start-up chunk must not hold their code.
-const BUNDLED_LAZY = ['execa']
+const BUNDLED_LAZY = ['execa', 'ink', 'react', 'react-reconciler', 'yoga-layout']
 // Never loaded: oclif asks for them only to run TypeScript sources in development, which the bundled
-// CLI turns off (src/cli/main.ts).
-const NEVER = ['typescript', 'tsx', 'ts-node']
+// CLI turns off (src/cli/main.ts); Ink for React's devtools only with DEV=true, which the ui command
+// hides while Ink loads (src/commands/ui.ts).
+const NEVER = ['typescript', 'tsx', 'ts-node', 'react-devtools-core']
 // Required by oclif's modules when they load, used only for --help (ejs), plugins (minimatch),
 // command globbing (tinyglobby), rc files (lilconfig), spinners (cli-spinners), the engine warning
 // (semver; it cannot fire in a bundle), flags read from stdin (readline), performance tracing
@@ -111,6 +113,11 @@ const lazyPlugin = {
     }
   },
   transform(code, id) {
+    // React's and its reconciler's production builds (their entries pick one by NODE_ENV when they load)
+    if (/[\\/]node_modules[\\/](react|react-reconciler|scheduler)[\\/]/.test(id) && code.includes('process.env.NODE_ENV')) {
+      seen.add('NODE_ENV')
+      return {code: code.replaceAll('process.env.NODE_ENV', '"production"'), map: null}
+    }
     // oclif sorts its command list with localeCompare, whose first call builds an ICU collator
     // (~15 ms, a tenth of start-up); command ids are ASCII, and comparing code units orders them the same.
     if (id.endsWith(path.join('@oclif', 'core', 'lib', 'config', 'plugin.js'))) {
@@ -235,7 +242,7 @@ try {
   if (heavy.length > 0) throw new Error(`the start-up chunk holds ${heavy.join(', ')}: it must be reached only through a dynamic import()`)
   const startupCjs = await commonJsStartup(path.join(buildDir, startup.fileName), startup.exports)
 
-  const missing = [...SIDE, ...LAZY_BUILTINS, 'yaml', 'yaml log', 'localeCompare'].filter((name) => !seen.has(name))
+  const missing = [...SIDE, ...LAZY_BUILTINS, 'yaml', 'yaml log', 'localeCompare', 'NODE_ENV'].filter((name) => !seen.has(name))
   if (missing.length > 0) console.error(`scripts/bundle.mjs: warning: nothing to replace for ${missing.join(', ')} (did oclif, yaml or src/parse/load-yaml.ts change?)`)
 
   // Nothing LAZY may be reachable through static imports from cli.js: follow them.

@@ -42,10 +42,11 @@ afterAll(() => {
 })
 
 describe.skipIf(!haveTmux || !haveDist)(`routedoctor ui in tmux 80x24${!haveTmux ? ' (skipped: tmux is not installed)' : !haveDist ? ' (skipped: dist/ not built; run npm test, which builds first)' : ''}`, () => {
-  // CI=true: CI runners export it, and Ink then draws only its last frame; the UI must not go blank
+  // CI=true: CI runners export it, and Ink then draws only its last frame; the UI must not go blank.
+  // DEV=true: Ink then loads React's devtools client (not installed) and its own package.json (not in the bundle)
   it('lists the broken prefixes, filters, explains with Enter and quits with status 0', async () => {
     const cmd = `cd ${quote(ROOT)} && ${quote(process.execPath)} ${quote(BIN)} ui --from ${quote(ECMP)}; echo EXIT=$? > ${quote(exitFile)}`
-    const started = tmux('new-session', '-d', '-s', session, '-x', '80', '-y', '24', '-e', 'NO_COLOR=1', '-e', 'CI=true', 'sh', '-c', cmd)
+    const started = tmux('new-session', '-d', '-s', session, '-x', '80', '-y', '24', '-e', 'NO_COLOR=1', '-e', 'CI=true', '-e', 'DEV=true', 'sh', '-c', cmd)
     expect(started.status, started.stderr).toBe(0)
 
     const want = expected().prefixes
