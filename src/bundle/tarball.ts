@@ -244,13 +244,13 @@ function* tarBlocks(e: Entry, mtime: number): Generator<Buffer> {
   if (e.size % 512 !== 0) yield Buffer.alloc(512 - (e.size % 512))
 }
 
-/** A spool file's bytes in 1 MiB buffers (fresh ones: gzip holds a buffer until it has compressed it). */
+/** A spool file's bytes in STREAM_CHUNK buffers (fresh ones: gzip holds a buffer until it has compressed it). */
 function* spooled(file: string, size: number): Generator<Buffer> {
   const fd = openSync(file, 'r')
   try {
     let read = 0
     while (read < size) {
-      const buf = Buffer.allocUnsafe(Math.min(2 ** 20, size - read))
+      const buf = Buffer.allocUnsafe(Math.min(STREAM_CHUNK, size - read))
       const n = readSync(fd, buf, 0, buf.length, read)
       if (n === 0) throw new Error(`${file} ended at ${read} of its ${size} bytes`)
       read += n
@@ -381,8 +381,7 @@ interface Member {
 /** The members of a bundle's archive: path -> member. */
 type Members = Map<string, Member>
 
-function bundleOf(found: Members, fail: Fail): Bundle {
-  const members = found
+function bundleOf(members: Members, fail: Fail): Bundle {
   // A bundle re-packed from its extracted folder has one top-level directory: look inside it.
   if (!members.has('manifest.json')) {
     const tops = new Set([...members.keys()].map((p) => p.split('/')[0]))
@@ -489,7 +488,8 @@ class TarReader {
   private head = Buffer.alloc(512) // the header being read
   private headAt = 0
   private member: {path: string; left: number; chunks?: Buffer[]; hash?: ReturnType<typeof createHash>; meta?: 'x' | 'L'; size: number} | undefined
-  private skip = 0 // padding after a member's data
+  private skip = 0 // padding after a member's data, being skipped
+  private pendingPadding = 0 // padding after the current member's data, skipped once it ends
   private nextPath: string | undefined // from a pax 'x' or GNU 'L' header, for the next entry
   private sawEnd = false
   private offset = 0 // of the next header, for messages
@@ -579,8 +579,6 @@ class TarReader {
     this.pendingPadding = padding
     if (member.left === 0) this.endMember()
   }
-
-  private pendingPadding = 0
 
   private endMember(): void {
     const m = this.member!

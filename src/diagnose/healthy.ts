@@ -11,10 +11,10 @@
 // local-block (a BGP path is not local). Its verdict is ok and it has no plan. Anything else, however
 // small the difference, goes to the rules: test/diagnose/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
-import {ABSENT, KeyTable, prefixKey} from '../model/aside.js'
+import {ABSENT, coveringKeys, KeyTable, prefixKey} from '../model/aside.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
 import {Fib} from '../model/fib.js'
-import {ipv4Network, ipv4Value} from '../model/prefix.js'
+import {ipv4Value} from '../model/prefix.js'
 import type {BirdRoute, KernelRoute, Snapshot} from '../model/types.js'
 import {BirdBlockReader} from '../parse/bird-routes.js'
 import {asideKernelRoute} from '../parse/ip-route-json.js'
@@ -66,8 +66,8 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
   for (const n of resolved) {
     const v = ipv4Value(n)
     if (v < 0) continue
-    for (let len = 0; len <= 32; len++) {
-      const j = kernelAt.get(ipv4Network(v, len) * 64 + len)
+    for (const key of coveringKeys(v)) {
+      const j = kernelAt.get(key)
       if (j >= 0) parseKernel[j] = 1
     }
   }

@@ -12,7 +12,19 @@ export function prefixKey(prefix: string): number {
   if (v < 0) return -1
   const len = lengthValue(prefix, slash + 1, 32)
   // BIRD and iproute2 print networks without host bits: anything else is not set aside
-  return len < 0 || ipv4Network(v, len) !== v ? -1 : v * 64 + len
+  return len < 0 || ipv4Network(v, len) !== v ? -1 : networkKey(v, len)
+}
+
+/** The key of an IPv4 network (its value, without host bits) of length `len`: prefixKey of its text. */
+export function networkKey(network: number, len: number): number {
+  return network * 64 + len
+}
+
+/** The keys of the 33 networks, /0 to /32, that hold the IPv4 address of value `v`. */
+export function coveringKeys(v: number): number[] {
+  const keys: number[] = []
+  for (let len = 0; len <= 32; len++) keys.push(networkKey(ipv4Network(v, len), len))
+  return keys
 }
 
 /** The prefix text of a key, as BIRD and iproute2 print it. */

@@ -1,5 +1,6 @@
 // Indices and derived facts over a Snapshot, computed once and shared by every rule, the planner
 // and the presenters. Pure: a function of the Snapshot alone.
+import {networkKey} from './aside.js'
 import {Fib, type Lookup} from './fib.js'
 import {formatKernelRoute} from './format.js'
 import {PrefixMap} from './prefix-map.js'
@@ -177,7 +178,7 @@ export class Context {
     const kernelOnly = new Map<number, string>()
     const other = new Set<string>()
     this.birdIndex.forEachV4((network, len) => {
-      if (this.v4PoolOf(network, len)) keys.push(network * 64 + len)
+      if (this.v4PoolOf(network, len)) keys.push(networkKey(network, len))
     })
     for (const [prefix] of this.birdIndex.otherEntries()) if (this.poolOf(prefix)) other.add(prefix)
     // the kernel's IPv4 prefixes from the FIB's own index (no prefix text parsed again), the others from the routes
@@ -186,7 +187,7 @@ export class Context {
       this.fib.forEachV4(t, (v, len, routes) => {
         const dst = routedDst(routes)
         if (dst === undefined || this.birdIndex.getV4(v, len) !== undefined || !this.v4PoolOf(v, len)) return
-        const key = v * 64 + len
+        const key = networkKey(v, len)
         if (kernelOnly.has(key)) return
         kernelOnly.set(key, dst)
         keys.push(key)

@@ -11,7 +11,7 @@
 // Costs in V8 (Node 20) on a dump read as one latin1 string, which shaped the in-place paths: indexOf
 // is cheap; a slice under 13 characters is a copy that === and Map lookups handle fast, a longer one
 // is a view they compare or hash several times slower; startsWith costs more than slice-and-compare.
-import {prefixKey, type AsideBirdPaths, type KeyTable} from '../model/aside.js'
+import {networkKey, prefixKey, type AsideBirdPaths, type KeyTable} from '../model/aside.js'
 import {ParseError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {BirdAttribute, BirdNexthop, BirdRoute, SourcePos} from '../model/types.js'
@@ -124,7 +124,7 @@ export function canonicalIpv4Key(src: string, start: number, end: number): numbe
   const len = d1 < 0 ? d0 : d0 * 10 + d1
   if (len > 32) return -1
   const v = ipv4Value(src, start, slash)
-  return v >= 0 && ipv4Network(v, len) === v ? v * 64 + len : -1
+  return v >= 0 && ipv4Network(v, len) === v ? networkKey(v, len) : -1
 }
 
 function isBlankChar(c: number): boolean {

@@ -8,7 +8,7 @@ import type {PrefixLine} from '../services/report.js'
 const CHUNK = 1 << 20
 
 /**
- * Text encoded as UTF-8 into ~1 MiB buffers as it comes, each handed to `sink` once full (and at `end`).
+ * Text encoded as UTF-8 into ~1 MiB buffers as it comes, each handed to `sink` once full (and at `flush`).
  * Encoding each piece into the buffer, rather than joining the pieces into one string and encoding that,
  * spares V8 flattening a rope of thousands of pieces (a third of the time of writing a full table's JSON),
  * and no piece of output is ever one string: a full table's is larger than V8's longest.

@@ -9,9 +9,9 @@ import {Context, type ContextOptions} from '../model/context.js'
 import {buildSnapshot, type BuildOptions} from '../model/build.js'
 import {releaseTexts} from '../model/release.js'
 import {collectGarbage} from './collect-garbage.js'
-import {prefixKey} from '../model/aside.js'
+import {coveringKeys, prefixKey} from '../model/aside.js'
 import {RouteDoctorError} from '../model/errors.js'
-import {canonicalAddress, canonicalPrefix, ipv4Network, ipv4Value} from '../model/prefix.js'
+import {canonicalAddress, canonicalPrefix, ipv4Value} from '../model/prefix.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
 
 export interface SourceOptions {
@@ -119,8 +119,7 @@ function queryKeys(query: string): (key: number) => boolean {
   }
   const v = ipv4Value(canonicalAddress(query) ?? '')
   if (v < 0) return () => false
-  const keys = new Set<number>()
-  for (let len = 0; len <= 32; len++) keys.add(ipv4Network(v, len) * 64 + len)
+  const keys = new Set(coveringKeys(v))
   return (k) => keys.has(k)
 }
 
