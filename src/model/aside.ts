@@ -5,12 +5,12 @@
 import {ipv4Network, ipv4Text, ipv4Value, lengthValue} from './prefix.js'
 
 /** An IPv4 prefix as one exact number, in prefix order: network · 64 + length. -1 for any other text. */
-export function prefixKey(prefix: string): number {
-  const slash = prefix.indexOf('/')
-  if (slash < 0) return -1
-  const v = ipv4Value(prefix, 0, slash)
+export function prefixKey(prefix: string, from = 0, to = prefix.length): number {
+  const slash = prefix.indexOf('/', from)
+  if (slash < 0 || slash >= to) return -1
+  const v = ipv4Value(prefix, from, slash)
   if (v < 0) return -1
-  const len = lengthValue(prefix, slash + 1, 32)
+  const len = lengthValue(prefix, slash + 1, 32, to)
   // BIRD and iproute2 print networks without host bits: anything else is not set aside
   return len < 0 || ipv4Network(v, len) !== v ? -1 : networkKey(v, len)
 }
@@ -92,10 +92,8 @@ export class AsideKernelRoutes {
     return this.keys.length
   }
 
-  /** Set a route aside; false (nothing kept) when its dst or gateway is not canonical IPv4. */
-  add(dst: string, gateway: string, metric: number, ordinal: number): boolean {
-    const key = prefixKey(dst)
-    const g = ipv4Value(gateway)
+  /** Set a route aside (prefixKey of its dst, ipv4Value of its gateway); false (nothing kept) when either is -1: not canonical IPv4. */
+  add({key, gateway: g}: {key: number; gateway: number}, metric: number, ordinal: number): boolean {
     if (key < 0 || g < 0) return false
     this.keys.push(key)
     this.gateways.push(g)

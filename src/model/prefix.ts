@@ -38,12 +38,12 @@ export function ipv4Text(v: number): string {
   return `${Math.floor(v / 16777216) % 256}.${Math.floor(v / 65536) % 256}.${Math.floor(v / 256) % 256}.${v % 256}`
 }
 
-/** Prefix length text "0".."128" (from `from` to the end) without leading zeros, at most `max`; -1 otherwise. */
-export function lengthValue(s: string, from: number, max: number): number {
-  const n = s.length - from
+/** Prefix length text "0".."128" in s[from, to) without leading zeros, at most `max`; -1 otherwise. */
+export function lengthValue(s: string, from: number, max: number, to = s.length): number {
+  const n = to - from
   if (n < 1 || n > 3 || (n > 1 && s.charCodeAt(from) === 48)) return -1
   let v = 0
-  for (let i = from; i < s.length; i++) {
+  for (let i = from; i < to; i++) {
     const c = s.charCodeAt(i)
     if (c < 48 || c > 57) return -1
     v = v * 10 + c - 48

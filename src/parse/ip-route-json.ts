@@ -7,9 +7,9 @@
 // full table) costs little more than comparing that text. Anything else goes back to the generic path:
 // one element when it is merely unusual (escapes, nested values), the whole file when anything is wrong,
 // so results and error messages never depend on which path ran.
-import {keyPrefix, type AsideKernelRoutes} from '../model/aside.js'
+import {keyPrefix, prefixKey, type AsideKernelRoutes} from '../model/aside.js'
 import {ParseError} from '../model/errors.js'
-import {ipv4Text} from '../model/prefix.js'
+import {ipv4Text, ipv4Value} from '../model/prefix.js'
 import type {Family, KernelRoute, Nexthop, SourcePos} from '../model/types.js'
 import {Fields, buildRoute, buildRouteLike, isRecord, forEachJsonElement, type RawGateway, type RawNexthop, type RawRoute} from './ip-common.js'
 
@@ -141,6 +141,9 @@ function isBlank(c: number): boolean {
   return c === 32 || c === 9 || c === 13
 }
 
+// RouteScanner.asideKeys' answer, reused: one route at a time, read at once
+const ASIDE_KEYS = {key: -1, gateway: -1}
+
 // Thrown when the text leaves what the tokenizer reads; never escapes scanRoutes.
 const OUTSIDE = new Error('outside the scanned subset')
 
@@ -168,7 +171,7 @@ function scanRoutes(text: string, open: number, close: number, pos: SourcePos, f
       const shape = scanner.shape
       // BIRD's tunnel routes: set aside, not built (the first of a shape is built: it decides the shape)
       if (aside === undefined || shape?.like === undefined || !(shape.tunnel ??= isTunnelShape(shape, aside.tunnelDev)) ||
-        !aside.add(scanner.dst, scanner.gatewayHost, scanner.metric ?? 0, routes.length + aside.size)) routes.push(scannedRoute(scanner, pos, family))
+        !aside.add(scanner.asideKeys(), scanner.metric ?? 0, routes.length + aside.size)) routes.push(scannedRoute(scanner, pos, family))
     } else {
       // escapes, nested values, blanks, wrong types: this element as the generic path reads it. Not over
       // several lines: the generic path gives those routes their own lines.
@@ -346,11 +349,17 @@ class RouteScanner {
   i = 0
   // the route last read: its shape (undefined when not kept) and varying values
   shape: Shape | undefined
-  dst = ''
-  gatewayHost = '' // of `gateway`, else of `via`, else '': the key of the shape's next-hop memo
   prefsrc: string | undefined
   metric: number | undefined
-  private gateway = ''
+  // dst and gateway: the shape's, or a varying one's place in the text, sliced only when asked for (a route
+  // set aside needs their numbers only: asideKeys)
+  private dstText: string | undefined = ''
+  private dstFrom = 0
+  private dstTo = 0
+  private gatewayText: string | undefined = ''
+  private gatewayFrom = 0
+  private gatewayTo = 0
+  private hostOf: 'gateway' | 'via' | '' = '' // which of them gatewayHost is
   private viaHost = ''
   private readonly shapes: Shape[] = []
   private readonly values: unknown[] = ROUTE_KEYS.map(() => undefined)
@@ -394,6 +403,27 @@ class RouteScanner {
       this.lastKept = this.shape
       this.readVarying()
     }
+  }
+
+  get dst(): string {
+    return (this.dstText ??= this.s.slice(this.dstFrom, this.dstTo))
+  }
+
+  private get gateway(): string {
+    return (this.gatewayText ??= this.s.slice(this.gatewayFrom, this.gatewayTo))
+  }
+
+  /** Of `gateway`, else of `via`, else '': the key of the shape's next-hop memo. */
+  get gatewayHost(): string {
+    return this.hostOf === 'gateway' ? this.gateway : this.hostOf === 'via' ? this.viaHost : ''
+  }
+
+  /** The route last read as AsideKernelRoutes keeps it: prefixKey of its dst, ipv4Value of its gateway. */
+  asideKeys(): {key: number; gateway: number} {
+    const s = this.s
+    ASIDE_KEYS.key = this.dstText === undefined ? prefixKey(s, this.dstFrom, this.dstTo) : prefixKey(this.dstText)
+    ASIDE_KEYS.gateway = this.gatewayText === undefined ? ipv4Value(s, this.gatewayFrom, this.gatewayTo) : ipv4Value(this.gatewayText)
+    return ASIDE_KEYS
   }
 
   /** The route last read, as a RawRoute. */
@@ -447,8 +477,8 @@ class RouteScanner {
   private readVarying(): void {
     const {varying, values} = this.shape!
     // the shape's own values, for any of these that are not varying in it
-    this.dst = values[DST] as string
-    this.gateway = (values[GATEWAY] as RawGateway | undefined)?.host ?? ''
+    this.dstText = values[DST] as string
+    this.gatewayText = (values[GATEWAY] as RawGateway | undefined)?.host ?? ''
     this.viaHost = (values[VIA] as RawGateway | undefined)?.host ?? ''
     this.prefsrc = values[PREFSRC] as string | undefined
     this.metric = values[METRIC] as number | undefined
@@ -458,14 +488,24 @@ class RouteScanner {
         this.metric = integerValue(this.s, this.starts[k], this.ends[k])
         continue
       }
+      if (key === DST) {
+        this.dstText = undefined
+        this.dstFrom = this.starts[k]
+        this.dstTo = this.ends[k]
+        continue
+      }
+      if (key === GATEWAY) {
+        this.gatewayText = undefined
+        this.gatewayFrom = this.starts[k]
+        this.gatewayTo = this.ends[k]
+        continue
+      }
       const text = this.s.slice(this.starts[k], this.ends[k])
-      if (key === DST) this.dst = text
-      else if (key === GATEWAY) this.gateway = text
-      else if (key === VIA) this.viaHost = text
+      if (key === VIA) this.viaHost = text
       else this.prefsrc = text
     }
     // `gateway` wins over `via`, as in rawRoute
-    this.gatewayHost = values[GATEWAY] !== undefined ? this.gateway : values[VIA] !== undefined ? this.viaHost : ''
+    this.hostOf = values[GATEWAY] !== undefined ? 'gateway' : values[VIA] !== undefined ? 'via' : ''
   }
 
   /** Keep the shape of the route just tokenized, from `start`, as the current one. */
