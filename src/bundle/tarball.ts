@@ -200,9 +200,11 @@ export async function writeBundle(input: BundleInput, outPath: string, opts: {sp
     const written = pipeline(gzip, createWriteStream(tmp, {flags: 'wx', highWaterMark: STREAM_CHUNK}))
     written.catch(() => undefined) // awaited below; a write error also fails gzip.write's wait
     const mtime = mtimeOf(input)
+    const buffers = new ReadBuffers()
+    const consumed = (b: Buffer) => () => buffers.give(b)
     for (const e of bundleEntries(input, (m) => (manifest = m), spool)) {
       // a member is compressed before the next one is made: only one is ever in memory (or spooled)
-      for (const b of tarBlocks(e, mtime)) if (!gzip.write(b)) await Promise.race([once(gzip, 'drain'), written])
+      for (const b of tarBlocks(e, mtime, buffers)) if (!gzip.write(b, consumed(b))) await Promise.race([once(gzip, 'drain'), written])
       if (e.spool) rmSync(e.spool, {force: true})
     }
     gzip.end(END_OF_ARCHIVE)
@@ -220,8 +222,8 @@ export async function writeBundle(input: BundleInput, outPath: string, opts: {sp
 
 const END_OF_ARCHIVE = Buffer.alloc(1024)
 
-/** An entry's tar blocks (ustar; a pax header first for a path ustar cannot hold). */
-function* tarBlocks(e: Entry, mtime: number): Generator<Buffer> {
+/** An entry's tar blocks (ustar; a pax header first for a path ustar cannot hold); a spool read into `buffers`. */
+function* tarBlocks(e: Entry, mtime: number, buffers?: ReadBuffers): Generator<Buffer> {
   let name = e.path
   let prefix = ''
   if (Buffer.byteLength(name) > 100) {
@@ -240,17 +242,39 @@ function* tarBlocks(e: Entry, mtime: number): Generator<Buffer> {
   }
   yield header(name, e.size, e.chunks || e.spool ? '0' : '5', mtime, prefix)
   for (const c of e.chunks ?? []) if (c.length > 0) yield c
-  if (e.spool) yield* spooled(e.spool, e.size)
+  if (e.spool) yield* spooled(e.spool, e.size, buffers ?? new ReadBuffers())
   if (e.size % 512 !== 0) yield Buffer.alloc(512 - (e.size % 512))
 }
 
-/** A spool file's bytes in STREAM_CHUNK buffers (fresh ones: gzip holds a buffer until it has compressed it). */
-function* spooled(file: string, size: number): Generator<Buffer> {
+/**
+ * STREAM_CHUNK buffers to read a spool file into, each taken back once gzip has consumed it (its write
+ * callback), never before: gzip holds a buffer until it has compressed it. Fresh buffers for a full table's
+ * model.json were a GB of external memory, to which V8 answered with full collections of its heap.
+ */
+class ReadBuffers {
+  private readonly free: Buffer[] = []
+  private readonly own = new WeakSet<Buffer>()
+
+  take(): Buffer {
+    const b = this.free.pop() ?? Buffer.allocUnsafe(STREAM_CHUNK)
+    this.own.add(b)
+    return b
+  }
+
+  /** `b` is no longer read by anyone (a buffer not taken here is ignored). */
+  give(b: Buffer): void {
+    if (this.own.delete(b)) this.free.push(b)
+  }
+}
+
+/** A spool file's bytes in STREAM_CHUNK pieces, read into `buffers`' (the last piece may be a part of one). */
+function* spooled(file: string, size: number, buffers: ReadBuffers): Generator<Buffer> {
   const fd = openSync(file, 'r')
   try {
     let read = 0
     while (read < size) {
-      const buf = Buffer.allocUnsafe(Math.min(STREAM_CHUNK, size - read))
+      const whole = buffers.take()
+      const buf = size - read < whole.length ? whole.subarray(0, size - read) : whole // a part is not taken back: the last
       const n = readSync(fd, buf, 0, buf.length, read)
       if (n === 0) throw new Error(`${file} ended at ${read} of its ${size} bytes`)
       read += n
