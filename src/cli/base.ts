@@ -3,7 +3,7 @@
 import {Command, Flags, Errors} from '@oclif/core'
 
 import {RouteDoctorError} from '../model/errors.js'
-import {prefixLineJson, writeJson, writeLines, type ElementWriters} from '../render/json.js'
+import {checkLineJson, writeJson, writeLines, type ElementWriters} from '../render/json.js'
 import {palette} from '../render/style.js'
 import {renderCheckLines} from '../render/text.js'
 import type {SourceOptions} from '../services/load.js'
@@ -41,7 +41,7 @@ export abstract class BaseCommand extends Command {
   /** `check`'s report as it runs, JSON or text, streamed (also `ui`'s without a terminal). Returns its exit status. */
   protected async writeCheck(run: CheckRun, json: boolean): Promise<0 | 1> {
     // each prefix is diagnosed as it is written: a full table's findings are never all in memory
-    if (json) await this.streamJson({schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary}, {prefixes: prefixLineJson})
+    if (json) await this.streamJson({schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary}, {prefixes: checkLineJson})
     else await this.streamLines(renderCheckLines(run, palette()))
     return run.summary().exitCode
   }

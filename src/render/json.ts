@@ -3,7 +3,8 @@
 // backpressure. Elements are compact, one per line: a full table's report stays greppable and cheap to produce.
 import type {Writable} from 'node:stream'
 
-import type {PrefixLine} from '../services/report.js'
+import {type PrefixLine, type SettledPrefixes, isSettledPrefixes} from '../services/report.js'
+import {settledRows} from './settled.js'
 
 const CHUNK = 1 << 20
 
@@ -138,6 +139,14 @@ export type ElementWriters = Record<string, (item: never) => string>
  */
 export function prefixLineJson(l: PrefixLine): string {
   return `{"prefix":${JSON.stringify(l.prefix)},"verdict":${JSON.stringify(l.verdict)},"findings":${l.findings.length === 0 ? '[]' : JSON.stringify(l.findings)},"plan":${l.plan === null ? 'null' : JSON.stringify(l.plan)}}`
+}
+
+// a settled prefix's line as prefixLineJson writes it; a run's lines are one element's text, joined as writeJson joins elements
+const SETTLED_JSON = {before: '{"prefix":"', after: '","verdict":"ok","findings":[],"plan":null}', sep: ',\n    ', width: 0}
+
+/** A check line as prefixLineJson writes it, or a run of settled prefixes' lines (written from their keys). */
+export function checkLineJson(l: PrefixLine | SettledPrefixes): string {
+  return isSettledPrefixes(l) ? settledRows(l, SETTLED_JSON) : prefixLineJson(l)
 }
 
 /** Text lines, each followed by a newline. */

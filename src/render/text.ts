@@ -4,7 +4,8 @@ import type {ChalkInstance} from 'chalk'
 import {formatKernelRoute, ipRouteReplace} from '../model/format.js'
 import type {FixReport} from '../services/fix.js'
 import type {Evidence, Finding, PlannedRoute, Verdict} from '../model/types.js'
-import type {CheckReport, CheckRun, ExplainReport, NodeSummary} from '../services/report.js'
+import {type CheckReport, type CheckRun, type ExplainReport, type NodeSummary, type SettledPrefixes, isSettledPrefixes} from '../services/report.js'
+import {settledRows} from './settled.js'
 import {severityColor, verdictColor} from './style.js'
 
 function pad(s: string, n: number): string {
@@ -57,26 +58,32 @@ export function renderPlanned(p: PlannedRoute): string {
 export function renderCheck(r: CheckReport, c: ChalkInstance): string {
   let maxPrefixLength = 0
   for (const p of r.prefixes) if (p.prefix.length > maxPrefixLength) maxPrefixLength = p.prefix.length
-  return [...renderCheckLines({...r, maxPrefixLength, summary: () => r.summary}, c)].join('\n')
+  return [...renderCheckLines({...r, lines: r.prefixes, maxPrefixLength, summary: () => r.summary}, c)].join('\n')
 }
 
 /**
  * `check` as lines, errors first, then the rest in prefix order. Broken prefixes are written as they
- * are diagnosed; the others are held as their text lines until the end.
+ * are diagnosed; the others are held until the end. A run of settled prefixes is one piece of several lines.
  */
 export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<string> {
   yield renderNode(r.node, c)
   yield ''
   const width = Math.max(20, r.maxPrefixLength + 2)
   const row = (prefix: string, verdict: Verdict, ids: string) => pad(prefix, width) + verdictColor(c, verdict)(pad(verdict, 16)) + ids
+  const settled = {before: '', after: verdictColor(c, 'ok')(pad('ok', 16)), sep: '\n', width} // row(prefix, 'ok', '')
   let header = false
   // held until the broken ones are written: ok, then local and not-in-pool, as [prefix, verdict, ids] triples
-  // (three references, not a rendered line: a full table holds most of its prefixes here)
-  const later: Array<Array<string>> = [[], []]
-  for (const p of r.prefixes) {
+  // (three references, not a rendered line: a full table holds most of its prefixes here), and among the ok
+  // ones runs of settled prefixes (one reference each)
+  const later: Array<Array<string | SettledPrefixes>> = [[], []]
+  for (const p of r.lines) {
     if (!header) {
       yield c.bold(pad('PREFIX', width) + pad('VERDICT', 16) + 'FINDINGS')
       header = true
+    }
+    if (isSettledPrefixes(p)) {
+      later[0].push(p)
+      continue
     }
     let ids = ''
     for (const f of p.findings) if (f.severity !== 'info') ids += ids === '' ? f.id : `, ${f.id}`
@@ -84,7 +91,18 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
     else if (p.verdict === 'local' || p.verdict === 'not-in-pool') later[1].push(p.prefix, p.verdict, ids)
     else yield row(p.prefix, p.verdict, ids)
   }
-  for (const group of later) for (let i = 0; i < group.length; i += 3) yield row(group[i], group[i + 1] as Verdict, group[i + 2])
+  for (const group of later) {
+    for (let i = 0; i < group.length; ) {
+      const at = group[i]
+      if (typeof at === 'string') {
+        yield row(at, group[i + 1] as Verdict, group[i + 2] as string)
+        i += 3
+      } else {
+        yield settledRows(at, settled)
+        i++
+      }
+    }
+  }
   if (!header) yield c.yellow(r.node.pools.length === 0 ? 'No pools: no prefix is a tunnel prefix.' : 'No prefix inside the pools is held by BIRD or routed by the kernel.')
   yield ''
   yield c.bold('Host')

@@ -33,6 +33,24 @@ export interface PrefixLine {
   plan: PlannedRoute | null
 }
 
+/**
+ * Prefixes settled ok in bulk (diagnose/healthy.ts), in prefix order: `keys[from]` to `keys[to - 1]` of the snapshot's
+ * healthy keys, each `ok` with no findings and no plan. Presenters write their rows from the keys (render/settled.ts),
+ * without a PrefixLine or a prefix string for each: most of a full table.
+ */
+export interface SettledPrefixes {
+  keys: Float64Array
+  from: number
+  to: number // > from
+}
+
+export function isSettledPrefixes(l: PrefixLine | SettledPrefixes): l is SettledPrefixes {
+  return (l as SettledPrefixes).keys !== undefined
+}
+
+// a run's rows are one string when written: a bound on its length
+const MAX_RUN = 4096
+
 export interface CheckReport {
   schema: number
   node: NodeSummary
@@ -96,6 +114,7 @@ export interface CheckRun {
   schema: number
   node: NodeSummary
   prefixes: Iterable<PrefixLine>
+  lines: Iterable<PrefixLine | SettledPrefixes> // the same, the settled ones in runs; consume this or `prefixes`, not both
   maxPrefixLength: number // the longest prefix text: presenters align columns before the first line
   host: {findings: Finding[]}
   summary(): CheckReport['summary']
@@ -116,14 +135,16 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
   let count = 0
   let errors = host.filter((f) => f.severity === 'error').length
   let warnings = host.filter((f) => f.severity === 'warning').length
-  function* prefixes(): Generator<PrefixLine> {
+  function* lines(): Generator<PrefixLine | SettledPrefixes> {
     let h = 0
     for (let i = 0; i <= poolPrefixes.length; i++) {
       const before = i < v4Keys.length ? v4Keys[i] : Number.POSITIVE_INFINITY
-      for (; h < healthy.length && healthy[h] < before; h++) {
-        count++
-        verdicts.ok = (verdicts.ok ?? 0) + 1
-        yield {prefix: keyPrefix(healthy[h]), verdict: 'ok', findings: NONE, plan: null}
+      while (h < healthy.length && healthy[h] < before) {
+        const from = h
+        while (h < healthy.length && healthy[h] < before && h - from < MAX_RUN) h++
+        count += h - from
+        verdicts.ok = (verdicts.ok ?? 0) + h - from
+        yield {keys: healthy, from, to: h}
       }
       if (i === poolPrefixes.length) break
       const l = line(ctx, diagnoseFacts(ctx, ctx.poolFactsAt(i)), plans)
@@ -136,10 +157,17 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
       yield l
     }
   }
+  function* prefixes(): Generator<PrefixLine> {
+    for (const l of lines()) {
+      if (!isSettledPrefixes(l)) yield l
+      else for (let j = l.from; j < l.to; j++) yield {prefix: keyPrefix(l.keys[j]), verdict: 'ok', findings: NONE, plan: null}
+    }
+  }
   return {
     schema: SCHEMA,
     node: nodeSummary(ctx),
     prefixes: prefixes(),
+    lines: lines(),
     maxPrefixLength,
     host: {findings: host},
     summary: () => ({prefixes: count, verdicts, errors, warnings, exitCode: errors > 0 ? 1 : 0}),

@@ -1,12 +1,17 @@
 // The streamed presenters of `check`: the same output as the materialised report, and no limit
 // tied to the number of prefixes (a million-prefix table once overflowed the stack in renderCheck).
+import {mkdtempSync, rmSync} from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import {PassThrough} from 'node:stream'
 import {Chalk} from 'chalk'
 import {describe, expect, it} from 'vitest'
 
 import fc from 'fast-check'
 
-import {jsonPieces, prefixLineJson, writeJson, writeLines} from '../../src/render/json.js'
+import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
+import {checkLineJson, jsonPieces, prefixLineJson, writeJson, writeLines} from '../../src/render/json.js'
+import {checkSnapshot} from '../../src/services/load.js'
 import {renderCheck, renderCheckLines} from '../../src/render/text.js'
 import {checkReport, checkRun, type CheckReport, type PrefixLine} from '../../src/services/report.js'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
@@ -62,6 +67,29 @@ describe('streamed check output', () => {
     const text = await collect((out) => writeJson(out, {schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary}))
     expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(report)))
     expect(report.summary.errors).toBeGreaterThan(0)
+  })
+
+  it("json and text: check's lines, settled prefixes written from their keys in runs, are byte for byte the rules' report", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-stream-'))
+    try {
+      await generateSnapshot(3000, dir)
+      const files = await readSnapshotDir(dir)
+      const rules = checkReport(new Context(buildSnapshot(files)))
+      const bulk = () => checkRun(new Context(checkSnapshot([...files])))
+      const run = bulk()
+      const lines = [...run.lines]
+      // most of the table is settled, in runs of several prefixes, between the broken ones
+      const settled = lines.filter((l) => 'keys' in l)
+      expect(settled.length).toBeGreaterThan(100)
+      expect(settled.reduce((n, l) => n + ('keys' in l ? l.to - l.from : 0), 0)).toBeGreaterThan(rules.prefixes.length / 2)
+      expect(settled.some((l) => 'keys' in l && l.to - l.from > 1)).toBe(true)
+      const fresh = bulk()
+      const fast = await collect((out) => writeJson(out, {schema: fresh.schema, node: fresh.node, prefixes: fresh.lines, host: fresh.host, summary: fresh.summary}, {prefixes: checkLineJson}))
+      expect(fast).toBe(await collect((out) => writeJson(out, {...rules, summary: rules.summary})))
+      expect(await collect((out) => writeLines(out, renderCheckLines(bulk(), plain)))).toBe(`${renderCheck(rules, plain)}\n`)
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
   })
 
   it('json: check lines written by prefixLineJson are byte for byte what JSON.stringify writes', async () => {
