@@ -67,7 +67,7 @@ if (bulk) {
   collectGarbage()
   stage('collect')
 }
-const ctx = new Context(snapshot, {evidence: json || !bulk})
+const ctx = new Context(snapshot, {evidence: json || !bulk, texts: json || !bulk})
 stage('context')
 const run = checkRun(ctx, {plans: json || !bulk})
 stage('prepare')

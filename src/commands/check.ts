@@ -11,9 +11,9 @@ export default class Check extends BaseCommand {
   async run(): Promise<void> {
     const {flags} = await this.parse(Check)
     this.jsonOutput = flags.json
-    // the text report shows verdicts and finding ids: neither evidence nor plans are made for it
+    // the text report shows verdicts and finding ids: no evidence, texts or plans are made for it
     const detail = flags.json
-    const ctx = await loadCheckContext(sourceOptions(flags), {evidence: detail})
+    const ctx = await loadCheckContext(sourceOptions(flags), {evidence: detail, texts: detail})
     process.exitCode = await this.writeCheck(checkRun(ctx, {plans: detail}), flags.json)
   }
 }

@@ -33,6 +33,25 @@ export function finding(id: FindingId, f: {prefix?: string; title: string; detai
   return {id, severity: SEVERITY[id], ...(f.prefix ? {prefix: f.prefix} : {}), title: f.title, detail: f.detail, evidence: f.evidence, ...(f.fix ? {fix: f.fix} : {})}
 }
 
+/** What a finding says and cites, besides its id, severity and prefix. */
+export interface FindingTexts {
+  title: string
+  detail: string
+  evidence: Evidence[]
+  fix?: string
+}
+
+const NO_EVIDENCE = Object.freeze([]) as unknown as Evidence[]
+
+/**
+ * A prefix rule's finding about `prefix`. What it says is made only when the Context wants it (`texts`): check's text
+ * report shows a prefix finding by its id alone, and making the texts of a full table's 190k findings took ~0.2 s.
+ */
+export function prefixFinding(ctx: Context, id: FindingId, prefix: string, texts: () => FindingTexts): Finding {
+  if (!ctx.texts) return {id, severity: SEVERITY[id], prefix, title: '', detail: '', evidence: NO_EVIDENCE}
+  return finding(id, {prefix, ...texts()})
+}
+
 /** Is this kernel route through the tunnel: every next hop on the tunnel device? */
 export function throughTunnel(ctx: Context, facts: PrefixFacts): boolean {
   const r = facts.effective

@@ -43,6 +43,9 @@ export interface ContextOptions {
   // false: findings cite nothing (`cite` gives no evidence), for a presenter that shows none (check's text
   // report: verdicts and finding ids); the findings, verdicts and plans are the same either way
   evidence?: boolean
+  // false: prefix findings say nothing but their id, severity and prefix (empty title and detail, no evidence,
+  // no fix: diagnose/rule.ts prefixFinding), for a presenter that shows them by id (check's text report again)
+  texts?: boolean
 }
 
 export class Context {
@@ -57,6 +60,7 @@ export class Context {
   readonly sessionsDown: BirdProtocol[] // BGP sessions not Established
   readonly fixProtocol: string
   readonly evidence: boolean // see ContextOptions
+  readonly texts: boolean // see ContextOptions
   private readonly lineStarts = new Map<string, Uint32Array>()
   private readonly sources = new Map<string, string>() // file name -> text ('' when not in the snapshot)
   private readonly kept = new Map<string, KeptLines>() // file name -> its cited lines, for a file whose text was released
@@ -76,6 +80,7 @@ export class Context {
     if (snapshot.aside !== undefined) throw new Error('Context: settle the routes set aside first (diagnose/healthy.ts settleHealthy)')
     this.fixProtocol = opts.fixProtocol ?? String(DEFAULT_FIX_PROTOCOL_NUMBER)
     this.evidence = opts.evidence ?? true
+    this.texts = opts.texts ?? true
     this.fib = new Fib(snapshot.kernelRoutes, snapshot.rules)
     const tables = snapshot.bird.config?.kernelTables.map(Number).filter((n) => Number.isInteger(n)) ?? []
     this.kernelTables = tables.length > 0 ? tables : [254]

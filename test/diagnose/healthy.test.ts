@@ -46,7 +46,7 @@ function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: str
     }),
     // check's text report, made as check makes it: no evidence, no plans (it shows neither)
     rulesText: attempt(() => renderCheck(checkReport(new Context(buildSnapshot(files))), palette(false))),
-    leanText: attempt(() => [...renderCheckLines(checkRun(new Context(checkSnapshot([...files]), {evidence: false}), {plans: false}), palette(false))].join('\n')),
+    leanText: attempt(() => [...renderCheckLines(checkRun(new Context(checkSnapshot([...files]), {evidence: false, texts: false}), {plans: false}), palette(false))].join('\n')),
     get healthy() {
       return healthy
     },

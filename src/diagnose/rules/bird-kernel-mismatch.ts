@@ -1,6 +1,6 @@
 // Presence, not shape: BIRD holds a usable best route the kernel lacks (or has only from another
 // owner). A kernel export filter legitimately rewrites next hops, so shapes are not compared here.
-import {finding, NONE, type PrefixRule} from '../rule.js'
+import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
 import {formatBirdPath} from '../../model/format.js'
 import {isBgp} from '../../model/context.js'
 
@@ -19,13 +19,12 @@ export const rule: PrefixRule = {
     const hops = new Set(facts.bgpNextHops)
     if (others.some((r) => r.type === 'unicast' && r.nexthops.length > 0 &&
       r.nexthops.every((n) => n.dev === dev && n.gateway && hops.has(n.gateway.address)))) return NONE
-    return [finding('bird-kernel-mismatch', {
-      prefix: facts.prefix,
+    return [prefixFinding(ctx, 'bird-kernel-mismatch', facts.prefix, () => ({
       title: `BIRD has ${facts.prefix} but the kernel ${others.length > 0 ? `has it only from proto ${others.map((r) => r.protocol).join(', ')}` : 'does not'}`,
       detail: `BIRD's best path is ${formatBirdPath(p)}, yet no proto bird route for it is in the kernel` +
         `${p.kernelSyncFailed ? ' (BIRD marks it "!": its kernel sync failed)' : ''}. The kernel protocol's export filter may reject it, or the write failed.`,
       evidence: [...ctx.cite(p.pos), ...others.flatMap((r) => ctx.citeKernelRoute(r))],
       fix: 'Check the kernel protocol export filter and BIRD\'s log for netlink errors; routedoctor fix programs the tunnel route meanwhile.',
-    })]
+    }))]
   },
 }

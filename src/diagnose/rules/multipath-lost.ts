@@ -1,5 +1,5 @@
 // Failure 3: a prefix several nodes announce should be multipath over the tunnel, one next hop per node.
-import {finding, NONE, prefixEvidence, wantedGateways, type PrefixRule} from '../rule.js'
+import {NONE, prefixEvidence, prefixFinding, type PrefixRule, wantedGateways} from '../rule.js'
 
 export const rule: PrefixRule = {
   id: 'multipath-lost',
@@ -13,14 +13,13 @@ export const rule: PrefixRule = {
       .filter((n) => n.dev === ctx.snapshot.tunnelDev && n.gateway).map((n) => n.gateway!.address))
     const lost = wanted.filter((g) => !have.has(g))
     if (lost.length === 0) return NONE
-    return [finding('multipath-lost', {
-      prefix: facts.prefix,
+    return [prefixFinding(ctx, 'multipath-lost', facts.prefix, () => ({
       title: `${facts.prefix} is announced by ${wanted.length} nodes but ${lost.length === wanted.length ? 'none' : `not ${lost.join(', ')}`} is a ${ctx.snapshot.tunnelDev} next hop`,
       detail: `BIRD's best equal paths have BGP next hops ${wanted.join(', ')}, all reachable by the kernel; the route should be ` +
         `${wanted.map((g) => `nexthop via ${g} dev ${ctx.snapshot.tunnelDev} onlink`).join(' ')}. ` +
         `Missing through the tunnel: ${lost.join(', ')}.`,
       evidence: prefixEvidence(ctx, facts),
       fix: `Program the multipath onlink route (routedoctor fix).`,
-    })]
+    }))]
   },
 }

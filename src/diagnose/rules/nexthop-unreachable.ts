@@ -1,5 +1,5 @@
 // The kernel itself has no usable route to the BGP next hop N.
-import {finding, NONE, type PrefixRule} from '../rule.js'
+import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
 import {formatKernelRoute} from '../../model/format.js'
 import type {NexthopResolution} from '../../model/context.js'
 
@@ -13,8 +13,7 @@ export const rule: PrefixRule = {
   scope: 'prefix',
   run(ctx, facts) {
     if (facts.local || allReachable(facts.resolutions) || !ctx.haveKernel) return NONE
-    return facts.resolutions.filter((r) => !r.lookup.reachable).map((res) => finding('nexthop-unreachable', {
-      prefix: facts.prefix,
+    return facts.resolutions.filter((r) => !r.lookup.reachable).map((res) => prefixFinding(ctx, 'nexthop-unreachable', facts.prefix, () => ({
       title: `The kernel cannot reach BGP next hop ${res.bgpNextHop} of ${facts.prefix}`,
       detail: res.lookup.route
         ? `The kernel's route for ${res.bgpNextHop} is \`${formatKernelRoute(res.lookup.route)}\`: packets to that node are dropped, tunnelled or not.`
@@ -22,6 +21,6 @@ export const rule: PrefixRule = {
       evidence: [...facts.bestSet.filter((p) => p.bgpNextHop === res.bgpNextHop).flatMap((p) => ctx.cite(p.pos)),
         ...ctx.resolutionEvidence(res)],
       fix: `Restore the underlay route to ${res.bgpNextHop} (uplinks, ToR sessions) before anything else.`,
-    }))
+    })))
   },
 }

@@ -1,7 +1,7 @@
 // Failure 2: the kernel can reach N, but BIRD could not resolve it (typically an ECMP underlay with
 // IPv6 link-local next hops that BIRD before 2.0.8 drops as a "strange multipath route"), so BIRD
 // holds the path as unreachable.
-import {finding, NONE, type PrefixRule} from '../rule.js'
+import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
 import type {BirdRoute} from '../../model/types.js'
 
 function anyUnreachable(paths: readonly BirdRoute[]): boolean {
@@ -26,15 +26,14 @@ export const rule: PrefixRule = {
       const why = res.viaInet6
         ? ` The kernel route ${underlay.dst} has IPv6 link-local next hops (via inet6)${res.multipath ? ' and is multipath' : ''}; BIRD ${ctx.snapshot.bird.status?.version ?? ''} cannot import such a route (BIRD before 2.0.8 logs "strange multipath route"), so it has nothing to resolve ${res.bgpNextHop} against.`
         : ` BIRD has no usable route to ${res.bgpNextHop} in its table although the kernel has ${underlay.dst}.`
-      out.push(finding('nexthop-unresolvable-by-bird', {
-        prefix: facts.prefix,
+      out.push(prefixFinding(ctx, 'nexthop-unresolvable-by-bird', facts.prefix, () => ({
         title: `BIRD cannot resolve BGP next hop ${res.bgpNextHop} for ${facts.prefix}`,
         detail: `BIRD marks the path from ${res.bgpNextHop} unreachable, yet \`ip route get ${res.bgpNextHop}\` works in the kernel.${why}` +
           (facts.effective?.type === 'unreachable' ? ` BIRD installed \`unreachable ${facts.prefix}\`.` : ''),
         evidence: [...paths.flatMap((p) => ctx.cite(p.pos)), ...ctx.resolutionEvidence(res),
           ...(facts.effective ? ctx.citeKernelRoute(facts.effective) : [])],
         fix: `Program ${facts.prefix} via ${res.bgpNextHop} dev ${ctx.snapshot.tunnelDev} onlink (the outer packet follows the kernel's underlay route); durably, an underlay BIRD can import (IPv4 next hops) or BIRD 2.0.12+ with the onlink kernel filter.`,
-      }))
+      })))
     }
     return out
   },

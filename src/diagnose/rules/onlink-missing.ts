@@ -1,6 +1,6 @@
 // A tunnel route without onlink: the gateway (a remote node) is not on tunl0's subnet, so the
 // kernel refuses or mis-resolves it; Calico always programs tunl0 routes onlink.
-import {finding, NONE, prefixEvidence, type PrefixRule} from '../rule.js'
+import {NONE, prefixEvidence, prefixFinding, type PrefixRule} from '../rule.js'
 import type {Nexthop} from '../../model/types.js'
 
 export const rule: PrefixRule = {
@@ -14,12 +14,11 @@ export const rule: PrefixRule = {
     let bad: Nexthop[] | undefined // most routes have none: no list for them
     for (const n of r.nexthops) if (n.dev === dev && n.gateway !== undefined && !n.flags.includes('onlink')) (bad ??= []).push(n)
     if (bad === undefined) return NONE
-    return [finding('onlink-missing', {
-      prefix: facts.prefix,
+    return [prefixFinding(ctx, 'onlink-missing', facts.prefix, () => ({
       title: `${facts.prefix} via ${bad.map((n) => n.gateway!.address).join(', ')} dev ${ctx.snapshot.tunnelDev} lacks onlink`,
       detail: `A gateway on ${ctx.snapshot.tunnelDev} is a remote node's address, never on the tunnel's own subnet; without onlink the kernel treats it as unreachable or resolves it wrongly.`,
       evidence: prefixEvidence(ctx, facts),
       fix: 'Re-program the route with onlink (routedoctor fix).',
-    })]
+    }))]
   },
 }

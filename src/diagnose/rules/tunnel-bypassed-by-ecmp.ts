@@ -1,6 +1,6 @@
 // Failure 1: the BGP next hop resolved through an ECMP underlay, the route became multipath, and
 // Calico's fork (krt_tunnel honoured only on single-path routes) wrote it without the tunnel.
-import {finding, NONE, prefixEvidence, resolutionEvidence, throughTunnel, type PrefixRule} from '../rule.js'
+import {NONE, prefixEvidence, prefixFinding, type PrefixRule, resolutionEvidence, throughTunnel} from '../rule.js'
 import {formatNexthops} from '../../model/format.js'
 
 export const rule: PrefixRule = {
@@ -10,16 +10,16 @@ export const rule: PrefixRule = {
     const r = facts.effective
     if (!facts.tunnelExpected || facts.local || !r || r.type !== 'unicast' || throughTunnel(ctx, facts)) return NONE
     if (r.nexthops.length < 2) return NONE
-    const ecmpUnderlay = facts.resolutions.filter((n) => n.multipath)
-    const via = ecmpUnderlay.map((n) => `${n.bgpNextHop} resolves through the ECMP route ${n.lookup.route!.dst}`).join('; ')
-    return [finding('tunnel-bypassed-by-ecmp', {
-      prefix: facts.prefix,
-      title: `${facts.prefix} is multipath over the underlay, not through ${ctx.snapshot.tunnelDev}`,
-      detail: `The kernel sends ${facts.prefix} ${formatNexthops(r)}: unencapsulated. ` +
-        (via ? `Its BGP next hop ${via}, so BIRD made the route multipath; ` : 'The route is multipath; ') +
-        `Calico's BIRD rewrites a route to ${ctx.snapshot.tunnelDev} only when it has a single next hop, so the tunnel was skipped.`,
-      evidence: [...prefixEvidence(ctx, facts), ...resolutionEvidence(ctx, facts)],
-      fix: `Program ${facts.prefix} via ${facts.bgpNextHops.join(', ')} dev ${ctx.snapshot.tunnelDev} onlink (routedoctor fix), and durably the BIRD kernel filter (routedoctor fix --bird-config).`,
+    return [prefixFinding(ctx, 'tunnel-bypassed-by-ecmp', facts.prefix, () => {
+      const via = facts.resolutions.filter((n) => n.multipath).map((n) => `${n.bgpNextHop} resolves through the ECMP route ${n.lookup.route!.dst}`).join('; ')
+      return {
+        title: `${facts.prefix} is multipath over the underlay, not through ${ctx.snapshot.tunnelDev}`,
+        detail: `The kernel sends ${facts.prefix} ${formatNexthops(r)}: unencapsulated. ` +
+          (via ? `Its BGP next hop ${via}, so BIRD made the route multipath; ` : 'The route is multipath; ') +
+          `Calico's BIRD rewrites a route to ${ctx.snapshot.tunnelDev} only when it has a single next hop, so the tunnel was skipped.`,
+        evidence: [...prefixEvidence(ctx, facts), ...resolutionEvidence(ctx, facts)],
+        fix: `Program ${facts.prefix} via ${facts.bgpNextHops.join(', ')} dev ${ctx.snapshot.tunnelDev} onlink (routedoctor fix), and durably the BIRD kernel filter (routedoctor fix --bird-config).`,
+      }
     })]
   },
 }
