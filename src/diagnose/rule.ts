@@ -63,10 +63,10 @@ export function throughTunnel(ctx: Context, facts: PrefixFacts): boolean {
 
 /** Evidence for a kernel route and the BIRD paths behind a prefix. */
 export function prefixEvidence(ctx: Context, facts: PrefixFacts): Evidence[] {
-  return [
-    ...facts.bestSet.flatMap((r) => ctx.cite(r.pos)),
-    ...(facts.effective ? ctx.citeKernelRoute(facts.effective) : []),
-  ]
+  const out: Evidence[] = []
+  for (const r of facts.bestSet) for (const e of ctx.cite(r.pos)) out.push(e)
+  if (facts.effective) for (const e of ctx.citeKernelRoute(facts.effective)) out.push(e)
+  return out
 }
 
 export function resolutionEvidence(ctx: Context, facts: PrefixFacts): Evidence[] {

@@ -135,10 +135,11 @@ export type ElementWriters = Record<string, (item: never) => string>
 
 /**
  * A check line as JSON.stringify writes it, without walking the object for the many lines with no
- * findings and no plan (most of a full table). Key order is PrefixLine's.
+ * findings and no plan (most of a full table: key order is PrefixLine's); the others are JSON.stringify's.
  */
 export function prefixLineJson(l: PrefixLine): string {
-  return `{"prefix":${JSON.stringify(l.prefix)},"verdict":${JSON.stringify(l.verdict)},"findings":${l.findings.length === 0 ? '[]' : JSON.stringify(l.findings)},"plan":${l.plan === null ? 'null' : JSON.stringify(l.plan)}}`
+  if (l.findings.length > 0 || l.plan !== null) return JSON.stringify(l)
+  return `{"prefix":${JSON.stringify(l.prefix)},"verdict":${JSON.stringify(l.verdict)},"findings":[],"plan":null}`
 }
 
 // a settled prefix's line as prefixLineJson writes it; a run's lines are one element's text, joined as writeJson joins elements
