@@ -1,5 +1,5 @@
 // What a rule is: a pure function of the Context (and, for prefix rules, one prefix's facts).
-import type {Context, PrefixFacts} from '../model/context.js'
+import type {Context, NexthopResolution, PrefixFacts} from '../model/context.js'
 import type {Evidence, Finding, FindingId, Severity} from '../model/types.js'
 
 export const SEVERITY: Record<FindingId, Severity> = {
@@ -76,5 +76,13 @@ export function resolutionEvidence(ctx: Context, facts: PrefixFacts): Evidence[]
 
 /** The next hops a correct route has: distinct BGP next hops of the best set that the kernel can reach, not our own. */
 export function wantedGateways(facts: PrefixFacts): string[] {
-  return facts.resolutions.filter((r) => r.lookup.reachable && !r.own).map((r) => r.bgpNextHop)
+  // a list of resolutions is often one Context shares among the prefixes of a next hop: computed once for it
+  let wanted = wantedOf.get(facts.resolutions)
+  if (wanted === undefined) {
+    wanted = Object.freeze(facts.resolutions.filter((r) => r.lookup.reachable && !r.own).map((r) => r.bgpNextHop)) as string[]
+    wantedOf.set(facts.resolutions, wanted)
+  }
+  return wanted
 }
+
+const wantedOf = new WeakMap<readonly NexthopResolution[], string[]>()

@@ -26,7 +26,41 @@ function formatNexthop(n: Nexthop, multipath: boolean, flags: readonly string[])
 
 /** `ip route` style: `192.168.110.128/26 via 172.31.20.5 dev tunl0 proto bird metric 32 onlink`. */
 export function formatKernelRoute(r: KernelRoute): string {
-  let s = r.type !== 'unicast' ? `${r.type} ${shortDst(r.dst)}` : shortDst(r.dst)
+  const dst = r.type !== 'unicast' ? `${r.type} ${shortDst(r.dst)}` : shortDst(r.dst)
+  if (!Object.isFrozen(r.nexthops)) return dst + afterDst(r)
+  // a frozen next-hop list is shared by the kernel parser among routes (most of a full table's): what follows
+  // the dst is made once per list and set of the fields it prints
+  let seen = afterDstOf.get(r.nexthops)
+  if (seen === undefined) afterDstOf.set(r.nexthops, (seen = []))
+  for (const m of seen) {
+    if (m.table === r.table && m.protocol === r.protocol && m.scope === r.scope && m.prefsrc === r.prefsrc && m.metric === r.metric && sameFlags(m.flags, r.flags)) return dst + m.text
+  }
+  const text = afterDst(r)
+  if (seen.length < 8) seen.push({table: r.table, protocol: r.protocol, scope: r.scope, prefsrc: r.prefsrc, metric: r.metric, flags: r.flags.slice(), text})
+  return dst + text
+}
+
+interface AfterDst {
+  table: string
+  protocol: string
+  scope: string
+  prefsrc: string | undefined
+  metric: number
+  flags: string[]
+  text: string
+}
+
+const afterDstOf = new WeakMap<Nexthop[], AfterDst[]>()
+
+function sameFlags(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** formatKernelRoute after the dst. */
+function afterDst(r: KernelRoute): string {
+  let s = ''
   const single = r.nexthops.length === 1
   if (single) {
     const nh = formatNexthop(r.nexthops[0], false, NO_FLAGS)
@@ -50,8 +84,17 @@ export function formatKernelRoute(r: KernelRoute): string {
 
 export function formatNexthops(r: KernelRoute): string {
   if (r.type !== 'unicast') return r.type
+  if (!Object.isFrozen(r.nexthops)) return nexthopsText(r.nexthops)
+  let s = nexthopsTextOf.get(r.nexthops) // a shared list (see formatKernelRoute): its text made once
+  if (s === undefined) nexthopsTextOf.set(r.nexthops, (s = nexthopsText(r.nexthops)))
+  return s
+}
+
+const nexthopsTextOf = new WeakMap<Nexthop[], string>()
+
+function nexthopsText(nexthops: readonly Nexthop[]): string {
   let s = ''
-  for (const n of r.nexthops) {
+  for (const n of nexthops) {
     const nh = formatNexthop(n, false, n.flags.includes('onlink') ? ONLINK : NO_FLAGS)
     s += s === '' ? nh : `, ${nh}`
   }

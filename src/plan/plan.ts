@@ -3,7 +3,7 @@
 import type {Context} from '../model/context.js'
 import type {PrefixDiagnosis} from '../diagnose/engine.js'
 import {wantedGateways} from '../diagnose/rule.js'
-import type {KernelRoute, PlannedRoute} from '../model/types.js'
+import type {KernelRoute, Nexthop, PlannedNexthop, PlannedRoute} from '../model/types.js'
 import {compareAddresses} from '../model/context.js'
 
 export interface PlanItem {
@@ -24,8 +24,6 @@ export function planPrefix(ctx: Context, d: PrefixDiagnosis): PlanItem | null {
   const replaces = facts.kernel.find((r) => r.protocol === 'bird') ?? facts.kernel.find((r) => r.protocol !== ctx.fixProtocol)
   const birdMetric = replaces?.metric ?? defaultKernelMetric(ctx)
   const mode = birdMetric > 0 ? 'beside' : 'replace'
-  const dev = ctx.snapshot.tunnelDev
-  const weightOf = (g: string) => replaces?.nexthops.find((n) => n.dev === dev && n.gateway?.address === g)?.weight ?? 1
   return {
     planned: {
       dst: facts.prefix,
@@ -33,12 +31,34 @@ export function planPrefix(ctx: Context, d: PrefixDiagnosis): PlanItem | null {
       tableId: replaces?.tableId ?? 254,
       metric: mode === 'beside' ? birdMetric - 1 : birdMetric,
       protocol: ctx.fixProtocol,
-      nexthops: [...gateways].sort(compareAddresses).map((gateway) => ({gateway, dev, onlink: true, weight: weightOf(gateway)})),
+      nexthops: plannedNexthops(gateways, replaces?.nexthops, ctx.snapshot.tunnelDev),
     },
     ...(replaces ? {replaces} : {}),
     mode,
   }
 }
+
+/**
+ * One onlink next hop on `dev` per gateway, in address order, weighted as the replaced route's next hop through
+ * it (else 1). A full table's plans repeat a few hundred gateway lists and the kernel shares its next-hop lists: the
+ * hops for a pair of shared lists are made once, frozen, and shared by the plans.
+ */
+function plannedNexthops(gateways: string[], replaced: readonly Nexthop[] | undefined, dev: string): PlannedNexthop[] {
+  const shared = Object.isFrozen(gateways) && (replaced === undefined || Object.isFrozen(replaced))
+  let byReplaced = shared ? hopsOf.get(gateways) : undefined
+  const hit = replaced === undefined ? byReplaced?.none : byReplaced?.lists.get(replaced)
+  if (hit !== undefined && hit.dev === dev) return hit.hops
+  const weightOf = (g: string) => replaced?.find((n) => n.dev === dev && n.gateway?.address === g)?.weight ?? 1
+  const hops = [...gateways].sort(compareAddresses).map((gateway) => ({gateway, dev, onlink: true, weight: weightOf(gateway)}))
+  if (!shared) return hops
+  const made = {dev, hops: Object.freeze(hops.map((h) => Object.freeze(h))) as PlannedNexthop[]}
+  if (byReplaced === undefined) hopsOf.set(gateways, (byReplaced = {lists: new WeakMap()}))
+  if (replaced === undefined) byReplaced.none = made
+  else byReplaced.lists.set(replaced, made)
+  return made.hops
+}
+
+const hopsOf = new WeakMap<string[], {none?: {dev: string; hops: PlannedNexthop[]}; lists: WeakMap<readonly Nexthop[], {dev: string; hops: PlannedNexthop[]}>}>()
 
 /** BIRD 2 and 3 write metric 32 unless configured; BIRD 1.6 and Calico's fork write 0. */
 export function defaultKernelMetric(ctx: Context): number {

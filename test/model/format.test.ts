@@ -19,6 +19,26 @@ describe('formatKernelRoute', () => {
     expect(render(line)).toBe(line)
   })
 
+  it('renders routes that share one frozen next-hop list by their own fields (the text after the dst is memoised per list)', () => {
+    const lines = [
+      '192.168.110.128/26 proto bird metric 32\n\tnexthop via 172.31.11.1 dev eth0 weight 1\n\tnexthop via 172.31.12.1 dev eth1 weight 1',
+      '192.168.110.192/26 proto bird metric 31\n\tnexthop via 172.31.11.1 dev eth0 weight 1\n\tnexthop via 172.31.12.1 dev eth1 weight 1',
+      '192.168.111.0/26 table 1000 proto bird metric 32\n\tnexthop via 172.31.11.1 dev eth0 weight 1\n\tnexthop via 172.31.12.1 dev eth1 weight 1',
+      '192.168.111.64/26 proto static metric 32\n\tnexthop via 172.31.11.1 dev eth0 weight 1\n\tnexthop via 172.31.12.1 dev eth1 weight 1',
+      '192.168.111.128/26 proto bird scope link src 10.0.0.1 metric 32\n\tnexthop via 172.31.11.1 dev eth0 weight 1\n\tnexthop via 172.31.12.1 dev eth1 weight 1',
+      'unreachable 192.168.111.192/26 proto bird metric 32 linkdown\n\tnexthop via 172.31.11.1 dev eth0 weight 1\n\tnexthop via 172.31.12.1 dev eth1 weight 1',
+    ]
+    const routes = lines.map((l) => parseIpRouteText(`${l}\n`, 'ip-d-route.txt')[0])
+    const shared = Object.freeze(routes[0].nexthops.slice())
+    // an unfrozen copy of the list is rendered without the memo
+    const own = routes.map((r) => formatKernelRoute({...r, nexthops: shared.slice()}))
+    expect(own.slice(0, 5)).toEqual(lines.slice(0, 5))
+    for (let round = 0; round < 2; round++) {
+      for (const [i, r] of routes.entries()) expect(formatKernelRoute({...r, nexthops: shared})).toBe(own[i])
+    }
+    expect(formatNexthops({...routes[0], nexthops: shared})).toBe(formatNexthops(routes[0]))
+  })
+
   it('keeps the length of an IPv6 /32 and drops it only from a host route', () => {
     expect(formatKernelRoute(parseIpRouteText('2001:db8::/32 dev eth0 proto kernel metric 256\n', 'ip-6-d-route.txt', {family: 'inet6'})[0])).toBe('2001:db8::/32 dev eth0 proto kernel metric 256')
     expect(formatKernelRoute(parseIpRouteText('2001:db8::1 dev eth0 proto kernel metric 256\n', 'ip-6-d-route.txt', {family: 'inet6'})[0])).toBe('2001:db8::1 dev eth0 proto kernel metric 256')
