@@ -30,7 +30,14 @@ export interface HostRule {
 export type Rule = PrefixRule | HostRule
 
 export function finding(id: FindingId, f: {prefix?: string; title: string; detail: string; evidence: Evidence[]; fix?: string}): Finding {
-  return {id, severity: SEVERITY[id], ...(f.prefix ? {prefix: f.prefix} : {}), title: f.title, detail: f.detail, evidence: f.evidence, ...(f.fix ? {fix: f.fix} : {})}
+  // the keys in the order a finding's JSON has them (DESIGN §4), prefix and fix only when there are any
+  const severity = SEVERITY[id]
+  if (f.prefix) {
+    return f.fix
+      ? {id, severity, prefix: f.prefix, title: f.title, detail: f.detail, evidence: f.evidence, fix: f.fix}
+      : {id, severity, prefix: f.prefix, title: f.title, detail: f.detail, evidence: f.evidence}
+  }
+  return f.fix ? {id, severity, title: f.title, detail: f.detail, evidence: f.evidence, fix: f.fix} : {id, severity, title: f.title, detail: f.detail, evidence: f.evidence}
 }
 
 /** What a finding says and cites, besides its id, severity and prefix. */
@@ -49,7 +56,8 @@ const NO_EVIDENCE = Object.freeze([]) as unknown as Evidence[]
  */
 export function prefixFinding(ctx: Context, id: FindingId, prefix: string, texts: () => FindingTexts): Finding {
   if (!ctx.texts) return {id, severity: SEVERITY[id], prefix, title: '', detail: '', evidence: NO_EVIDENCE}
-  return finding(id, {prefix, ...texts()})
+  const made = texts()
+  return finding(id, {prefix, title: made.title, detail: made.detail, evidence: made.evidence, fix: made.fix})
 }
 
 /** Is this kernel route through the tunnel: every next hop on the tunnel device? */

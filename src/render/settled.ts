@@ -74,6 +74,10 @@ export function settledRows(run: SettledPrefixes, shape: SettledRowShape): strin
 }
 
 function copy(buf: Buffer, at: number, bytes: Uint8Array): number {
+  if (bytes.length > 16) {
+    buf.set(bytes, at) // a memcpy, once the loop would cost more than the call
+    return at + bytes.length
+  }
   for (let i = 0; i < bytes.length; i++) buf[at++] = bytes[i]
   return at
 }
