@@ -12,6 +12,7 @@ import fc from 'fast-check'
 import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
 import {checkLineJson, jsonPieces, prefixLineJson, writeJson, writeLines} from '../../src/render/json.js'
 import {checkSnapshot} from '../../src/services/load.js'
+import {keyPrefix, networkKey} from '../../src/model/aside.js'
 import {renderCheck, renderCheckLines} from '../../src/render/text.js'
 import {checkReport, checkRun, type CheckReport, type PrefixLine} from '../../src/services/report.js'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
@@ -87,6 +88,25 @@ describe('streamed check output', () => {
       const fast = await collect((out) => writeJson(out, {schema: fresh.schema, node: fresh.node, prefixes: fresh.lines, host: fresh.host, summary: fresh.summary}, {prefixes: checkLineJson}))
       expect(fast).toBe(await collect((out) => writeJson(out, {...rules, summary: rules.summary})))
       expect(await collect((out) => writeLines(out, renderCheckLines(bulk(), plain)))).toBe(`${renderCheck(rules, plain)}\n`)
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
+  })
+
+  it('a long stretch of settled prefixes comes in runs of at most 4096 keys, every key once and in order', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-runs-'))
+    try {
+      await generateSnapshot(300, dir)
+      const settled = checkSnapshot(await readSnapshotDir(dir))
+      // 10k settled keys past every pool prefix's (192.0.0.0/26 on): one stretch, written after the last of them
+      const keys = Float64Array.from({length: 10_000}, (_, i) => networkKey(0xc0000000 + i * 64, 26))
+      const ctx = () => new Context({...settled, healthy: {keys, bgpNextHops: settled.healthy!.bgpNextHops}})
+      const runs = [...checkRun(ctx()).lines].filter((l) => 'keys' in l)
+      expect(runs.map((r) => ('keys' in r ? r.to - r.from : 0))).toEqual([4096, 4096, 1808])
+      const seen = runs.flatMap((r) => ('keys' in r ? [...r.keys.subarray(r.from, r.to)] : []))
+      expect(seen).toEqual([...keys])
+      const lines = [...checkRun(ctx()).prefixes]
+      expect(lines.slice(-keys.length).map((l) => l.prefix)).toEqual([...keys].map((k) => keyPrefix(k)))
     } finally {
       rmSync(dir, {recursive: true, force: true})
     }
