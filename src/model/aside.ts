@@ -93,7 +93,7 @@ export class AsideKernelRoutes {
   }
 
   /** Set a route aside (prefixKey of its dst, ipv4Value of its gateway); false (nothing kept) when either is -1: not canonical IPv4. */
-  add({key, gateway: g}: {key: number; gateway: number}, metric: number, ordinal: number): boolean {
+  add(key: number, g: number, metric: number, ordinal: number): boolean {
     if (key < 0 || g < 0) return false
     this.keys.push(key)
     this.gateways.push(g)

@@ -141,9 +141,6 @@ function isBlank(c: number): boolean {
   return c === 32 || c === 9 || c === 13
 }
 
-// RouteScanner.asideKeys' answer, reused: one route at a time, read at once
-const ASIDE_KEYS = {key: -1, gateway: -1}
-
 // Thrown when the text leaves what the tokenizer reads; never escapes scanRoutes.
 const OUTSIDE = new Error('outside the scanned subset')
 
@@ -171,7 +168,7 @@ function scanRoutes(text: string, open: number, close: number, pos: SourcePos, f
       const shape = scanner.shape
       // BIRD's tunnel routes: set aside, not built (the first of a shape is built: it decides the shape)
       if (aside === undefined || shape?.like === undefined || !(shape.tunnel ??= isTunnelShape(shape, aside.tunnelDev)) ||
-        !aside.add(scanner.asideKeys(), scanner.metric ?? 0, routes.length + aside.size)) routes.push(scannedRoute(scanner, pos, family))
+        !aside.add(scanner.dstKey(), scanner.gatewayValue(), scanner.metric ?? 0, routes.length + aside.size)) routes.push(scannedRoute(scanner, pos, family))
     } else {
       // escapes, nested values, blanks, wrong types: this element as the generic path reads it. Not over
       // several lines: the generic path gives those routes their own lines.
@@ -352,7 +349,7 @@ class RouteScanner {
   prefsrc: string | undefined
   metric: number | undefined
   // dst and gateway: the shape's, or a varying one's place in the text, sliced only when asked for (a route
-  // set aside needs their numbers only: asideKeys)
+  // set aside needs their numbers only: dstKey, gatewayValue)
   private dstText: string | undefined = ''
   private dstFrom = 0
   private dstTo = 0
@@ -418,12 +415,14 @@ class RouteScanner {
     return this.hostOf === 'gateway' ? this.gateway : this.hostOf === 'via' ? this.viaHost : ''
   }
 
-  /** The route last read as AsideKernelRoutes keeps it: prefixKey of its dst, ipv4Value of its gateway. */
-  asideKeys(): {key: number; gateway: number} {
-    const s = this.s
-    ASIDE_KEYS.key = this.dstText === undefined ? prefixKey(s, this.dstFrom, this.dstTo) : prefixKey(this.dstText)
-    ASIDE_KEYS.gateway = this.gatewayText === undefined ? ipv4Value(s, this.gatewayFrom, this.gatewayTo) : ipv4Value(this.gatewayText)
-    return ASIDE_KEYS
+  /** prefixKey of the route last read's dst (what AsideKernelRoutes keeps), read in place. */
+  dstKey(): number {
+    return this.dstText === undefined ? prefixKey(this.s, this.dstFrom, this.dstTo) : prefixKey(this.dstText)
+  }
+
+  /** ipv4Value of the route last read's gateway, read in place. */
+  gatewayValue(): number {
+    return this.gatewayText === undefined ? ipv4Value(this.s, this.gatewayFrom, this.gatewayTo) : ipv4Value(this.gatewayText)
   }
 
   /** The route last read, as a RawRoute. */

@@ -31,7 +31,7 @@ export function planPrefix(ctx: Context, d: PrefixDiagnosis): PlanItem | null {
       tableId: replaces?.tableId ?? 254,
       metric: mode === 'beside' ? birdMetric - 1 : birdMetric,
       protocol: ctx.fixProtocol,
-      nexthops: plannedNexthops(gateways, replaces?.nexthops, ctx.snapshot.tunnelDev),
+      nexthops: plannedNexthops(gateways, ctx.snapshot.tunnelDev, replaces?.nexthops),
     },
     ...(replaces ? {replaces} : {}),
     mode,
@@ -40,25 +40,26 @@ export function planPrefix(ctx: Context, d: PrefixDiagnosis): PlanItem | null {
 
 /**
  * One onlink next hop on `dev` per gateway, in address order, weighted as the replaced route's next hop through
- * it (else 1). A full table's plans repeat a few hundred gateway lists and the kernel shares its next-hop lists: the
- * hops for a pair of shared lists are made once, frozen, and shared by the plans.
+ * it (else 1). A full table's plans repeat a few hundred gateway lists (wantedGateways' are frozen) and the kernel
+ * shares its next-hop lists (frozen too): the hops for a pair of frozen lists are made once, frozen, and shared.
  */
-function plannedNexthops(gateways: string[], replaced: readonly Nexthop[] | undefined, dev: string): PlannedNexthop[] {
-  const shared = Object.isFrozen(gateways) && (replaced === undefined || Object.isFrozen(replaced))
-  let byReplaced = shared ? hopsOf.get(gateways) : undefined
-  const hit = replaced === undefined ? byReplaced?.none : byReplaced?.lists.get(replaced)
+function plannedNexthops(gateways: string[], dev: string, replaced: readonly Nexthop[] = NO_HOPS): PlannedNexthop[] {
+  const shared = Object.isFrozen(gateways) && Object.isFrozen(replaced)
+  const hit = shared ? hopsOf.get(gateways)?.get(replaced) : undefined
   if (hit !== undefined && hit.dev === dev) return hit.hops
-  const weightOf = (g: string) => replaced?.find((n) => n.dev === dev && n.gateway?.address === g)?.weight ?? 1
+  const weightOf = (g: string) => replaced.find((n) => n.dev === dev && n.gateway?.address === g)?.weight ?? 1
   const hops = [...gateways].sort(compareAddresses).map((gateway) => ({gateway, dev, onlink: true, weight: weightOf(gateway)}))
   if (!shared) return hops
   const made = {dev, hops: Object.freeze(hops.map((h) => Object.freeze(h))) as PlannedNexthop[]}
-  if (byReplaced === undefined) hopsOf.set(gateways, (byReplaced = {lists: new WeakMap()}))
-  if (replaced === undefined) byReplaced.none = made
-  else byReplaced.lists.set(replaced, made)
+  let byReplaced = hopsOf.get(gateways)
+  if (byReplaced === undefined) hopsOf.set(gateways, (byReplaced = new WeakMap()))
+  byReplaced.set(replaced, made)
   return made.hops
 }
 
-const hopsOf = new WeakMap<string[], {none?: {dev: string; hops: PlannedNexthop[]}; lists: WeakMap<readonly Nexthop[], {dev: string; hops: PlannedNexthop[]}>}>()
+// no replaced route: no next hop weighs anything, every weight is 1
+const NO_HOPS: readonly Nexthop[] = Object.freeze([])
+const hopsOf = new WeakMap<string[], WeakMap<readonly Nexthop[], {dev: string; hops: PlannedNexthop[]}>>()
 
 /** BIRD 2 and 3 write metric 32 unless configured; BIRD 1.6 and Calico's fork write 0. */
 export function defaultKernelMetric(ctx: Context): number {
