@@ -27,7 +27,8 @@
 // and prints them with ratios and the goals of the issue. Also `explain` on the shipped snapshot
 // (examples/bird2-ecmp-not-tunneled) against `node -e 0`, and, when root with working netns tools,
 // `ip -batch` against routedoctor's netlink apply engine programming onlink routes over a TUN tunl0
-// inside a throwaway namespace rdbench-PID (always torn down).
+// inside a throwaway namespace rdbench-PID (always torn down), their runs in turn, each with its CPU
+// time in user space and in the kernel (time(1)): ip -batch's is nearly all the kernel's.
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
@@ -102,7 +103,7 @@ function measure(argv, {timeout, cwd = ROOT} = {}) {
     let cmd = argv
     if (TIME) {
       timeFile = path.join(os.tmpdir(), `rdbench-time-${process.pid}-${Math.random().toString(36).slice(2)}`)
-      cmd = [TIME, '-f', '%e %M', '-o', timeFile, ...argv]
+      cmd = [TIME, '-f', '%e %M %U %S', '-o', timeFile, ...argv]
     }
     const t0 = performance.now()
     const child = spawn(cmd[0], cmd.slice(1), {cwd, stdio: ['ignore', devnull, 'pipe'], detached: true})
@@ -130,6 +131,8 @@ function measure(argv, {timeout, cwd = ROOT} = {}) {
       if (sampler) clearInterval(sampler)
       if (timer) clearTimeout(timer)
       let rss = peak || undefined
+      let user
+      let sys
       let exit = code
       if (timeFile) {
         try {
@@ -139,12 +142,15 @@ function measure(argv, {timeout, cwd = ROOT} = {}) {
           if (sig) signal = `SIG${sig[1]}`
           const last = text.trim().split('\n').pop().trim().split(/\s+/)
           rss = Number(last[1]) * 1024
+          // CPU seconds in user space and in the kernel (for apply: how much of a run is the kernel's work)
+          user = Number(last[2])
+          sys = Number(last[3])
         } catch {
           // killed before time wrote it
         }
         rmSync(timeFile, {force: true})
       }
-      resolve({wall, rss, code: exit, signal, timedOut, stderr: stderr.trim()})
+      resolve({wall, rss, user, sys, code: exit, signal, timedOut, stderr: stderr.trim()})
     })
   })
 }
@@ -290,8 +296,10 @@ async function applyBench(o, log) {
         if (r.status !== 0) return {skipped: `prefill: ${(r.stderr || '').trim()}`}
         row.prefilled = count('bird')
       }
+      // ip -batch and the engine in turn, run after run (this machine's speed drifts over minutes)
       let bestIp
-      for (let i = 0; i < runs; i++) {
+      let bestRd
+      for (let i = 0; i < runs && !row.ipError && !row.rdError; i++) {
         flush()
         const r = await measure(['ip', '-n', ns, '-batch', batch], {timeout: o.timeout})
         const installed = count()
@@ -300,26 +308,27 @@ async function applyBench(o, log) {
           break
         }
         if (!bestIp || r.wall < bestIp.wall) bestIp = r
-      }
-      row.ipBatch = bestIp?.wall
-      let bestRd
-      for (let i = 0; i < runs; i++) {
         flush()
         const journal = path.join(work, `journal-${n}-${i}`)
-        const r = await measureWithStdout(['ip', 'netns', 'exec', ns, process.execPath, path.join(HERE, 'apply-driver.mjs'), String(n), journal, ...(o.applyReplaces && o.applyPrefill ? ['--replaces'] : [])], o.timeout)
-        const installed = count()
+        const d = await measureWithStdout(['ip', 'netns', 'exec', ns, process.execPath, path.join(HERE, 'apply-driver.mjs'), String(n), journal, ...(o.applyReplaces && o.applyPrefill ? ['--replaces'] : [])], o.timeout)
+        const landed = count()
         let info
         try {
-          info = JSON.parse(r.stdout.trim().split('\n').pop())
+          info = JSON.parse(d.stdout.trim().split('\n').pop())
         } catch {
           info = undefined
         }
-        if (r.code !== 0 || !info || installed !== n || !info.verified) {
-          row.rdError = `engine: ${failure(r)}${info ? ` applied ${info.applied}, verified ${info.verified}, ${JSON.stringify(info.errors)}` : ` ${r.stderr.split('\n').slice(-3).join(' | ')}`}; ${installed}/${n} routes installed`
+        if (d.code !== 0 || !info || landed !== n || !info.verified) {
+          row.rdError = `engine: ${failure(d)}${info ? ` applied ${info.applied}, verified ${info.verified}, ${JSON.stringify(info.errors)}` : ` ${d.stderr.split('\n').slice(-3).join(' | ')}`}; ${landed}/${n} routes installed`
           break
         }
-        if (!bestRd || r.wall < bestRd.wall) bestRd = {...r, info}
+        if (!bestRd || d.wall < bestRd.wall) bestRd = {...d, info}
       }
+      row.ipBatch = bestIp?.wall
+      row.ipUser = bestIp?.user
+      row.ipSys = bestIp?.sys
+      row.rdUser = bestRd?.user
+      row.rdSys = bestRd?.sys
       row.rdProcess = bestRd?.wall
       row.rdEngine = bestRd ? bestRd.info.applyMs / 1000 : undefined
       row.rdImport = bestRd ? bestRd.info.importMs / 1000 : undefined
@@ -339,8 +348,11 @@ async function applyBench(o, log) {
 
 function measureWithStdout(argv, timeout) {
   return new Promise((resolve) => {
+    // through time(1), as measure(): the user and kernel CPU seconds of the run
+    const timeFile = TIME ? path.join(os.tmpdir(), `rdbench-time-${process.pid}-${Math.random().toString(36).slice(2)}`) : undefined
+    const cmd = timeFile ? [TIME, '-f', '%e %M %U %S', '-o', timeFile, ...argv] : argv
     const t0 = performance.now()
-    const child = spawn(argv[0], argv.slice(1), {cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true})
+    const child = spawn(cmd[0], cmd.slice(1), {cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true})
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
@@ -356,7 +368,19 @@ function measureWithStdout(argv, timeout) {
     }, timeout * 1000)
     child.on('close', (code, signal) => {
       clearTimeout(timer)
-      resolve({wall: (performance.now() - t0) / 1000, code, signal, timedOut, stdout, stderr})
+      let user
+      let sys
+      if (timeFile) {
+        try {
+          const last = readFileSync(timeFile, 'utf8').trim().split('\n').pop().trim().split(/\s+/)
+          user = Number(last[2])
+          sys = Number(last[3])
+        } catch {
+          // killed before time wrote it
+        }
+        rmSync(timeFile, {force: true})
+      }
+      resolve({wall: (performance.now() - t0) / 1000, user, sys, code, signal, timedOut, stdout, stderr})
     })
   })
 }
@@ -486,9 +510,19 @@ async function main() {
         ...apply.sizes.map((r) => [String(r.routes), fmtS(r.ipBatch), fmtS(r.rdEngine), fmtS(r.rdProcess), fmtX(r.rdEngine / r.ipBatch), fmtX(r.rdProcess / r.ipBatch), '≤ 1.5×',
           r.rdError || r.ipError ? 'FAIL' : mark(r.rdProcess / r.ipBatch <= 1.5)]),
       ]))
+      // where the time goes: CPU in user space and in the kernel (time(1)), shown, not judged. ip -batch's
+      // is nearly all the kernel's; so is the engine's sys time, the rest of the process being Node's own
+      const cpu = (u, k) => (u === undefined || k === undefined || Number.isNaN(u) || Number.isNaN(k) ? '-' : `${fmtS(u)} + ${fmtS(k)}`)
+      log(table([
+        ['routes', 'ip -batch CPU (user + kernel)', 'engine process CPU (user + kernel)', 'node -e 0 CPU, for scale'],
+        ...apply.sizes.map((r) => [String(r.routes), cpu(r.ipUser, r.ipSys), cpu(r.rdUser, r.rdSys), cpu(results.startup?.nodeStart?.user, results.startup?.nodeStart?.sys)]),
+      ]))
       if (apply.sizes.length === 2 && apply.sizes.every((r) => r.rdEngine)) {
         const [a, b] = apply.sizes
         log(`  scaling: ${b.routes / a.routes}× the routes took ${fmtX(b.rdEngine / a.rdEngine)} the engine time (ip -batch ${fmtX(b.ipBatch / a.ipBatch)})`)
+        // the cost of each route beyond the first a.routes: start-up and warm-up left out (shown, not judged)
+        const per = (t0, t1) => `${(((t1 - t0) / (b.routes - a.routes)) * 1e6).toFixed(1)} µs`
+        log(`  each route beyond ${a.routes}: ip -batch ${per(a.ipBatch, b.ipBatch)}, engine ${per(a.rdEngine, b.rdEngine)}, engine process ${per(a.rdProcess, b.rdProcess)}`)
       }
       const full = apply.sizes[apply.sizes.length - 1]
       goals.push({goal: `apply ${full.routes} routes ≤ 1.5× ip -batch (whole process, ip netns exec … node)`, ratio: full.rdProcess / full.ipBatch, limit: 1.5, failedRun: full.rdError ?? full.ipError})
