@@ -92,19 +92,40 @@ function vmHWM(pid) {
   }
 }
 
+/** argv through time(1) when there is one, and the file it writes its figures to. */
+function timed(argv) {
+  if (!TIME) return {cmd: argv, timeFile: undefined}
+  const timeFile = path.join(os.tmpdir(), `rdbench-time-${process.pid}-${Math.random().toString(36).slice(2)}`)
+  return {cmd: [TIME, '-f', '%e %M %U %S', '-o', timeFile, ...argv], timeFile}
+}
+
 /**
- * Run argv with stdout to /dev/null; returns {wall (s), rss (bytes), code, signal, timedOut, stderr (tail)}.
+ * What time(1) wrote to `timeFile` (then removed): peak RSS (bytes), CPU seconds in user space and in the kernel
+ * (for apply: how much of a run is the kernel's work), the signal that ended the command; {} without it.
+ */
+function timeOf(timeFile) {
+  if (!timeFile) return {}
+  try {
+    const text = readFileSync(timeFile, 'utf8')
+    // GNU time writes "Command exited with non-zero status N" / "Command terminated by signal N" first
+    const sig = /terminated by signal (\d+)/.exec(text)
+    const last = text.trim().split('\n').pop().trim().split(/\s+/)
+    return {rss: Number(last[1]) * 1024, user: Number(last[2]), sys: Number(last[3]), signal: sig ? `SIG${sig[1]}` : undefined}
+  } catch {
+    return {} // killed before time wrote it
+  } finally {
+    rmSync(timeFile, {force: true})
+  }
+}
+
+/**
+ * Run argv with stdout to /dev/null; returns {wall (s), rss (bytes), user and sys (CPU s), code, signal, timedOut, stderr (tail)}.
  * Peak RSS from `/usr/bin/time -f %M` when present, else by sampling /proc/PID/status VmHWM.
  */
 function measure(argv, {timeout, cwd = ROOT} = {}) {
   return new Promise((resolve) => {
     const devnull = openSync('/dev/null', 'w')
-    let timeFile
-    let cmd = argv
-    if (TIME) {
-      timeFile = path.join(os.tmpdir(), `rdbench-time-${process.pid}-${Math.random().toString(36).slice(2)}`)
-      cmd = [TIME, '-f', '%e %M %U %S', '-o', timeFile, ...argv]
-    }
+    const {cmd, timeFile} = timed(argv)
     const t0 = performance.now()
     const child = spawn(cmd[0], cmd.slice(1), {cwd, stdio: ['ignore', devnull, 'pipe'], detached: true})
     closeSync(devnull)
@@ -130,27 +151,8 @@ function measure(argv, {timeout, cwd = ROOT} = {}) {
       const wall = (performance.now() - t0) / 1000
       if (sampler) clearInterval(sampler)
       if (timer) clearTimeout(timer)
-      let rss = peak || undefined
-      let user
-      let sys
-      let exit = code
-      if (timeFile) {
-        try {
-          const text = readFileSync(timeFile, 'utf8')
-          // GNU time writes "Command exited with non-zero status N" / "Command terminated by signal N" first
-          const sig = /terminated by signal (\d+)/.exec(text)
-          if (sig) signal = `SIG${sig[1]}`
-          const last = text.trim().split('\n').pop().trim().split(/\s+/)
-          rss = Number(last[1]) * 1024
-          // CPU seconds in user space and in the kernel (for apply: how much of a run is the kernel's work)
-          user = Number(last[2])
-          sys = Number(last[3])
-        } catch {
-          // killed before time wrote it
-        }
-        rmSync(timeFile, {force: true})
-      }
-      resolve({wall, rss, user, sys, code: exit, signal, timedOut, stderr: stderr.trim()})
+      const t = timeOf(timeFile)
+      resolve({wall, rss: t.rss ?? (peak || undefined), user: t.user, sys: t.sys, code, signal: t.signal ?? signal, timedOut, stderr: stderr.trim()})
     })
   })
 }
@@ -348,9 +350,7 @@ async function applyBench(o, log) {
 
 function measureWithStdout(argv, timeout) {
   return new Promise((resolve) => {
-    // through time(1), as measure(): the user and kernel CPU seconds of the run
-    const timeFile = TIME ? path.join(os.tmpdir(), `rdbench-time-${process.pid}-${Math.random().toString(36).slice(2)}`) : undefined
-    const cmd = timeFile ? [TIME, '-f', '%e %M %U %S', '-o', timeFile, ...argv] : argv
+    const {cmd, timeFile} = timed(argv) // as measure(): the run's user and kernel CPU seconds
     const t0 = performance.now()
     const child = spawn(cmd[0], cmd.slice(1), {cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true})
     let stdout = ''
@@ -368,18 +368,7 @@ function measureWithStdout(argv, timeout) {
     }, timeout * 1000)
     child.on('close', (code, signal) => {
       clearTimeout(timer)
-      let user
-      let sys
-      if (timeFile) {
-        try {
-          const last = readFileSync(timeFile, 'utf8').trim().split('\n').pop().trim().split(/\s+/)
-          user = Number(last[2])
-          sys = Number(last[3])
-        } catch {
-          // killed before time wrote it
-        }
-        rmSync(timeFile, {force: true})
-      }
+      const {user, sys} = timeOf(timeFile)
       resolve({wall: (performance.now() - t0) / 1000, user, sys, code, signal, timedOut, stdout, stderr})
     })
   })
