@@ -1,5 +1,5 @@
 // The binary as a user runs it: exit statuses, clear errors without stack traces, fix and bundle.
-import {cpSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {cpSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {execa} from 'execa'
@@ -30,6 +30,18 @@ describe('bad input', () => {
     expect(res.exitCode).toBe(2)
     expect(res.stderr).toContain('ip-j-d-route.json')
     expect(JSON.parse(res.stdout).error.code).toBe('E_PARSE')
+  })
+
+  it('a snapshot file that cannot be read (here a directory by its name) is named, exit 2, no stack trace', async () => {
+    const dir = tempDir('rd-bad-')
+    cpSync(ecmp, dir, {recursive: true})
+    const sysctl = path.join(dir, 'sysctl.txt')
+    rmSync(sysctl)
+    mkdirSync(sysctl)
+    const res = await run(['check', '--from', dir])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toContain(`${sysctl}: cannot read (EISDIR)`)
+    expect(res.stderr).not.toMatch(/\n\s+at /)
   })
 
   it('usage errors exit 2: a nonexistent --from, a bad prefix, a bad --pool', async () => {
