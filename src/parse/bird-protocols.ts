@@ -98,13 +98,45 @@ function finishProtocol(p: BirdProtocol): void {
 export function parseBirdProtocols(text: string, file = 'birdc-show-protocols-all.txt'): BirdProtocol[] {
   const protocols: BirdProtocol[] = []
   let cur: BirdProtocol | undefined
-  // open parents of the current detail line: indentation and key
-  const stack: {indent: number; key: string}[] = []
+  // open parents of the current detail line: indentation, and the path of its key ("BGP state/Neighbor address")
+  const stack: {indent: number; path: string}[] = []
 
   const close = (): void => {
     if (cur !== undefined) finishProtocol(cur)
     cur = undefined
     stack.length = 0
+  }
+
+  const detail = (p: BirdProtocol, indent: number, key: string, value: string, lineNo: number): void => {
+    while (stack.length > 0 && stack[stack.length - 1]!.indent >= indent) stack.pop()
+    const path = stack.length > 0 ? `${stack[stack.length - 1]!.path}/${key}` : key
+    stack.push({indent, path})
+    if (!(path in p.details)) p.details[path] = value
+    p.pos.endLine = lineNo
+  }
+
+  // A birdc detail line read in place, as the sink below reads it, without slicing the line and its body
+  // first (a route reflector's listing is thousands of them). false: the sink reads it (a row, a detail
+  // line before any row, white space other than spaces and TABs at an end).
+  const inPlace = (t: string, start: number, end: number, lineNo: number): boolean => {
+    const c0 = t.charCodeAt(start)
+    if ((c0 !== 32 && c0 !== 9) || cur === undefined) return false
+    let from = start + 1
+    while (from < end && (t.charCodeAt(from) === 32 || t.charCodeAt(from) === 9)) from++
+    let to = end
+    while (to > from && (t.charCodeAt(to - 1) === 32 || t.charCodeAt(to - 1) === 9)) to--
+    if (!isPrintableAscii(t.charCodeAt(to - 1))) return false
+    let sep = from // `Key: value`: the first ": ", if it is not where the body starts
+    while (sep < to - 1 && !(t.charCodeAt(sep) === 58 && t.charCodeAt(sep + 1) === 32)) sep++
+    if (sep > from && sep < to - 1) {
+      let v = sep + 2
+      while (v < to && (t.charCodeAt(v) === 32 || t.charCodeAt(v) === 9)) v++
+      if (v < to && !isPrintableAscii(t.charCodeAt(v))) return false
+      detail(cur, from - start, t.slice(from, sep), t.slice(v, to), lineNo)
+    } else {
+      detail(cur, from - start, t.slice(from, t.charCodeAt(to - 1) === 58 ? to - 1 : to), '', lineNo)
+    }
+    return true
   }
 
   frameBirdText(text, file, (line, lineNo, code) => {
@@ -120,25 +152,9 @@ export function parseBirdProtocols(text: string, file = 'birdc-show-protocols-al
       while (indent < line.length && (line.charCodeAt(indent) === 32 || line.charCodeAt(indent) === 9)) indent++
       const body = line.slice(indent).trimEnd()
       // `Key: value`, `Key:` (empty) or a bare heading (`Channel ipv4`, `Local capabilities`)
-      let key: string
-      let value: string
       const sep = body.indexOf(': ')
-      if (sep > 0) {
-        key = body.slice(0, sep)
-        value = body.slice(sep + 2).trim()
-      } else if (body.endsWith(':')) {
-        key = body.slice(0, -1)
-        value = ''
-      } else {
-        key = body
-        value = ''
-      }
-      while (stack.length > 0 && stack[stack.length - 1]!.indent >= indent) stack.pop()
-      let path = key
-      if (stack.length > 0) path = `${stack.map((s) => s.key).join('/')}/${key}`
-      stack.push({indent, key})
-      if (!(path in cur.details)) cur.details[path] = value
-      cur.pos.endLine = lineNo
+      if (sep > 0) detail(cur, indent, body.slice(0, sep), body.slice(sep + 2).trim(), lineNo)
+      else detail(cur, indent, body.endsWith(':') ? body.slice(0, -1) : body, '', lineNo)
       return
     }
     const ws = words(line, 7)
@@ -159,7 +175,11 @@ export function parseBirdProtocols(text: string, file = 'birdc-show-protocols-al
     }
     protocols.push(p)
     cur = p
-  })
+  }, inPlace)
   close()
   return protocols
+}
+
+function isPrintableAscii(c: number): boolean {
+  return c > 32 && c < 127
 }

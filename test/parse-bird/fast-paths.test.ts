@@ -10,10 +10,11 @@ import {ParseError} from '../../src/model/errors.js'
 import {canonicalAddress, canonicalPrefix} from '../../src/model/prefix.js'
 import type {BirdRoute} from '../../src/model/types.js'
 import {frameBirdText} from '../../src/parse/bird-framing.js'
+import {parseBirdProtocols} from '../../src/parse/bird-protocols.js'
 import {attributeKind, canonicalIpv4Key, createBirdRouteStream, parseBirdRoutes, SpanValues} from '../../src/parse/bird-routes.js'
 
 const isCanonicalIpv4Prefix = (s: string, start: number, end: number): boolean => canonicalIpv4Key(s, start, end) >= 0
-import {allCaptureSections} from './captures.js'
+import {allCaptureSections, toRawSocket} from './captures.js'
 
 /** Every own field (undefined and NaN spelled out, so they count), the attributes, frozen next hops. */
 function fields(r: BirdRoute): string {
@@ -349,6 +350,26 @@ describe('decision values read from the attributes, cached by text, follow the a
             expect({source, bgpNextHop, from: r.from, localPref, med, origin, asPathLength}).toEqual(expected(attrs, from === '' ? undefined : canonicalAddress(from.slice(6))))
           })
         }
+      }),
+      {numRuns: 1000},
+    )
+  })
+})
+
+describe('show protocols all: detail lines read in place equal the sink reading them sliced', () => {
+  // birdc text has its detail lines read in place (parseBirdProtocols' inPlace); raw-socket replies hand
+  // every line to the sink. The same payload lines must give the same protocols, whatever their white space.
+  const piece = fc.constantFrom('Key', 'BGP state', 'a', ':', ': ', ' : ', ' ', '\t', '\u00a0', '\v', '\f', 'é', 'x: y', '12', '/', '::')
+  const detailLine = fc.tuple(fc.stringMatching(/^[ \t]{1,6}$/), fc.array(piece, {minLength: 1, maxLength: 6}), fc.constantFrom('', ' ', '\t', ' \t', '\r', '\u00a0'))
+    .map(([indent, body, tail]) => indent + body.join('') + tail)
+
+  it('on generated detail lines under generated rows', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(detailLine, {maxLength: 12}), {minLength: 1, maxLength: 4}), (protocols) => {
+        const text = protocols.map((details, i) => [`p${i}       BGP        ---        up     16:50:09.388  Established`, ...details].join('\n')).join('\n') + '\n'
+        const inPlace = parseBirdProtocols(text)
+        expect(parseBirdProtocols(toRawSocket(text, () => false, '1006'))).toEqual(inPlace)
+        expect(inPlace).toHaveLength(protocols.length)
       }),
       {numRuns: 1000},
     )
