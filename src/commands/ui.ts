@@ -5,6 +5,7 @@ import {palette} from '../render/style.js'
 import {Context} from '../model/context.js'
 import {loadSnapshot} from '../services/load.js'
 import {checkRun} from '../services/report.js'
+import {importInteractiveUi} from '../ui/import-ink.js'
 
 export default class Ui extends BaseCommand {
   static summary = 'The interactive TUI: prefixes with their verdicts, the explanation of the selected one, fix preview and apply, bundle, live refresh'
@@ -31,28 +32,8 @@ export default class Ui extends BaseCommand {
     const {createActions} = await import('../ui/actions.js') // only this command needs it: not at start-up
     const actions = createActions(sourceOptions(flags), {palette: c, toolVersion: this.config.version})
     const report = await actions.loadReport()
-    const runUi = await importInkInteractive()
+    const runUi = await importInteractiveUi()
     await runUi({actions, report, live: !flags.from, source: flags.from ?? 'live', refreshMs: flags.interval * 1000, colorLevel: c.level})
     process.exitCode = 0
-  }
-}
-
-// Ink (through is-in-ci, read once when Ink loads) draws nothing but the last frame at exit when
-// CI or CONTINUOUS_INTEGRATION is set; both are often exported in runner shells and dev containers.
-// Both ends are terminals here, so the user wants the interactive screen: hide them while Ink loads.
-// DEV=true makes Ink, as it loads, connect to React's devtools (not installed) and read its own
-// package.json, which is not beside the bundle that holds Ink (scripts/bundle.mjs): hidden too.
-async function importInkInteractive() {
-  const saved = {CI: process.env.CI, CONTINUOUS_INTEGRATION: process.env.CONTINUOUS_INTEGRATION, DEV: process.env.DEV}
-  process.env.CI = 'false'
-  process.env.CONTINUOUS_INTEGRATION = 'false'
-  process.env.DEV = 'false'
-  try {
-    return (await import('../ui/run.js')).runUi
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k]
-      else process.env[k] = v
-    }
   }
 }

@@ -57,7 +57,8 @@ describe('routedoctor ui without a terminal', () => {
       expect(mods.filter((m) => m === 'ink' || m === 'react' || m.startsWith('react/') || m.includes('/ui/run.js') || m.includes('/ui/components/'))).toEqual([])
     }
     // and the ui command does reach them dynamically
-    expect(readFileSync(path.join(ROOT, 'dist/commands/ui.js'), 'utf8')).toMatch(/await import\(['"]\.\.\/ui\/run\.js['"]\)/)
+    expect(readFileSync(path.join(ROOT, 'dist/ui/import-ink.js'), 'utf8')).toMatch(/await import\(['"]\.\/run\.js['"]\)/)
+    expect(reached(path.join(ROOT, 'dist/commands/ui.js')).has(path.join(ROOT, 'dist/ui/import-ink.js'))).toBe(true)
     expect(reached(path.join(ROOT, 'dist/ui/run.js')).has('ink')).toBe(true)
   })
 })
