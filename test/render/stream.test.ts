@@ -14,7 +14,7 @@ import {checkLineJson, jsonPieces, prefixLineJson, writeJson, writeLines} from '
 import {checkSnapshot} from '../../src/services/load.js'
 import {keyPrefix, networkKey} from '../../src/model/aside.js'
 import {renderCheck, renderCheckLines} from '../../src/render/text.js'
-import {checkReport, checkRun, type CheckReport, type PrefixLine} from '../../src/services/report.js'
+import {checkReport, checkRun, isSettledPrefixes, type CheckReport, type PrefixLine} from '../../src/services/report.js'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
 import {buildSnapshot} from '../../src/model/build.js'
 import {Context} from '../../src/model/context.js'
@@ -80,10 +80,10 @@ describe('streamed check output', () => {
       const run = bulk()
       const lines = [...run.lines]
       // most of the table is settled, in runs of several prefixes, between the broken ones
-      const settled = lines.filter((l) => 'keys' in l)
+      const settled = lines.filter(isSettledPrefixes)
       expect(settled.length).toBeGreaterThan(100)
-      expect(settled.reduce((n, l) => n + ('keys' in l ? l.to - l.from : 0), 0)).toBeGreaterThan(rules.prefixes.length / 2)
-      expect(settled.some((l) => 'keys' in l && l.to - l.from > 1)).toBe(true)
+      expect(settled.reduce((n, l) => n + l.to - l.from, 0)).toBeGreaterThan(rules.prefixes.length / 2)
+      expect(settled.some((l) => l.to - l.from > 1)).toBe(true)
       const fresh = bulk()
       const fast = await collect((out) => writeJson(out, {schema: fresh.schema, node: fresh.node, prefixes: fresh.lines, host: fresh.host, summary: fresh.summary}, {prefixes: checkLineJson}))
       expect(fast).toBe(await collect((out) => writeJson(out, {...rules, summary: rules.summary})))
@@ -101,9 +101,9 @@ describe('streamed check output', () => {
       // 10k settled keys past every pool prefix's (192.0.0.0/26 on): one stretch, written after the last of them
       const keys = Float64Array.from({length: 10_000}, (_, i) => networkKey(0xc0000000 + i * 64, 26))
       const ctx = () => new Context({...settled, healthy: {keys, bgpNextHops: settled.healthy!.bgpNextHops}})
-      const runs = [...checkRun(ctx()).lines].filter((l) => 'keys' in l)
-      expect(runs.map((r) => ('keys' in r ? r.to - r.from : 0))).toEqual([4096, 4096, 1808])
-      const seen = runs.flatMap((r) => ('keys' in r ? [...r.keys.subarray(r.from, r.to)] : []))
+      const runs = [...checkRun(ctx()).lines].filter(isSettledPrefixes)
+      expect(runs.map((r) => r.to - r.from)).toEqual([4096, 4096, 1808])
+      const seen = runs.flatMap((r) => [...r.keys.subarray(r.from, r.to)])
       expect(seen).toEqual([...keys])
       const lines = [...checkRun(ctx()).prefixes]
       expect(lines.slice(-keys.length).map((l) => l.prefix)).toEqual([...keys].map((k) => keyPrefix(k)))
