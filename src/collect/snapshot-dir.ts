@@ -1,4 +1,5 @@
 // Reads a snapshot directory (DESIGN §3): one file per source, every file optional.
+import {constants} from 'node:buffer'
 import {open, readdir, readFile, stat, type FileHandle} from 'node:fs/promises'
 import path from 'node:path'
 
@@ -48,6 +49,9 @@ async function readWhole(file: string): Promise<Buffer> {
     handle = await open(file, 'r')
     const {size} = await handle.stat()
     if (size === 0) return await handle.readFile() // not a regular file's size (procfs, a pipe): to its end
+    if (size > constants.MAX_STRING_LENGTH) {
+      throw new RouteDoctorError(`${file}: ${size} bytes, more than one text can hold here (${constants.MAX_STRING_LENGTH} bytes: V8's longest string)`, 2, 'E_FROM')
+    }
     const bytes = Buffer.allocUnsafe(size)
     let n = 0
     while (n < size) {
@@ -57,6 +61,7 @@ async function readWhole(file: string): Promise<Buffer> {
     }
     return n === size ? bytes : bytes.subarray(0, n)
   } catch (error) {
+    if (error instanceof RouteDoctorError) throw error
     throw new RouteDoctorError(`${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 2, 'E_FROM')
   } finally {
     await handle?.close()

@@ -1,5 +1,6 @@
 // The binary as a user runs it: exit statuses, clear errors without stack traces, fix and bundle.
-import {cpSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {constants} from 'node:buffer'
+import {cpSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {execa} from 'execa'
@@ -41,6 +42,17 @@ describe('bad input', () => {
     const res = await run(['check', '--from', dir])
     expect(res.exitCode).toBe(2)
     expect(res.stderr).toContain(`${sysctl}: cannot read (EISDIR)`)
+    expect(res.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  it('a snapshot file too long for one text is refused by its size, named, exit 2', async () => {
+    const dir = tempDir('rd-bad-')
+    cpSync(ecmp, dir, {recursive: true})
+    const dump = path.join(dir, 'birdc-show-route-all.txt')
+    truncateSync(dump, constants.MAX_STRING_LENGTH + 1) // sparse: nothing is read, the size alone decides
+    const res = await run(['check', '--from', dir])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toContain(`${dump}: ${constants.MAX_STRING_LENGTH + 1} bytes, more than one text can hold here`)
     expect(res.stderr).not.toMatch(/\n\s+at /)
   })
 
