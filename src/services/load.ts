@@ -113,14 +113,68 @@ export function settledSnapshot(files: SourceFile[], opts: BuildOptions, query?:
 
 /** The prefix keys a query may be about: its prefix, or every network that covers its address (IPv4: only those are set aside). */
 function queryKeys(query: string): (key: number) => boolean {
+  const keys = new Set(queryKeyList(query))
+  return (k) => keys.has(k)
+}
+
+function queryKeyList(query: string): number[] {
   if (query.includes('/')) {
     const key = prefixKey(canonicalPrefix(query) ?? '')
-    return (k) => k === key
+    return key < 0 ? [] : [key]
   }
   const v = ipv4Value(canonicalAddress(query) ?? '')
-  if (v < 0) return () => false
-  const keys = new Set(coveringKeys(v))
-  return (k) => keys.has(k)
+  return v < 0 ? [] : coveringKeys(v)
+}
+
+/** Did settleHealthy settle a prefix that `query` names, or one that covers the address it names? */
+export function settlesQuery(snapshot: Snapshot, query: string): boolean {
+  const settled = snapshot.healthy?.keys
+  if (settled === undefined || settled.length === 0) return false
+  return queryKeyList(query).some((key) => {
+    // settled keys are sorted
+    let lo = 0
+    let hi = settled.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (settled[mid] < key) lo = mid + 1
+      else hi = mid
+    }
+    return lo < settled.length && settled[lo] === key
+  })
+}
+
+/**
+ * What the interactive UI holds of one collection, made of settledSnapshot with every healthy prefix settled (a full
+ * table's healthy routes are never built): `list`, a Context for the list of prefixes (verdicts, finding ids and plans:
+ * no evidence or texts, which only an explanation shows), and `contextFor(query)`, the Context an explanation or a
+ * plan of `query` is made of (the same snapshot with evidence and texts; when it settled what the query names, the
+ * same parse settled again as settledSnapshot settles it for the query, the last one kept). Each is loadSnapshot's.
+ */
+export interface SettledSource {
+  list: Context
+  contextFor(query: string): Context
+}
+
+export async function loadSettledSource(opts: SourceOptions): Promise<SettledSource> {
+  const source = await loadSourceFiles(opts)
+  return settledSource(source.files, await buildOptions(source, opts))
+}
+
+/** The SettledSource of `files`: parsed once; a query about a settled prefix settles the same parse again without it. */
+export function settledSource(files: SourceFile[], opts: BuildOptions): SettledSource {
+  const parsed = buildSnapshot(files, {...opts, aside: true})
+  const snapshot = settleHealthy(parsed) // leaves `parsed` as it was: it can be settled again
+  let full: Context | undefined
+  let last: {query: string; context: Context} | undefined
+  return {
+    list: new Context(snapshot, {evidence: false, texts: false}),
+    contextFor(query) {
+      if (!settlesQuery(snapshot, query)) return (full ??= new Context(snapshot))
+      // settledSnapshot(files, opts, query), without parsing the files again
+      if (last?.query !== query) last = {query, context: new Context(settleHealthy(parsed, {unsettled: queryKeys(query)}))}
+      return last.context
+    },
+  }
 }
 
 /** settledSnapshot of the source: for `explain QUERY` and `fix [PREFIX]`. */

@@ -6,7 +6,7 @@ import type {ChalkInstance} from 'chalk'
 import {Context} from '../model/context.js'
 import {palette} from '../render/style.js'
 import {renderFix} from '../render/text.js'
-import {loadSnapshot, type SourceOptions} from '../services/load.js'
+import {loadSettledSnapshot, loadSettledSource, type SettledSource, type SourceOptions} from '../services/load.js'
 import {checkReport, explainReport, type CheckReport, type ExplainReport} from '../services/report.js'
 import type {Capabilities} from './state.js'
 
@@ -37,19 +37,20 @@ export function capabilities(actions: UiActions): Capabilities {
 
 export function createActions(opts: SourceOptions, options: ActionOptions = {}): UiActions {
   const c = options.palette ?? palette()
-  let ctx: Context | undefined
-  const context = async (): Promise<Context> => (ctx ??= new Context(await loadSnapshot(opts)))
+  // a full table's healthy prefixes stay settled: the list needs only their keys, an explanation its own prefix's routes
+  let held: SettledSource | undefined
+  const source = async (): Promise<SettledSource> => (held ??= await loadSettledSource(opts))
   const actions: UiActions = {
     async loadReport() {
-      ctx = new Context(await loadSnapshot(opts))
-      return checkReport(ctx)
+      held = await loadSettledSource(opts)
+      return checkReport(held.list)
     },
     async explain(prefix) {
-      return explainReport(await context(), prefix)
+      return explainReport((await source()).contextFor(prefix), prefix)
     },
     async previewFix(prefix) {
       const {planFix} = await import('../services/fix.js')
-      const {report, items} = planFix(await context(), prefix)
+      const {report, items} = planFix((await source()).contextFor(prefix), prefix)
       return renderFix(report, c) + (items.length > 0 ? c.dim(`\nDry run: nothing was changed.${opts.from ? '' : ' Press a to program this route.'}`) : '')
     },
     async writeBundle() {
@@ -63,7 +64,7 @@ export function createActions(opts: SourceOptions, options: ActionOptions = {}):
   if (!opts.from) {
     actions.applyFix = async (prefix) => {
       const {planFix} = await import('../services/fix.js')
-      const fresh = new Context(await loadSnapshot(opts))
+      const fresh = new Context(await loadSettledSnapshot(opts, prefix)) // as `fix PREFIX` plans it
       const {items} = planFix(fresh, prefix)
       if (items.length === 0) return `Nothing to apply for ${prefix}: no corrected route is planned now.`
       const {applyPlan} = await import('../netlink/apply.js')

@@ -17,9 +17,9 @@ import {Context} from '../../src/model/context.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {renderCheck, renderCheckLines, renderExplain} from '../../src/render/text.js'
 import {palette} from '../../src/render/style.js'
-import {checkSnapshot, settledSnapshot} from '../../src/services/load.js'
+import {checkSnapshot, settledSnapshot, settledSource, type SettledSource} from '../../src/services/load.js'
 import {planFix} from '../../src/services/fix.js'
-import {checkReport, checkRun, explainReport} from '../../src/services/report.js'
+import {checkReport, checkRun, explainReport, type CheckReport} from '../../src/services/report.js'
 import {ROOT, scenarioDirs} from '../helpers.js'
 
 function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: string; leanText: string; healthy: number} {
@@ -120,7 +120,7 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
  * `explain QUERY` as the rules make it on every route, and as explain makes it (everything settled but QUERY's
  * prefixes): the JSON report and its text, or the same error.
  */
-function explainBoth(files: SourceFile[], query: string): {rules: string; settled: string} {
+function explainBoth(files: SourceFile[], query: string, held: SettledSource | Error = heldOf(files)): {rules: string; settled: string; held: string} {
   const render = (ctx: Context) => {
     try {
       const report = explainReport(ctx, query)
@@ -136,11 +136,49 @@ function explainBoth(files: SourceFile[], query: string): {rules: string; settle
       return `error: ${(error as Error).message}`
     }
   }
-  return {rules: build(() => new Context(buildSnapshot(files))), settled: build(() => new Context(settledSnapshot(files, {}, query)))}
+  return {rules: build(() => new Context(buildSnapshot(files))), settled: build(() => new Context(settledSnapshot(files, {}, query))), held: build(() => contextOf(held, query))}
+}
+
+/** The interactive UI's SettledSource of `files` (one parse, settled again per query), or the error its parse gives. */
+function heldOf(files: SourceFile[]): SettledSource | Error {
+  try {
+    return settledSource(files, {})
+  } catch (error) {
+    return error as Error
+  }
+}
+
+function contextOf(held: SettledSource | Error, query: string): Context {
+  if (held instanceof Error) throw held
+  return held.contextFor(query)
+}
+
+/** What the UI's list shows of a check report: verdicts, finding ids and severities, plans; host findings' texts. */
+function listOf(report: CheckReport): string {
+  return JSON.stringify({
+    prefixes: report.prefixes.map((p) => ({prefix: p.prefix, verdict: p.verdict, findings: p.findings.map((f) => `${f.severity} ${f.id} ${f.prefix ?? ''}`), plan: p.plan})),
+    host: report.host.findings.map((f) => ({id: f.id, severity: f.severity, title: f.title, detail: f.detail, fix: f.fix})),
+    summary: report.summary,
+  })
+}
+
+/** The list as the rules make it, and as the UI makes it (SettledSource.list), or the same error. */
+function listBoth(files: SourceFile[], held: SettledSource | Error): {rules: string; held: string} {
+  const list = (make: () => Context) => {
+    try {
+      return listOf(checkReport(make()))
+    } catch (error) {
+      return `error: ${(error as Error).message}`
+    }
+  }
+  return {rules: list(() => new Context(buildSnapshot(files))), held: list(() => {
+    if (held instanceof Error) throw held
+    return held.list
+  })}
 }
 
 /** `fix [PREFIX]`'s plan as the rules make it on every route, and as fix makes it (settled but PREFIX): report and items, or the same error. */
-function fixBoth(files: SourceFile[], only?: string): {rules: string; settled: string} {
+function fixBoth(files: SourceFile[], only?: string, held?: SettledSource | Error): {rules: string; settled: string; held?: string} {
   const plan = (make: () => Context) => {
     try {
       const {report, items} = planFix(make(), only)
@@ -149,7 +187,9 @@ function fixBoth(files: SourceFile[], only?: string): {rules: string; settled: s
       return `error: ${(error as Error).message}`
     }
   }
-  return {rules: plan(() => new Context(buildSnapshot(files))), settled: plan(() => new Context(settledSnapshot(files, {}, only)))}
+  const rules = plan(() => new Context(buildSnapshot(files)))
+  const settled = plan(() => new Context(settledSnapshot(files, {}, only)))
+  return held === undefined || only === undefined ? {rules, settled} : {rules, settled, held: plan(() => contextOf(held, only))}
 }
 
 /** Queries about a table's prefixes: each prefix, an address inside it, its network address, and some that match nothing. */
@@ -169,17 +209,22 @@ function queriesOf(files: SourceFile[]): string[] {
   return out
 }
 
-describe('explain and fix settle every prefix but the one asked about, and explain and plan as the rules do', () => {
+describe('explain, fix and the UI settle every prefix but the one asked about, and list, explain and plan as the rules do', () => {
   it('on every captured snapshot, for each of its prefixes and addresses inside them', async () => {
     const dirs = [...scenarioDirs(), ...readdirSync(path.join(ROOT, 'examples')).map((d) => path.join(ROOT, 'examples', d))]
     for (const dir of dirs) {
       const files = await readSnapshotDir(dir)
+      const held = heldOf(files) // the UI's: one for every query, as the UI keeps it
+      const list = listBoth(files, held)
+      expect(list.held, `list ${dir}`).toBe(list.rules)
       for (const q of queriesOf(files)) {
-        const r = explainBoth(files, q)
+        const r = explainBoth(files, q, held)
         expect(r.settled, `${dir} ${q}`).toBe(r.rules)
+        expect(r.held, `ui ${dir} ${q}`).toBe(r.rules)
         if (q.includes('/')) {
-          const f = fixBoth(files, q)
+          const f = fixBoth(files, q, held)
           expect(f.settled, `fix ${dir} ${q}`).toBe(f.rules)
+          expect(f.held, `ui fix ${dir} ${q}`).toBe(f.rules)
         }
       }
       const all = fixBoth(files)
@@ -202,13 +247,18 @@ describe('explain and fix settle every prefix but the one asked about, and expla
       t.set(KERNEL_FILE, damageKernel(t.get(KERNEL_FILE)!, kernel))
       const files = filesOf(t)
       const queries = queriesOf(files)
+      const held = heldOf(files)
+      const list = listBoth(files, held)
+      expect(list.held, 'list').toBe(list.rules)
       for (const n of picks) {
         const q = queries[n % queries.length]
-        const r = explainBoth(files, q)
+        const r = explainBoth(files, q, held)
         expect(r.settled, q).toBe(r.rules)
+        expect(r.held, `ui ${q}`).toBe(r.rules)
         if (q.includes('/')) {
-          const f = fixBoth(files, q)
+          const f = fixBoth(files, q, held)
           expect(f.settled, `fix ${q}`).toBe(f.rules)
+          expect(f.held, `ui fix ${q}`).toBe(f.rules)
         }
       }
       const all = fixBoth(files)
