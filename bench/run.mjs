@@ -7,6 +7,7 @@
 //            --timeout S     per measured command, seconds (default 900); a timeout is recorded, not fatal
 //            --no-apply      skip the netlink apply throughput part
 //            --no-bundle     skip writing and replaying a bundle of each snapshot under 1M routes (shown, not judged)
+//            --no-ui         skip the interactive UI's first steps on each snapshot (shown, not judged)
 //            --apply-routes N  routes programmed by the apply part (default 10000; also N/10, to show scaling)
 //            --apply-empty   program into an empty table (default: BIRD's metric-32 routes for the same
 //                            prefixes are there first, as on a real node; fix --apply writes beside them)
@@ -24,6 +25,8 @@
 //          issue's floor, the goals' reference); also with --json-parse (JSON files parsed too), shown
 //   start  `node -e 0`
 //   bundle under 1M routes, `bundle --from DIR` and its replay `check --from BUNDLE` (shown, not judged)
+//   ui     the interactive UI's list and two explanations, a broken prefix's and a healthy one's (bench/ui-load.mjs;
+//          shown, not judged)
 // and prints them with ratios and the goals of the issue. Also `explain` on the shipped snapshot
 // (examples/bird2-ecmp-not-tunneled) against `node -e 0`, and, when root with working netns tools,
 // `ip -batch` against routedoctor's netlink apply engine programming onlink routes over a TUN tunl0
@@ -56,7 +59,7 @@ const WITHOUT_CA = process.env[CA_VAR] === undefined ? undefined : Object.fromEn
 // ------------------------------------------------------------------ options
 
 function parseArgs(argv) {
-  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
+  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const val = () => {
@@ -70,6 +73,7 @@ function parseArgs(argv) {
     else if (name === '--timeout') o.timeout = Number(val())
     else if (name === '--no-apply') o.apply = false
     else if (name === '--no-bundle') o.bundle = false
+    else if (name === '--no-ui') o.ui = false
     else if (name === '--apply-routes') o.applyRoutes = parseCount(val())
     else if (name === '--apply-empty') o.applyPrefill = false
     else if (name === '--apply-replaces') o.applyReplaces = true
@@ -381,8 +385,8 @@ function measureWithStdout(argv, timeout, env) {
     }, timeout * 1000)
     child.on('close', (code, signal) => {
       clearTimeout(timer)
-      const {user, sys} = timeOf(timeFile)
-      resolve({wall: (performance.now() - t0) / 1000, user, sys, code, signal, timedOut, stdout, stderr})
+      const {rss, user, sys} = timeOf(timeFile)
+      resolve({wall: (performance.now() - t0) / 1000, rss, user, sys, code, signal, timedOut, stdout, stderr})
     })
   })
 }
@@ -499,6 +503,21 @@ async function main() {
       } finally {
         rmSync(work, {recursive: true, force: true})
       }
+    }
+    if (o.ui) {
+      // the interactive UI's list and two explanations (bench/ui-load.mjs): shown, not judged
+      const u = await measureWithStdout([process.execPath, path.join(HERE, 'ui-load.mjs'), snap.dir], o.timeout)
+      let info
+      try {
+        info = JSON.parse(u.stdout.trim().split('\n').pop())
+      } catch {
+        info = undefined
+      }
+      row.ui = {wall: u.wall, rss: u.rss, ...info}
+      const ms = (v) => (v === undefined ? '-' : fmtS(v / 1000))
+      log(info && u.code === 0
+        ? `  ui (shown, not judged): the list of ${info.prefixes} prefixes ${ms(info.listMs)}, then explaining a broken prefix ${ms(info.explainBrokenMs)} and a healthy one ${ms(info.explainHealthyMs)}; the process ${fmtS(u.wall)}, peak RSS ${fmtMiB(u.rss)}`
+        : `  ui: ${failure(u)} ${u.stderr.split('\n').slice(-2).join(' | ')}`)
     }
     log()
     if (wallGoal) goals.push({goal: `check ≤ ${wallGoal}× read-and-split floor on ${size}`, ratio: wallRatio, limit: wallGoal, failedRun: checkFail})
