@@ -20,7 +20,9 @@ export async function runEffect(effect: Effect, actions: UiActions, c: ChalkInst
     case 'exit': exit(); return
     case 'load':
       try {
-        dispatch({type: 'loaded', report: await actions.loadReport(), at: new Date().toISOString()})
+        const started = Date.now()
+        const report = await actions.loadReport()
+        dispatch({type: 'loaded', report, at: new Date().toISOString(), tookMs: Date.now() - started})
       } catch (error) {
         dispatch({type: 'load-failed', error: message(error)})
       }

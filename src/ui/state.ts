@@ -35,6 +35,9 @@ export interface UiState {
   loading: boolean
   loadError?: string
   loadedAt?: string
+  // how long the last load took (ms): a timer's refresh waits at least as long after it, so that a full table's
+  // loads, which hold the event loop, leave the keys time between them
+  loadMs?: number
   selected?: string // a prefix: selection survives refreshes and filtering
   filter: string
   mode: Mode
@@ -60,11 +63,11 @@ export interface KeyInfo {
 
 export type UiEvent =
   | {type: 'key'; input: string; key: KeyInfo}
-  | {type: 'loaded'; report: CheckReport; at: string}
+  | {type: 'loaded'; report: CheckReport; at: string; tookMs?: number}
   | {type: 'load-failed'; error: string}
   | {type: 'pane-result'; seq: number; ok: boolean; text: string}
   | {type: 'resize'; columns: number; rows: number}
-  | {type: 'tick'}
+  | {type: 'tick'; now?: number} // the refresh timer (now: Date.now())
 
 export type Effect =
   | {type: 'load'}
@@ -254,6 +257,12 @@ function writeBundle(state: UiState): Update {
   return {state: {...s, mode: 'pane'}, effects: [{type: 'write-bundle', seq: s.seq}]}
 }
 
+/** Is it less than the last load's duration since that load ended? (A key's `r` refreshes anyway.) */
+function resting(state: UiState, now: number | undefined): boolean {
+  if (now === undefined || state.loadMs === undefined || state.loadedAt === undefined) return false
+  return now - Date.parse(state.loadedAt) < state.loadMs
+}
+
 function refresh(state: UiState): Update {
   if (state.loading) return {state, effects: []}
   return {state: {...state, loading: true}, effects: [{type: 'load'}]}
@@ -363,10 +372,10 @@ export function update(state: UiState, event: UiEvent, hostText: (s: UiState) =>
   switch (event.type) {
     case 'key': return onKey(state, event.input, event.key, hostText)
     case 'resize': return {state: clampScroll({...state, size: {columns: event.columns, rows: event.rows}}), effects: []}
-    case 'tick': return state.live ? refresh(state) : {state, effects: []}
+    case 'tick': return state.live && !resting(state, event.now) ? refresh(state) : {state, effects: []}
     case 'load-failed': return {state: {...state, loading: false, loadError: event.error, notice: `refresh failed: ${event.error}`}, effects: []}
     case 'loaded': {
-      const s = applyReport(state, event.report, event.at)
+      const s = {...applyReport(state, event.report, event.at), loadMs: event.tookMs}
       // the open explanation is re-read from the new data, keeping its scroll position
       if (s.pane?.kind === 'explain' && s.pane.prefix) {
         const seq = s.seq + 1

@@ -192,6 +192,20 @@ describe('ui state: refresh', () => {
     expect(run(stateFor(report, {live: true}), {type: 'tick'}).effects).toEqual([{type: 'load'}])
   })
 
+  it("a tick waits after a load at least as long as the load took (a full table's holds the keys meanwhile); r does not", () => {
+    const live = stateFor(report, {live: true})
+    const loaded = run(run(live, key('r')).state, {type: 'loaded', report, at: '2026-01-01T00:00:10Z', tookMs: 9000}).state
+    expect(loaded.loading).toBe(false)
+    const at = Date.parse('2026-01-01T00:00:10Z')
+    expect(run(loaded, {type: 'tick', now: at + 5000}).effects).toEqual([]) // 5 s after a 9 s load: resting
+    expect(run(loaded, {type: 'tick', now: at + 8999}).effects).toEqual([])
+    expect(run(loaded, {type: 'tick', now: at + 9000}).effects).toEqual([{type: 'load'}])
+    expect(run(loaded, key('r')).effects).toEqual([{type: 'load'}]) // asked for: at once
+    // a quick load rests as briefly
+    const quick = run(run(live, key('r')).state, {type: 'loaded', report, at: '2026-01-01T00:00:10Z', tookMs: 40}).state
+    expect(run(quick, {type: 'tick', now: at + 5000}).effects).toEqual([{type: 'load'}])
+  })
+
   it('marks verdict changes, keeps the selection, and forgets the marks after a few quiet loads', () => {
     const s0 = run(stateFor(report, {live: true}), key('j')).state
     const changedPrefix = sortedRows(report)[0].prefix

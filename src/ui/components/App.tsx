@@ -45,7 +45,7 @@ export function App({initial, actions, colorLevel, refreshMs, followSize = true,
 
   useEffect(() => {
     if (!refreshMs) return
-    const timer = setInterval(() => dispatch({type: 'tick'}), refreshMs)
+    const timer = setInterval(() => dispatch({type: 'tick', now: Date.now()}), refreshMs)
     return () => clearInterval(timer)
   }, [refreshMs, dispatch])
 
