@@ -1,6 +1,5 @@
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
-import {loadCheckContext} from '../services/load.js'
-import {checkRun} from '../services/report.js'
+import {loadCheckRun} from '../services/load.js'
 
 export default class Check extends BaseCommand {
   static summary = 'Every prefix inside the tunnel pools, one line each, then host findings'
@@ -11,9 +10,6 @@ export default class Check extends BaseCommand {
   async run(): Promise<void> {
     const {flags} = await this.parse(Check)
     this.jsonOutput = flags.json
-    // the text report shows verdicts and finding ids: no evidence, texts or plans are made for it
-    const detail = flags.json
-    const ctx = await loadCheckContext(sourceOptions(flags), {evidence: detail, texts: detail})
-    process.exitCode = await this.writeCheck(checkRun(ctx, {plans: detail}), flags.json)
+    process.exitCode = await this.writeCheck(await loadCheckRun(sourceOptions(flags), flags.json), flags.json)
   }
 }

@@ -2,8 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
 import {palette} from '../render/style.js'
-import {loadCheckContext} from '../services/load.js'
-import {checkRun} from '../services/report.js'
+import {loadCheckRun} from '../services/load.js'
 import {importInteractiveUi} from '../ui/import-ink.js'
 
 export default class Ui extends BaseCommand {
@@ -24,9 +23,7 @@ export default class Ui extends BaseCommand {
     const why = flags.json ? '--json was given' : !process.stdout.isTTY ? 'stdout is not a terminal' : !process.stdin.isTTY ? 'stdin is not a terminal' : undefined
     if (why) {
       process.stderr.write(`routedoctor ui: ${why}; printing the check report instead of starting the interactive UI\n`)
-      // as `check` makes it: the healthy prefixes settled in bulk, and evidence, texts and plans only for JSON
-      const ctx = await loadCheckContext(sourceOptions(flags), {evidence: flags.json, texts: flags.json})
-      process.exitCode = await this.writeCheck(checkRun(ctx, {plans: flags.json}), flags.json)
+      process.exitCode = await this.writeCheck(await loadCheckRun(sourceOptions(flags), flags.json), flags.json)
       return
     }
     const c = palette()

@@ -13,6 +13,7 @@ import {coveringKeys, prefixKey} from '../model/aside.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Value} from '../model/prefix.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
+import {checkRun, type CheckRun} from './report.js'
 
 export interface SourceOptions {
   from?: string // DIR or BUNDLE.tar.gz; live when absent
@@ -83,6 +84,15 @@ export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOpti
   return new Context(snapshot, ctxOpts)
 }
 
+/**
+ * `check`'s run of the source, as `check` makes it: the healthy prefixes settled in bulk, and, as the text report
+ * shows verdicts and finding ids only, evidence, texts and plans made for `detail` (the JSON report) only.
+ */
+export async function loadCheckRun(opts: SourceOptions, detail: boolean): Promise<CheckRun> {
+  const ctx = await loadCheckContext(opts, {evidence: detail, texts: detail})
+  return checkRun(ctx, {plans: detail})
+}
+
 async function loadReleasedSnapshot(opts: SourceOptions): Promise<Snapshot> {
   const source = await loadSourceFiles(opts)
   return checkSnapshot(source.files, await buildOptions(source, opts))
@@ -108,7 +118,12 @@ export function checkSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
  * table the healthy prefixes' routes are never built.
  */
 export function settledSnapshot(files: SourceFile[], opts: BuildOptions, query?: string): Snapshot {
-  return settleHealthy(buildSnapshot(files, {...opts, aside: true}), query === undefined ? {} : {unsettled: queryKeys(query)})
+  return settleFor(buildSnapshot(files, {...opts, aside: true}), query)
+}
+
+/** A snapshot parsed with routes set aside, settled but for what `query` names (settleHealthy leaves it as it was). */
+function settleFor(parsed: Snapshot, query?: string): Snapshot {
+  return settleHealthy(parsed, query === undefined ? {} : {unsettled: queryKeys(query)})
 }
 
 /** The prefix keys a query may be about: its prefix, or every network that covers its address (IPv4: only those are set aside). */
@@ -163,7 +178,7 @@ export async function loadSettledSource(opts: SourceOptions): Promise<SettledSou
 /** The SettledSource of `files`: parsed once; a query about a settled prefix settles the same parse again without it. */
 export function settledSource(files: SourceFile[], opts: BuildOptions): SettledSource {
   const parsed = buildSnapshot(files, {...opts, aside: true})
-  const snapshot = settleHealthy(parsed) // leaves `parsed` as it was: it can be settled again
+  const snapshot = settleFor(parsed)
   let full: Context | undefined
   let last: {query: string; context: Context} | undefined
   return {
@@ -171,7 +186,7 @@ export function settledSource(files: SourceFile[], opts: BuildOptions): SettledS
     contextFor(query) {
       if (!settlesQuery(snapshot, query)) return (full ??= new Context(snapshot))
       // settledSnapshot(files, opts, query), without parsing the files again
-      if (last?.query !== query) last = {query, context: new Context(settleHealthy(parsed, {unsettled: queryKeys(query)}))}
+      if (last?.query !== query) last = {query, context: new Context(settleFor(parsed, query))}
       return last.context
     },
   }
