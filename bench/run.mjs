@@ -27,7 +27,10 @@
 //   bundle under 1M routes, `bundle --from DIR` and its replay `check --from BUNDLE` (shown, not judged)
 //   ui     the interactive UI's list and two explanations, a broken prefix's and a healthy one's (bench/ui-load.mjs;
 //          shown, not judged)
-// and prints them with ratios and the goals of the issue. Also `explain` on the shipped snapshot
+// and prints them with ratios and the goals of the issue. Every run of a size starts with the snapshot's files
+// in the page cache (this machine pages out files unread for a minute); the header and each size show how long
+// this machine takes to touch fresh memory (its "phase"); where routedoctor runs again with huge pages for
+// malloc (src/cli/hugepages.ts: 1M), the floor is also shown with them. Also `explain` on the shipped snapshot
 // (examples/bird2-ecmp-not-tunneled) against `node -e 0`, and, when root with working netns tools,
 // `ip -batch` against routedoctor's netlink apply engine programming onlink routes over a TUN tunl0
 // inside a throwaway namespace rdbench-PID (always torn down), their runs in turn, each with its CPU
@@ -47,6 +50,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.resolve(HERE, '..')
 const BIN = path.join(ROOT, 'bin', 'run.js') // the package's bin, as `npx routedoctor` runs it
 const CLI_BUNDLE = path.join(ROOT, 'dist', 'app', 'cli.js') // what BIN imports (npm run build)
+const HUGEPAGES = path.join(ROOT, 'dist', 'cli', 'hugepages.js') // what BIN runs first: huge pages for a large input
 const EXAMPLE = path.join(ROOT, 'examples', 'bird2-ecmp-not-tunneled')
 const EXAMPLE_PREFIX = '192.168.110.128/26'
 const MiB = 1024 * 1024
@@ -171,13 +175,14 @@ function measure(argv, {timeout, cwd = ROOT, env} = {}) {
  * best() for several commands, their runs interleaved (a, b, c, a, b, c, ...): this machine's speed drifts over
  * minutes, and a floor measured minutes apart from what it is the floor of would judge the drift.
  */
-async function bestInterleaved(n, commands, opts) {
+async function bestInterleaved(n, commands, opts = {}) {
   const bests = commands.map(() => undefined)
   const maxRss = commands.map(() => 0)
   const done = commands.map(() => false)
   for (let i = 0; i < n; i++) {
     for (let c = 0; c < commands.length; c++) {
       if (done[c]) continue
+      if (opts.warm) warmPageCache(opts.warm)
       const r = await measure(commands[c], opts)
       if (r.rss) maxRss[c] = Math.max(maxRss[c], r.rss)
       if (failed(r)) {
@@ -190,6 +195,35 @@ async function bestInterleaved(n, commands, opts) {
   }
   return bests.map((b, c) => (done[c] ? b : {...b, rss: maxRss[c] || b.rss, runs: n}))
 }
+
+/**
+ * Read `files` (untimed) so that the run after finds them in the page cache. This virtual machine's kernel
+ * pages out file pages that have not been read for about a minute (DAMON's pageout scheme: kdamond), so a
+ * snapshot read minutes apart came from the disk one time and from memory the next (1M: 0.43 s against 0.05 s
+ * for cat). Every run of a size, floors and checks alike, starts with its files in memory.
+ */
+function warmPageCache(files) {
+  spawnSync('cat', files, {stdio: 'ignore'})
+}
+
+/**
+ * How long this machine takes to touch fresh memory, per GiB: a Node process fills 256 MiB it has just
+ * allocated, in 4 KiB pages, and again with glibc's malloc asking for transparent huge pages
+ * (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, where THP is in madvise mode). Here, a virtual machine whose free
+ * memory goes back to its host (virtio-balloon free page reporting), every fresh page is a fault the host
+ * serves: 3-5 s a GiB in slow phases, which is what made this machine's "slow phases". Shown, not judged.
+ */
+function freshMemory() {
+  const script = 'const b = Buffer.alloc(256 * 1024 * 1024); const t = performance.now(); b.fill(1); console.log((performance.now() - t) * 4)'
+  const once = (env) => {
+    const r = sh(process.execPath, ['-e', script], {env: {...process.env, ...env}})
+    const ms = Number(r.stdout.trim())
+    return r.status === 0 && Number.isFinite(ms) ? ms / 1000 : undefined
+  }
+  return {small: once({}), huge: once({GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1'})}
+}
+
+const fmtFresh = (f) => `${fmtS(f.small)} a GiB in 4 KiB pages, ${fmtS(f.huge)} as huge pages`
 
 /** Best (lowest wall) of n runs; rss is the max seen over the runs. */
 async function best(n, argv, opts) {
@@ -407,6 +441,13 @@ async function main() {
   log(`code: git ${m.head}${m.dirty ? ` + ${m.dirty} changed file(s) in src/` : ''}, dist/ built ${m.distBuilt}, oclif.manifest.json ${m.manifest ? 'present' : 'absent'}`)
   log(`peak RSS from ${TIME ? `${TIME} -f %M` : '/proc/PID/status VmHWM sampling'}; wall time measured around the spawned process`)
   if (!existsSync(CLI_BUNDLE)) log('WARNING: dist/ is not built (npm run build); routedoctor runs will fail')
+  const hp = existsSync(HUGEPAGES) ? await import(HUGEPAGES) : undefined
+  const probe = hp?.probeMachine(['check'])
+  m.thp = hp?.thpMode(probe.thpEnabled())
+  m.glibc = probe?.glibcVersion()
+  m.fresh = freshMemory()
+  log(`memory: THP ${m.thp ?? '?'}, glibc ${m.glibc ?? '?'}; touching fresh memory took ${fmtFresh(m.fresh)} (shown: this machine's phase)`)
+  if (hp) log(`  routedoctor runs again with huge pages for malloc from ${fmtMiB(hp.HUGE_INPUT_BYTES)} of snapshot where THP is madvise and glibc 2.35+ (src/cli/hugepages.ts)`)
   log()
 
   // start-up and explain on the shipped snapshot
@@ -450,18 +491,26 @@ async function main() {
     // floor is repeated as often), of two at a million (its runs take several seconds each; one run of the floor
     // once took 13.9 s against 5.6 s for the next floor)
     const n = snap.count < 1_000_000 ? runs : Math.min(runs, 2)
+    const warm = Object.keys(snap.bytes).map((f) => path.join(snap.dir, f)).filter((f) => existsSync(f))
+    // does routedoctor run again with huge pages for this snapshot (bin/run.js → src/cli/hugepages.ts)?
+    const huge = Boolean(hp?.hugePageEnv({...probe, argv: ['check', '--from', snap.dir], env: process.env}))
+    const fresh = freshMemory()
+    log(`  fresh memory ${fmtFresh(fresh)}; routedoctor ${huge ? 'runs again with huge pages (glibc.malloc.hugetlb=1) here' : 'runs without huge pages here'}`)
+    const HUGE_ENV = {...process.env, GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1'}
     const [floor, check, floorJson, checkJson] = await bestInterleaved(n, [
       [process.execPath, path.join(HERE, 'floor-read-split.mjs'), snap.dir],
       [process.execPath, BIN, 'check', '--from', snap.dir],
       [process.execPath, path.join(HERE, 'floor-read-split.mjs'), snap.dir, '--json-parse'],
       [process.execPath, BIN, 'check', '--from', snap.dir, '--json'],
-    ], {timeout: o.timeout})
+    ], {timeout: o.timeout, warm})
+    // where routedoctor uses huge pages, the floor with them too (shown, not judged): what is left is the work
+    const floorHuge = huge ? await best(n, [process.execPath, path.join(HERE, 'floor-read-split.mjs'), snap.dir], {timeout: o.timeout, warm, env: HUGE_ENV}) : undefined
     const rssLimit = 1.5 * snapBytes + 120 * MiB
     const wallRatio = check.wall / floor.wall
     const wallGoal = snap.count >= 1_000_000 ? 2 : snap.count >= 100_000 ? 3 : undefined
     const checkFail = failed(check) ? failure(check) : undefined
     const jsonFail = failed(checkJson) ? failure(checkJson) : undefined
-    const row = {size, count: snap.count, snapBytes, floor, floorJson, check, checkJson, rssLimit, wallRatio, wallGoal, checkFail, jsonFail}
+    const row = {size, count: snap.count, snapBytes, fresh, huge, floor, floorJson, floorHuge, check, checkJson, rssLimit, wallRatio, wallGoal, checkFail, jsonFail}
     results.sizes.push(row)
     const measured = (r, fail) => [fail === 'TIMEOUT' ? `> ${o.timeout} s` : fmtS(r.wall), fmtMiB(r.rss), String(r.runs),
       fail ? `${fail}: ${r.stderr.split('\n').filter(Boolean).slice(-2).join(' | ').slice(0, 200)}` : `exit ${r.code}`]
@@ -470,6 +519,7 @@ async function main() {
       ['node -e 0', fmtS(nodeStart.wall), fmtMiB(nodeStart.rss), String(nodeStart.runs), ''],
       ['floor: read + split (the goals\' reference)', fmtS(floor.wall), fmtMiB(floor.rss), String(floor.runs), failed(floor) ? failure(floor) : ''],
       ['floor: read + split + JSON.parse', fmtS(floorJson.wall), fmtMiB(floorJson.rss), String(floorJson.runs), failed(floorJson) ? failure(floorJson) : ''],
+      ...(floorHuge ? [['floor: read + split, with huge pages (shown)', fmtS(floorHuge.wall), fmtMiB(floorHuge.rss), String(floorHuge.runs), failed(floorHuge) ? failure(floorHuge) : '']] : []),
       ['check --from DIR > /dev/null', ...measured(check, checkFail)],
       ['check --from DIR --json > /dev/null', ...measured(checkJson, jsonFail)],
     ]))
@@ -480,6 +530,10 @@ async function main() {
       ['check wall / floor wall', checkFail ? checkFail : fmtX(wallRatio), wallGoal ? `≤ ${wallGoal}×` : '(none at this size)', checkFail ? 'FAIL' : wallGoal ? mark(wallRatio <= wallGoal) : 'n/a'],
       ['check --json wall / floor wall', jsonFail ? jsonFail : fmtX(checkJson.wall / floor.wall), '', ''],
       ['check --json wall / floor with JSON.parse', jsonFail ? jsonFail : fmtX(checkJson.wall / floorJson.wall), '', ''],
+      ...(floorHuge ? [
+        ['check wall / floor with huge pages', checkFail ? checkFail : fmtX(check.wall / floorHuge.wall), '(shown)', ''],
+        ['check --json wall / floor with huge pages', jsonFail ? jsonFail : fmtX(checkJson.wall / floorHuge.wall), '(shown)', ''],
+      ] : []),
       ['check wall / node -e 0', checkFail ? checkFail : fmtX(check.wall / nodeStart.wall), '', ''],
       rssRow('check peak RSS / (1.5 × snapshot + 120 MiB)', check, checkFail),
       rssRow('check --json peak RSS / (1.5 × snapshot + 120 MiB)', checkJson, jsonFail),

@@ -1,5 +1,9 @@
 #!/usr/bin/env node
 // The CLI is bundled (npm run build → dist/app/cli.js; see src/cli/main.ts and scripts/bundle.mjs).
-import {run} from '../dist/app/cli.js'
+// A large input first gets the CLI run again with huge pages for malloc (src/cli/hugepages.ts).
+import {rerunWithHugePages} from '../dist/cli/hugepages.js'
 
-await run(import.meta.url)
+if (!(await rerunWithHugePages())) {
+  const {run} = await import('../dist/app/cli.js')
+  await run(import.meta.url)
+}
