@@ -331,6 +331,8 @@ export interface ReadOptions {
   reportReadLimit?: number
   /** readBundle: the gunzipped archive is fed to the tar reader in pieces of at most this many bytes (tests). */
   pieceSize?: number
+  /** Of the snapshot files the archive holds, those to leave out of `files` (still checksummed): not decoded into text. */
+  unread?: (present: ReadonlySet<string>) => ReadonlySet<string>
 }
 
 /** Read and check a bundle, streamed from the file. Every way it can be wrong is a RouteDoctorError naming the file (exit 2). */
@@ -364,7 +366,7 @@ export async function readBundle(path: string, opts: ReadOptions = {}): Promise<
     if (e.syscall !== undefined) cannot(e)
     fail(`corrupt or truncated gzip data (${e.message})`)
   }
-  return bundleOf(tar.end(), fail)
+  return bundleOf(tar.end(), fail, opts)
 }
 
 /** readBundle for bytes already in memory; `name` is what error messages call the file. */
@@ -380,7 +382,7 @@ export function parseBundle(raw: Buffer, name: string, opts: ReadOptions = {}): 
   }
   const reader = new TarReader(fail, opts.reportReadLimit)
   reader.feed(tar)
-  return bundleOf(reader.end(), fail)
+  return bundleOf(reader.end(), fail, opts)
 }
 
 type Fail = (why: string) => never
@@ -405,7 +407,7 @@ interface Member {
 /** The members of a bundle's archive: path -> member. */
 type Members = Map<string, Member>
 
-function bundleOf(members: Members, fail: Fail): Bundle {
+function bundleOf(members: Members, fail: Fail, opts: ReadOptions = {}): Bundle {
   // A bundle re-packed from its extracted folder has one top-level directory: look inside it.
   if (!members.has('manifest.json')) {
     const tops = new Set([...members.keys()].map((p) => p.split('/')[0]))
@@ -454,11 +456,18 @@ function bundleOf(members: Members, fail: Fail): Bundle {
 
   const files: SourceFile[] = []
   const listed = new Set<string>()
+  const held = new Set<string>()
+  for (const [p, m] of members) if (p.startsWith(SNAPSHOT_DIR) && m.data !== undefined) held.add(p.slice(SNAPSHOT_DIR.length))
+  const unread = opts.unread?.(held)
   const add = (src: Partial<ManifestSource> & {file: string}) => {
     listed.add(src.file)
     const f: SourceFile = {name: src.file}
     const member = members.get(SNAPSHOT_DIR + src.file)
     const data = member?.data
+    if (data && unread?.has(src.file)) {
+      if (src.sha256 !== undefined && member!.sha256 !== src.sha256) warnings.push(`snapshot/${src.file} does not match its sha256 in manifest.json (edited after collection?)`)
+      return // checked, not read
+    }
     if (data) {
       try {
         f.text = decodeText(data)

@@ -7,7 +7,12 @@ import {RouteDoctorError} from '../model/errors.js'
 import type {SourceFile} from '../model/types.js'
 import {decodeText, ERRORS_FILE, SNAPSHOT_FILE_NAMES} from './snapshot-files.js'
 
-export async function readSnapshotDir(dir: string): Promise<SourceFile[]> {
+export interface ReadSnapshotOptions {
+  /** Of the snapshot files present, those not to read (a diagnosis does not read a text form beside its JSON form). */
+  unread?: (present: ReadonlySet<string>) => ReadonlySet<string>
+}
+
+export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {}): Promise<SourceFile[]> {
   let names: string[]
   try {
     if (!(await stat(dir)).isDirectory()) throw new RouteDoctorError(`${dir}: not a snapshot directory (expected a directory of DESIGN §3 files or a .tar.gz bundle)`, 2, 'E_FROM')
@@ -17,7 +22,9 @@ export async function readSnapshotDir(dir: string): Promise<SourceFile[]> {
     throw new RouteDoctorError(`${dir}: cannot read the snapshot (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 2, 'E_FROM')
   }
   const known = new Set<string>(SNAPSHOT_FILE_NAMES)
-  const wanted = names.sort().filter((name) => known.has(name))
+  const present = names.sort().filter((name) => known.has(name))
+  const unread = opts.unread?.(new Set(present))
+  const wanted = unread ? present.filter((name) => !unread.has(name)) : present
   // One at a time: a full table's two dumps read at once had both their bytes and both their texts resident
   // together (1M routes: 1.09 GB peak instead of 0.78).
   const files: SourceFile[] = []

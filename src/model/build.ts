@@ -124,6 +124,19 @@ function kernelRoutesOf(files: SourceFile[], tunnelDev: string, aside: AsideRout
   return routes
 }
 
+// The text forms buildSnapshot reads only when their JSON form is not there (kernelRoutesOf, the links).
+const TEXT_FALLBACKS: ReadonlyArray<readonly [json: string, text: string]> = [['ip-j-d-route.json', 'ip-d-route.txt'], ['ip-j-d-link.json', 'ip-d-link.txt']]
+
+/**
+ * The files among `present` that buildSnapshot would not read: a text form whose JSON form is there too (a bundle
+ * collects both). A full table's text route dump is ~100 MB that a diagnosis need not read or hold.
+ */
+export function unreadFallbacks(present: ReadonlySet<string>): Set<string> {
+  const unread = new Set<string>()
+  for (const [json, text] of TEXT_FALLBACKS) if (present.has(json) && present.has(text)) unread.add(text)
+  return unread
+}
+
 // Alternatives stand for one source: the first name is reported when none of them is there.
 const SOURCES: string[][] = [
   ['ip-j-d-route.json', 'ip-d-route.txt'], ['ip-j-d-link.json', 'ip-d-link.txt'], ['ip-j-addr.json'], ['ip-j-neigh.json'],

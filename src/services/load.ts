@@ -6,7 +6,7 @@ import path from 'node:path'
 import {readSnapshotDir} from '../collect/snapshot-dir.js'
 import {settleHealthy} from '../diagnose/healthy.js'
 import {Context, type ContextOptions} from '../model/context.js'
-import {buildSnapshot, type BuildOptions} from '../model/build.js'
+import {buildSnapshot, type BuildOptions, unreadFallbacks} from '../model/build.js'
 import {releaseTexts} from '../model/release.js'
 import {collectGarbage} from './collect-garbage.js'
 import {coveringKeys, prefixKey} from '../model/aside.js'
@@ -35,10 +35,12 @@ export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource
   if (opts.from) {
     const info = await stat(opts.from).catch(() => undefined)
     if (!info) throw new RouteDoctorError(`${opts.from}: no such snapshot directory or bundle`, 2, 'E_FROM')
-    if (info.isDirectory()) return {files: await readSnapshotDir(opts.from), origin: {kind: 'dir', path: opts.from}}
+    // a diagnosis reads a text form only without its JSON form; a bundle (everySource) keeps them all
+    const unread = opts.everySource ? undefined : unreadFallbacks
+    if (info.isDirectory()) return {files: await readSnapshotDir(opts.from, {unread}), origin: {kind: 'dir', path: opts.from}}
     const {readBundle} = await import('../bundle/tarball.js')
     // a replay needs only snapshot/ and the manifest: model.json and the reports are checksummed, not read
-    const bundle = await readBundle(opts.from, {reportReadLimit: 0})
+    const bundle = await readBundle(opts.from, {reportReadLimit: 0, unread})
     const origin: Snapshot['origin'] = {kind: 'bundle', path: opts.from, collectedAt: bundle.manifest.collectedAt, host: bundle.manifest.host}
     if (bundle.warnings.length > 0) origin.warnings = bundle.warnings
     return {files: bundle.files, origin}

@@ -165,6 +165,47 @@ describe('bundle', () => {
     expect((await run(['fix', '--from', edited])).stdout).toContain(`bundle: ${warning}`)
   })
 
+  it('a diagnosis reads a text form only without its JSON form; a bundle keeps both', async () => {
+    const verdicts = (stdout: string) => JSON.parse(stdout).prefixes.map((p: {prefix: string; verdict: string; findings: Array<{id: string}>}) => [p.prefix, p.verdict, p.findings.map((f) => f.id)])
+    const direct = await run(['check', '--from', ecmp, '--json'])
+    // the text forms cannot be read (directories by their names): the JSON forms beside them are what is read
+    const dir = tempDir('rd-forms-')
+    cpSync(ecmp, dir, {recursive: true})
+    for (const f of ['ip-d-route.txt', 'ip-d-link.txt']) {
+      rmSync(path.join(dir, f))
+      mkdirSync(path.join(dir, f))
+    }
+    for (const cmd of [['check'], ['explain', '192.168.110.128/26'], ['fix']]) {
+      const res = await run([...cmd, '--from', dir, '--json'])
+      expect(res.exitCode, cmd[0]).toBe((await run([...cmd, '--from', ecmp, '--json'])).exitCode)
+      expect(res.stdout, cmd[0]).toBe((await run([...cmd, '--from', ecmp, '--json'])).stdout)
+    }
+    // a bundle reads every source: there the directory is bad input
+    const bad = await run(['bundle', '--from', dir, '-o', path.join(dir, 'b.tar.gz')])
+    expect(bad.exitCode).toBe(2)
+    expect(bad.stderr).toContain('ip-d-link.txt: cannot read (EISDIR)')
+    // without the JSON forms the text forms are read, to the same verdicts
+    const text = tempDir('rd-forms-')
+    cpSync(ecmp, text, {recursive: true})
+    rmSync(path.join(text, 'ip-j-d-route.json'))
+    rmSync(path.join(text, 'ip-j-d-link.json'))
+    expect(verdicts((await run(['check', '--from', text, '--json'])).stdout)).toEqual(verdicts(direct.stdout))
+    // a bundle holds both; its replay checks the text form's sha256 without reading it
+    const out = path.join(text, 'b.tar.gz')
+    expect((await run(['bundle', '--from', ecmp, '-o', out])).exitCode).toBe(0)
+    const x = path.join(text, 'x')
+    mkdirSync(x)
+    await execa('tar', ['-xzf', out, '-C', x])
+    expect(readFileSync(path.join(x, 'snapshot/ip-d-route.txt'), 'utf8')).toBe(readFileSync(path.join(ecmp, 'ip-d-route.txt'), 'utf8'))
+    writeFileSync(path.join(x, 'snapshot/ip-d-route.txt'), 'this is not a route\n')
+    const edited = path.join(text, 'edited.tar.gz')
+    await execa('tar', ['-czf', edited, '-C', x, '.'])
+    const replay = await run(['check', '--from', edited, '--json'])
+    expect(replay.exitCode).toBe(direct.exitCode)
+    expect(verdicts(replay.stdout)).toEqual(verdicts(direct.stdout))
+    expect(JSON.parse(replay.stdout).node.bundleWarnings).toEqual(['snapshot/ip-d-route.txt does not match its sha256 in manifest.json (edited after collection?)'])
+  })
+
   it('a redacted bundle holds none of the node addresses and diagnoses the same verdicts', async () => {
     const dir = tempDir('rd-bundle-')
     const out = path.join(dir, 'r.tar.gz')
