@@ -561,7 +561,8 @@ async function main() {
     }
     if (o.ui) {
       // the interactive UI's list and two explanations (bench/ui-load.mjs): shown, not judged
-      const u = await measureWithStdout([process.execPath, path.join(HERE, 'ui-load.mjs'), snap.dir], o.timeout)
+      // as `routedoctor ui` would run here: with huge pages where bin/run.js would run it again with them
+      const u = await measureWithStdout([process.execPath, path.join(HERE, 'ui-load.mjs'), snap.dir], o.timeout, huge ? HUGE_ENV : undefined)
       let info
       try {
         info = JSON.parse(u.stdout.trim().split('\n').pop())
