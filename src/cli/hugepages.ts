@@ -8,7 +8,7 @@
 // process starts, so bin/run.js runs this first: for a large input it runs the CLI again as a child
 // with the tunable and passes its exit on. The second start (~40-90 ms) is paid only above
 // HUGE_INPUT_BYTES, where it saves seconds (README "Performance"). This module is loaded before the
-// CLI's bundle and uses Node's built-ins only.
+// CLI's bundle: it imports Node's built-ins and the snapshot's file names only.
 import {readdirSync, readFileSync, statSync} from 'node:fs'
 import path from 'node:path'
 

@@ -6,15 +6,19 @@ import os from 'node:os'
 import path from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
+import {hugePageEnv, probeMachine} from '../../src/cli/hugepages.js'
 import {BIN, ROOT} from '../helpers.js'
 import {ECMP, TARGET, expected} from './fixture.js'
 
 const haveTmux = spawnSync('tmux', ['-V'], {encoding: 'utf8'}).status === 0
 const haveDist = existsSync(path.join(ROOT, 'dist/app/cli.js'))
 const socket = `rd-ui-e2e-${process.pid}`
-const session = 'ui'
 const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-ui-e2e-'))
-const exitFile = path.join(dir, 'exit')
+// each test's own session and exit file
+let session = 'ui'
+let exitFile = path.join(dir, 'exit')
+// can bin/run.js run the UI again with huge pages here (THP madvise, glibc 2.35+)?
+const hugePages = Boolean(hugePageEnv({...probeMachine(['ui']), env: {ROUTEDOCTOR_HUGEPAGES: '1'}}))
 
 const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, ...args], {encoding: 'utf8'})
 const screen = () => tmux('capture-pane', '-p', '-t', session).stdout ?? ''
@@ -44,9 +48,19 @@ afterAll(() => {
 describe.skipIf(!haveTmux || !haveDist)(`routedoctor ui in tmux 80x24${!haveTmux ? ' (skipped: tmux is not installed)' : !haveDist ? ' (skipped: dist/ not built; run npm test, which builds first)' : ''}`, () => {
   // CI=true: CI runners export it, and Ink then draws only its last frame; the UI must not go blank.
   // DEV=true: Ink then loads React's devtools client (not installed) and its own package.json (not in the bundle)
-  it('lists the broken prefixes, filters, explains with Enter and quits with status 0', async () => {
+  // ROUTEDOCTOR_HUGEPAGES=1: bin/run.js runs the UI again as its child (src/cli/hugepages.ts), which must get the terminal
+  for (const knob of ['0', '1']) {
+    const why = knob === '1' && !hugePages ? ' (skipped: no huge pages here: THP not in madvise mode, or glibc before 2.35)' : ''
+    it.skipIf(why !== '')(`lists the broken prefixes, filters, explains with Enter and quits with status 0${knob === '1' ? ', run again with huge pages' : ''}${why}`, async () => {
+      await uiSession(knob)
+    }, 180_000)
+  }
+
+  async function uiSession(knob: string): Promise<void> {
+    session = `ui${knob}`
+    exitFile = path.join(dir, `exit${knob}`)
     const cmd = `cd ${quote(ROOT)} && ${quote(process.execPath)} ${quote(BIN)} ui --from ${quote(ECMP)}; echo EXIT=$? > ${quote(exitFile)}`
-    const started = tmux('new-session', '-d', '-s', session, '-x', '80', '-y', '24', '-e', 'NO_COLOR=1', '-e', 'CI=true', '-e', 'DEV=true', 'sh', '-c', cmd)
+    const started = tmux('new-session', '-d', '-s', session, '-x', '80', '-y', '24', '-e', 'NO_COLOR=1', '-e', 'CI=true', '-e', 'DEV=true', '-e', `ROUTEDOCTOR_HUGEPAGES=${knob}`, '-e', 'GLIBC_TUNABLES=', 'sh', '-c', cmd)
     expect(started.status, started.stderr).toBe(0)
 
     const want = expected().prefixes
@@ -76,5 +90,5 @@ describe.skipIf(!haveTmux || !haveDist)(`routedoctor ui in tmux 80x24${!haveTmux
     const end = Date.now() + 30_000
     while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 200))
     expect(readFileSync(exitFile, 'utf8').trim()).toBe('EXIT=0')
-  }, 180_000)
+  }
 })
