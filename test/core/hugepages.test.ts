@@ -123,6 +123,10 @@ describe.skipIf(!root)(`/proc/net/fib_triestat in a namespace${root ? '' : ' (sk
     expect(largest() - before).toBe(300)
     add(700, '100', 2)
     expect(largest()).toBe(700)
+    // what the CLI reads run inside the namespace (ip netns exec … routedoctor): that namespace's tables
+    const script = `import(${JSON.stringify(path.join(ROOT, 'dist/cli/hugepages.js'))}).then((m) => console.log(m.largestFibTable(m.probeMachine(['check']).liveFibStat())))`
+    const inside = spawnSync('ip', ['netns', 'exec', ns, process.execPath, '-e', script], {encoding: 'utf8'})
+    expect(inside.stdout.trim(), inside.stderr).toBe('700')
   })
 })
 
@@ -178,7 +182,7 @@ describe.skipIf(reason !== undefined)(`the re-run${reason ? ` (skipped: ${reason
     const dir = tempDir('rd-huge-')
     cpSync(path.join(FIXTURES, 'bird2-ecmp-not-tunneled'), dir, {recursive: true})
     writeFileSync(path.join(dir, 'sysctl.txt'), 'net.ipv4.ip_forward = 1\nthis is not a sysctl line\n')
-    // large by the sparse text form of the route table (read, but the JSON form is the one parsed)
+    // large by the sparse text form of the route table, counted though not read (the JSON form is there)
     truncateSync(path.join(dir, 'ip-d-route.txt'), HUGE_INPUT_BYTES)
     const p = probe(dir)
     const env: Record<string, string | undefined> = {...process.env, NO_COLOR: '1', GLIBC_TUNABLES: '', ...p.env}
