@@ -464,10 +464,8 @@ function bundleOf(members: Members, fail: Fail, opts: ReadOptions = {}): Bundle 
     const f: SourceFile = {name: src.file}
     const member = members.get(SNAPSHOT_DIR + src.file)
     const data = member?.data
-    if (data && unread?.has(src.file)) {
-      if (src.sha256 !== undefined && member!.sha256 !== src.sha256) warnings.push(`snapshot/${src.file} does not match its sha256 in manifest.json (edited after collection?)`)
-      return // checked, not read
-    }
+    if (data && src.sha256 !== undefined && member!.sha256 !== src.sha256) warnings.push(`snapshot/${src.file} does not match its sha256 in manifest.json (edited after collection?)`)
+    if (data && unread?.has(src.file)) return // checked, not read
     if (data) {
       try {
         f.text = decodeText(data)
@@ -480,7 +478,6 @@ function bundleOf(members: Members, fail: Fail, opts: ReadOptions = {}): Bundle 
     if (src.exitStatus !== undefined) f.exitStatus = src.exitStatus
     if (src.durationMs !== undefined) f.durationMs = src.durationMs
     if (err !== undefined) f.error = err
-    if (data && src.sha256 !== undefined && member!.sha256 !== src.sha256) warnings.push(`snapshot/${src.file} does not match its sha256 in manifest.json (edited after collection?)`)
     if (!data && err === undefined && (src.size ?? 0) > 0) warnings.push(`snapshot/${src.file} is listed in manifest.json but missing from the archive`)
     files.push(f)
   }
