@@ -34,7 +34,9 @@
 // (examples/bird2-ecmp-not-tunneled) against `node -e 0`, and, when root with working netns tools,
 // `ip -batch` against routedoctor's netlink apply engine programming onlink routes over a TUN tunl0
 // inside a throwaway namespace rdbench-PID (always torn down), their runs in turn, each with its CPU
-// time in user space and in the kernel (time(1)): ip -batch's is nearly all the kernel's. Where the shell
+// time in user space and in the kernel (time(1)): ip -batch's is nearly all the kernel's; and, shown and
+// not judged, the whole `routedoctor fix --apply` against a real BIRD 2 in two namespaces
+// (bench/fix-apply-lab.mjs), against `ip -batch` of its plan. Where the shell
 // sets NODE_EXTRA_CA_CERTS, `node -e 0`, explain and the engine's process are also run without it (shown).
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
@@ -616,6 +618,20 @@ async function main() {
       if (full.rdProcessNoCa) log(`  without ${CA_VAR}: engine process ${fmtS(full.rdProcessNoCa)}, ${fmtX(full.rdProcessNoCa / full.ipBatch)} ip -batch (shown, not judged)`)
       goals.push({goal: `apply ${full.routes} routes ≤ 1.5× ip -batch (whole process, ip netns exec … node)`, ratio: full.rdProcess / full.ipBatch, limit: 1.5, failedRun: full.rdError ?? full.ipError})
       goals.push({goal: `apply ${full.routes} routes ≤ 1.5× ip -batch (applyPlan alone, no node start-up)`, ratio: full.rdEngine / full.ipBatch, limit: 1.5, failedRun: full.rdError ?? full.ipError})
+    }
+    // the whole command a user runs, against real BIRD (bench/fix-apply-lab.mjs): shown, not judged
+    const lab = await measureWithStdout([process.execPath, path.join(HERE, 'fix-apply-lab.mjs'), String(o.applyRoutes), String(Math.max(1, o.runs))], o.timeout)
+    let fixLab
+    try {
+      fixLab = JSON.parse(lab.stdout.trim().split('\n').pop())
+    } catch {
+      fixLab = {error: `${failure(lab)} ${lab.stderr.split('\n').slice(-2).join(' | ')}`}
+    }
+    results.fixApplyLab = fixLab
+    if (fixLab.skipped || fixLab.error) log(`  fix --apply end to end: ${fixLab.skipped ? `skipped: ${fixLab.skipped}` : `failed: ${fixLab.error}`}`)
+    else {
+      log(`  fix --apply end to end (shown, not judged): \`routedoctor fix --apply --yes --watch 0\` in a namespace whose BIRD 2 learnt ${fixLab.count} blocks over BGP`)
+      log(`  (start-up, live collection, diagnosis, plan, journal, writes, read-back): ${fmtS(fixLab.fix.wall)}, ${fmtMiB(fixLab.fix.rss)}, against ip -batch of its plan ${fmtS(fixLab.ipBatch.wall)}: ${fmtX(fixLab.fix.wall / fixLab.ipBatch.wall)}`)
     }
     log()
   }
