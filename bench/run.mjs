@@ -597,8 +597,9 @@ async function main() {
     else {
       log(table([
         ['routes', 'ip -batch', 'engine (applyPlan)', 'engine process', 'engine / ip -batch', 'process / ip -batch', 'goal', 'result'],
-        ...apply.sizes.map((r) => [String(r.routes), fmtS(r.ipBatch), fmtS(r.rdEngine), fmtS(r.rdProcess), fmtX(r.rdEngine / r.ipBatch), fmtX(r.rdProcess / r.ipBatch), '≤ 1.5×',
-          r.rdError || r.ipError ? 'FAIL' : mark(r.rdProcess / r.ipBatch <= 1.5)]),
+        // the goal is the full size's; the small one is there to show how the engine scales
+        ...apply.sizes.map((r) => [String(r.routes), fmtS(r.ipBatch), fmtS(r.rdEngine), fmtS(r.rdProcess), fmtX(r.rdEngine / r.ipBatch), fmtX(r.rdProcess / r.ipBatch),
+          r.routes === o.applyRoutes ? '≤ 1.5×' : '(shown)', r.rdError || r.ipError ? 'FAIL' : r.routes === o.applyRoutes ? mark(r.rdProcess / r.ipBatch <= 1.5) : '']),
       ]))
       // where the time goes: CPU in user space and in the kernel (time(1)), shown, not judged. ip -batch's
       // is nearly all the kernel's; so is the engine's sys time, the rest of the process being Node's own
