@@ -6,6 +6,7 @@
 //   `+text`      asynchronous message, not part of any reply
 // A code is only printed when it changes, so replies are assembled line by line, never per chunk.
 
+import { constants } from 'node:buffer'
 import { existsSync } from 'node:fs'
 import net from 'node:net'
 import { RouteDoctorError } from '../model/errors.js'
@@ -151,7 +152,7 @@ class AssembledReply implements BirdReply {
   ) {}
 
   get raw(): string {
-    this.rawMade ??= decodeText(Buffer.concat(this.pieces))
+    this.rawMade ??= textOf(this.pieces)
     return this.rawMade
   }
 
@@ -185,8 +186,21 @@ class AssembledReply implements BirdReply {
       else if (kind === 'unframed') out.push(Buffer.from('??? <'), buf.subarray(start, end), Buffer.from('>\n'))
       else if (lineCode(buf, start, end) !== 0) out.push(buf.subarray(payloadStart(start, end), end + 1))
     })
-    return decodeText(Buffer.concat(out))
+    return textOf(out)
   }
+}
+
+/**
+ * One text of `pieces`. A reply longer than V8's longest string (a `show route all` of ~1.5M BIRD 2 routes) is
+ * refused by its size with the snapshot reader's words, before its bytes are copied together.
+ */
+function textOf(pieces: Buffer[]): string {
+  let size = 0
+  for (const p of pieces) size += p.length
+  if (size > constants.MAX_STRING_LENGTH) {
+    throw new RouteDoctorError(`BIRD's reply is ${size} bytes, more than one text can hold here (${constants.MAX_STRING_LENGTH} bytes: V8's longest string)`, 2, 'E_TOO_LONG')
+  }
+  return decodeText(Buffer.concat(pieces, size))
 }
 
 /** Each newline-terminated line of `pieces` (a line never spans two pieces): buf[start, end) without its newline. */

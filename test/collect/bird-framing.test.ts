@@ -1,6 +1,7 @@
 // The reply assembler on real raw-socket captures of BIRD 1.6.8, 2.0.12, 3.0.5 and 3.2.3, fed whole,
 // split at every offset, byte by byte and in random chunk sizes.
 
+import { constants } from 'node:buffer'
 import { readFileSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import fc from 'fast-check'
@@ -170,6 +171,25 @@ describe('the printed form cut from the bytes', () => {
 })
 
 describe('BirdReplyAssembler edge cases', () => {
+  it('refuses a reply longer than one text by its size, in plain words, before copying it together', () => {
+    // 1 MiB lines, all one buffer: the reply's pieces are views of it, so ~540 MB are never in memory
+    const line = Buffer.alloc(2 ** 20, 'x')
+    line.write('1007-', 0)
+    line[line.length - 1] = 0x0a
+    const a = new BirdReplyAssembler()
+    const lines = Math.ceil(constants.MAX_STRING_LENGTH / (line.length - 5)) + 1
+    for (let i = 0; i < lines; i++) expect(a.push(line)).toEqual([])
+    const [r] = a.push('0000 \n')
+    const size = lines * (line.length - 5)
+    expect(() => birdcText(r!)).toThrow(`BIRD's reply is ${size} bytes, more than one text can hold here (${constants.MAX_STRING_LENGTH} bytes: V8's longest string)`)
+    expect(() => r!.raw).toThrow(/more than one text can hold here/)
+    // a reply under the limit is one text as before
+    const b = new BirdReplyAssembler()
+    for (let i = 0; i < 3; i++) b.push(line)
+    const [small] = b.push('0000 \n')
+    expect(birdcText(small!).length).toBe(3 * (line.length - 5))
+  })
+
   it('waits for the newline of a final line split after `0000`', () => {
     const a = new BirdReplyAssembler()
     expect(a.push('1007-10.0.0.0/24 blackhole\n0000')).toEqual([])
