@@ -4,12 +4,16 @@
 export const APPLY_METRIC = 31
 export const APPLY_PROTO = 158
 
+/** The i-th /26 block of 10.0.0.0/8 (from 1: 10.0.0.64/26). */
+export function blockOf(i) {
+  const v = 10 * 2 ** 24 + i * 64
+  return `${(v >>> 24) & 255}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}/26`
+}
+
 export function plannedRoutes(n) {
   const out = []
-  const base = 10 * 2 ** 24
   for (let i = 1; i <= n; i++) {
-    const v = base + i * 64
-    const dst = `${(v >>> 24) & 255}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}/26`
+    const dst = blockOf(i)
     const node = (i * 7919) % 250
     const gateway = `172.20.${node % 10}.${10 + Math.floor(node / 10)}`
     out.push({dst, gateway})

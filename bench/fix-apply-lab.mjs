@@ -12,17 +12,19 @@
 // Needs root, ip(8) and BIRD 2 (/usr/sbin/bird, or BIRD2_BIN and BIRDC2_BIN).
 // Usage: node bench/fix-apply-lab.mjs [COUNT] [RUNS]
 import {spawn, spawnSync} from 'node:child_process'
-import {existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import {performance} from 'node:perf_hooks'
 import {fileURLToPath} from 'node:url'
 
+import {blockOf} from './apply-routes.mjs'
+import {timed, timeOf} from './time.mjs'
+
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const BIN = path.join(HERE, '..', 'bin', 'run.js')
 const BIRD = process.env.BIRD2_BIN ?? '/usr/sbin/bird'
 const BIRDC = process.env.BIRDC2_BIN ?? '/usr/sbin/birdc'
-const TIME = ['/usr/bin/time', '/bin/time'].find((p) => existsSync(p))
 const count = Number(process.argv[2] ?? 10000)
 const runs = Number(process.argv[3] ?? 3)
 const N1 = {lo: '172.31.10.4', eth: '10.9.0.1'}
@@ -66,12 +68,6 @@ function teardown() {
 process.once('exit', teardown)
 for (const s of ['SIGINT', 'SIGTERM']) process.once(s, () => process.exit(130))
 
-/** A block's text: the i-th /26 of 10.0.0.0/8 from 10.0.0.64. */
-const block = (i) => {
-  const v = 10 * 2 ** 24 + i * 64
-  return `${(v >>> 24) & 255}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}/26`
-}
-
 function birdConfig(me, peer, extra) {
   return [
     `router id ${me.lo};`,
@@ -111,7 +107,7 @@ async function main() {
   writeFileSync(n1Conf, birdConfig(N1, N2, [
     'protocol kernel { ipv4 { import none; export all; }; scan time 2; merge paths on; }',
   ]))
-  const routes = Array.from({length: count}, (_, i) => `  route ${block(i + 1)} blackhole;`)
+  const routes = Array.from({length: count}, (_, i) => `  route ${blockOf(i + 1)} blackhole;`)
   writeFileSync(n2Conf, birdConfig(N2, N1, ['protocol static blocks {', '  ipv4;', ...routes, '}']))
   const sock = {n1: path.join(dir, 'n1.ctl'), n2: path.join(dir, 'n2.ctl')}
   for (const n of ['n1', 'n2']) {
@@ -141,24 +137,23 @@ async function main() {
   const ours = () => sh('ip', ['-n', ns.n1, 'route', 'show', 'proto', String(plan.routes[0].protocol)]).stdout.split('\n').filter(Boolean).length
   const flush = () => sh('ip', ['-n', ns.n1, 'route', 'flush', 'proto', String(plan.routes[0].protocol)])
 
-  const timed = (argv) => {
-    const timeFile = path.join(dir, 'time')
-    const cmd = TIME ? [TIME, '-f', '%e %M %U %S', '-o', timeFile, ...argv] : argv
+  const measure = (argv) => {
+    const {cmd, timeFile} = timed(argv)
     const t0 = performance.now()
     const r = sh(cmd[0], cmd.slice(1), {stdio: ['ignore', 'ignore', 'pipe']})
     const wall = (performance.now() - t0) / 1000
-    const t = TIME && existsSync(timeFile) ? readFileSync(timeFile, 'utf8').trim().split('\n').pop().split(/\s+/).map(Number) : []
-    return {wall, rss: t[1] ? t[1] * 1024 : undefined, user: t[2], sys: t[3], code: r.status, stderr: (r.stderr || '').trim().slice(-500)}
+    const {rss, user, sys} = timeOf(timeFile)
+    return {wall, rss, user, sys, code: r.status, stderr: (r.stderr || '').trim().slice(-500)}
   }
   let fix
   let ipBatch
   for (let i = 0; i < runs; i++) {
     flush()
-    const b = timed(['ip', '-n', ns.n1, '-batch', batch])
+    const b = measure(['ip', '-n', ns.n1, '-batch', batch])
     if (b.code !== 0 || ours() !== count) throw new Error(`ip -batch: exit ${b.code} ${b.stderr}; ${ours()}/${count} routes`)
     if (!ipBatch || b.wall < ipBatch.wall) ipBatch = b
     flush()
-    const f = timed(['ip', 'netns', 'exec', ns.n1, process.execPath, BIN, ...fixArgs, '--apply', '--yes', '--watch', '0', '--journal-dir', journalDir])
+    const f = measure(['ip', 'netns', 'exec', ns.n1, process.execPath, BIN, ...fixArgs, '--apply', '--yes', '--watch', '0', '--journal-dir', journalDir])
     if (f.code !== 0 || ours() !== count) throw new Error(`fix --apply: exit ${f.code} ${f.stderr}; ${ours()}/${count} routes`)
     if (!fix || f.wall < fix.wall) fix = f
   }

@@ -46,6 +46,7 @@ import {performance} from 'node:perf_hooks'
 import {fileURLToPath} from 'node:url'
 
 import {ipBatchText} from './apply-routes.mjs'
+import {TIME, timed, timeOf} from './time.mjs'
 import {GEN_VERSION, generateSnapshot, parseCount} from './gen-snapshot.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
@@ -97,8 +98,6 @@ function parseArgs(argv) {
 
 // ------------------------------------------------------------------ measuring
 
-const TIME = ['/usr/bin/time', '/bin/time'].find((p) => existsSync(p))
-
 function vmHWM(pid) {
   try {
     const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
@@ -108,31 +107,6 @@ function vmHWM(pid) {
   }
 }
 
-/** argv through time(1) when there is one, and the file it writes its figures to. */
-function timed(argv) {
-  if (!TIME) return {cmd: argv, timeFile: undefined}
-  const timeFile = path.join(os.tmpdir(), `rdbench-time-${process.pid}-${Math.random().toString(36).slice(2)}`)
-  return {cmd: [TIME, '-f', '%e %M %U %S', '-o', timeFile, ...argv], timeFile}
-}
-
-/**
- * What time(1) wrote to `timeFile` (then removed): peak RSS (bytes), CPU seconds in user space and in the kernel
- * (for apply: how much of a run is the kernel's work), the signal that ended the command; {} without it.
- */
-function timeOf(timeFile) {
-  if (!timeFile) return {}
-  try {
-    const text = readFileSync(timeFile, 'utf8')
-    // GNU time writes "Command exited with non-zero status N" / "Command terminated by signal N" first
-    const sig = /terminated by signal (\d+)/.exec(text)
-    const last = text.trim().split('\n').pop().trim().split(/\s+/)
-    return {rss: Number(last[1]) * 1024, user: Number(last[2]), sys: Number(last[3]), signal: sig ? `SIG${sig[1]}` : undefined}
-  } catch {
-    return {} // killed before time wrote it
-  } finally {
-    rmSync(timeFile, {force: true})
-  }
-}
 
 /**
  * Run argv with stdout to /dev/null; returns {wall (s), rss (bytes), user and sys (CPU s), code, signal, timedOut, stderr (tail)}.

@@ -6,12 +6,11 @@
 //   `+text`      asynchronous message, not part of any reply
 // A code is only printed when it changes, so replies are assembled line by line, never per chunk.
 
-import { constants } from 'node:buffer'
 import { existsSync } from 'node:fs'
 import net from 'node:net'
 import { RouteDoctorError } from '../model/errors.js'
 import { bannerVersion, isErrorCode } from '../parse/bird-framing.js'
-import { decodeText } from './snapshot-files.js'
+import { decodeText, fitsOneText, tooLongForOneText } from './snapshot-files.js'
 
 export const DEFAULT_BIRD_SOCKETS = ['/var/run/calico/bird.ctl', '/run/bird/bird.ctl', '/var/run/bird/bird.ctl', '/run/bird.ctl']
 
@@ -197,9 +196,7 @@ class AssembledReply implements BirdReply {
 function textOf(pieces: Buffer[]): string {
   let size = 0
   for (const p of pieces) size += p.length
-  if (size > constants.MAX_STRING_LENGTH) {
-    throw new RouteDoctorError(`BIRD's reply is ${size} bytes, more than one text can hold here (${constants.MAX_STRING_LENGTH} bytes: V8's longest string)`, 2, 'E_TOO_LONG')
-  }
+  if (!fitsOneText(size)) throw new RouteDoctorError(`BIRD's reply is ${tooLongForOneText(size)}`, 2, 'E_TOO_LONG')
   return decodeText(Buffer.concat(pieces, size))
 }
 

@@ -1,11 +1,10 @@
 // Reads a snapshot directory (DESIGN §3): one file per source, every file optional.
-import {constants} from 'node:buffer'
 import {open, readdir, readFile, stat, type FileHandle} from 'node:fs/promises'
 import path from 'node:path'
 
 import {RouteDoctorError} from '../model/errors.js'
 import type {SourceFile} from '../model/types.js'
-import {decodeText, ERRORS_FILE, SNAPSHOT_FILE_NAMES} from './snapshot-files.js'
+import {decodeText, ERRORS_FILE, fitsOneText, SNAPSHOT_FILE_NAMES, tooLongForOneText} from './snapshot-files.js'
 
 export interface ReadSnapshotOptions {
   /** Of the snapshot files present, those not to read (a diagnosis does not read a text form beside its JSON form). */
@@ -56,9 +55,7 @@ async function readWhole(file: string): Promise<Buffer> {
     handle = await open(file, 'r')
     const {size} = await handle.stat()
     if (size === 0) return await handle.readFile() // not a regular file's size (procfs, a pipe): to its end
-    if (size > constants.MAX_STRING_LENGTH) {
-      throw new RouteDoctorError(`${file}: ${size} bytes, more than one text can hold here (${constants.MAX_STRING_LENGTH} bytes: V8's longest string)`, 2, 'E_FROM')
-    }
+    if (!fitsOneText(size)) throw new RouteDoctorError(`${file}: ${tooLongForOneText(size)}`, 2, 'E_FROM')
     const bytes = Buffer.allocUnsafe(size)
     let n = 0
     while (n < size) {

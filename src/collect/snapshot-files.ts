@@ -1,7 +1,7 @@
 // DESIGN §3: the snapshot directory's file names, and a writer that lays collected sources out so
 // `--from DIR` (src/collect/snapshot-dir.ts) can read them back.
 
-import { isAscii } from 'node:buffer'
+import { constants, isAscii } from 'node:buffer'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { SourceFile } from '../model/types.js'
@@ -78,4 +78,14 @@ export async function writeSnapshotDir(files: SourceFile[], dir: string): Promis
  */
 export function decodeText(bytes: Buffer): string {
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8')
+}
+
+/** Can `size` bytes be one text? V8's longest string is 536,870,888 characters on Node 20 (~1.5M BIRD 2 routes). */
+export function fitsOneText(size: number): boolean {
+  return size <= constants.MAX_STRING_LENGTH
+}
+
+/** How a source too long for one text is named to the user, after what it is: "N bytes, more than …". */
+export function tooLongForOneText(size: number): string {
+  return `${size} bytes, more than one text can hold here (${constants.MAX_STRING_LENGTH} bytes: V8's longest string)`
 }
