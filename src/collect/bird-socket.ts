@@ -175,28 +175,80 @@ class AssembledReply implements BirdReply {
     return this.linesMade
   }
 
-  /** birdcText of this reply, `prefix` first, made from the bytes in one string. */
+  /**
+   * birdcText of this reply, `prefix` first, in one string: each line's payload copied from the bytes
+   * into one buffer (a full table's reply is ~12M lines: a view or a string per line cost ~10 s at 1M
+   * BGP routes), then decoded once.
+   */
   printed(prefix = ''): string {
-    const out: Buffer[] = prefix === '' ? [] : [Buffer.from(prefix, 'utf8')]
+    const head = Buffer.from(prefix, 'utf8')
+    let bound = head.length // every framed line prints shorter than it came; only an unframed one longer
+    for (const p of this.pieces) bound += p.length
+    if (!fitsOneText(bound)) {
+      // refused by its size before it is copied together (measured, not copied)
+      const size = this.printTo(new PrintedBytes(undefined, head.length))
+      if (!fitsOneText(size)) throw tooLongReply(size)
+    }
+    const out = new PrintedBytes(Buffer.allocUnsafe(bound), 0)
+    out.put(head, 0, head.length)
+    const size = this.printTo(out)
+    if (!fitsOneText(size)) throw tooLongReply(size) // grown past it by unframed lines
+    return decodeText(out.bytes())
+  }
+
+  /** birdc's rules, line by line: what each line prints goes to `out`; the size printed in all. */
+  private printTo(out: PrintedBytes): number {
     forEachLine(this.pieces, (buf, start, end) => {
       const kind = lineKind(buf, start, end)
       if (kind === 'async') return // not part of the reply
-      if (kind === 'continuation') out.push(buf.subarray(start + 1, end + 1)) // the payload and its newline
-      else if (kind === 'unframed') out.push(Buffer.from('??? <'), buf.subarray(start, end), Buffer.from('>\n'))
-      else if (lineCode(buf, start, end) !== 0) out.push(buf.subarray(payloadStart(start, end), end + 1))
+      if (kind === 'continuation') out.put(buf, start + 1, end + 1) // the payload and its newline
+      else if (kind === 'unframed') {
+        out.put(UNFRAMED_OPEN, 0, UNFRAMED_OPEN.length)
+        out.put(buf, start, end)
+        out.put(UNFRAMED_CLOSE, 0, UNFRAMED_CLOSE.length)
+      } else if (lineCode(buf, start, end) !== 0) out.put(buf, payloadStart(start, end), end + 1)
     })
-    return textOf(out)
+    return out.size
   }
 }
 
-/**
- * One text of `pieces`. A reply longer than V8's longest string (a `show route all` of ~1.5M BIRD 2 routes) is
- * refused by its size with the snapshot reader's words, before its bytes are copied together.
- */
+const UNFRAMED_OPEN = Buffer.from('??? <')
+const UNFRAMED_CLOSE = Buffer.from('>\n')
+
+const tooLongReply = (size: number) => new RouteDoctorError(`BIRD's reply is ${tooLongForOneText(size)}`, 2, 'E_TOO_LONG')
+
+/** Bytes appended to one buffer, grown when full; without a buffer, only their size is kept. */
+class PrintedBytes {
+  constructor(
+    private buf: Buffer | undefined,
+    public size: number,
+  ) {}
+
+  put(src: Buffer, from: number, to: number): void {
+    const buf = this.buf
+    if (buf !== undefined) {
+      if (this.size + to - from > buf.length) this.grow(to - from)
+      src.copy(this.buf!, this.size, from, to)
+    }
+    this.size += to - from
+  }
+
+  private grow(more: number): void {
+    const bigger = Buffer.allocUnsafe(Math.max(2 * this.buf!.length, this.size + more))
+    this.buf!.copy(bigger, 0, 0, this.size)
+    this.buf = bigger
+  }
+
+  bytes(): Buffer {
+    return this.buf!.subarray(0, this.size)
+  }
+}
+
+/** The one text of `pieces` (the raw reply), refused by its size before its bytes are copied together. */
 function textOf(pieces: Buffer[]): string {
   let size = 0
   for (const p of pieces) size += p.length
-  if (!fitsOneText(size)) throw new RouteDoctorError(`BIRD's reply is ${tooLongForOneText(size)}`, 2, 'E_TOO_LONG')
+  if (!fitsOneText(size)) throw tooLongReply(size)
   return decodeText(Buffer.concat(pieces, size))
 }
 

@@ -227,6 +227,12 @@ describe('BirdReplyAssembler edge cases', () => {
     expect(birdcText(r!)).toBe('??? <garbage>\n')
   })
 
+  it('prints a reply of short unframed lines, which prints longer than it came', () => {
+    // each 2-byte line prints as 8 bytes: more than the reply's own bytes hold
+    const [r] = new BirdReplyAssembler().push(`${'x\n'.repeat(1000)}0000 \n`)
+    expect(r!.printed('> ')).toBe(`> ${'??? <x>\n'.repeat(1000)}`)
+  })
+
   it('completes two replies that arrive in one chunk', () => {
     const rs = new BirdReplyAssembler().push('0001 BIRD 1.6.8 ready.\n9001 IP address expected\n')
     expect(rs.map((r) => r.code)).toEqual([1, 9001])
