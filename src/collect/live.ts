@@ -86,14 +86,29 @@ const MAX_IP_OUTPUT = 512 * 2 ** 20
 export async function collectIp(name: string, args: string[], opts: CollectLiveOptions = {}): Promise<SourceFile> {
   const bin = opts.ipBinary ?? 'ip'
   const command = ['ip', ...args].join(' ')
+  const max = opts.ipMaxOutput ?? MAX_IP_OUTPUT
   const t0 = performance.now()
-  // bytes, decoded once as the snapshot reader decodes a file (latin1 when ASCII: a third of UTF-8's time)
-  const r = await execa(bin, args, { reject: false, timeout: opts.ipTimeoutMs ?? 30_000, stripFinalNewline: false, encoding: 'buffer', maxBuffer: opts.ipMaxOutput ?? MAX_IP_OUTPUT })
+  // stdout is kept as the pipe's chunks and copied together once (execa's buffering grows one array buffer
+  // as it reads: ~1.2 s of a full table's 120 MB), then decoded once as the snapshot reader decodes a file
+  // (latin1 when ASCII: a third of UTF-8's time)
+  const subprocess = execa(bin, args, { reject: false, timeout: opts.ipTimeoutMs ?? 30_000, stripFinalNewline: false, encoding: 'buffer', buffer: { stdout: false } })
+  const chunks: Buffer[] = []
+  let size = 0
+  let tooLong = false
+  subprocess.stdout?.on('data', (chunk: Buffer) => {
+    if (tooLong) return
+    size += chunk.length
+    if (size > max) {
+      tooLong = true
+      chunks.length = 0
+      subprocess.kill()
+    } else chunks.push(chunk)
+  })
+  const r = await subprocess
   const durationMs = Math.round(performance.now() - t0)
   const file: SourceFile = { name, command, durationMs }
   if (r.exitCode !== undefined) file.exitStatus = r.exitCode
-  if (r.isMaxBuffer) {
-    const max = opts.ipMaxOutput ?? MAX_IP_OUTPUT
+  if (tooLong) {
     file.error = `\`${command}\` printed more than ${max >= 2 ** 20 ? `${Math.round(max / 2 ** 20)} MiB` : `${max} bytes`}, more than routedoctor reads`
   } else if (r.timedOut) {
     file.error = `\`${command}\` did not finish within ${opts.ipTimeoutMs ?? 30_000} ms`
@@ -105,7 +120,7 @@ export async function collectIp(name: string, args: string[], opts: CollectLiveO
     const stderr = bytesOf(r.stderr).toString('utf8').trim().split('\n')[0] ?? ''
     file.error = `\`${command}\` exited with status ${r.exitCode}${stderr ? `: ${stderr}` : ''}`
   } else {
-    file.text = decodeText(bytesOf(r.stdout))
+    file.text = decodeText(Buffer.concat(chunks, size))
   }
   return file
 }
