@@ -8,6 +8,7 @@
 //            --no-apply      skip the netlink apply throughput part
 //            --no-bundle     skip writing and replaying a bundle of each snapshot under 1M routes (shown, not judged)
 //            --no-ui         skip the interactive UI's first steps on each snapshot (shown, not judged)
+//            --live SIZES    live `check` in a BGP lab of these sizes (default 100k,1M; shown, not judged); --no-live skips it
 //            --apply-routes N  routes programmed by the apply part (default 10000; also N/10, to show scaling)
 //            --apply-empty   program into an empty table (default: BIRD's metric-32 routes for the same
 //                            prefixes are there first, as on a real node; fix --apply writes beside them)
@@ -36,7 +37,9 @@
 // inside a throwaway namespace rdbench-PID (always torn down), their runs in turn, each with its CPU
 // time in user space and in the kernel (time(1)): ip -batch's is nearly all the kernel's; and, shown and
 // not judged, the whole `routedoctor fix --apply` against a real BIRD 2 in two namespaces
-// (bench/fix-apply-lab.mjs), against `ip -batch` of its plan. Where the shell
+// (bench/fix-apply-lab.mjs), against `ip -batch` of its plan; and, shown and not judged, a live `check` on a
+// node whose BIRD 2 learnt 100k and 1M blocks over BGP (bench/live-lab.mjs), against the time the node's own
+// `ip -j -d route` and `birdc show route all` take to print what it reads. Where the shell
 // sets NODE_EXTRA_CA_CERTS, `node -e 0`, explain and the engine's process are also run without it (shown).
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
@@ -66,7 +69,7 @@ const WITHOUT_CA = process.env[CA_VAR] === undefined ? undefined : Object.fromEn
 // ------------------------------------------------------------------ options
 
 function parseArgs(argv) {
-  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
+  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, live: ['100k', '1M'], applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const val = () => {
@@ -81,6 +84,8 @@ function parseArgs(argv) {
     else if (name === '--no-apply') o.apply = false
     else if (name === '--no-bundle') o.bundle = false
     else if (name === '--no-ui') o.ui = false
+    else if (name === '--live') o.live = val().split(',').map((v) => v.trim()).filter(Boolean)
+    else if (name === '--no-live') o.live = []
     else if (name === '--apply-routes') o.applyRoutes = parseCount(val())
     else if (name === '--apply-empty') o.applyPrefill = false
     else if (name === '--apply-replaces') o.applyReplaces = true
@@ -92,7 +97,7 @@ function parseArgs(argv) {
       process.exit(0)
     } else throw new Error(`unknown option ${a}`)
   }
-  for (const s of o.sizes) parseCount(s)
+  for (const s of [...o.sizes, ...o.live]) parseCount(s)
   return o
 }
 
@@ -607,6 +612,34 @@ async function main() {
     else {
       log(`  fix --apply end to end (shown, not judged): \`routedoctor fix --apply --yes --watch 0\` in a namespace whose BIRD 2 learnt ${fixLab.count} blocks over BGP`)
       log(`  (start-up, live collection, diagnosis, plan, journal, writes, read-back): ${fmtS(fixLab.fix.wall)}, ${fmtMiB(fixLab.fix.rss)}, against ip -batch of its plan ${fmtS(fixLab.ipBatch.wall)}: ${fmtX(fixLab.fix.wall / fixLab.ipBatch.wall)}`)
+    }
+    log()
+  }
+
+  if (o.live.length > 0) {
+    // a live node (bench/live-lab.mjs): shown, not judged; the goals are on snapshots
+    log('== live check (shown, not judged): `routedoctor check` in a namespace whose BIRD 2 learnt N blocks over BGP and exported them to its kernel')
+    results.live = []
+    const rows = []
+    for (const size of o.live) {
+      const n = parseCount(size)
+      const r = await measureWithStdout([process.execPath, path.join(HERE, 'live-lab.mjs'), String(n), String(n < 1_000_000 ? Math.max(1, o.runs) : Math.min(2, Math.max(1, o.runs)))], o.timeout)
+      let live
+      try {
+        live = JSON.parse(r.stdout.trim().split('\n').pop())
+      } catch {
+        live = {error: `${failure(r)} ${r.stderr.split('\n').slice(-2).join(' | ')}`}
+      }
+      results.live.push({size, ...live})
+      if (live.skipped || live.error) {
+        log(`  ${size}: ${live.skipped ? `skipped: ${live.skipped}` : `failed: ${live.error}`}`)
+        continue
+      }
+      rows.push([size, fmtS(live.floor.wall), `${fmtS(live.floor.ip)} / ${fmtS(live.floor.birdc)}`, fmtS(live.check.wall), fmtMiB(live.check.rss), fmtX(live.check.wall / live.floor.wall), live.summary ?? ''])
+    }
+    if (rows.length > 0) {
+      log(table([['routes', 'ip + birdc', '(ip -j -d route / birdc show route all)', 'check (live)', 'peak RSS', 'check / ip + birdc', 'what it found'], ...rows]))
+      log(`  the floor: what the node's own tools take to print what check reads, side by side into /dev/null; each row's runs in turn, best kept`)
     }
     log()
   }
