@@ -1,6 +1,7 @@
 // Time (and, with --expose-gc, live heap) of each stage of `check` in one process, to see where a full
 // table's time goes: read files, parse the kernel's routes (then its text is released and collected),
-// parse BIRD's, settle the healthy prefixes in bulk, release BIRD's text (and collect), index the context,
+// parse BIRD's, settle the healthy prefixes in bulk, drop the routes outside the pools that resolve nothing,
+// release BIRD's text (and collect), index the context,
 // diagnose and write the report (to /dev/null). CPU time (all threads, GC helpers included) is steadier
 // than wall time on a busy machine. Needs dist/ (npm run build).
 // As `check` runs it (services/load.ts checkSnapshot): routes of the healthy shapes set aside while parsing
@@ -14,7 +15,7 @@ import {performance} from 'node:perf_hooks'
 const dist = new URL('../dist/', import.meta.url)
 const {readSnapshotDir} = await import(new URL('collect/snapshot-dir.js', dist))
 const {buildSnapshot} = await import(new URL('model/build.js', dist))
-const {releaseTexts} = await import(new URL('model/release.js', dist))
+const {releaseTexts, withoutUnreadRoutes} = await import(new URL('model/release.js', dist))
 const {Context} = await import(new URL('model/context.js', dist))
 const {settleHealthy} = await import(new URL('diagnose/healthy.js', dist))
 const {collectGarbage} = await import(new URL('services/collect-garbage.js', dist))
@@ -58,6 +59,8 @@ async function snapshotOf() {
   stage('parse BIRD')
   s = settleHealthy(s)
   stage('settle')
+  s = withoutUnreadRoutes(s)
+  stage('drop unread')
   s = releaseTexts(s)
   stage('release')
   return s

@@ -3,7 +3,10 @@
 // only what the report can still show: the lines of the BIRD paths it still holds, copied into one string,
 // for evidence. The routes' own strings are copied too where they could be views into those texts (see
 // detach.ts), or the texts would stay alive through them.
+import {ABSENT, coveringKeys, KeyTable, prefixKey} from './aside.js'
+import {ipv4Pools} from './context.js'
 import {Detacher, detached} from './detach.js'
+import {ipv4Network, ipv4Value} from './prefix.js'
 import type {BirdNexthop, BirdRoute, Gateway, KernelRoute, Nexthop, Snapshot, SourceFile} from './types.js'
 
 const BIRD_ROUTES = 'birdc-show-route-all.txt'
@@ -82,6 +85,95 @@ export function releaseTexts(snapshot: Snapshot): Snapshot {
   const d = new Detacher()
   const healthy = snapshot.healthy ? {...snapshot.healthy, bgpNextHops: snapshot.healthy.bgpNextHops.map((h) => d.str(h))} : undefined
   return {...snapshot, files, ...(healthy ? {healthy} : {})}
+}
+
+/**
+ * The snapshot without the IPv4 routes that no pool prefix's diagnosis reads, for `check`: a route outside every
+ * pool (neither in one nor holding one) is read only to resolve an address — a BGP next hop, or, in turn, the
+ * gateway of a route that resolves one — so every such route whose network holds none of those addresses goes.
+ * A full table beside the pools (a route reflector's: most of a million routes) is then not indexed, nor its
+ * BIRD lines kept. The local table, IPv6 and any route whose destination is not a canonical IPv4 prefix stay.
+ * Its report is the snapshot's, byte for byte (test/diagnose/healthy.test.ts).
+ */
+export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
+  const pools = ipv4Pools(snapshot.pools)
+  if (pools.length === 0) return snapshot
+  const outside = (key: number): boolean => {
+    if (key < 0) return false
+    const len = key % 64
+    const v = (key - len) / 64
+    for (const p of pools) {
+      const l = Math.min(len, p.len)
+      if (ipv4Network(v, l) === ipv4Network(p.network, l)) return false
+    }
+    return true
+  }
+  const kernel = snapshot.kernelRoutes
+  const bird = snapshot.bird.routes
+  // the routes outside the pools, by key: the first at a key in the table, the others chained from it
+  const chain = <R>(routes: R[], keyOf: (r: R) => number) => {
+    const keys = new Float64Array(routes.length)
+    let n = 0
+    for (let j = 0; j < routes.length; j++) {
+      const key = keyOf(routes[j])
+      keys[j] = outside(key) ? key : -1
+      if (keys[j] >= 0) n++
+    }
+    const at = new KeyTable(n)
+    const next = new Int32Array(n > 0 ? routes.length : 0).fill(ABSENT)
+    const candidate = new Uint8Array(routes.length)
+    if (n > 0) {
+      for (let j = 0; j < routes.length; j++) {
+        if (keys[j] < 0) continue
+        candidate[j] = 1
+        const first = at.claim(keys[j], j)
+        if (first !== ABSENT) {
+          next[j] = next[first]
+          next[first] = j
+        }
+      }
+    }
+    return {at, next, candidate, n}
+  }
+  const k = chain(kernel, (r) => (r.family === 'inet' && r.tableId !== 255 && r.type !== 'local' ? prefixKey(r.dst) : -1))
+  const b = chain(bird, (r) => prefixKey(r.prefix))
+  if (k.n === 0 && b.n === 0) return snapshot
+
+  // the addresses resolved: every BGP next hop, then the gateways of the routes that hold one, until none is new
+  const seen = new Set<number>()
+  const todo: number[] = []
+  const resolves = (address: string | undefined): void => {
+    const v = address === undefined ? -1 : ipv4Value(address)
+    if (v >= 0 && !seen.has(v)) {
+      seen.add(v)
+      todo.push(v)
+    }
+  }
+  let last: string | undefined // consecutive paths mostly share their next hop's string
+  for (const r of bird) {
+    if (r.bgpNextHop === last) continue
+    resolves((last = r.bgpNextHop))
+  }
+  for (const n of snapshot.healthy?.bgpNextHops ?? []) resolves(n)
+  while (todo.length > 0) {
+    for (const key of coveringKeys(todo.pop()!)) {
+      for (let j = k.at.get(key); j !== ABSENT; j = k.next[j]) {
+        if (k.candidate[j] === 0) continue
+        k.candidate[j] = 0 // read: kept
+        for (const nh of kernel[j].nexthops) if (nh.gateway?.family === 'inet') resolves(nh.gateway.address)
+      }
+      for (let j = b.at.get(key); j !== ABSENT; j = b.next[j]) {
+        if (b.candidate[j] === 0) continue
+        b.candidate[j] = 0
+        for (const nh of bird[j].nexthops) resolves(nh.gateway)
+      }
+    }
+  }
+  const unread = (flags: Uint8Array) => flags.includes(1)
+  if (!unread(k.candidate) && !unread(b.candidate)) return snapshot // every one resolves an address
+  const kernelRoutes = unread(k.candidate) ? kernel.filter((_, j) => k.candidate[j] === 0) : kernel
+  const birdRoutes = unread(b.candidate) ? bird.filter((_, j) => b.candidate[j] === 0) : bird
+  return {...snapshot, kernelRoutes, bird: {...snapshot.bird, routes: birdRoutes}}
 }
 
 /**

@@ -7,7 +7,7 @@ import {readSnapshotDir} from '../collect/snapshot-dir.js'
 import {settleHealthy} from '../diagnose/healthy.js'
 import {Context, type ContextOptions} from '../model/context.js'
 import {buildSnapshot, type BuildOptions, unreadFallbacks} from '../model/build.js'
-import {releaseTexts} from '../model/release.js'
+import {releaseTexts, withoutUnreadRoutes} from '../model/release.js'
 import {collectGarbage} from './collect-garbage.js'
 import {coveringKeys, prefixKey} from '../model/aside.js'
 import {RouteDoctorError} from '../model/errors.js'
@@ -102,14 +102,15 @@ async function loadReleasedSnapshot(opts: SourceOptions): Promise<Snapshot> {
 
 /**
  * check's snapshot of `files` (their texts are given up: see BuildOptions.consume): routes set aside while
- * parsing, the healthy prefixes settled, the big texts released. Its report is buildSnapshot's, byte for byte.
+ * parsing, the healthy prefixes settled, the routes no diagnosis reads dropped, the big texts released. Its report is
+ * buildSnapshot's, byte for byte.
  */
 export function checkSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
   // the kernel's text goes before BIRD's is parsed, not at V8's next full collection (seconds later, on a full table)
   const onReleased = () => {
     collectAfter(files, (f) => f.released ?? 0)
   }
-  return releaseTexts(settleHealthy(buildSnapshot(files, {...opts, aside: true, consume: true, onReleased})))
+  return releaseTexts(withoutUnreadRoutes(settleHealthy(buildSnapshot(files, {...opts, aside: true, consume: true, onReleased}))))
 }
 
 /**

@@ -102,17 +102,38 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
     }
   })
 
-  it('on that table with BIRD paths and kernel routes damaged at random', () => {
+  it('with most of the table outside the pools, which check does not keep (a route reflector full table beside them)', () => {
+    // 16 of the 400 blocks in the pool: the other routes are read only if they resolve a next hop (none does)
+    const texts = new Map(base)
+    texts.set('ippools.yaml', texts.get('ippools.yaml')!.replace('cidr: 10.0.0.0/8', 'cidr: 10.0.0.0/22'))
+    const r = both(filesOf(texts))
+    expect(r.bulk).toBe(r.rules)
+    expect(r.leanText).toBe(r.rulesText)
+    const kept = checkSnapshot(filesOf(texts))
+    const outside = (dst: string) => dst.startsWith('10.') && !dst.startsWith('10.0.0.') && !dst.startsWith('10.0.1.') && !dst.startsWith('10.0.2.') && !dst.startsWith('10.0.3.')
+    expect(kept.kernelRoutes.filter((k) => outside(k.dst))).toEqual([])
+    expect(kept.bird.routes.filter((b) => outside(b.prefix))).toEqual([])
+    // what resolves the next hops stays: the underlay's routes to the nodes, and the links those go through
+    const full = buildSnapshot(filesOf(texts))
+    const underlay = full.kernelRoutes.filter((k) => k.dst.startsWith('172.'))
+    expect(underlay.length).toBeGreaterThan(4)
+    expect(kept.kernelRoutes.filter((k) => k.dst.startsWith('172.')).map((k) => k.dst)).toEqual(underlay.map((k) => k.dst))
+  })
+
+  it('on that table with BIRD paths and kernel routes damaged at random, its pool whole or holding only a part of it', () => {
     const birdDamage = fc.record({kind: fc.constantFrom(...BIRD_DAMAGE), at: fc.nat()})
     const kernelDamage = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
-    fc.assert(fc.property(fc.array(birdDamage, {maxLength: 5}), fc.array(kernelDamage, {maxLength: 5}), (bird, kernel) => {
+    // a pool of /8 holds every block; from /20 most are outside it, where only the underlay resolving next hops is read
+    const poolLength = fc.constantFrom(8, 20, 22, 23, 24, 25)
+    fc.assert(fc.property(fc.array(birdDamage, {maxLength: 5}), fc.array(kernelDamage, {maxLength: 5}), poolLength, (bird, kernel, len) => {
       const texts = new Map(base)
+      texts.set('ippools.yaml', texts.get('ippools.yaml')!.replace('cidr: 10.0.0.0/8', `cidr: 10.0.0.0/${len}`))
       texts.set(BIRD_FILE, damageBird(texts.get(BIRD_FILE)!, bird))
       texts.set(KERNEL_FILE, damageKernel(texts.get(KERNEL_FILE)!, kernel))
       const r = both(filesOf(texts))
       expect(r.bulk).toBe(r.rules)
       expect(r.leanText).toBe(r.rulesText)
-    }), {numRuns: 60})
+    }), {numRuns: 90})
   })
 })
 
