@@ -1,7 +1,7 @@
 // `bundle`: every raw input, the parsed model, the report and a manifest in one .tar.gz that
 // `--from` replays to the same report. With redaction, the report is computed from the redacted
 // inputs, so nothing in the bundle carries an original address or name.
-import {writeFile} from 'node:fs/promises'
+import {stat, writeFile} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -12,6 +12,7 @@ import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
 import {Context} from '../model/context.js'
 import {parsePoolFlag} from '../model/build.js'
 import type {SourceFile} from '../model/types.js'
+import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {renderCheck, renderExplain} from '../render/text.js'
 import {loadSourceFiles, readIppoolsFile, snapshotFrom, type SourceOptions} from './load.js'
@@ -38,8 +39,17 @@ export interface BundleResult {
 // report.md explains this many broken prefixes at most
 export const EXPLAINED = 1000
 
+/** `-o`'s directory (itself, or a .tar.gz file's) must exist: said before anything is collected. */
+async function checkOutputDir(out: string | undefined): Promise<void> {
+  if (out === undefined) return
+  const dir = out.endsWith('.tar.gz') ? path.dirname(out) : out
+  const isDir = await stat(dir).then((st) => st.isDirectory(), () => false)
+  if (!isDir) throw new UsageError(`-o ${out}: ${dir} is not a directory here (name an existing directory, or a .tar.gz file in one)`)
+}
+
 export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   const progress = opts.progress ?? (() => {})
+  await checkOutputDir(opts.out) // before the collection, which takes seconds on a full table
   progress(opts.from ? `reading ${opts.from}` : 'collecting from the live node (ip, /proc/sys, BIRD socket)')
   const source = await loadSourceFiles({...opts, everySource: true})
   if (source.origin.kind === 'live') {

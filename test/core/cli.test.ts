@@ -1,6 +1,6 @@
 // The binary as a user runs it: exit statuses, clear errors without stack traces, fix and bundle.
 import {constants} from 'node:buffer'
-import {cpSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync} from 'node:fs'
+import {cpSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {execa} from 'execa'
@@ -141,6 +141,18 @@ describe('bundle', () => {
     const direct = JSON.parse((await run(['check', '--from', ecmp, '--json'])).stdout)
     const replay = JSON.parse((await run(['check', '--from', out, '--json'])).stdout)
     expect(replay.prefixes.map((p: {prefix: string; verdict: string}) => [p.prefix, p.verdict])).toEqual(direct.prefixes.map((p: {prefix: string; verdict: string}) => [p.prefix, p.verdict]))
+  })
+
+  it('names a missing output directory before collecting anything, exit 2', async () => {
+    const dir = tempDir('rd-bundle-')
+    for (const out of [path.join(dir, 'nope'), path.join(dir, 'nope', 'b.tar.gz')]) {
+      const res = await run(['bundle', '--from', ecmp, '-o', out])
+      expect(res.exitCode).toBe(2)
+      expect(res.stderr).toContain(`-o ${out}: ${path.join(dir, 'nope')} is not a directory here`)
+      expect(res.stderr).not.toContain('reading') // nothing was read
+      expect(res.stderr).not.toMatch(/\n\s+at /) // no stack trace
+    }
+    expect(readdirSync(dir)).toEqual([])
   })
 
   it('a replay says which files of the bundle were edited after collection', async () => {
