@@ -49,6 +49,7 @@ import {performance} from 'node:perf_hooks'
 import {fileURLToPath} from 'node:url'
 
 import {ipBatchText} from './apply-routes.mjs'
+import {sh} from './bird-lab.mjs' // reads more than spawnSync's 1 MiB: 100k routes' `ip route` is ~7 MB
 import {TIME, timed, timeOf} from './time.mjs'
 import {GEN_VERSION, generateSnapshot, parseCount} from './gen-snapshot.mjs'
 
@@ -273,9 +274,6 @@ async function snapshotFor(sizeText, o) {
 
 // ------------------------------------------------------------------ apply (netns)
 
-function sh(cmd, args, opts = {}) {
-  return spawnSync(cmd, args, {encoding: 'utf8', ...opts})
-}
 
 async function applyBench(o, log) {
   const out = {skipped: undefined}
