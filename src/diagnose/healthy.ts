@@ -47,6 +47,7 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
   const birdShared = new Uint8Array(nk)
   for (let i = 0; i < nb; i++) {
     const j = bird!.kernel.get(i)
+    if (j === ABSENT) continue // outside every pool, without a kernel route set aside (check's parse)
     if (birdOf[j] === ABSENT) birdOf[j] = i
     else birdShared[j] = 1
   }
@@ -60,8 +61,12 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
   // a kernel route set aside that covers any BGP next hop takes part in resolving it: parsed, not settled
   const parseKernel = new Uint8Array(nk)
   const hops = new Map<string, boolean>() // N of a path set aside -> can the kernel reach it
-  for (let i = 0; i < nb; i++) hops.set(bird!.bgpNextHops[i], false)
-  const resolved = new Set(hops.keys())
+  const resolved = new Set<string>()
+  for (let i = 0; i < nb; i++) {
+    resolved.add(bird!.bgpNextHops[i])
+    // only a path with a kernel route set aside can be settled healthy: its next hop's reachability is looked up
+    if (bird!.kernel.get(i) !== ABSENT) hops.set(bird!.bgpNextHops[i], false)
+  }
   for (const r of snapshot.bird.routes) if (r.bgpNextHop !== undefined) resolved.add(r.bgpNextHop)
   for (const n of resolved) {
     const v = ipv4Value(n)
@@ -89,7 +94,7 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
   let lastHop = ''
   for (let i = 0; i < nb; i++) {
     const j = bird!.kernel.get(i)
-    if (birdOf[j] !== i || birdShared[j] || shared[j] || parseKernel[j]) continue
+    if (j === ABSENT || birdOf[j] !== i || birdShared[j] || shared[j] || parseKernel[j]) continue
     const key = bird!.keys.get(i)
     const hop = bird!.bgpNextHops[i]
     if (!inPool(key) || !hops.get(hop) || opts.unsettled?.(key)) continue
@@ -103,9 +108,21 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
   const kernelRoutes = putBack(snapshot.kernelRoutes, nk, (j) => kernel!.ordinals.get(j), (j, out) => {
     if (!healthyKernel[j]) out.push(covering.get(j) ?? asideKernelRoute(kernel!, j))
   })
+  // for check (`outside`), a path set aside outside every pool is read only if its network holds a BGP next
+  // hop: the rules read no other (model/release.ts withoutUnreadRoutes lets go of the same paths when built)
+  const outside = bird?.outside
+  const holdsHop = new Set<number>()
+  if (outside !== undefined) {
+    for (const n of resolved) {
+      const v = ipv4Value(n)
+      if (v >= 0) for (const key of coveringKeys(v)) holdsHop.add(key)
+    }
+  }
   const blocks = bird ? new BirdBlockReader(text(bird.file), bird.file) : undefined
   const birdRoutes = putBack(snapshot.bird.routes, nb, (i) => bird!.ordinals.get(i), (i, out) => {
-    if (!healthyBird[i]) for (const r of blocks!.at(bird!.offsets.get(i), bird!.lines.get(i), bird!.tables[i], bird!.ends.get(i))) out.push(r)
+    if (healthyBird[i]) return
+    if (outside !== undefined && outside(bird!.keys.get(i)) && !holdsHop.has(bird!.keys.get(i))) return
+    for (const r of blocks!.at(bird!.offsets.get(i), bird!.lines.get(i), bird!.tables[i], bird!.ends.get(i))) out.push(r)
   })
 
   const {aside: _settled, ...rest} = snapshot

@@ -1,7 +1,9 @@
 // Routes `check` holds as numbers instead of objects. A full table is mostly one shape: BIRD's single BGP
 // path to a pod block, and the kernel's `BLOCK via N dev tunl0 onlink proto bird`. The parsers set such
 // routes aside here (key, next hop, where their text is) rather than building them; diagnose/healthy.ts then
-// settles which of them are healthy and has every other one parsed after all, from its text.
+// settles which of them are healthy and has every other one parsed after all, from its text. For `check`, BIRD's
+// single BGP paths outside every pool (a route reflector's full table beside them) are set aside too, and only
+// those that hold a BGP next hop are ever parsed.
 import {ipv4Network, ipv4Text, ipv4Value, lengthValue} from './prefix.js'
 
 /** An IPv4 prefix as one exact number, in prefix order: network · 64 + length. -1 for any other text. */
@@ -134,8 +136,10 @@ export class AsideKernelRoutes {
 /**
  * BIRD paths a parse set aside: the only path of its network, the primary, `unicast`, learnt over BGP, with
  * an IPv4 BGP next hop, read in place from a `birdc` dump, where the kernel set a route aside at the same key
- * (`kernel`: its index there). `offset` and `line` are where its header is, `end` where its last line ends;
- * `table` the BIRD table it was listed under; `ordinal` its place among all paths of the dump.
+ * (`kernel`: its index there) or, for `check` (`outside` given), where the network is outside every pool
+ * (`kernel` ABSENT: such a path is read only if it holds a BGP next hop, diagnose/healthy.ts). `offset` and
+ * `line` are where its header is, `end` where its last line ends; `table` the BIRD table it was listed under;
+ * `ordinal` its place among all paths of the dump.
  */
 export class AsideBirdPaths {
   readonly keys = new NumberColumn()
@@ -147,8 +151,11 @@ export class AsideBirdPaths {
   readonly ordinals = new NumberColumn()
   readonly kernel = new NumberColumn()
 
-  /** `kernelAt`: the kernel's routes set aside, by key (AsideKernelRoutes.index). */
-  constructor(readonly file: string, readonly kernelAt: KeyTable) {}
+  /**
+   * `kernelAt`: the kernel's routes set aside, by key (AsideKernelRoutes.index); `outside`: is a network key
+   * outside every pool (`check` only: the other commands read every path).
+   */
+  constructor(readonly file: string, readonly kernelAt: KeyTable, readonly outside?: (key: number) => boolean) {}
 
   get size(): number {
     return this.keys.length

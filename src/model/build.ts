@@ -12,7 +12,8 @@ import {parseIpRouteJson} from '../parse/ip-route-json.js'
 import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
-import {AsideBirdPaths, AsideKernelRoutes, type AsideRoutes} from './aside.js'
+import {AsideBirdPaths, AsideKernelRoutes, KeyTable, type AsideRoutes} from './aside.js'
+import {outsidePools} from './context.js'
 import {UsageError} from './errors.js'
 import {canonicalPrefix} from './prefix.js'
 import {releaseKernelText} from './release.js'
@@ -62,10 +63,6 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   const sysctl = text('sysctl.txt')
   const status = text('birdc-show-status.txt')
   const birdRoutes = text('birdc-show-route-all.txt')
-  if (aside && birdRoutes !== undefined && aside.kernel && aside.kernel.size > 0) {
-    // a path is set aside only where the kernel set a route aside too: the others would be read again
-    aside.bird = new AsideBirdPaths('birdc-show-route-all.txt', aside.kernel.index().byKey)
-  }
   const protocols = text('birdc-show-protocols-all.txt')
   const conf = text('bird.conf')
   const config = conf !== undefined ? parseBirdConf(conf, 'bird.conf', {tunnelDev: opts.tunnelDev ?? 'tunl0'}) : undefined
@@ -83,6 +80,15 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   } else if (config && config.pools.length > 0) {
     pools = config.pools
     poolOrigin = 'bird.conf'
+  }
+  if (aside && birdRoutes !== undefined) {
+    // a path is set aside where the kernel set a route aside too (the others would be read again), and, for
+    // check (`consume`), where its network is outside every pool: check reads such a path only if it holds a
+    // BGP next hop, so a full table beside the pools is never built
+    const outside = consume ? outsidePools(pools) : undefined
+    if ((aside.kernel !== undefined && aside.kernel.size > 0) || outside !== undefined) {
+      aside.bird = new AsideBirdPaths('birdc-show-route-all.txt', aside.kernel?.index().byKey ?? new KeyTable(0), outside)
+    }
   }
 
   return {

@@ -572,6 +572,25 @@ export function ipv4PoolOf(pools: Ipv4Pool[], v: number, len: number): Pool | un
   return undefined
 }
 
+/**
+ * Is an IPv4 network key (model/aside.ts prefixKey) outside every pool, neither in one nor holding one? Undefined
+ * when there is no IPv4 pool (nothing is outside then: no prefix is a pool prefix either).
+ */
+export function outsidePools(pools: Pool[]): ((key: number) => boolean) | undefined {
+  const v4 = ipv4Pools(pools)
+  if (v4.length === 0) return undefined
+  return (key: number): boolean => {
+    if (key < 0) return false
+    const len = key % 64
+    const v = (key - len) / 64
+    for (const p of v4) {
+      const l = Math.min(len, p.len)
+      if (ipv4Network(v, l) === ipv4Network(p.network, l)) return false
+    }
+    return true
+  }
+}
+
 /** Sorted by family, address, length: each key computed once. */
 export function sortPrefixes(prefixes: string[]): string[] {
   return prefixes.map((p) => [prefixSortKey(p), p] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, p]) => p)

@@ -4,9 +4,9 @@
 // for evidence. The routes' own strings are copied too where they could be views into those texts (see
 // detach.ts), or the texts would stay alive through them.
 import {ABSENT, coveringKeys, KeyTable, prefixKey} from './aside.js'
-import {ipv4Pools} from './context.js'
+import {outsidePools} from './context.js'
 import {Detacher, detached} from './detach.js'
-import {ipv4Network, ipv4Value} from './prefix.js'
+import {ipv4Value} from './prefix.js'
 import type {BirdNexthop, BirdRoute, Gateway, KernelRoute, Nexthop, Snapshot, SourceFile} from './types.js'
 
 const BIRD_ROUTES = 'birdc-show-route-all.txt'
@@ -89,25 +89,16 @@ export function releaseTexts(snapshot: Snapshot): Snapshot {
 
 /**
  * The snapshot without the IPv4 routes that no pool prefix's diagnosis reads, for `check`: a route outside every
- * pool (neither in one nor holding one) is read only to resolve an address — a BGP next hop, or, in turn, the
- * gateway of a route that resolves one — so every such route whose network holds none of those addresses goes.
- * A full table beside the pools (a route reflector's: most of a million routes) is then not indexed, nor its
- * BIRD lines kept. The local table, IPv6 and any route whose destination is not a canonical IPv4 prefix stay.
- * Its report is the snapshot's, byte for byte (test/diagnose/healthy.test.ts).
+ * pool (neither in one nor holding one) is read only to resolve an address. The kernel's resolve a BGP next hop,
+ * or, in turn, the gateway of a kernel route that resolves one; BIRD's are kept where they hold a BGP next hop (as
+ * diagnose/healthy.ts settles the paths it set aside). Every other such route goes: a full table beside the pools (a
+ * route reflector's: most of a million routes) is then not indexed, nor its BIRD lines kept. The local table, IPv6
+ * and any route whose destination is not a canonical IPv4 prefix stay. Its report is the snapshot's, byte for byte
+ * (test/diagnose/healthy.test.ts).
  */
 export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
-  const pools = ipv4Pools(snapshot.pools)
-  if (pools.length === 0) return snapshot
-  const outside = (key: number): boolean => {
-    if (key < 0) return false
-    const len = key % 64
-    const v = (key - len) / 64
-    for (const p of pools) {
-      const l = Math.min(len, p.len)
-      if (ipv4Network(v, l) === ipv4Network(p.network, l)) return false
-    }
-    return true
-  }
+  const outside = outsidePools(snapshot.pools)
+  if (outside === undefined) return snapshot
   const kernel = snapshot.kernelRoutes
   const bird = snapshot.bird.routes
   // the routes outside the pools, by key: the first at a key in the table, the others chained from it
@@ -139,7 +130,7 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
   const b = chain(bird, (r) => prefixKey(r.prefix))
   if (k.n === 0 && b.n === 0) return snapshot
 
-  // the addresses resolved: every BGP next hop, then the gateways of the routes that hold one, until none is new
+  // the addresses resolved: every BGP next hop, then the gateways of the kernel routes that hold one, until none is new
   const seen = new Set<number>()
   const todo: number[] = []
   const resolves = (address: string | undefined): void => {
@@ -155,17 +146,15 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
     resolves((last = r.bgpNextHop))
   }
   for (const n of snapshot.healthy?.bgpNextHops ?? []) resolves(n)
+  for (const v of seen) {
+    for (const key of coveringKeys(v)) for (let j = b.at.get(key); j !== ABSENT; j = b.next[j]) b.candidate[j] = 0 // holds a next hop: kept
+  }
   while (todo.length > 0) {
     for (const key of coveringKeys(todo.pop()!)) {
       for (let j = k.at.get(key); j !== ABSENT; j = k.next[j]) {
         if (k.candidate[j] === 0) continue
         k.candidate[j] = 0 // read: kept
         for (const nh of kernel[j].nexthops) if (nh.gateway?.family === 'inet') resolves(nh.gateway.address)
-      }
-      for (let j = b.at.get(key); j !== ABSENT; j = b.next[j]) {
-        if (b.candidate[j] === 0) continue
-        b.candidate[j] = 0
-        for (const nh of bird[j].nexthops) resolves(nh.gateway)
       }
     }
   }

@@ -466,7 +466,8 @@ export class BirdRouteParser {
 
   /**
    * Skim instead of building the paths that may be set aside (model/aside.ts): a primary `unicast` path of an
-   * IPv4 network whose header is read in place and where the kernel set a route aside (`kernelAt`). Its lines
+   * IPv4 network whose header is read in place and where the kernel set a route aside (`kernelAt`), or that is
+   * outside every pool (`outside`). Its lines
    * are read only for the source and the BGP next hop (next hops are still checked, as building them would).
    * It is set aside (`onAside`) when it turns out to be its network's only path, over BGP, with an IPv4 BGP
    * next hop, and every line was one the in-place paths read; otherwise it is built after all, from its text,
@@ -820,7 +821,7 @@ export class BirdRouteParser {
       if (this.asideTo !== undefined && rest.primary && !rest.kernelSyncFailed && rest.dest === 'unicast') {
         const key = netKey >= 0 ? netKey : prefixKey(prefix) // read by prefixOf: canonical now, or not IPv4
         const kernel = key < 0 ? -1 : this.asideTo.kernelAt.get(key)
-        if (kernel >= 0) {
+        if (kernel >= 0 || (key >= 0 && this.asideTo.outside?.(key) === true)) {
           const k = this.skim
           k.key = key
           k.kernel = kernel
@@ -974,6 +975,8 @@ export function createBirdRouteStream(file: string, onRoute: (route: BirdRoute) 
 /** Where a skimming parser (setAside) sends the paths it sets aside, and what it builds skimmed paths with. */
 export interface BirdAside {
   kernelAt: KeyTable
+  /** Is a network key outside every pool (its path may be set aside without a kernel route: `kernel` -1)? */
+  outside?: (key: number) => boolean
   reader: BirdBlockReader
   /** `offset` and `end`: where the path's text starts, and where its last line read ends. */
   onAside(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined): void
@@ -993,6 +996,7 @@ export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt',
   if (aside !== undefined) {
     parser.setAside({
       kernelAt: aside.kernelAt,
+      outside: aside.outside,
       reader: new BirdBlockReader(text, file),
       onAside: (key, kernel, bgpNextHop, offset, end, line, table) => aside.add(key, kernel, bgpNextHop, offset, end, line, table, count++),
     })
