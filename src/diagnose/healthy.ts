@@ -11,10 +11,9 @@
 // local-block (a BGP path is not local). Its verdict is ok and it has no plan. Anything else, however
 // small the difference, goes to the rules: test/diagnose/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
-import {ABSENT, coveringKeys, KeyTable, prefixKey} from '../model/aside.js'
+import {ABSENT, KeyTable, keysHolding, prefixKey} from '../model/aside.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
 import {Fib} from '../model/fib.js'
-import {ipv4Value} from '../model/prefix.js'
 import type {BirdRoute, KernelRoute, Snapshot} from '../model/types.js'
 import {BirdBlockReader} from '../parse/bird-routes.js'
 import {asideKernelRoute} from '../parse/ip-route-json.js'
@@ -68,13 +67,10 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
     if (bird!.kernel.get(i) !== ABSENT) hops.set(bird!.bgpNextHops[i], false)
   }
   for (const r of snapshot.bird.routes) if (r.bgpNextHop !== undefined) resolved.add(r.bgpNextHop)
-  for (const n of resolved) {
-    const v = ipv4Value(n)
-    if (v < 0) continue
-    for (const key of coveringKeys(v)) {
-      const j = kernelAt.get(key)
-      if (j >= 0) parseKernel[j] = 1
-    }
+  const holdsHop = keysHolding(resolved) // the networks that hold a BGP next hop
+  for (const key of holdsHop) {
+    const j = kernelAt.get(key)
+    if (j >= 0) parseKernel[j] = 1
   }
   const text = (name: string) => snapshot.files.find((f) => f.name === name)?.text ?? ''
   const covering = new Map<number, KernelRoute>()
@@ -111,13 +107,6 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
   // for check (`outside`), a path set aside outside every pool is read only if its network holds a BGP next
   // hop: the rules read no other (model/release.ts withoutUnreadRoutes lets go of the same paths when built)
   const outside = bird?.outside
-  const holdsHop = new Set<number>()
-  if (outside !== undefined) {
-    for (const n of resolved) {
-      const v = ipv4Value(n)
-      if (v >= 0) for (const key of coveringKeys(v)) holdsHop.add(key)
-    }
-  }
   const blocks = bird ? new BirdBlockReader(text(bird.file), bird.file) : undefined
   const birdRoutes = putBack(snapshot.bird.routes, nb, (i) => bird!.ordinals.get(i), (i, out) => {
     if (healthyBird[i]) return

@@ -29,6 +29,16 @@ export function coveringKeys(v: number): number[] {
   return keys
 }
 
+/** The keys of every network that holds one of `addresses` (IPv4 text; any other is passed over). */
+export function keysHolding(addresses: Iterable<string | undefined>): Set<number> {
+  const keys = new Set<number>()
+  for (const a of addresses) {
+    const v = a === undefined ? -1 : ipv4Value(a)
+    if (v >= 0) for (const key of coveringKeys(v)) keys.add(key)
+  }
+  return keys
+}
+
 /** The prefix text of a key, as BIRD and iproute2 print it. */
 export function keyPrefix(key: number): string {
   const len = key % 64

@@ -3,7 +3,7 @@
 // only what the report can still show: the lines of the BIRD paths it still holds, copied into one string,
 // for evidence. The routes' own strings are copied too where they could be views into those texts (see
 // detach.ts), or the texts would stay alive through them.
-import {ABSENT, coveringKeys, KeyTable, prefixKey} from './aside.js'
+import {ABSENT, coveringKeys, KeyTable, keysHolding, prefixKey} from './aside.js'
 import {outsidePools} from './context.js'
 import {Detacher, detached} from './detach.js'
 import {ipv4Value} from './prefix.js'
@@ -101,35 +101,39 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
   if (outside === undefined) return snapshot
   const kernel = snapshot.kernelRoutes
   const bird = snapshot.bird.routes
-  // the routes outside the pools, by key: the first at a key in the table, the others chained from it
-  const chain = <R>(routes: R[], keyOf: (r: R) => number) => {
-    const keys = new Float64Array(routes.length)
-    let n = 0
-    for (let j = 0; j < routes.length; j++) {
-      const key = keyOf(routes[j])
-      keys[j] = outside(key) ? key : -1
-      if (keys[j] >= 0) n++
-    }
-    const at = new KeyTable(n)
-    const next = new Int32Array(n > 0 ? routes.length : 0).fill(ABSENT)
-    const candidate = new Uint8Array(routes.length)
-    if (n > 0) {
-      for (let j = 0; j < routes.length; j++) {
-        if (keys[j] < 0) continue
-        candidate[j] = 1
-        const first = at.claim(keys[j], j)
-        if (first !== ABSENT) {
-          next[j] = next[first]
-          next[first] = j
-        }
-      }
-    }
-    return {at, next, candidate, n}
+  const hops = new Set<string | undefined>(snapshot.healthy?.bgpNextHops)
+  let last: string | undefined // consecutive paths mostly share their next hop's string
+  for (const r of bird) if (r.bgpNextHop !== last) hops.add((last = r.bgpNextHop))
+  // BIRD's: kept where outside no pool, or where the network holds a BGP next hop
+  const holdsHop = keysHolding(hops)
+  const kept = (r: BirdRoute): boolean => {
+    const key = prefixKey(r.prefix)
+    return !outside(key) || holdsHop.has(key)
   }
-  const k = chain(kernel, (r) => (r.family === 'inet' && r.tableId !== 255 && r.type !== 'local' ? prefixKey(r.dst) : -1))
-  const b = chain(bird, (r) => prefixKey(r.prefix))
-  if (k.n === 0 && b.n === 0) return snapshot
+  const birdRoutes = bird.every(kept) ? bird : bird.filter(kept)
 
+  // the kernel's outside the pools, by key: the first at a key in the table, the others chained from it
+  const keys = new Float64Array(kernel.length)
+  let n = 0
+  for (let j = 0; j < kernel.length; j++) {
+    const r = kernel[j]
+    const key = r.family === 'inet' && r.tableId !== 255 && r.type !== 'local' ? prefixKey(r.dst) : -1
+    keys[j] = outside(key) ? key : -1
+    if (keys[j] >= 0) n++
+  }
+  if (n === 0 && birdRoutes === bird) return snapshot
+  const at = new KeyTable(n)
+  const next = new Int32Array(kernel.length).fill(ABSENT)
+  const unread = new Uint8Array(kernel.length) // 1: outside the pools, and no address resolved through it yet
+  for (let j = 0; j < kernel.length; j++) {
+    if (keys[j] < 0) continue
+    unread[j] = 1
+    const first = at.claim(keys[j], j)
+    if (first !== ABSENT) {
+      next[j] = next[first]
+      next[first] = j
+    }
+  }
   // the addresses resolved: every BGP next hop, then the gateways of the kernel routes that hold one, until none is new
   const seen = new Set<number>()
   const todo: number[] = []
@@ -140,28 +144,18 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
       todo.push(v)
     }
   }
-  let last: string | undefined // consecutive paths mostly share their next hop's string
-  for (const r of bird) {
-    if (r.bgpNextHop === last) continue
-    resolves((last = r.bgpNextHop))
-  }
-  for (const n of snapshot.healthy?.bgpNextHops ?? []) resolves(n)
-  for (const v of seen) {
-    for (const key of coveringKeys(v)) for (let j = b.at.get(key); j !== ABSENT; j = b.next[j]) b.candidate[j] = 0 // holds a next hop: kept
-  }
+  for (const h of hops) resolves(h)
   while (todo.length > 0) {
     for (const key of coveringKeys(todo.pop()!)) {
-      for (let j = k.at.get(key); j !== ABSENT; j = k.next[j]) {
-        if (k.candidate[j] === 0) continue
-        k.candidate[j] = 0 // read: kept
+      for (let j = at.get(key); j !== ABSENT; j = next[j]) {
+        if (unread[j] === 0) continue
+        unread[j] = 0 // read: kept
         for (const nh of kernel[j].nexthops) if (nh.gateway?.family === 'inet') resolves(nh.gateway.address)
       }
     }
   }
-  const unread = (flags: Uint8Array) => flags.includes(1)
-  if (!unread(k.candidate) && !unread(b.candidate)) return snapshot // every one resolves an address
-  const kernelRoutes = unread(k.candidate) ? kernel.filter((_, j) => k.candidate[j] === 0) : kernel
-  const birdRoutes = unread(b.candidate) ? bird.filter((_, j) => b.candidate[j] === 0) : bird
+  const kernelRoutes = unread.includes(1) ? kernel.filter((_, j) => unread[j] === 0) : kernel
+  if (kernelRoutes === kernel && birdRoutes === bird) return snapshot
   return {...snapshot, kernelRoutes, bird: {...snapshot.bird, routes: birdRoutes}}
 }
 
