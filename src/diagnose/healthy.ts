@@ -11,12 +11,13 @@
 // local-block (a BGP path is not local). Its verdict is ok and it has no plan. Anything else, however
 // small the difference, goes to the rules: test/diagnose/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
-import {ABSENT, KeyTable, keysHolding, prefixKey} from '../model/aside.js'
+import {ABSENT, ipv4Values, KeyTable, keysHolding, prefixKey, resolvingRoutes} from '../model/aside.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
 import {Fib} from '../model/fib.js'
-import type {BirdRoute, KernelRoute, Snapshot} from '../model/types.js'
+import {ipv4Value} from '../model/prefix.js'
+import type {BirdRoute, Gateway, KernelRoute, Snapshot} from '../model/types.js'
 import {BirdBlockReader} from '../parse/bird-routes.js'
-import {asideKernelRoute} from '../parse/ip-route-json.js'
+import {asideKernelRoute, besideKernelRoute} from '../parse/ip-route-json.js'
 
 export interface SettleOptions {
   /** Prefix keys (model/aside.ts prefixKey) never settled, whatever their health: `explain` and `fix PREFIX` keep the routes they are about as objects. */
@@ -75,8 +76,29 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
   const text = (name: string) => snapshot.files.find((f) => f.name === name)?.text ?? ''
   const covering = new Map<number, KernelRoute>()
   for (let j = 0; j < nk; j++) if (parseKernel[j]) covering.set(j, asideKernelRoute(kernel!, j))
+  // check's kernel routes set aside outside every pool: built only if they resolve a BGP next hop, or in turn the
+  // gateway of a route that does. Every built route's gateway is taken for one (withoutUnreadRoutes keeps fewer
+  // after), and so is every route's set aside here: its next-hop list was built twice before any was set aside, so
+  // its gateways are built routes' too, and following them is only a safeguard
+  const beside = aside.besideKernel
+  const besideRead = new Map<number, KernelRoute>()
+  if (beside !== undefined && beside.size > 0) {
+    const addresses = new Set(ipv4Values(resolved))
+    // routes in a row mostly share their gateway
+    let lastGateway: Gateway | undefined
+    for (const r of snapshot.kernelRoutes) {
+      for (const nh of r.nexthops) if (nh.gateway?.family === 'inet' && nh.gateway !== lastGateway) addresses.add(ipv4Value((lastGateway = nh.gateway).address))
+    }
+    let lastValue = -1
+    for (let j = 0; j < nk; j++) if (kernel!.gateways.get(j) !== lastValue) addresses.add((lastValue = kernel!.gateways.get(j)))
+    const read = resolvingRoutes(beside.size, (j) => beside.keys.get(j), (j, add) => {
+      for (const nh of beside.modelList[beside.models.get(j)].nexthops) if (nh.gateway?.family === 'inet') add(ipv4Value(nh.gateway.address))
+    }, addresses)
+    for (let j = 0; j < beside.size; j++) if (read[j]) besideRead.set(j, besideKernelRoute(beside, j))
+  }
   if (hops.size > 0) {
-    const fib = new Fib(covering.size > 0 ? snapshot.kernelRoutes.concat([...covering.values()]) : snapshot.kernelRoutes, snapshot.rules)
+    const extra = covering.size + besideRead.size > 0 ? [...covering.values(), ...besideRead.values()] : undefined
+    const fib = new Fib(extra ? snapshot.kernelRoutes.concat(extra) : snapshot.kernelRoutes, snapshot.rules)
     for (const n of hops.keys()) hops.set(n, fib.lookup(n).reachable)
   }
 
@@ -101,18 +123,21 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
   }
 
   // every other route set aside, parsed and put back in its place among the routes built
-  const kernelRoutes = putBack(snapshot.kernelRoutes, nk, (j) => kernel!.ordinals.get(j), (j, out) => {
+  const kernelRoutes = putBack(snapshot.kernelRoutes, {n: nk, ordinal: (j) => kernel!.ordinals.get(j), put: (j, out) => {
     if (!healthyKernel[j]) out.push(covering.get(j) ?? asideKernelRoute(kernel!, j))
-  })
+  }}, {n: beside?.size ?? 0, ordinal: (j) => beside!.ordinals.get(j), put: (j, out) => {
+    const r = besideRead.get(j)
+    if (r !== undefined) out.push(r)
+  }})
   // for check (`outside`), a path set aside outside every pool is read only if its network holds a BGP next
   // hop: the rules read no other (model/release.ts withoutUnreadRoutes lets go of the same paths when built)
   const outside = bird?.outside
   const blocks = bird ? new BirdBlockReader(text(bird.file), bird.file) : undefined
-  const birdRoutes = putBack(snapshot.bird.routes, nb, (i) => bird!.ordinals.get(i), (i, out) => {
+  const birdRoutes = putBack(snapshot.bird.routes, {n: nb, ordinal: (i) => bird!.ordinals.get(i), put: (i, out) => {
     if (healthyBird[i]) return
     if (outside !== undefined && outside(bird!.keys.get(i)) && !holdsHop.has(bird!.keys.get(i))) return
     for (const r of blocks!.at(bird!.offsets.get(i), bird!.lines.get(i), bird!.tables[i], bird!.ends.get(i))) out.push(r)
-  })
+  }})
 
   const {aside: _settled, ...rest} = snapshot
   return {
@@ -123,20 +148,31 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
   }
 }
 
+/** Routes set aside, in the order of their places among all of a file's (`ordinal`); `put(k, out)` appends what the k-th becomes. */
+interface SetAside<R> {
+  n: number
+  ordinal: (k: number) => number
+  put: (k: number, out: R[]) => void
+}
+
 /**
- * The routes built with the n set aside merged back by ordinal (a route's place among all of its file's):
- * `put(k, out)` appends what the k-th set-aside route becomes. Routes built after the last ordinal (another
- * file's) stay last.
+ * The routes built with those set aside merged back by ordinal (a route's place among all of its file's, built
+ * or set aside, whichever kind). Routes built after the last ordinal (another file's) stay last.
  */
-function putBack<R extends KernelRoute | BirdRoute>(built: R[], n: number, ordinal: (k: number) => number, put: (k: number, out: R[]) => void): R[] {
-  if (n === 0) return built
+function putBack<R extends KernelRoute | BirdRoute>(built: R[], a: SetAside<R>, b: SetAside<R> = {n: 0, ordinal: () => 0, put: () => {}}): R[] {
+  if (a.n + b.n === 0) return built
   const out: R[] = []
-  let b = 0
-  for (let k = 0; k < n; k++) {
-    const at = ordinal(k)
-    while (b < built.length && b + k < at) out.push(built[b++])
-    put(k, out)
+  let i = 0
+  let ka = 0
+  let kb = 0
+  while (ka < a.n || kb < b.n) {
+    const oa = ka < a.n ? a.ordinal(ka) : Infinity
+    const ob = kb < b.n ? b.ordinal(kb) : Infinity
+    const at = Math.min(oa, ob)
+    while (i < built.length && i + ka + kb < at) out.push(built[i++])
+    if (oa < ob) a.put(ka++, out)
+    else b.put(kb++, out)
   }
-  while (b < built.length) out.push(built[b++])
+  while (i < built.length) out.push(built[i++])
   return out
 }

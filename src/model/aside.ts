@@ -3,8 +3,10 @@
 // routes aside here (key, next hop, where their text is) rather than building them; diagnose/healthy.ts then
 // settles which of them are healthy and has every other one parsed after all, from its text. For `check`, BIRD's
 // single BGP paths outside every pool (a route reflector's full table beside them) are set aside too, and only
-// those that hold a BGP next hop are ever parsed.
+// those that hold a BGP next hop are ever parsed; so are the kernel's routes there, and only those that resolve an
+// address a BGP next hop leads to are ever built.
 import {ipv4Network, ipv4Text, ipv4Value, lengthValue} from './prefix.js'
+import type {KernelRoute, Nexthop} from './types.js'
 
 /** An IPv4 prefix as one exact number, in prefix order: network · 64 + length. -1 for any other text. */
 export function prefixKey(prefix: string, from = 0, to = prefix.length): number {
@@ -29,13 +31,20 @@ export function coveringKeys(v: number): number[] {
   return keys
 }
 
+/** The values of the IPv4 addresses among `addresses` (any other text, or none, is passed over). */
+export function ipv4Values(addresses: Iterable<string | undefined>): number[] {
+  const values: number[] = []
+  for (const a of addresses) {
+    const v = a === undefined ? -1 : ipv4Value(a)
+    if (v >= 0) values.push(v)
+  }
+  return values
+}
+
 /** The keys of every network that holds one of `addresses` (IPv4 text; any other is passed over). */
 export function keysHolding(addresses: Iterable<string | undefined>): Set<number> {
   const keys = new Set<number>()
-  for (const a of addresses) {
-    const v = a === undefined ? -1 : ipv4Value(a)
-    if (v >= 0) for (const key of coveringKeys(v)) keys.add(key)
-  }
+  for (const v of ipv4Values(addresses)) for (const key of coveringKeys(v)) keys.add(key)
   return keys
 }
 
@@ -183,9 +192,112 @@ export class AsideBirdPaths {
   }
 }
 
+/**
+ * For `check`, the kernel's IPv4 routes outside every pool that a scan read but did not build (a route reflector's
+ * full table beside the pools; not the local table). Each is its shape's model route (`like`: parse/ip-route-json.ts
+ * builds a shape's routes like it) at another dst and metric, through one of that shape's next-hop lists: a model.
+ * diagnose/healthy.ts builds only those that resolve an address a BGP next hop leads to (resolvingRoutes), the ones
+ * model/release.ts withoutUnreadRoutes would keep. `ordinal` is the route's place among all the routes of the file.
+ */
+export class BesideKernelRoutes {
+  readonly keys = new NumberColumn()
+  readonly metrics = new NumberColumn()
+  readonly models = new NumberColumn() // index in modelList
+  readonly ordinals = new NumberColumn()
+  readonly modelList: Array<{like: KernelRoute; nexthops: Nexthop[]}> = []
+  private readonly modelOf = new Map<KernelRoute, Map<Nexthop[], number>>()
+  private lastLike: KernelRoute | undefined
+  private lastNexthops: Nexthop[] | undefined
+  private lastModel = -1
+
+  constructor(readonly outside: (key: number) => boolean) {}
+
+  get size(): number {
+    return this.keys.length
+  }
+
+  add(key: number, metric: number, like: KernelRoute, nexthops: Nexthop[], ordinal: number): void {
+    if (like !== this.lastLike || nexthops !== this.lastNexthops) {
+      // a table's routes come in runs of one model: a lookup only when it changes
+      let byHops = this.modelOf.get(like)
+      if (byHops === undefined) this.modelOf.set(like, (byHops = new Map()))
+      let m = byHops.get(nexthops)
+      if (m === undefined) {
+        m = this.modelList.push({like, nexthops}) - 1
+        byHops.set(nexthops, m)
+      }
+      this.lastLike = like
+      this.lastNexthops = nexthops
+      this.lastModel = m
+    }
+    this.keys.push(key)
+    this.metrics.push(metric)
+    this.models.push(this.lastModel)
+    this.ordinals.push(ordinal)
+  }
+
+  /** The models' next-hop lists as `copy` makes them (model/release.ts: off the file's text). */
+  copyNexthops(copy: (list: Nexthop[]) => Nexthop[]): void {
+    for (const m of this.modelList) m.nexthops = copy(m.nexthops)
+  }
+
+  /** Forget everything: the scan gave up, and the generic path reads the whole file. */
+  clear(): void {
+    this.keys.clear()
+    this.metrics.clear()
+    this.models.clear()
+    this.ordinals.clear()
+    this.modelList.length = 0
+    this.modelOf.clear()
+    this.lastLike = undefined
+    this.lastNexthops = undefined
+    this.lastModel = -1
+  }
+}
+
 export interface AsideRoutes {
   kernel?: AsideKernelRoutes
   bird?: AsideBirdPaths
+  besideKernel?: BesideKernelRoutes // check's only
+}
+
+/**
+ * Which of `n` routes (the j-th at network key `keyOf(j)`, -1: none) resolve an address: every route whose network
+ * holds one of `addresses` (IPv4 values), then, in turn, every route whose network holds a gateway (`gatewaysOf(j,
+ * add)`) of a route so found, until none is new. 1 for those, 0 for the others.
+ */
+export function resolvingRoutes(n: number, keyOf: (j: number) => number, gatewaysOf: (j: number, add: (v: number) => void) => void, addresses: Iterable<number>): Uint8Array {
+  const found = new Uint8Array(n)
+  const at = new KeyTable(n)
+  const next = new Int32Array(n).fill(ABSENT) // the others at a key, chained from the first
+  for (let j = 0; j < n; j++) {
+    const key = keyOf(j)
+    if (key < 0) continue
+    const first = at.claim(key, j)
+    if (first !== ABSENT) {
+      next[j] = next[first]
+      next[first] = j
+    }
+  }
+  const seen = new Set<number>()
+  const todo: number[] = []
+  const add = (v: number): void => {
+    if (v >= 0 && !seen.has(v)) {
+      seen.add(v)
+      todo.push(v)
+    }
+  }
+  for (const v of addresses) add(v)
+  while (todo.length > 0) {
+    for (const key of coveringKeys(todo.pop()!)) {
+      for (let j = at.get(key); j !== ABSENT; j = next[j]) {
+        if (found[j] === 1) continue
+        found[j] = 1
+        gatewaysOf(j, add)
+      }
+    }
+  }
+  return found
 }
 
 export const ABSENT = -1 // KeyTable: no value at the key

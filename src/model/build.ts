@@ -12,12 +12,12 @@ import {parseIpRouteJson} from '../parse/ip-route-json.js'
 import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
-import {AsideBirdPaths, AsideKernelRoutes, KeyTable, type AsideRoutes} from './aside.js'
+import {AsideBirdPaths, AsideKernelRoutes, BesideKernelRoutes, KeyTable, type AsideRoutes} from './aside.js'
 import {outsidePools} from './context.js'
 import {UsageError} from './errors.js'
 import {canonicalPrefix} from './prefix.js'
 import {releaseKernelText} from './release.js'
-import type {KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from './types.js'
+import type {BirdConfig, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from './types.js'
 
 export interface BuildOptions {
   pools?: string[] // --pool CIDR[=ipip|vxlan|none]
@@ -44,12 +44,40 @@ export function parsePoolFlag(flag: string): Pool {
   return {cidr, mode: modeText as PoolMode, origin: 'flag'}
 }
 
+interface TunnelPools {
+  config: BirdConfig | undefined
+  pools: Pool[]
+  poolOrigin: Snapshot['poolOrigin']
+}
+
+/** Which prefixes are tunnel prefixes: flags, else IPPools, else the BIRD config, else none (and the config). */
+function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions): TunnelPools {
+  const conf = files.find((f) => f.name === 'bird.conf' && f.text !== undefined)?.text
+  const config = conf !== undefined ? parseBirdConf(conf, 'bird.conf', {tunnelDev: opts.tunnelDev ?? 'tunl0'}) : undefined
+  const ippoolsFile = opts.ippools ?? files.find((f) => (f.name === 'ippools.yaml' || f.name === 'ippools.json') && f.text !== undefined)
+  if (opts.pools && opts.pools.length > 0) return {config, pools: opts.pools.map(parsePoolFlag), poolOrigin: 'flag'}
+  if (ippoolsFile?.text !== undefined) return {config, pools: parseIpPools(ippoolsFile.text, ippoolsFile.name), poolOrigin: 'ippools'}
+  if (config && config.pools.length > 0) return {config, pools: config.pools, poolOrigin: 'bird.conf'}
+  return {config, pools: [], poolOrigin: 'none'}
+}
+
 export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
   const text = (name: string) => files.find((f) => f.name === name && f.text !== undefined)?.text
   const tunnelDev = opts.tunnelDev ?? 'tunl0'
   const aside: AsideRoutes | undefined = opts.aside ? {} : undefined
   const consume = opts.aside === true && opts.consume === true
-  let kernelRoutes = kernelRoutesOf(files, tunnelDev, aside, consume)
+  // for check, the pools are known before the kernel's routes are read, so that those outside every pool are set
+  // aside unbuilt; a file they come from that is wrong is reported below, where it is read (errors come in one order)
+  let early: TunnelPools | undefined
+  if (consume) {
+    try {
+      early = tunnelPoolsOf(files, opts)
+    } catch {
+      early = undefined
+    }
+  }
+  const outside = early ? outsidePools(early.pools) : undefined
+  let kernelRoutes = kernelRoutesOf(files, tunnelDev, aside, consume, outside)
   if (consume) opts.onReleased?.() // here: kernelRoutesOf's frame, which held the text, is gone
   // IPv6 routes only from ip-6-d-route.txt when the main table dump has none
   const v6 = text('ip-6-d-route.txt')
@@ -64,28 +92,11 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   const status = text('birdc-show-status.txt')
   const birdRoutes = text('birdc-show-route-all.txt')
   const protocols = text('birdc-show-protocols-all.txt')
-  const conf = text('bird.conf')
-  const config = conf !== undefined ? parseBirdConf(conf, 'bird.conf', {tunnelDev: opts.tunnelDev ?? 'tunl0'}) : undefined
-
-  // which prefixes are tunnel prefixes: flags, else IPPools, else the BIRD config, else none
-  let pools: Pool[] = []
-  let poolOrigin: Snapshot['poolOrigin'] = 'none'
-  const ippoolsFile = opts.ippools ?? files.find((f) => (f.name === 'ippools.yaml' || f.name === 'ippools.json') && f.text !== undefined)
-  if (opts.pools && opts.pools.length > 0) {
-    pools = opts.pools.map(parsePoolFlag)
-    poolOrigin = 'flag'
-  } else if (ippoolsFile?.text !== undefined) {
-    pools = parseIpPools(ippoolsFile.text, ippoolsFile.name)
-    poolOrigin = 'ippools'
-  } else if (config && config.pools.length > 0) {
-    pools = config.pools
-    poolOrigin = 'bird.conf'
-  }
+  const {config, pools, poolOrigin} = early ?? tunnelPoolsOf(files, opts)
   if (aside && birdRoutes !== undefined) {
     // a path is set aside where the kernel set a route aside too (the others would be read again), and, for
     // check (`consume`), where its network is outside every pool: check reads such a path only if it holds a
     // BGP next hop, so a full table beside the pools is never built
-    const outside = consume ? outsidePools(pools) : undefined
     if ((aside.kernel !== undefined && aside.kernel.size > 0) || outside !== undefined) {
       aside.bird = new AsideBirdPaths('birdc-show-route-all.txt', aside.kernel?.index().byKey ?? new KeyTable(0), outside)
     }
@@ -118,15 +129,16 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
  * The kernel's routes: from the JSON dump when there is one, else the text one. `consume`: the JSON dump's text
  * is released once read (in its own frame, so that no variable of buildSnapshot's keeps it).
  */
-function kernelRoutesOf(files: SourceFile[], tunnelDev: string, aside: AsideRoutes | undefined, consume: boolean): KernelRoute[] {
+function kernelRoutesOf(files: SourceFile[], tunnelDev: string, aside: AsideRoutes | undefined, consume: boolean, outside: ((key: number) => boolean) | undefined): KernelRoute[] {
   const at = files.findIndex((f) => f.name === 'ip-j-d-route.json' && f.text !== undefined)
   if (at < 0) {
     const routesText = files.find((f) => f.name === 'ip-d-route.txt' && f.text !== undefined)?.text
     return routesText !== undefined ? parseIpRouteText(routesText) : []
   }
   if (aside) aside.kernel = new AsideKernelRoutes('ip-j-d-route.json', tunnelDev)
-  const routes = parseIpRouteJson(files[at].text!, 'ip-j-d-route.json', {aside: aside?.kernel})
-  if (consume) files[at] = releaseKernelText(files[at], routes)
+  if (aside && outside) aside.besideKernel = new BesideKernelRoutes(outside)
+  const routes = parseIpRouteJson(files[at].text!, 'ip-j-d-route.json', {aside: aside?.kernel, beside: aside?.besideKernel})
+  if (consume) files[at] = releaseKernelText(files[at], routes, aside?.besideKernel)
   return routes
 }
 

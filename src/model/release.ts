@@ -3,7 +3,7 @@
 // only what the report can still show: the lines of the BIRD paths it still holds, copied into one string,
 // for evidence. The routes' own strings are copied too where they could be views into those texts (see
 // detach.ts), or the texts would stay alive through them.
-import {ABSENT, coveringKeys, KeyTable, keysHolding, prefixKey} from './aside.js'
+import {ipv4Values, keysHolding, prefixKey, resolvingRoutes, type BesideKernelRoutes} from './aside.js'
 import {outsidePools} from './context.js'
 import {Detacher, detached} from './detach.js'
 import {ipv4Value} from './prefix.js'
@@ -112,7 +112,7 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
   }
   const birdRoutes = bird.every(kept) ? bird : bird.filter(kept)
 
-  // the kernel's outside the pools, by key: the first at a key in the table, the others chained from it
+  // the kernel's outside the pools, by key; kept: those that resolve a BGP next hop, or the gateway of one kept
   const keys = new Float64Array(kernel.length)
   let n = 0
   for (let j = 0; j < kernel.length; j++) {
@@ -122,51 +122,27 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
     if (keys[j] >= 0) n++
   }
   if (n === 0 && birdRoutes === bird) return snapshot
-  const at = new KeyTable(n)
-  const next = new Int32Array(kernel.length).fill(ABSENT)
-  const unread = new Uint8Array(kernel.length) // 1: outside the pools, and no address resolved through it yet
-  for (let j = 0; j < kernel.length; j++) {
-    if (keys[j] < 0) continue
-    unread[j] = 1
-    const first = at.claim(keys[j], j)
-    if (first !== ABSENT) {
-      next[j] = next[first]
-      next[first] = j
-    }
-  }
-  // the addresses resolved: every BGP next hop, then the gateways of the kernel routes that hold one, until none is new
-  const seen = new Set<number>()
-  const todo: number[] = []
-  const resolves = (address: string | undefined): void => {
-    const v = address === undefined ? -1 : ipv4Value(address)
-    if (v >= 0 && !seen.has(v)) {
-      seen.add(v)
-      todo.push(v)
-    }
-  }
-  for (const h of hops) resolves(h)
-  while (todo.length > 0) {
-    for (const key of coveringKeys(todo.pop()!)) {
-      for (let j = at.get(key); j !== ABSENT; j = next[j]) {
-        if (unread[j] === 0) continue
-        unread[j] = 0 // read: kept
-        for (const nh of kernel[j].nexthops) if (nh.gateway?.family === 'inet') resolves(nh.gateway.address)
-      }
-    }
-  }
-  const kernelRoutes = unread.includes(1) ? kernel.filter((_, j) => unread[j] === 0) : kernel
+  const read = resolvingRoutes(kernel.length, (j) => keys[j], (j, add) => {
+    for (const nh of kernel[j].nexthops) if (nh.gateway?.family === 'inet') add(ipv4Value(nh.gateway.address))
+  }, ipv4Values(hops))
+  const unread = (j: number): boolean => keys[j] >= 0 && read[j] === 0
+  let any = false
+  for (let j = 0; j < kernel.length && !any; j++) any = unread(j)
+  const kernelRoutes = any ? kernel.filter((_, j) => !unread(j)) : kernel
   if (kernelRoutes === kernel && birdRoutes === bird) return snapshot
   return {...snapshot, kernelRoutes, bird: {...snapshot.bird, routes: birdRoutes}}
 }
 
 /**
  * The kernel JSON route dump's file entry without its text, once its routes are read: the routes built from
- * it are changed in place to hold none of it (routes set aside need none: model/aside.ts).
+ * it are changed in place to hold none of it (routes set aside need none: model/aside.ts; those set aside
+ * outside the pools, `beside`, are made like routes built, with next-hop lists that are copied here too).
  */
-export function releaseKernelText(file: SourceFile, routes: KernelRoute[]): SourceFile {
+export function releaseKernelText(file: SourceFile, routes: KernelRoute[], beside?: BesideKernelRoutes): SourceFile {
   const d = new Detacher()
   const hopList = kernelHopLists(d)
   for (const r of routes) if (r.pos.file === file.name) detachKernelRoute(r, d, hopList)
+  beside?.copyNexthops(hopList)
   return {...file, text: '', released: file.text?.length ?? 0}
 }
 

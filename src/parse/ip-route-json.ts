@@ -7,7 +7,7 @@
 // full table) costs little more than comparing that text. Anything else goes back to the generic path:
 // one element when it is merely unusual (escapes, nested values), the whole file when anything is wrong,
 // so results and error messages never depend on which path ran.
-import {keyPrefix, prefixKey, type AsideKernelRoutes} from '../model/aside.js'
+import {keyPrefix, prefixKey, type AsideKernelRoutes, type BesideKernelRoutes} from '../model/aside.js'
 import {ParseError} from '../model/errors.js'
 import {ipv4Text, ipv4Value} from '../model/prefix.js'
 import type {Family, KernelRoute, Nexthop, SourcePos} from '../model/types.js'
@@ -21,6 +21,11 @@ export interface IpRouteParseOptions {
    * device; they are then not in the list returned. Only a scanned file sets any aside.
    */
   aside?: AsideKernelRoutes
+  /**
+   * For `check`: where to set aside, unbuilt, IPv4 routes outside every pool (model/aside.ts); they are then not
+   * in the list returned either. Only a scanned file sets any aside, and only routes of a shape already built.
+   */
+  beside?: BesideKernelRoutes
 }
 
 export interface GenericParseOptions extends IpRouteParseOptions {
@@ -41,13 +46,22 @@ export function scanIpRouteJson(text: string, file = 'ip-j-d-route.json', opts: 
   if (span === undefined) return undefined
   let routes: KernelRoute[] | undefined
   try {
-    routes = scanRoutes(text, span.open, span.close, {file, line: 1, endLine: 1}, opts.family, opts.aside)
+    routes = scanRoutes(text, span.open, span.close, {file, line: 1, endLine: 1}, opts)
   } catch {
     // a route the model rejects (type, dst, gateway): the generic path finds the same one, or a JSON
     // error it reports first
   }
-  if (routes === undefined) opts.aside?.clear()
+  if (routes === undefined) {
+    opts.aside?.clear()
+    opts.beside?.clear()
+  }
   return routes
+}
+
+/** The j-th route a scan set aside outside the pools, built like its shape's model at its dst and metric: no text needed. */
+export function besideKernelRoute(beside: BesideKernelRoutes, j: number): KernelRoute {
+  const {like, nexthops} = beside.modelList[beside.models.get(j)]
+  return buildRouteLike(like, keyPrefix(beside.keys.get(j)), beside.metrics.get(j), like.prefsrc, nexthops)
 }
 
 /**
@@ -149,8 +163,10 @@ const OUTSIDE = new Error('outside the scanned subset')
  * file (bad JSON or anything the scanner cannot place). Elements the scanner declines are JSON.parse'd
  * one by one and read as the generic path reads them. Throws what buildRoute throws.
  */
-function scanRoutes(text: string, open: number, close: number, pos: SourcePos, family: Family | undefined, aside?: IpRouteParseOptions['aside']): KernelRoute[] | undefined {
+function scanRoutes(text: string, open: number, close: number, pos: SourcePos, {family, aside, beside}: IpRouteParseOptions): KernelRoute[] | undefined {
   const routes: KernelRoute[] = []
+  // a route's place among all of the file's, built or set aside
+  const ordinal = (): number => routes.length + (aside?.size ?? 0) + (beside?.size ?? 0)
   const scanner = new RouteScanner(text)
   let i = skipBlanks(text, open + 1)
   if (text.charCodeAt(i) === RBRACKET) return i === close ? routes : undefined
@@ -168,7 +184,9 @@ function scanRoutes(text: string, open: number, close: number, pos: SourcePos, f
       const shape = scanner.shape
       // BIRD's tunnel routes: set aside, not built (the first of a shape is built: it decides the shape)
       if (aside === undefined || shape?.like === undefined || !(shape.tunnel ??= isTunnelShape(shape, aside.tunnelDev)) ||
-        !aside.add(scanner.dstKey(), scanner.gatewayValue(), scanner.metric ?? 0, routes.length + aside.size)) routes.push(scannedRoute(scanner, pos, family))
+        !aside.add(scanner.dstKey(), scanner.gatewayValue(), scanner.metric ?? 0, ordinal())) {
+        if (beside === undefined || !setBeside(scanner, beside, ordinal())) routes.push(scannedRoute(scanner, pos, family))
+      }
     } else {
       // escapes, nested values, blanks, wrong types: this element as the generic path reads it. Not over
       // several lines: the generic path gives those routes their own lines.
@@ -207,6 +225,25 @@ function isTunnelShape(shape: Shape, tunnelDev: string): boolean {
     like.family === 'inet' && like.type === 'unicast' && like.table === 'main' && like.tableId === 254 && like.protocol === 'bird' &&
     like.scope === 'global' && like.flags.length === 1 && like.flags[0] === 'onlink' && like.nexthops.length === 1 &&
     hop.dev === tunnelDev && hop.gateway?.family === 'inet' && hop.weight === 1
+}
+
+/**
+ * Set the route the scanner just read aside outside the pools, when it is IPv4, outside every pool and would be
+ * built like its shape's model (scannedRoute) with that model's source address: then its key, metric and next-hop
+ * list make it again (besideKernelRoute), and nothing of it can fail. False when it is to be built.
+ */
+function setBeside(scanner: RouteScanner, beside: BesideKernelRoutes, ordinal: number): boolean {
+  const shape = scanner.shape
+  const like = shape?.like
+  if (like === undefined) return false
+  // not the local table's, which check reads whatever the pools; a varying source address is checked as it is built
+  if (!(shape!.beside ??= like.tableId !== 255 && like.type !== 'local' && !shape!.varying.includes(PREFSRC))) return false
+  const key = scanner.dstKey()
+  if (key < 0 || !beside.outside(key)) return false
+  const seen = shape!.nexthops.get(scanner.gatewayHost)
+  if (seen === undefined || !seen.sure) return false
+  beside.add(key, scanner.metric ?? 0, like, seen.list, ordinal)
+  return true
 }
 
 /** The route the scanner just read: like its shape's model when its next hops are known, else by buildRoute. */
@@ -313,6 +350,8 @@ class Shape {
   like: KernelRoute | undefined
   /** Its routes are BIRD's tunnel routes (isTunnelShape), once `like` is known. */
   tunnel: boolean | undefined
+  /** Its routes outside the pools can be set aside (setBeside), once `like` is known. */
+  beside: boolean | undefined
 
   constructor(
     readonly pieces: string[], // the text around the varying values: one more than `varying`

@@ -128,6 +128,40 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
     expect(kept.kernelRoutes.filter((k) => k.dst.startsWith('172.')).map((k) => k.dst)).toEqual(underlay.map((k) => k.dst))
   })
 
+  it("with the kernel's routes beside the pools, set aside unbuilt: only those that resolve a next hop, in turn, are built", () => {
+    // a rack's route goes via 198.51.150.9, which 198.51.150.0/24 resolves via 192.0.40.1, which 192.0.40.0/24 holds:
+    // routes of two shapes repeated 200 and 50 times, set aside once the scan keeps their shape
+    const texts = new Map(base)
+    texts.set('ippools.yaml', texts.get('ippools.yaml')!.replace('cidr: 10.0.0.0/8', 'cidr: 10.0.0.0/22'))
+    const routes = JSON.parse(texts.get(KERNEL_FILE)!) as Array<Record<string, unknown>>
+    const rack = routes.find((r) => r.dst === '172.20.2.0/24')!
+    expect(rack.gateway).toBeDefined()
+    rack.gateway = '198.51.150.9'
+    for (let i = 0; i < 200; i++) routes.push({type: 'unicast', dst: `198.51.${i}.0/24`, gateway: '192.0.40.1', dev: 'eth0', table: 'main', protocol: 'static', scope: 'global', flags: []})
+    for (let i = 0; i < 50; i++) routes.push({type: 'unicast', dst: `192.0.${i}.0/24`, dev: 'eth0', table: 'main', protocol: 'static', scope: 'link', flags: []})
+    texts.set(KERNEL_FILE, JSON.stringify(routes))
+    const r = both(filesOf(texts))
+    expect(r.bulk).toBe(r.rules)
+    expect(r.leanText).toBe(r.rulesText)
+
+    const added = (dst: string) => dst.startsWith('198.51.') || dst.startsWith('192.0.')
+    expect(buildSnapshot(filesOf(texts)).kernelRoutes.filter((k) => added(k.dst))).toHaveLength(250)
+    const built = buildSnapshot(filesOf(texts), {aside: true, consume: true})
+    expect(built.kernelRoutes.filter((k) => added(k.dst)).map((k) => k.dst)).not.toContain('198.51.150.0/24')
+    expect(built.kernelRoutes.filter((k) => added(k.dst)).length).toBeLessThan(40) // before the scan keeps a shape
+    expect(built.aside?.besideKernel?.size).toBeGreaterThan(210)
+    // settled: read back where the chain leads, in the file's order; check then keeps that chain only
+    const settled = settleHealthy(built).kernelRoutes
+    const dsts = settled.filter((k) => added(k.dst)).map((k) => k.dst)
+    expect(dsts.length).toBeLessThan(40)
+    expect(dsts.indexOf('198.51.150.0/24')).toBeGreaterThan(-1)
+    expect(dsts.indexOf('192.0.40.0/24')).toBe(dsts.length - 1) // the file's last of those, after every 198.51
+    expect(dsts.indexOf('198.51.150.0/24')).toBe(dsts.findIndex((d) => d.startsWith('192.')) - 1)
+    expect(settled.map((k) => k.dst).indexOf('198.51.150.0/24')).toBeGreaterThan(settled.map((k) => k.dst).indexOf('172.20.9.0/24'))
+    const kept = checkSnapshot(filesOf(texts)).kernelRoutes.filter((k) => added(k.dst)).map((k) => k.dst)
+    expect(kept).toEqual(['198.51.150.0/24', '192.0.40.0/24'])
+  })
+
   it('on that table with BIRD paths and kernel routes damaged at random, its pool whole or holding only a part of it', () => {
     const birdDamage = fc.record({kind: fc.constantFrom(...BIRD_DAMAGE), at: fc.nat()})
     const kernelDamage = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
