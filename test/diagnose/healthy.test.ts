@@ -162,6 +162,19 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
     expect(kept).toEqual(['198.51.150.0/24', '192.0.40.0/24'])
   })
 
+  it('reports the same error first when the pools and the kernel routes are both wrong (check reads the pools first)', () => {
+    const texts = new Map(base)
+    texts.set('ippools.yaml', texts.get('ippools.yaml')!.replace('cidr: 10.0.0.0/8', 'cidr: 10.0.0.0/88'))
+    const pools = both(filesOf(texts))
+    expect(pools.bulk).toMatch(/^error: .*ippools\.yaml/)
+    expect(pools.bulk).toBe(pools.rules)
+    texts.set(KERNEL_FILE, texts.get(KERNEL_FILE)!.replace('"dst":"10.0.0.64/26"', '"dst":"10.0.0.64/2x"'))
+    const r = both(filesOf(texts))
+    expect(r.rules).toMatch(/^error: .*ip-j-d-route\.json/)
+    expect(r.bulk).toBe(r.rules)
+    expect(r.leanText).toBe(r.rulesText)
+  })
+
   it('on that table with BIRD paths and kernel routes damaged at random, its pool whole or holding only a part of it', () => {
     const birdDamage = fc.record({kind: fc.constantFrom(...BIRD_DAMAGE), at: fc.nat()})
     const kernelDamage = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
