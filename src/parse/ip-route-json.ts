@@ -234,13 +234,13 @@ function isTunnelShape(shape: Shape, tunnelDev: string): boolean {
  */
 function setBeside(scanner: RouteScanner, beside: BesideKernelRoutes, ordinal: number): boolean {
   const shape = scanner.shape
-  const like = shape?.like
-  if (like === undefined) return false
+  if (shape === undefined || shape.like === undefined) return false
+  const like = shape.like
   // not the local table's, which check reads whatever the pools; a varying source address is checked as it is built
-  if (!(shape!.beside ??= like.tableId !== 255 && like.type !== 'local' && !shape!.varying.includes(PREFSRC))) return false
+  if (!(shape.beside ??= like.tableId !== 255 && like.type !== 'local' && !shape.varying.includes(PREFSRC))) return false
   const key = scanner.dstKey()
   if (key < 0 || !beside.outside(key)) return false
-  const seen = shape!.nexthops.get(scanner.gatewayHost)
+  const seen = shape.nexthops.get(scanner.gatewayHost)
   if (seen === undefined || !seen.sure) return false
   beside.add(key, scanner.metric ?? 0, like, seen.list, ordinal)
   return true
