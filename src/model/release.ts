@@ -125,10 +125,8 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
   const read = resolvingRoutes(kernel.length, (j) => keys[j], (j, add) => {
     for (const nh of kernel[j].nexthops) if (nh.gateway?.family === 'inet') add(ipv4Value(nh.gateway.address))
   }, ipv4Values(hops))
-  const unread = (j: number): boolean => keys[j] >= 0 && read[j] === 0
-  let any = false
-  for (let j = 0; j < kernel.length && !any; j++) any = unread(j)
-  const kernelRoutes = any ? kernel.filter((_, j) => !unread(j)) : kernel
+  const left = kernel.filter((_, j) => keys[j] < 0 || read[j] === 1)
+  const kernelRoutes = left.length === kernel.length ? kernel : left
   if (kernelRoutes === kernel && birdRoutes === bird) return snapshot
   return {...snapshot, kernelRoutes, bird: {...snapshot.bird, routes: birdRoutes}}
 }
