@@ -35,7 +35,7 @@ export default class Fix extends BaseCommand {
     this.jsonOutput = flags.json
     const c = palette()
     // only this command needs them: not at start-up
-    const [{planFix}, {confirm}, {renderApply, renderRevert}] = await Promise.all([import('../services/fix.js'), import('../cli/confirm.js'), import('../render/apply.js')])
+    const [{FIX_CONTEXT, planFix}, {confirm}, {renderApply, renderRevert}] = await Promise.all([import('../services/fix.js'), import('../cli/confirm.js'), import('../render/apply.js')])
     if (flags.revert) {
       if (!(await confirm(`Revert the routes journaled in ${flags.revert}?`, flags.yes))) return
       const {revertJournal} = await import('../netlink/apply.js')
@@ -46,7 +46,7 @@ export default class Fix extends BaseCommand {
       return
     }
     if (flags.apply && flags.from) throw new UsageError('--apply programs the live kernel: it cannot be used with --from')
-    const ctx = new Context(await loadSettledSnapshot(sourceOptions(flags), args.prefix), {fixProtocol: String(flags.protocol)})
+    const ctx = new Context(await loadSettledSnapshot(sourceOptions(flags), args.prefix), {...FIX_CONTEXT, fixProtocol: String(flags.protocol)})
     const {report, items} = planFix(ctx, args.prefix)
     if (flags['bird-config'] && !flags.apply) {
       if (flags.json) this.printJson(report)

@@ -107,7 +107,9 @@ function changesText(changes: readonly JournalChange[], emit: (text: string) => 
   }
   for (let i = 0; i < changes.length; i += CHUNK) {
     const json = JSON.stringify(i === 0 && changes.length <= CHUNK ? changes : changes.slice(i, i + CHUNK))
-    emit(`${i === 0 ? '[\n    ' : ',\n    '}${json.slice(1, -1).replaceAll('},{"mode":', '},\n    {"mode":')}`)
+    // emitted apart, so that no piece is a concatenation the writer would first copy flat
+    emit(i === 0 ? '[\n    ' : ',\n    ')
+    emit(json.slice(1, -1).replaceAll('},{"mode":', '},\n    {"mode":'))
   }
   emit('\n  ]')
 }
@@ -135,11 +137,19 @@ export function journalText(journal: Journal): string {
   return parts.join('')
 }
 
-/** Write `text` at the file's current position, all of it; its length in bytes. */
+/**
+ * Write `text` at the file's current position, all of it; its length in bytes. The string goes to
+ * the file as it is (Node encodes it outside the JavaScript heap); only a short write, which a
+ * regular file hardly ever makes, has the rest encoded and written again.
+ */
 function writeText(fd: number, text: string): number {
-  const buf = Buffer.from(text)
-  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off)
-  return buf.length
+  const written = writeSync(fd, text)
+  const length = Buffer.byteLength(text)
+  if (written < length) {
+    const buf = Buffer.from(text)
+    for (let off = written; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off)
+  }
+  return length
 }
 
 function fsyncDir(dir: string): void {

@@ -1,5 +1,5 @@
 // `fix`: the corrected routes for every unhealthy tunnel prefix, as a plan the netlink stage can apply.
-import {Context, type PrefixFacts} from '../model/context.js'
+import {Context, type ContextOptions, type PrefixFacts} from '../model/context.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
 import {planPrefix, type PlanItem} from '../plan/plan.js'
 import {birdConfigAdvice, type BirdConfigAdvice} from '../plan/bird-config.js'
@@ -35,6 +35,12 @@ export interface FixReport {
   restored?: boolean
   errors?: unknown[]
 }
+
+/**
+ * The Context a plan is made of: a plan shows verdicts and routes, never a finding's texts or evidence, so they are
+ * not made (on a full table they were most of planning's time); verdicts and plans are the same either way.
+ */
+export const FIX_CONTEXT: Readonly<ContextOptions> = Object.freeze({evidence: false, texts: false})
 
 export function planFix(ctx: Context, only?: string): {report: FixReport; items: PlanItem[]} {
   let facts: Iterable<PrefixFacts> = ctx.poolFacts()

@@ -19,7 +19,7 @@ import type {SourceFile} from '../../src/model/types.js'
 import {renderCheck, renderCheckLines, renderExplain} from '../../src/render/text.js'
 import {palette} from '../../src/render/style.js'
 import {checkSnapshot, settledSnapshot, settledSource, type SettledSource} from '../../src/services/load.js'
-import {planFix} from '../../src/services/fix.js'
+import {FIX_CONTEXT, planFix} from '../../src/services/fix.js'
 import {checkReport, checkRun, explainReport, type CheckReport} from '../../src/services/report.js'
 import {ROOT, scenarioDirs} from '../helpers.js'
 
@@ -253,7 +253,10 @@ function listBoth(files: SourceFile[], held: SettledSource | Error): {rules: str
   })}
 }
 
-/** `fix [PREFIX]`'s plan as the rules make it on every route, and as fix makes it (settled but PREFIX): report and items, or the same error. */
+/**
+ * `fix [PREFIX]`'s plan as the rules make it on every route (with every finding's texts and evidence), and as fix
+ * makes it (settled but PREFIX, no texts or evidence): report and items, or the same error.
+ */
 function fixBoth(files: SourceFile[], only?: string, held?: SettledSource | Error): {rules: string; settled: string; held?: string} {
   const plan = (make: () => Context) => {
     try {
@@ -264,7 +267,7 @@ function fixBoth(files: SourceFile[], only?: string, held?: SettledSource | Erro
     }
   }
   const rules = plan(() => new Context(buildSnapshot(files)))
-  const settled = plan(() => new Context(settledSnapshot(files, {}, only)))
+  const settled = plan(() => new Context(settledSnapshot(files, {}, only), FIX_CONTEXT))
   return held === undefined || only === undefined ? {rules, settled} : {rules, settled, held: plan(() => contextOf(held, only))}
 }
 

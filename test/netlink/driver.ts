@@ -43,8 +43,18 @@ async function main(): Promise<unknown> {
       }
     }
     case 'apply': {
-      // {items, journalDir, watchSeconds, failAfter?, vanish?: {index, dev}}
-      const {items, vanish, ...opts} = input
+      // {items, journalDir, watchSeconds, failAfter?, vanish?: {index, dev}, shareNexthops?}
+      const {items, vanish, shareNexthops, ...opts} = input
+      // shareNexthops: items with equal next hops share one frozen list, as the planner makes them (src/plan/plan.ts);
+      // JSON on stdin gives each item a list of its own
+      if (shareNexthops) {
+        const lists = new Map<string, unknown>()
+        for (const item of items) {
+          const text = JSON.stringify(item.planned.nexthops)
+          if (!lists.has(text)) lists.set(text, Object.freeze(item.planned.nexthops.map((nh: object) => Object.freeze(nh))))
+          item.planned.nexthops = lists.get(text)
+        }
+      }
       return applyPlan(items, {
         ...opts,
         beforeWrite: vanish

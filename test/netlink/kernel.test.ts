@@ -308,6 +308,32 @@ describe.skipIf(!netnsWorks)(`apply and revert${skipNote}`, () => {
     expect(await fullTable(ns)).toEqual(before)
   })
 
+  it('routes sharing one frozen next-hop list, as the planner makes them: each written with its own destination; a missing device fails every route through it, nothing written', SLOW, async () => {
+    const ns = await makeNamespace()
+    await addBirdRoutes(ns)
+    const before = await fullTable(ns)
+    const via = (i: number): Array<[string, string]> => (i % 3 === 0 ? [['172.31.20.5', 'tunl0']] : i % 3 === 1 ? [['172.31.30.6', 'tunl0']] : [['172.31.20.5', 'tunl0'], ['172.31.30.6', 'tunl0']])
+    const many = Array.from({length: 300}, (_, i) => ({mode: 'beside', planned: planned(`10.${60 + (i >> 8)}.${i & 255}.0/24`, 31, via(i))}))
+    const ok = await driver(ns, 'apply', {items: many, journalDir, watchSeconds: 0, shareNexthops: true})
+    expect(ok).toMatchObject({verified: true, errors: []})
+    const written = JSON.parse(await ip(ns, '-j', 'route', 'show', 'proto', '252')) as any[]
+    expect(written).toHaveLength(300)
+    // every route under its own destination, with the next hops of its own list
+    const hopsOf = (r: any) => (r.nexthops ?? [r]).map((n: any) => n.gateway).sort().join(',')
+    expect(new Map(written.map((r) => [r.dst, hopsOf(r)]))).toEqual(new Map(many.map((m, i) => [m.planned.dst, via(i).map(([g]) => g).sort().join(',')])))
+    expect(await driver(ns, 'revert', {journal: ok.journal})).toMatchObject({verified: true, errors: []})
+    expect(await fullTable(ns)).toEqual(before)
+
+    // a third of them through a device that is not there: each of those fails (not only the first), nothing is written
+    const gone = many.map((m, i) => (i % 3 === 1 ? {...m, planned: {...m.planned, nexthops: [{gateway: '172.31.30.6', dev: 'eth7', onlink: true, weight: 1}]}} : m))
+    const res = await driver(ns, 'apply', {items: gone, journalDir, watchSeconds: 0, shareNexthops: true})
+    expect(res).toMatchObject({verified: false, applied: []})
+    expect(res.errors).toHaveLength(100)
+    expect(res.errors.map((e: any) => e.dst)).toEqual(gone.filter((_m, i) => i % 3 === 1).map((m) => m.planned.dst))
+    expect(res.errors.every((e: any) => e.code === 'E_NETLINK_ENODEV')).toBe(true)
+    expect(await fullTable(ns)).toEqual(before)
+  })
+
   async function withLoop<T>(ns: string, script: string, fn: () => Promise<T>): Promise<T> {
     const loop: ResultPromise = execa('ip', ['netns', 'exec', ns, 'sh', '-c', `while :; do ${script}; sleep 0.3; done`], {detached: true, reject: false, stdio: 'ignore'})
     try {
