@@ -4,22 +4,28 @@
 // metric 31 proto 158, DST the /26 blocks of 10.0.0.0/8 from 10.0.0.64, GW one of 250 nodes.
 // With --replaces each item also names the BIRD route it corrects (metric 32, proto bird), as the
 // planner's items do on a node (run.mjs prefills those routes): the engine then reads them too.
+// With --engine FILE the engine is imported from FILE: run.mjs passes the engine bundled into one module
+// (bench/engine-bundle.mjs), as the CLI loads it from its bundle; without, from tsc's output in dist/.
 // Prints one JSON line: {count, importMs, applyMs, applied, verified, errors}.
-// Usage: node bench/apply-driver.mjs COUNT JOURNAL_DIR [--replaces]
+// Usage: node bench/apply-driver.mjs COUNT JOURNAL_DIR [--replaces] [--engine FILE]
+import path from 'node:path'
 import {performance} from 'node:perf_hooks'
+import {pathToFileURL} from 'node:url'
 
 import {APPLY_METRIC, APPLY_PROTO, plannedRoutes} from './apply-routes.mjs'
 
 const count = Number(process.argv[2] ?? 10000)
 const journalDir = process.argv[3]
 const withReplaces = process.argv.includes('--replaces')
-if (!Number.isInteger(count) || count <= 0 || !journalDir) {
-  console.error('usage: node bench/apply-driver.mjs COUNT JOURNAL_DIR [--replaces]')
+const engineAt = process.argv.indexOf('--engine')
+const engine = engineAt > 0 ? process.argv[engineAt + 1] : undefined
+if (!Number.isInteger(count) || count <= 0 || !journalDir || (engineAt > 0 && !engine)) {
+  console.error('usage: node bench/apply-driver.mjs COUNT JOURNAL_DIR [--replaces] [--engine FILE]')
   process.exit(2)
 }
 
 const t0 = performance.now()
-const {applyPlan} = await import('../dist/netlink/apply.js')
+const {applyPlan} = await import(engine ? pathToFileURL(path.resolve(engine)).href : '../dist/netlink/apply.js')
 const t1 = performance.now()
 const pos = {file: 'ip-j-d-route.json', line: 1, endLine: 1}
 // the planner (src/plan/plan.ts) makes one frozen next-hop list per gateway list and shares it among

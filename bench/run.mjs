@@ -300,6 +300,9 @@ async function applyBench(o, log) {
       const r = sh('ip', args)
       if (r.status !== 0) return {skipped: `ip ${args.join(' ')}: ${(r.stderr || '').trim() || `exit ${r.status}`}`}
     }
+    // the engine as the CLI loads it, bundled (bench/engine-bundle.mjs), not tsc's module-by-module output
+    const {bundleEngine} = await import('./engine-bundle.mjs')
+    const engine = ['--engine', await bundleEngine()]
     const count = (proto = '158') => Number(sh('ip', ['-n', ns, 'route', 'show', 'proto', proto]).stdout.split('\n').filter(Boolean).length)
     const flush = () => sh('ip', ['-n', ns, 'route', 'flush', 'proto', '158'])
     const runs = Math.max(1, o.runs)
@@ -336,7 +339,7 @@ async function applyBench(o, log) {
         if (!bestIp || r.wall < bestIp.wall) bestIp = r
         flush()
         const journal = path.join(work, `journal-${n}-${i}`)
-        const d = await measureWithStdout(['ip', 'netns', 'exec', ns, process.execPath, path.join(HERE, 'apply-driver.mjs'), String(n), journal, ...(o.applyReplaces && o.applyPrefill ? ['--replaces'] : [])], o.timeout)
+        const d = await measureWithStdout(['ip', 'netns', 'exec', ns, process.execPath, path.join(HERE, 'apply-driver.mjs'), String(n), journal, ...engine, ...(o.applyReplaces && o.applyPrefill ? ['--replaces'] : [])], o.timeout)
         const landed = count()
         let info
         try {
@@ -351,7 +354,7 @@ async function applyBench(o, log) {
         if (!bestRd || d.wall < bestRd.wall) bestRd = {...d, info}
         if (WITHOUT_CA) {
           flush()
-          const c = await measureWithStdout(['ip', 'netns', 'exec', ns, process.execPath, path.join(HERE, 'apply-driver.mjs'), String(n), `${journal}-ca`, ...(o.applyReplaces && o.applyPrefill ? ['--replaces'] : [])], o.timeout, WITHOUT_CA)
+          const c = await measureWithStdout(['ip', 'netns', 'exec', ns, process.execPath, path.join(HERE, 'apply-driver.mjs'), String(n), `${journal}-ca`, ...engine, ...(o.applyReplaces && o.applyPrefill ? ['--replaces'] : [])], o.timeout, WITHOUT_CA)
           if (c.code === 0 && count() === n && (!bestRdNoCa || c.wall < bestRdNoCa.wall)) bestRdNoCa = c
         }
       }
