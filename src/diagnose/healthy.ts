@@ -91,9 +91,7 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
     }
     let lastValue = -1
     for (let j = 0; j < nk; j++) if (kernel!.gateways.get(j) !== lastValue) addresses.add((lastValue = kernel!.gateways.get(j)))
-    const read = resolvingRoutes(beside.size, (j) => beside.keys.get(j), (j, add) => {
-      for (const nh of beside.modelList[beside.models.get(j)].nexthops) if (nh.gateway?.family === 'inet') add(ipv4Value(nh.gateway.address))
-    }, addresses)
+    const read = resolvingRoutes(beside.size, (j) => beside.keys.get(j), (j) => beside.modelList[beside.models.get(j)].nexthops, addresses)
     for (let j = 0; j < beside.size; j++) if (read[j]) besideRead.set(j, besideKernelRoute(beside, j))
   }
   if (hops.size > 0) {

@@ -263,10 +263,10 @@ export interface AsideRoutes {
 
 /**
  * Which of `n` routes (the j-th at network key `keyOf(j)`, -1: none) resolve an address: every route whose network
- * holds one of `addresses` (IPv4 values), then, in turn, every route whose network holds a gateway (`gatewaysOf(j,
- * add)`) of a route so found, until none is new. 1 for those, 0 for the others.
+ * holds one of `addresses` (IPv4 values), then, in turn, every route whose network holds an IPv4 gateway of a route
+ * so found (its next hops: `nexthopsOf(j)`), until none is new. 1 for those, 0 for the others.
  */
-export function resolvingRoutes(n: number, keyOf: (j: number) => number, gatewaysOf: (j: number, add: (v: number) => void) => void, addresses: Iterable<number>): Uint8Array {
+export function resolvingRoutes(n: number, keyOf: (j: number) => number, nexthopsOf: (j: number) => readonly Nexthop[], addresses: Iterable<number>): Uint8Array {
   const found = new Uint8Array(n)
   const at = new KeyTable(n)
   const next = new Int32Array(n).fill(ABSENT) // the others at a key, chained from the first
@@ -293,7 +293,7 @@ export function resolvingRoutes(n: number, keyOf: (j: number) => number, gateway
       for (let j = at.get(key); j !== ABSENT; j = next[j]) {
         if (found[j] === 1) continue
         found[j] = 1
-        gatewaysOf(j, add)
+        for (const nh of nexthopsOf(j)) if (nh.gateway?.family === 'inet') add(ipv4Value(nh.gateway.address))
       }
     }
   }

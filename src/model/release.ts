@@ -6,7 +6,6 @@
 import {ipv4Values, keysHolding, prefixKey, resolvingRoutes, type BesideKernelRoutes} from './aside.js'
 import {outsidePools} from './context.js'
 import {Detacher, detached} from './detach.js'
-import {ipv4Value} from './prefix.js'
 import type {BirdNexthop, BirdRoute, Gateway, KernelRoute, Nexthop, Snapshot, SourceFile} from './types.js'
 
 const BIRD_ROUTES = 'birdc-show-route-all.txt'
@@ -122,9 +121,7 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
     if (keys[j] >= 0) n++
   }
   if (n === 0 && birdRoutes === bird) return snapshot
-  const read = resolvingRoutes(kernel.length, (j) => keys[j], (j, add) => {
-    for (const nh of kernel[j].nexthops) if (nh.gateway?.family === 'inet') add(ipv4Value(nh.gateway.address))
-  }, ipv4Values(hops))
+  const read = resolvingRoutes(kernel.length, (j) => keys[j], (j) => kernel[j].nexthops, ipv4Values(hops))
   const left = kernel.filter((_, j) => keys[j] < 0 || read[j] === 1)
   const kernelRoutes = left.length === kernel.length ? kernel : left
   if (kernelRoutes === kernel && birdRoutes === bird) return snapshot
