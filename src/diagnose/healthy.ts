@@ -103,6 +103,9 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
   const pools = ipv4Pools(snapshot.pools)
   const inPool = (key: number) => ipv4PoolOf(pools, (key - (key % 64)) / 64, key % 64) !== undefined
 
+  let lastText = ''
+  let lastValue = -1
+  const hopValue = (hop: string): number => (hop === lastText ? lastValue : (lastValue = ipv4Value((lastText = hop))))
   const healthyBird = new Uint8Array(nb)
   const healthyKernel = new Uint8Array(nk)
   const keys: number[] = []
@@ -114,6 +117,8 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
     const key = bird!.keys.get(i)
     const hop = bird!.bgpNextHops[i]
     if (!inPool(key) || !hops.get(hop) || opts.unsettled?.(key)) continue
+    // the route tunnels to the endpoint BIRD names (else it is misrouted)
+    if (kernel!.gateways.get(j) !== hopValue(hop)) continue
     healthyBird[i] = 1
     healthyKernel[j] = 1
     keys.push(key)

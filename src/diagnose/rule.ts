@@ -1,15 +1,16 @@
 // What a rule is: a pure function of the Context (and, for prefix rules, one prefix's facts).
 import type {Context, NexthopResolution, PrefixFacts} from '../model/context.js'
-import type {Evidence, Finding, FindingId, Severity} from '../model/types.js'
+import type {BirdRoute, Evidence, Finding, FindingId, KernelRoute, Severity} from '../model/types.js'
 
 export const SEVERITY: Record<FindingId, Severity> = {
   'tunnel-bypassed-by-ecmp': 'error', 'tunnel-not-programmed': 'error', 'nexthop-unresolvable-by-bird': 'error',
   'nexthop-unreachable': 'error', 'multipath-lost': 'error', 'prefix-missing': 'error', 'peer-down': 'error',
   'tunnel-device-missing': 'error', 'tunnel-device-down': 'error', 'onlink-missing': 'error', 'forwarding-off': 'error',
-  'bird-kernel-mismatch': 'error',
+  'bird-kernel-mismatch': 'error', 'overlay-stale': 'error', 'overlay-learnable': 'error', 'route-leaked-to-bgp': 'error',
+  'tunnel-endpoint-mismatch': 'error',
   'tunnel-mtu': 'warning', 'rp-filter-strict': 'warning', 'hash-policy-l3': 'warning', 'stale-kernel-route': 'warning',
   'conflicting-route-owners': 'warning',
-  'local-block': 'info',
+  'local-block': 'info', 'overlay-active': 'info',
 }
 
 /** What a rule returns when it finds nothing: one shared, read-only empty list (most prefixes are healthy). */
@@ -94,3 +95,71 @@ export function wantedGateways(facts: PrefixFacts): string[] {
 }
 
 const wantedOf = new WeakMap<readonly NexthopResolution[], string[]>()
+
+/** A BIRD path its kernel protocol learnt from the kernel (`[kernel1 …]`, BIRD 2/3 `Kernel.source`, 1.6 `krt_source`): no BGP path. */
+export function kernelLearnt(ctx: Context, route: BirdRoute): boolean {
+  if (ctx.birdKernelProtocols.has(route.protocol)) return true
+  if ((route.source ?? '').toLowerCase() === 'kernel') return true
+  if (isBgpSource(route)) return false
+  return route.attributes.some((a) => a.name === 'Kernel.source' || a.name === 'krt_source')
+}
+
+const isBgpSource = (route: BirdRoute): boolean => route.bgpNextHop !== undefined || (route.source ?? '').toUpperCase() === 'BGP'
+
+/** The tunnel endpoints a kernel route sends the prefix to: its gateways, when every next hop is on the tunnel. */
+export function tunnelEndpoints(ctx: Context, route: KernelRoute | undefined): string[] | undefined {
+  if (!route || route.type !== 'unicast' || route.nexthops.length === 0) return undefined
+  const dev = ctx.snapshot.tunnelDev
+  const out: string[] = []
+  for (const n of route.nexthops) {
+    if (n.dev !== dev || n.gateway === undefined) return undefined
+    out.push(n.gateway.address)
+  }
+  return out
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
+  if (a.length !== b.length) return false
+  const set = new Set(a)
+  return b.every((x) => set.has(x)) && set.size === new Set(b).size
+}
+
+/**
+ * What routedoctor's overlay should hold for the prefix today (DESIGN §5): the tunnel endpoints of the corrected
+ * route, or nothing (empty) when no correction is needed: not an IP-in-IP prefix, this node's own, no BGP next hop
+ * the kernel can reach, or the route of BIRD (or another owner) already right, the durable fix in place.
+ */
+export function overlayGateways(ctx: Context, facts: PrefixFacts): string[] {
+  if (!facts.tunnelExpected || facts.local) return NO_GATEWAYS
+  const wanted = wantedGateways(facts)
+  if (wanted.length === 0) return NO_GATEWAYS
+  let theirs: KernelRoute | undefined
+  for (const r of facts.kernel) {
+    if (r.protocol !== ctx.fixProtocol) {
+      theirs = r
+      break
+    }
+  }
+  const hops = tunnelEndpoints(ctx, theirs)
+  return hops !== undefined && sameSet(hops, wanted) ? NO_GATEWAYS : wanted
+}
+
+const NO_GATEWAYS = Object.freeze([]) as unknown as string[]
+
+/** Does one of routedoctor's routes carry exactly the overlay's endpoints (in any table)? */
+export function carriesPlan(ctx: Context, route: KernelRoute, gateways: readonly string[]): boolean {
+  const hops = tunnelEndpoints(ctx, route)
+  return gateways.length > 0 && hops !== undefined && sameSet(hops, gateways) && route.nexthops.every((n) => n.flags.includes('onlink') || route.flags.includes('onlink'))
+}
+
+/**
+ * Does the route in force tunnel the prefix to an endpoint none of BIRD's best BGP paths names (DESIGN §4 misrouted),
+ * or is there a route in force and no BGP path at all for a prefix that is not this node's?
+ */
+export function misrouted(ctx: Context, facts: PrefixFacts): boolean {
+  if (facts.local || !facts.effective || !ctx.haveBird) return false
+  const hops = tunnelEndpoints(ctx, facts.effective)
+  if (facts.bgpNextHops.length === 0) return facts.effective.type === 'unicast'
+  if (hops === undefined) return false
+  return hops.some((h) => !facts.bgpNextHops.includes(h))
+}

@@ -81,6 +81,13 @@ export interface IpRule {
   priority: number
   text: string // the selector and action as printed, e.g. "from all lookup main"
   table?: string
+  from?: string // canonical prefix of `from P` (absent: from all)
+  to?: string // canonical prefix of `to P` (absent: to all)
+  // selectors a plain destination lookup does not satisfy or that cannot be judged from the rule text
+  // (iif, oif, fwmark, not, tos, uid range, ...): such a rule is skipped by a destination lookup
+  otherSelectors?: boolean
+  action: 'lookup' | 'blackhole' | 'unreachable' | 'prohibit' | 'goto' | 'nop' | 'other'
+  protocol?: string // `proto X` when printed (ip -d rule)
   pos: SourcePos
 }
 
@@ -181,7 +188,17 @@ export interface BirdConfig {
   mergePaths?: boolean
   kernelMetric?: number
   kernelTables: string[] // kernel tables named in `kernel table N`
+  // the export filters of the BGP protocols and templates: whether each can accept a route BIRD learnt
+  // from the kernel (a filter that accepts by prefix alone does: Calico's calico_export_to_bgp_peers)
+  bgpExports?: BgpExport[]
   pos: SourcePos
+}
+
+export interface BgpExport {
+  protocol: string // the protocol or template whose export it is
+  filter: string // filter name, `all`, `none` or `where …`
+  acceptsKernelRoutes: boolean
+  pos?: SourcePos // the filter's lines (a named filter's block, else the export line)
 }
 
 // ---------------------------------------------------------------- snapshot
@@ -243,6 +260,7 @@ export type FindingId =
   | 'onlink-missing' | 'forwarding-off' | 'bird-kernel-mismatch'
   | 'tunnel-mtu' | 'rp-filter-strict' | 'hash-policy-l3' | 'stale-kernel-route' | 'conflicting-route-owners'
   | 'local-block'
+  | 'overlay-stale' | 'overlay-learnable' | 'route-leaked-to-bgp' | 'tunnel-endpoint-mismatch' | 'overlay-active'
 
 export interface Finding {
   id: FindingId
@@ -254,7 +272,7 @@ export interface Finding {
   fix?: string
 }
 
-export type Verdict = 'ok' | 'local' | 'not-tunneled' | 'unreachable' | 'missing' | 'multipath-lost' | 'not-in-pool'
+export type Verdict = 'ok' | 'local' | 'not-tunneled' | 'unreachable' | 'missing' | 'misrouted' | 'multipath-lost' | 'not-in-pool'
 
 export interface PlannedNexthop {
   gateway: string // the BGP next hop N
@@ -263,12 +281,21 @@ export interface PlannedNexthop {
   weight: number
 }
 
-/** A route routedoctor would program: DESIGN §4 `fix` route. */
+/** A route routedoctor would program (or, `action: 'delete'`, withdraw): DESIGN §4 `fix` route. */
 export interface PlannedRoute {
+  action?: 'replace' | 'delete' // absent: replace (journals of earlier versions)
   dst: string
   table: string // "main" or a number
   tableId: number
   metric: number
   protocol: string // the protocol routedoctor writes with (its own number, as text)
   nexthops: PlannedNexthop[]
+}
+
+/** An `ip rule` routedoctor adds or removes: `to POOL lookup TABLE` at a priority (DESIGN §5). */
+export interface PlannedRule {
+  action: 'add' | 'delete'
+  priority: number
+  to: string
+  table: number
 }

@@ -18,6 +18,7 @@ import {
   NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR, RTM_DELROUTE, RTM_GETLINK, RTM_GETROUTE, RTM_NEWLINK,
   RTM_NEWROUTE, type RouteSpec, encodeLinkDumpRequest, encodeRoute, encodeRouteBatch, encodeRouteDumpRequest, parseLinkMessage,
   parseRouteMessage, protocolName, routeMessageKey, tableName, toKernelRoute,
+  AF_INET, AF_INET6, RTM_DELRULE, RTM_GETRULE, RTM_NEWRULE, type RuleSpec, encodeRule, parseRuleMessage, ruleText,
 } from './codec.js'
 
 // Human text for the errnos route writes commonly meet (Node 20 has no getSystemErrorMessage).
@@ -209,6 +210,12 @@ export interface RouteClient {
   scanRoutes?(family: Family | 'all', visit: RouteVisitor): Promise<void>
   addRoute(route: RouteSpec): Promise<void>
   deleteRoute(route: RouteSpec): Promise<void>
+  /** The kernel's rules of a family (RTM_GETRULE dump). Optional: a client without it cannot write the overlay's rules. */
+  rules?(family: Family): Promise<RuleSpec[]>
+  /** RTM_NEWRULE with NLM_F_CREATE|NLM_F_EXCL: EEXIST when the same rule is there. */
+  addRule?(rule: RuleSpec): Promise<void>
+  /** RTM_DELRULE: ENOENT when no such rule is there. */
+  deleteRule?(rule: RuleSpec): Promise<void>
   links(): Promise<Map<number, string>>
   linkIndex(name: string): Promise<number | undefined>
   close(): void
@@ -592,6 +599,32 @@ class RtnlClient implements RouteClient {
 
   deleteRoute(route: RouteSpec): Promise<void> {
     return this.write(RTM_DELROUTE, route, 0, 'RTM_DELROUTE')
+  }
+
+  async rules(family: Family): Promise<RuleSpec[]> {
+    const out: RuleSpec[] = []
+    const request = Buffer.alloc(12)
+    request[0] = family === 'inet6' ? AF_INET6 : AF_INET
+    await this.dump(RTM_GETRULE, request, 'RTM_GETRULE', (buf, start, end) => {
+      out.push(parseRuleMessage(Buffer.from(buf.subarray(start, end))))
+    }, RTM_NEWRULE)
+    return out
+  }
+
+  addRule(rule: RuleSpec): Promise<void> {
+    return this.writeRule(RTM_NEWRULE, rule, NLM_F_CREATE | NLM_F_EXCL, 'RTM_NEWRULE')
+  }
+
+  deleteRule(rule: RuleSpec): Promise<void> {
+    return this.writeRule(RTM_DELRULE, rule, 0, 'RTM_DELRULE')
+  }
+
+  private writeRule(type: number, rule: RuleSpec, flags: number, operation: string): Promise<void> {
+    return this.request<void>(type, NLM_F_ACK | flags, encodeRule(rule), (done) => (buf, start, end, msgType) => {
+      if (msgType !== NLMSG_ERROR) return
+      const errno = end - start >= 4 ? -rdS32(buf, start) : 0
+      done(errno !== 0 ? netlinkError(errno, `${operation} ${ruleText(rule)}`) : undefined)
+    }, () => new NetlinkError(0, 'ENOACK', operation, undefined, `${operation} ${ruleText(rule)}: no acknowledgement within ${TIMEOUT_MS / 1000} s${this.why()}`))
   }
 }
 

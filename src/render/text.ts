@@ -134,7 +134,7 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance): string {
   if (!r.plan) out.push(`  none${r.verdict === 'missing' ? ': nothing to program until a BGP path for it is back' : r.verdict === 'ok' || r.verdict === 'local' ? ': the route is right as it is' : ''}`)
   else {
     out.push(indent(renderPlanned(r.plan), '  '))
-    out.push(c.dim(`  (${r.planMode === 'beside' ? `beside BIRD's route, at a lower metric; BIRD's stays as it is` : `replacing BIRD's route at its metric`}; routedoctor fix --apply programs it)`))
+    out.push(c.dim(`  (in routedoctor's overlay table ${r.plan.table}, which BIRD never learns; BIRD's route stays as it is; routedoctor fix --apply programs it)`))
     out.push(`  ${ipRouteReplace(r.plan)}`)
   }
   return out.join('\n')
@@ -149,18 +149,32 @@ export function renderFix(r: FixReport, c: ChalkInstance): string {
   for (const f of r.node.failed) out.push(c.yellow(`could not collect ${f.file}: ${f.error}`))
   for (const w of r.node.bundleWarnings) out.push(c.yellow(`bundle: ${w}`))
   if (r.unavailable) out.push(c.red(`Cannot plan: ${r.unavailable}.`))
-  else if (r.entries.length === 0) out.push(c.green('Nothing to fix: every tunnel prefix is healthy or has nothing routedoctor can program.'))
+  else if (r.entries.length === 0 && r.rules.length === 0) {
+    out.push(c.green(`Nothing to fix: every tunnel prefix is healthy, has nothing routedoctor can program, or its correction is in place${r.kept > 0 ? ` (${plural(r.kept, 'route')} in the overlay table ${r.table})` : ''}.`))
+  }
   for (const e of r.entries) {
     out.push(`${c.bold(e.prefix)}  ${c.red(e.verdict)}`)
     for (const k of e.current) {
-      const mark = e.mode === 'beside' || k.metric !== e.planned.metric || k.tableId !== e.planned.tableId ? c.dim('  =') : c.red('  -')
-      out.push(...formatKernelRoute(k).split('\n').map((l, i) => `${i === 0 ? mark : '   '} ${l}`))
+      const gone = e.action === 'delete' ? k.tableId === e.planned.tableId && k.metric === e.planned.metric && k.protocol === e.planned.protocol
+        : k.tableId === e.planned.tableId && k.metric === e.planned.metric
+      out.push(...formatKernelRoute(k).split('\n').map((l, i) => `${i === 0 ? (gone ? c.red('  -') : c.dim('  =')) : '   '} ${l}`))
     }
-    out.push(...renderPlanned(e.planned).split('\n').map((l, i) => `${i === 0 ? c.green('  +') : '   '} ${l}`))
-    out.push(c.dim(e.mode === 'beside'
-      ? `    added beside BIRD's route at metric ${e.planned.metric} (lower wins); BIRD's route is left as it is, removing ours restores it`
-      : `    replaces the route at metric ${e.planned.metric} (BIRD writes metric 0: nothing is lower)`))
+    if (e.action === 'replace') {
+      out.push(...renderPlanned(e.planned).split('\n').map((l, i) => `${i === 0 ? c.green('  +') : '   '} ${l}`))
+      out.push(c.dim(`    in the overlay table ${e.planned.table}, which BIRD never learns; BIRD's route stays as it is`))
+    } else {
+      out.push(c.dim(`    withdrawn: routedoctor's route is stale or sits where BIRD learns it`))
+    }
     out.push(`    ${e.ipRoute}`, '')
+  }
+  if (r.rules.length > 0) {
+    out.push(c.bold(`Rules of the overlay table ${r.table}`))
+    for (let i = 0; i < r.rules.length; i++) {
+      const rule = r.rules[i]
+      out.push(`${rule.action === 'add' ? c.green('  +') : c.red('  -')} ${rule.priority}: from all to ${rule.to} lookup ${rule.table}`)
+      out.push(`    ${r.ruleLines[i]}`)
+    }
+    out.push('')
   }
   for (const s of r.skipped) out.push(c.yellow(`${s.prefix}  ${s.verdict}: nothing planned (${s.reason})`))
   return out.join('\n')

@@ -65,11 +65,11 @@ export function createActions(opts: SourceOptions, options: ActionOptions = {}):
     actions.applyFix = async (prefix) => {
       const {planFix} = await import('../services/fix.js')
       const fresh = new Context(await loadSettledSnapshot(opts, prefix)) // as `fix PREFIX` plans it
-      const {items} = planFix(fresh, prefix)
-      if (items.length === 0) return `Nothing to apply for ${prefix}: no corrected route is planned now.`
-      const {applyPlan} = await import('../netlink/apply.js')
+      const {plan} = planFix(fresh, prefix)
+      if (plan.items.length + plan.rules.length === 0) return `Nothing to apply for ${prefix}: no corrected route is planned now.`
+      const {applyFix} = await import('../services/fix.js')
       const {renderApply} = await import('../render/apply.js')
-      const result = await applyPlan(items, {journalDir: options.journalDir ?? '/var/lib/routedoctor', watchSeconds: options.watchSeconds ?? 5})
+      const result = await applyFix(plan, {journalDir: options.journalDir ?? '/var/lib/routedoctor', watchSeconds: options.watchSeconds ?? 5})
       return renderApply(result, c)
     }
   }

@@ -6,7 +6,7 @@ export const rule: PrefixRule = {
   id: 'prefix-missing',
   scope: 'prefix',
   run(ctx, facts) {
-    if (facts.local || facts.kernel.length > 0) return NONE
+    if (facts.local || facts.kernel.length > 0 || facts.effective) return NONE
     const usable = facts.bird.some((r) => r.dest !== 'unreachable' && r.dest !== 'blackhole' && r.dest !== 'prohibited')
     if (usable) return NONE // that is bird-kernel-mismatch
     const down = facts.ownersDown.map((p) => `${p.name} (${p.neighborAddress ?? '?'}: ${p.bgpState ?? p.state}${p.lastError ? `, ${p.lastError}` : ''})`)
