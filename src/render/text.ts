@@ -115,7 +115,7 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
   if (summary.exitCode !== 0) yield c.dim('`routedoctor explain PREFIX` shows why, with evidence; `routedoctor fix` shows the corrected routes.')
 }
 
-const STEP_TITLE = {session: 'BGP session', bird: 'BIRD paths', resolution: 'Next hop', kernel: 'Kernel route', tunnel: 'Tunnel device'}
+const STEP_TITLE = {session: 'BGP session', bird: 'BIRD paths', resolution: 'Next hop', rule: 'Policy rule', kernel: 'Kernel route', tunnel: 'Tunnel device'}
 
 export function renderExplain(r: ExplainReport, c: ChalkInstance): string {
   const out = [`${c.bold(r.prefix)}${r.query !== r.prefix ? c.dim(` (covers ${r.query})`) : ''}: ${verdictColor(c, r.verdict)(r.verdict.toUpperCase())}`, renderNode(r.node, c), '']

@@ -60,7 +60,7 @@ export interface CheckReport {
 }
 
 export interface ChainStep {
-  step: 'session' | 'bird' | 'resolution' | 'kernel' | 'tunnel'
+  step: 'session' | 'bird' | 'resolution' | 'rule' | 'kernel' | 'tunnel'
   status: 'ok' | 'error' | 'warning' | 'info' | 'absent'
   summary: string
   evidence: Evidence[]
@@ -273,15 +273,21 @@ function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
         : `${r.bgpNextHop} → no kernel route`,
       evidence: ctx.resolutionEvidence(r)})
   }
-  // 4. the kernel route
+  // 4. the policy routing rule that decides, when it is not one of the kernel's own three
   const e = f.effective
+  if (f.rule && e) {
+    steps.push({step: 'rule', status: 'info', summary: `${f.rule.priority}: ${f.rule.text}\n→ table ${e.table} holds ${f.prefix}: it is looked up before main`,
+      evidence: ctx.cite(f.rule.pos)})
+  }
+  // 5. the kernel route (the one in force first)
+  const shown = e && !f.kernel.includes(e) ? [e, ...f.kernel] : f.kernel
   steps.push(e
     ? {step: 'kernel', status: d.verdict === 'ok' || d.verdict === 'local' ? 'ok' : 'error',
-      summary: f.kernel.map((r) => formatKernelRoute(r)).join('\n') +
+      summary: shown.map((r) => formatKernelRoute(r)).join('\n') +
         (e.type === 'unicast' && !f.local ? (e.nexthops.every((n) => n.dev === dev) ? `\n→ through ${dev}` : `\n→ not through ${dev}`) : ''),
-      evidence: f.kernel.flatMap((r) => ctx.citeKernelRoute(r))}
+      evidence: shown.flatMap((r) => ctx.citeKernelRoute(r))}
     : {step: 'kernel', status: ctx.haveKernel ? 'error' : 'absent', summary: ctx.haveKernel ? 'no kernel route for this prefix' : 'no kernel routes in the snapshot', evidence: []})
-  // 5. the tunnel device
+  // 6. the tunnel device
   const link = ctx.links.get(dev)
   steps.push(link
     ? {step: 'tunnel', status: linkUsable(link) ? 'ok' : 'error',
