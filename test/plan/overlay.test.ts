@@ -188,3 +188,36 @@ describe('bird.conf: the BGP export filter', () => {
     expect(calico.bgpExports?.map((e) => [e.filter, e.acceptsKernelRoutes])).toEqual([['calico_export_to_bgp_peers', true]])
   })
 })
+
+describe('the lab\'s captures after a move and after a leak (issue 22, done when)', () => {
+  const load = (name: string) => new Context(buildSnapshot(loadFiles(name)))
+
+  it('after the move: check exits 1 with the block misrouted and overlay-stale; explain\'s plan points at the new owner', () => {
+    const ctx = load('lab-bird2-overlay-moved')
+    const d = diagnosePrefix(ctx, BLOCK)
+    expect(d.verdict).toBe('misrouted')
+    expect(d.findings.find((f) => f.id === 'overlay-stale')?.severity).toBe('error')
+    expect(ctx.facts(BLOCK).effective?.nexthops.map((n) => n.gateway?.address)).toEqual(['172.31.20.5'])
+    expect(ctx.facts(BLOCK).bgpNextHops).toEqual(['172.31.30.6'])
+    const e = explainReport(ctx, '192.168.110.130')
+    expect(e.plan?.nexthops.map((n) => [n.gateway, n.dev, n.onlink])).toEqual([['172.31.30.6', 'tunl0', true]])
+    expect(e.chain.map((s) => s.step)).toContain('rule')
+    const {report} = planFix(load('lab-bird2-overlay-moved'))
+    expect(report.routes.map((r) => [r.action, r.dst, r.table, r.nexthops.map((n) => n.gateway)])).toEqual([['replace', BLOCK, '1158', ['172.31.30.6']]])
+    expect(report.rules).toEqual([])
+  })
+
+  it('after the leak: the block shows overlay-stale and route-leaked-to-bgp, and fix plans action delete for it', () => {
+    const ctx = load('lab-bird2-overlay-leak')
+    const d = diagnosePrefix(ctx, BLOCK)
+    expect(d.verdict).toBe('misrouted')
+    expect(d.findings.map((f) => f.id)).toEqual(expect.arrayContaining(['overlay-stale', 'route-leaked-to-bgp']))
+    for (const f of d.findings) expectRealEvidence(ctx, f)
+    const leak = d.findings.find((f) => f.id === 'route-leaked-to-bgp')!
+    expect(leak.evidence[0].text).toMatch(/\[kernel1 .*\] \* \(10\)/)
+    expect(leak.evidence[0].text).toContain('Kernel.source: 158')
+    expect(leak.evidence[1].text).toMatch(/^filter calico_export_to_bgp_peers \{\n {2}calico_aggr\(\);/)
+    const {report} = planFix(load('lab-bird2-overlay-leak'))
+    expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.table, r.metric, r.protocol])).toEqual([['delete', 'main', 31, '158']])
+  })
+})
