@@ -224,13 +224,20 @@ export function explainReport(ctx: Context, query: string, shared?: {host: Findi
     query,
     verdict: d.verdict,
     findings: [...d.findings, ...relevant],
-    kernel: f.kernel,
+    kernel: kernelRoutesOf(f),
     bird: f.bird,
     plan: item?.planned ?? null,
     ...(item ? {planMode: item.mode} : {}),
     chain: chain(ctx, d),
     node: shared?.node ?? nodeSummary(ctx),
   }
+}
+
+/** The prefix's kernel routes: the one in force first (an overlay route), then BIRD's tables', then routedoctor's elsewhere. */
+function kernelRoutesOf(f: PrefixDiagnosis['facts']): KernelRoute[] {
+  const e = f.effective
+  if ((e === undefined || f.kernel.includes(e)) && f.ours.every((r) => f.kernel.includes(r))) return f.kernel
+  return [...new Set([...(e ? [e] : []), ...f.kernel, ...f.ours])]
 }
 
 function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
@@ -280,7 +287,7 @@ function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
       evidence: ctx.cite(f.rule.pos)})
   }
   // 5. the kernel route (the one in force first)
-  const shown = e && !f.kernel.includes(e) ? [e, ...f.kernel] : f.kernel
+  const shown = kernelRoutesOf(f)
   steps.push(e
     ? {step: 'kernel', status: d.verdict === 'ok' || d.verdict === 'local' ? 'ok' : 'error',
       summary: shown.map((r) => formatKernelRoute(r)).join('\n') +
