@@ -1,4 +1,4 @@
-// routedoctor's correction is the route in force, and it is what today's plan wants.
+// routedoctor's correction is the route in force, from a table BIRD does not learn, and it is what today's plan wants.
 import {carriesPlan, NONE, overlayGateways, prefixFinding, type PrefixRule} from '../rule.js'
 import {formatKernelRoute} from '../../model/format.js'
 
@@ -7,7 +7,7 @@ export const rule: PrefixRule = {
   scope: 'prefix',
   run(ctx, facts) {
     const r = facts.effective
-    if (!r || facts.ours.length === 0 || r.protocol !== ctx.fixProtocol || r.tableId !== ctx.overlayTable) return NONE
+    if (!r || facts.ours.length === 0 || r.protocol !== ctx.fixProtocol || ctx.kernelTables.includes(r.tableId)) return NONE
     if (!carriesPlan(ctx, r, overlayGateways(ctx, facts))) return NONE
     return [prefixFinding(ctx, 'overlay-active', facts.prefix, () => ({
       title: `routedoctor's correction for ${facts.prefix} is in force`,
