@@ -12,7 +12,7 @@ import {parseBirdConf} from '../../src/parse/bird-conf.js'
 import {parseIpRule} from '../../src/parse/ip-rule.js'
 import {explainReport} from '../../src/services/report.js'
 import {planFix} from '../../src/services/fix.js'
-import {BIRD2, LAB_HEALTHY, editFile, editJsonRoutes, expectRealEvidence, fileText, loadFiles, replaceOnce} from '../diagnose/helpers.js'
+import {BIRD16, BIRD2, LAB_HEALTHY, editFile, editJsonRoutes, expectRealEvidence, fileText, loadFiles, replaceOnce} from '../diagnose/helpers.js'
 
 const BLOCK = '192.168.110.128/26'
 const RULES = '0:\tfrom all lookup local\n32000:\tfrom all to 192.168.0.0/16 lookup 1158\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n'
@@ -138,6 +138,26 @@ describe('the overlay plan', () => {
     const strict = editFile(files, 'bird.conf', () => fileText(loadFiles(LAB_HEALTHY), 'bird.conf'))
     expect(idsOf(ctxOf(strict))).not.toContain('route-leaked-to-bgp')
     expect(idsOf(ctxOf(strict))).toEqual(expect.arrayContaining(['overlay-stale', 'overlay-learnable']))
+  })
+
+  it('BIRD 1.6 (krt_source): a correction of an earlier version that replaced BIRD\'s metric-0 route is leaked the same way', () => {
+    let files = editFile(loadFiles(BIRD16), 'bird.conf', (t) => replaceOnce(t,
+      'filter calico_export_to_bgp_peers {\n  if net ~ [ 192.168.0.0/16{26,32} ] && source = RTS_STATIC then accept;\n  reject;\n}',
+      'filter calico_export_to_bgp_peers {\n  if ( net ~ 192.168.0.0/16 ) then { accept; }\n  reject;\n}'))
+    files = editJsonRoutes(files, {[BLOCK]: ours('172.31.20.5', 'main')})
+    files = editFile(files, 'birdc-show-route-all.txt', (t) => {
+      const lines = t.split('\n')
+      const at = lines.findIndex((l) => l.startsWith(`${BLOCK} `))
+      let end = at + 1
+      while (lines[end]?.startsWith('\t')) end++
+      lines.splice(at, end - at, `${BLOCK} via 172.31.20.5 on tunl0 [kernel1 16:50:22] * (10)`, '\tType: inherit unicast univ', '\tkrt_source: 158', '\tkrt_metric: 0')
+      return lines.join('\n')
+    })
+    const ctx = ctxOf(files)
+    expect(diagnosePrefix(ctx, BLOCK).verdict).toBe('misrouted')
+    expect(idsOf(ctx)).toEqual(expect.arrayContaining(['overlay-stale', 'overlay-learnable', 'route-leaked-to-bgp']))
+    const {report} = planFix(ctxOf(files))
+    expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.table, r.metric])).toEqual([['delete', 'main', 0]])
   })
 
   it('a correction of an earlier version in main that is still right is moved into the overlay', () => {
