@@ -17,7 +17,7 @@ import {outsidePools} from './context.js'
 import {UsageError} from './errors.js'
 import {canonicalPrefix} from './prefix.js'
 import {releaseKernelText} from './release.js'
-import type {BirdConfig, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from './types.js'
+import type {BirdConfig, BirdProtocol, BirdRoute, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from './types.js'
 
 export interface BuildOptions {
   pools?: string[] // --pool CIDR[=ipip|vxlan|none]
@@ -102,6 +102,10 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
     }
   }
 
+  const birdStatus = status !== undefined ? parseBirdStatus(status) : undefined // parse errors in the files' order
+  const parsedRoutes = birdRoutes !== undefined ? parseBirdRoutes(birdRoutes, 'birdc-show-route-all.txt', aside?.bird) : []
+  const parsedProtocols = protocols !== undefined ? parseBirdProtocols(protocols) : []
+  plainRouteSources(parsedRoutes, parsedProtocols)
   return {
     origin: opts.origin ?? {kind: 'dir'},
     files,
@@ -113,15 +117,28 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
     rules: rule !== undefined ? parseIpRule(rule) : [],
     sysctl: sysctl !== undefined ? parseSysctl(sysctl) : [],
     bird: {
-      status: status !== undefined ? parseBirdStatus(status) : undefined,
-      routes: birdRoutes !== undefined ? parseBirdRoutes(birdRoutes, 'birdc-show-route-all.txt', aside?.bird) : [],
-      protocols: protocols !== undefined ? parseBirdProtocols(protocols) : [],
+      status: birdStatus,
+      routes: parsedRoutes,
+      protocols: parsedProtocols,
       config,
     },
     pools,
     poolOrigin,
     tunnelDev,
     ...(aside ? {aside} : {}),
+  }
+}
+
+/**
+ * A plain `show route` (no `all`) prints no attributes, so no path has a source: a path of a BGP protocol
+ * is a BGP path (without protocol data: a path with `from PEER`, which only BGP prints on a Calico node).
+ */
+function plainRouteSources(routes: BirdRoute[], protocols: BirdProtocol[]): void {
+  let bgp: Set<string> | undefined
+  for (const r of routes) {
+    if (r.source !== undefined) continue
+    bgp ??= new Set(protocols.filter((p) => p.proto.toUpperCase() === 'BGP').map((p) => p.name))
+    if (bgp.has(r.protocol) || (protocols.length === 0 && r.from !== undefined)) r.source = 'BGP'
   }
 }
 

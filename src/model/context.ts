@@ -336,8 +336,10 @@ export class Context {
       }
     }
     const effective = kernel[0]
-    // CrossSubnet: a next hop on one of our own subnets (a connected route, no gateway) is reached directly
-    const tunnelExpected = pool?.mode === 'ipip' && !(pool.crossSubnet && this.sameSubnet(resolutions))
+    // CrossSubnet: a next hop on one of our own subnets (a connected route, no gateway) is reached directly;
+    // without BIRD's BGP next hops, the kernel route's gateways stand in for them
+    const tunnelExpected = pool?.mode === 'ipip' &&
+      !(pool.crossSubnet && this.sameSubnet(resolutions.length > 0 ? resolutions : this.gatewayResolutions(effective)))
     return {
       prefix, pool, tunnelExpected, kernel, effective, bird, birdPrimary, bestSet,
       bgpNextHops, resolutions, local: this.isLocal(prefix, birdPrimary, effective),
@@ -353,6 +355,14 @@ export class Context {
       this.singles.set(bgpNextHop, hit)
     }
     return hit
+  }
+
+  /** The kernel's own view of each IPv4 gateway of a unicast route (none for any other route). */
+  private gatewayResolutions(route: KernelRoute | undefined): NexthopResolution[] {
+    if (route?.type !== 'unicast') return NO_RESOLUTIONS
+    const out: NexthopResolution[] = []
+    for (const n of route.nexthops) if (n.gateway?.family === 'inet') out.push(this.resolve(n.gateway.address))
+    return out.length === route.nexthops.length ? out : NO_RESOLUTIONS
   }
 
   private sameSubnet(resolutions: NexthopResolution[]): boolean {
