@@ -14,7 +14,8 @@ export const rule: PrefixRule = {
   id: 'nexthop-unresolvable-by-bird',
   scope: 'prefix',
   run(ctx, facts) {
-    if (facts.local || !anyUnreachable(facts.bestSet)) return NONE
+    if (facts.local) return NONE
+    if (!anyUnreachable(facts.bestSet)) return facts.effective?.type === 'unreachable' ? unnamedNexthop(ctx, facts) : NONE
     // the kernel already sends the prefix through the tunnel to N (routedoctor's route): nothing is broken now
     const tunnelled = new Set((facts.effective?.type === 'unicast' ? facts.effective.nexthops : [])
       .filter((n) => n.dev === ctx.snapshot.tunnelDev && n.gateway).map((n) => n.gateway!.address))
