@@ -129,16 +129,21 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   }
 }
 
+// The source `show route all` prints (`Type:`) for the paths of a protocol, by the protocol's kind.
+const SOURCE_OF_PROTOCOL: Record<string, string> = {bgp: 'BGP', kernel: 'inherit', static: 'static', device: 'device', direct: 'device'}
+
 /**
- * A plain `show route` (no `all`) prints no attributes, so no path has a source: a path of a BGP protocol
- * is a BGP path (without protocol data: a path with `from PEER`, which only BGP prints on a Calico node).
+ * A plain `show route` (no `all`) prints no attributes, so no path has a source: it is the source of the
+ * path's protocol's kind (a BGP protocol's path is a BGP path; without protocol data, a path with
+ * `from PEER`, which only BGP prints on a Calico node).
  */
 function plainRouteSources(routes: BirdRoute[], protocols: BirdProtocol[]): void {
-  let bgp: Set<string> | undefined
+  let kinds: Map<string, string> | undefined
   for (const r of routes) {
     if (r.source !== undefined) continue
-    bgp ??= new Set(protocols.filter((p) => p.proto.toUpperCase() === 'BGP').map((p) => p.name))
-    if (bgp.has(r.protocol) || (protocols.length === 0 && r.from !== undefined)) r.source = 'BGP'
+    kinds ??= new Map(protocols.map((p) => [p.name, SOURCE_OF_PROTOCOL[p.proto.toLowerCase()] ?? '']))
+    const source = kinds.get(r.protocol) || (protocols.length === 0 && r.from !== undefined ? 'BGP' : undefined)
+    if (source !== undefined) r.source = source
   }
 }
 

@@ -102,7 +102,10 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
   const bird = snapshot.bird.routes
   const hops = new Set<string | undefined>(snapshot.healthy?.bgpNextHops)
   let last: string | undefined // consecutive paths mostly share their next hop's string
-  for (const r of bird) if (r.bgpNextHop !== last) hops.add((last = r.bgpNextHop))
+  for (const r of bird) {
+    if (r.bgpNextHop !== last) hops.add((last = r.bgpNextHop))
+    if (r.bgpNextHop === undefined && r.from !== undefined) hops.add(r.from) // a plain `show route`: its peer is looked up
+  }
   // CrossSubnet: a pool route's kernel gateways stand in for BGP next hops BIRD does not name (Context.gatewayResolutions)
   if (snapshot.pools.some((p) => p.crossSubnet)) {
     for (const r of snapshot.kernelRoutes) {

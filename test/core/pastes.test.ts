@@ -16,6 +16,7 @@ import {parseBirdStatus} from '../../src/parse/bird-status.js'
 import {parseIpRouteText} from '../../src/parse/ip-route-text.js'
 import {renderCheck, renderExplain} from '../../src/render/text.js'
 import {palette} from '../../src/render/style.js'
+import {checkSnapshot} from '../../src/services/load.js'
 import {checkReport, explainReport} from '../../src/services/report.js'
 import {dropFile, editFile, editJsonArray, loadFiles, replaceOnce} from '../diagnose/helpers.js'
 import {BIN, FIXTURES} from '../helpers.js'
@@ -172,7 +173,8 @@ describe('BIRD 1.6 plain show route (no "all")', () => {
     expect(p).toMatchObject({dest: 'unreachable', protocol: 'Mesh_172_31_20_5', from: '172.31.20.5', primary: true, source: 'BGP'})
     const secondary = routes.filter((r) => r.prefix === '192.168.200.10/32')
     expect(secondary.map((r) => [r.dest, r.primary, r.source])).toEqual([['unicast', true, 'BGP'], ['unreachable', false, 'BGP']])
-    expect(routes.find((r) => r.prefix === '192.168.162.128/26')?.source).toBeUndefined() // static: not BGP
+    expect(routes.find((r) => r.prefix === '192.168.162.128/26')?.source).toBe('static') // protocol blocks is Static
+    expect(routes.find((r) => r.prefix === '192.168.162.129/32')?.source).toBe('inherit') // kernel1: learnt from the kernel
   })
 
   it('shows seed failure 2 on BIRD\'s side: the path is unreachable in BIRD, though the kernel reaches the peer', () => {
@@ -222,6 +224,10 @@ describe('IP-in-IP CrossSubnet', () => {
       expect(l.plan).toBeNull()
     }
     expect(explainReport(ctxOf(withoutBird(files)), '192.168.50.0/26').plan).toBeNull()
+    // check's own path (routes outside the pools read only where they resolve a gateway) says the same
+    const bulk = checkReport(new Context(checkSnapshot(withoutBird(files)))).prefixes.map((p) => `${p.prefix} ${p.verdict}`)
+    expect(bulk).toEqual(checkReport(ctxOf(withoutBird(files))).prefixes.map((p) => `${p.prefix} ${p.verdict}`))
+    expect(bulk).toContain('192.168.50.0/26 ok')
   })
 
   it('a next hop off every local subnet must still go through the tunnel, with or without BIRD\'s data', () => {

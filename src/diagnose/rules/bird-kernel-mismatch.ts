@@ -4,6 +4,7 @@ import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
 import {formatBirdPath} from '../../model/format.js'
 import {isBgp} from '../../model/context.js'
 
+const KERNELS_OWN = new Set(['inherit', 'device', 'kernel', 'direct'])
 const DROPS = new Set(['unreachable', 'blackhole', 'prohibit'])
 
 export const rule: PrefixRule = {
@@ -12,7 +13,8 @@ export const rule: PrefixRule = {
   run(ctx, facts) {
     const p = facts.birdPrimary
     if (!p || facts.local || !ctx.haveKernel) return NONE
-    if (p.dest !== 'unicast' || !isBgp(p.source)) return NONE
+    // a route BIRD learnt from the kernel (inherit) or a connected one (device) is the kernel's own; no source: unknown
+    if (p.dest !== 'unicast' || !(isBgp(p.source) || (p.source !== undefined && p.source !== '' && !KERNELS_OWN.has(p.source)))) return NONE
     // BIRD's own route, or routedoctor's that took its place (BIRD 1.6: replaced at metric 0)
     // (a route of theirs that drops the packets is no route: BIRD's is usable, the kernel's is not)
     for (const r of facts.kernel) if ((r.protocol === 'bird' || r.protocol === ctx.fixProtocol) && !DROPS.has(r.type)) return NONE

@@ -5,6 +5,8 @@ import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
 import type {Context, PrefixFacts} from '../../model/context.js'
 import type {BirdRoute, Finding} from '../../model/types.js'
 
+const DROPS = new Set(['unreachable', 'blackhole', 'prohibit'])
+
 function anyUnreachable(paths: readonly BirdRoute[]): boolean {
   for (const p of paths) if (p.dest === 'unreachable') return true
   return false
@@ -15,7 +17,8 @@ export const rule: PrefixRule = {
   scope: 'prefix',
   run(ctx, facts) {
     if (facts.local) return NONE
-    if (!anyUnreachable(facts.bestSet)) return facts.effective?.type === 'unreachable' ? unnamedNexthop(ctx, facts) : NONE
+    const drops = facts.effective !== undefined && DROPS.has(facts.effective.type)
+    if (!anyUnreachable(facts.bestSet)) return drops ? unnamedNexthop(ctx, facts) : NONE
     // the kernel already sends the prefix through the tunnel to N (routedoctor's route): nothing is broken now
     const tunnelled = new Set((facts.effective?.type === 'unicast' ? facts.effective.nexthops : [])
       .filter((n) => n.dev === ctx.snapshot.tunnelDev && n.gateway).map((n) => n.gateway!.address))
@@ -37,7 +40,7 @@ export const rule: PrefixRule = {
         fix: `Program ${facts.prefix} via ${res.bgpNextHop} dev ${ctx.snapshot.tunnelDev} onlink (the outer packet follows the kernel's underlay route); durably, an underlay BIRD can import (IPv4 next hops) or BIRD 2.0.12+ with the onlink kernel filter.`,
       })))
     }
-    if (out.length > 0 || facts.effective?.type !== 'unreachable') return out
+    if (out.length > 0 || !drops) return out
     return unnamedNexthop(ctx, facts)
   },
 }
@@ -49,7 +52,7 @@ export const rule: PrefixRule = {
 function unnamedNexthop(ctx: Context, facts: PrefixFacts): Finding[] {
   const e = facts.effective!
   const paths = facts.bestSet.filter((p) => p.dest === 'unreachable' && p.bgpNextHop === undefined)
-  const kernelOnly = paths.length === 0 && facts.bird.length === 0 && !ctx.haveBird && e.protocol === 'bird'
+  const kernelOnly = paths.length === 0 && facts.bird.length === 0 && !ctx.haveBird && e.protocol === 'bird' && e.type === 'unreachable'
   if (paths.length === 0 && !kernelOnly) return NONE
   const peers = [...new Set(paths.map((p) => p.from).filter((a) => a !== undefined))]
   const reach = peers.map((peer) => {

@@ -24,7 +24,7 @@ export const rule: PrefixRule = {
     if (usable) return NONE // that is bird-kernel-mismatch
     // the kernel holds only a route that drops the packets: BIRD's unreachable paths, and BIRD's own
     // unreachable route without BIRD's data, are nexthop-unresolvable-by-bird's
-    if (e !== undefined && (facts.bestSet.some((r) => r.dest === 'unreachable') ||
+    if (e !== undefined && (facts.bestSet.some((r) => r.dest === 'unreachable' && (r.bgpNextHop === undefined || !ctx.resolve(r.bgpNextHop).own)) ||
       (e.type === 'unreachable' && e.protocol === 'bird' && facts.bird.length === 0 && !ctx.haveBird))) return NONE
     const down = facts.ownersDown.map((p) => `${p.name} (${p.neighborAddress ?? '?'}: ${p.bgpState ?? p.state}${p.lastError ? `, ${p.lastError}` : ''})`)
     return [prefixFinding(ctx, 'prefix-missing', facts.prefix, () => ({
