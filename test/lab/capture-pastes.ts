@@ -1,5 +1,5 @@
 // Captures the output shapes users paste (issue 28) from the lab into test/fixtures/pastes/:
-//   npx tsx test/lab/capture-pastes.ts [OUTDIR]
+//   npx tsx test/lab/capture-pastes.ts [OUTDIR [bird2|bird16]]
 // - restricted birdc (`birdc -r`) and a restricted raw socket (`restrict`, reply 0016);
 // - `show status` of a BIRD started in graceful-restart recovery (`bird -R`), birdc and raw socket;
 // - BIRD 1.6 plain `show route` (no `all`) on the ipv6-ll scenario (seed failure 2), as a snapshot;
@@ -11,6 +11,7 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {closeSync, mkdirSync, openSync, readFileSync, writeFileSync} from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
+import {pathToFileURL} from 'node:url'
 import {execa} from 'execa'
 import {captureSnapshot, IPPOOLS_YAML} from './capture.js'
 import {BIRD_BINARIES, startLab, type Lab} from './lab.js'
@@ -19,7 +20,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const withNewline = (text: string) => (text === '' || text.endsWith('\n') ? text : `${text}\n`)
 
 /** Raw control-socket transcript: the greeting and each command's reply, codes and continuations as sent. */
-async function rawSocket(socketPath: string, commands: string[]): Promise<string> {
+export async function rawSocket(socketPath: string, commands: string[]): Promise<string> {
   const sock = net.createConnection(socketPath)
   let buf = ''
   let waiter: (() => void) | undefined
@@ -61,7 +62,7 @@ async function birdcArgs(lab: Lab, node: 'n1', args: string[]): Promise<string> 
 }
 
 /** Stops n1's BIRD and starts it again in graceful-restart recovery (`-R`); returns the process. */
-async function restartInRecovery(lab: Lab): Promise<ChildProcess> {
+export async function restartInRecovery(lab: Lab): Promise<ChildProcess> {
   await lab.stopBird('n1')
   const log = openSync(path.join(lab.dir, 'n1-recovery.log'), 'a')
   const bin = BIRD_BINARIES[lab.birdFlavour('n1')].bird
@@ -82,7 +83,7 @@ async function restartInRecovery(lab: Lab): Promise<ChildProcess> {
   }
 }
 
-async function gracefulRestart(lab: Lab, out: string, tag: string): Promise<void> {
+export async function gracefulRestart(lab: Lab, out: string, tag: string): Promise<void> {
   const child = await restartInRecovery(lab)
   try {
     writeFileSync(path.join(out, `${tag}-gr-show-status.txt`), withNewline(await lab.birdc('n1', 'show status')))
@@ -93,7 +94,7 @@ async function gracefulRestart(lab: Lab, out: string, tag: string): Promise<void
   }
 }
 
-async function restricted(lab: Lab, out: string, tag: string): Promise<void> {
+export async function restricted(lab: Lab, out: string, tag: string): Promise<void> {
   for (const [file, cmd] of [
     ['show-status', 'show status'],
     ['show-protocols-all', 'show protocols all'],
@@ -123,7 +124,7 @@ const N1_TOR1_SESSION = `protocol bgp Node_172_31_11_1 {
 }
 `
 
-async function crossSubnet(lab: Lab, outDir: string): Promise<void> {
+export async function crossSubnet(lab: Lab, outDir: string): Promise<void> {
   const torConf = path.join(lab.dir, 'tor1.conf')
   writeFileSync(torConf, TOR1_CONF)
   const log = openSync(path.join(lab.dir, 'tor1.log'), 'a')
@@ -179,10 +180,12 @@ async function main(): Promise<void> {
   process.stdout.write(`captured into ${out}\n`)
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`capture-pastes: ${(error as Error).stack}\n`)
-    process.exit(1)
-  },
-)
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`capture-pastes: ${(error as Error).stack}\n`)
+      process.exit(1)
+    },
+  )
+}
