@@ -130,7 +130,9 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
 }
 
 // The source `show route all` prints (`Type:`) for the paths of a protocol, by the protocol's kind.
-const SOURCE_OF_PROTOCOL: Record<string, string> = {bgp: 'BGP', kernel: 'inherit', static: 'static', device: 'device', direct: 'device'}
+const SOURCE_OF_PROTOCOL: Record<string, string> = {
+  bgp: 'BGP', kernel: 'inherit', static: 'static', device: 'device', direct: 'device',
+}
 
 /**
  * A plain `show route` (no `all`) prints no attributes, so no path has a source: it is the source of the

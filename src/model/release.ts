@@ -104,9 +104,11 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
   let last: string | undefined // consecutive paths mostly share their next hop's string
   for (const r of bird) {
     if (r.bgpNextHop !== last) hops.add((last = r.bgpNextHop))
-    if (r.bgpNextHop === undefined && r.from !== undefined) hops.add(r.from) // a plain `show route`: its peer is looked up
+    // a plain `show route`: the rules look up the path's peer
+    if (r.bgpNextHop === undefined && r.from !== undefined) hops.add(r.from)
   }
-  // CrossSubnet: a pool route's kernel gateways stand in for BGP next hops BIRD does not name (Context.gatewayResolutions)
+  // CrossSubnet: a pool route's kernel gateways stand in for BGP next hops BIRD does not name
+  // (Context.gatewayResolutions)
   if (snapshot.pools.some((p) => p.crossSubnet)) {
     for (const r of snapshot.kernelRoutes) {
       if (r.family !== 'inet' || r.type !== 'unicast' || outside(prefixKey(r.dst))) continue

@@ -54,7 +54,6 @@ export function bannerVersion(payload: string): string | undefined {
 export class BirdFramer {
   mode: 'unknown' | 'raw' | 'birdc' = 'unknown'
   banner?: BirdBanner
-  restricted?: number // line of `Access restricted`: a read-only (restricted) birdc session
   private lastCode: number | undefined
 
   constructor(private readonly file: string, private readonly sink: BirdLineSink) {}
@@ -85,10 +84,7 @@ export class BirdFramer {
   private payload(text: string, lineNo: number, code: number | undefined): void {
     if (isBlank(text)) return
     // `birdc -r` (or `restrict` on the socket) answers `0016 Access restricted` before any reply
-    if ((code === 16 || code === undefined) && text === 'Access restricted') {
-      this.restricted ??= lineNo
-      return
-    }
+    if ((code === 16 || code === undefined) && text === 'Access restricted') return
     if (code === 1 || code === undefined) {
       const version = bannerVersion(text)
       if (version !== undefined) {
@@ -107,7 +103,10 @@ export class BirdFramer {
  */
 export type BirdSpanSink = (text: string, start: number, end: number, line: number) => boolean
 
-/** Would BirdFramer (in birdc mode) hand text[start, end) to its sink as it is? `BIRD ...` and `Access restricted` are left to it. */
+/**
+ * Would BirdFramer (in birdc mode) hand text[start, end) to its sink as it is? `BIRD ...` and
+ * `Access restricted` are left to it.
+ */
 function isPlainPayload(text: string, start: number, end: number): boolean {
   if (start === end || text.charCodeAt(end - 1) === 13) return false
   const c0 = text.charCodeAt(start)

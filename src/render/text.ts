@@ -19,7 +19,8 @@ function indent(text: string, by: string): string {
 function gracefulRestartText(gr: NonNullable<NodeSummary['gracefulRestart']>): string {
   const waiting = gr.waiting !== undefined ? `, waiting for ${gr.waiting} ${gr.unit ?? 'protocols'} to recover` : ''
   const timer = gr.remaining !== undefined ? `, wait timer ${gr.remaining}/${gr.wait ?? '?'} s` : ''
-  return `BIRD graceful restart recovery in progress${waiting}${timer}: routes from before the restart stay in the kernel until it ends`
+  return `BIRD graceful restart recovery in progress${waiting}${timer}: ` +
+    'routes from before the restart stay in the kernel until it ends'
 }
 
 export function renderNode(n: NodeSummary, c: ChalkInstance): string {

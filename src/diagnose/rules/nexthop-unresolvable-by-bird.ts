@@ -52,24 +52,32 @@ export const rule: PrefixRule = {
 function unnamedNexthop(ctx: Context, facts: PrefixFacts): Finding[] {
   const e = facts.effective!
   const paths = facts.bestSet.filter((p) => p.dest === 'unreachable' && p.bgpNextHop === undefined)
-  const kernelOnly = paths.length === 0 && facts.bird.length === 0 && !ctx.haveBird && e.protocol === 'bird' && e.type === 'unreachable'
+  // no BIRD data at all, and BIRD's own unreachable route in the kernel
+  const kernelOnly = paths.length === 0 && facts.bird.length === 0 && !ctx.haveBird && e.protocol === 'bird' &&
+    e.type === 'unreachable'
   if (paths.length === 0 && !kernelOnly) return NONE
   const peers = [...new Set(paths.map((p) => p.from).filter((a) => a !== undefined))]
   const reach = peers.map((peer) => {
     const res = ctx.resolve(peer)
-    return {peer, res, text: !res.lookup.reachable ? `the kernel cannot reach ${peer} either`
-      : `the kernel reaches ${peer} through ${res.lookup.route!.dst}${res.viaInet6 ? ' (IPv6 link-local next hops: BIRD before 2.0.8 cannot import such a route)' : ''}`}
+    const v6 = res.viaInet6 ? ' (IPv6 link-local next hops: BIRD before 2.0.8 cannot import such a route)' : ''
+    const text = res.lookup.reachable ? `the kernel reaches ${peer} through ${res.lookup.route!.dst}${v6}` : `the kernel cannot reach ${peer} either`
+    return {res, text}
   })
   return [prefixFinding(ctx, 'nexthop-unresolvable-by-bird', facts.prefix, () => ({
     title: kernelOnly
       ? `BIRD installed unreachable ${facts.prefix}: it could not resolve the path's BGP next hop`
-      : `BIRD holds ${facts.prefix} as unreachable: it cannot resolve the BGP next hop of the path${peers.length > 0 ? ` from ${peers.join(', ')}` : ''}`,
+      : `BIRD holds ${facts.prefix} as unreachable: it cannot resolve the BGP next hop of the path` +
+        (peers.length > 0 ? ` from ${peers.join(', ')}` : ''),
     detail: kernelOnly
-      ? `The kernel route \`unreachable ${facts.prefix} proto bird\` is how BIRD installs a path whose next hop it cannot resolve. ` +
-        'The snapshot has no BIRD routes (birdc-show-route-all.txt), so the next hop cannot be named; `birdc show route all` would.'
+      ? `The kernel route \`unreachable ${facts.prefix} proto bird\` is how BIRD installs a path whose next hop it ` +
+        'cannot resolve. ' +
+        'The snapshot has no BIRD routes (birdc-show-route-all.txt), so the next hop cannot be named; ' +
+        '`birdc show route all` would.'
       : `BIRD marks the path unreachable${reach.length > 0 ? `; ${reach.map((r) => r.text).join('; ')}` : ''}. ` +
         'This `show route` has no attributes, so it does not name the BGP next hop; `birdc show route all` does.',
-    evidence: [...paths.flatMap((p) => ctx.cite(p.pos)), ...reach.flatMap((r) => ctx.resolutionEvidence(r.res)), ...ctx.citeKernelRoute(e)],
-    fix: `Find the BGP next hop (birdc show route all for ${facts.prefix}), then make it resolvable for BIRD (an underlay route with IPv4 next hops), or program ${facts.prefix} via it dev ${ctx.snapshot.tunnelDev} onlink.`,
+    evidence: [...paths.flatMap((p) => ctx.cite(p.pos)), ...reach.flatMap((r) => ctx.resolutionEvidence(r.res)),
+      ...ctx.citeKernelRoute(e)],
+    fix: `Find the BGP next hop (birdc show route all for ${facts.prefix}), then make it resolvable for BIRD (an underlay ` +
+      `route with IPv4 next hops), or program ${facts.prefix} via it dev ${ctx.snapshot.tunnelDev} onlink.`,
   }))]
 }
