@@ -375,7 +375,8 @@ export class Context {
     if (birdPrimary) {
       const source = birdPrimary.source
       if (isBgp(source)) return false
-      if (source !== undefined && source !== '') {
+      // no source: a plain `show route` without protocol data; a path with no peer (`from`) is not BGP's
+      if ((source !== undefined && source !== '') || birdPrimary.from === undefined) {
         // a static blackhole block, a kernel/device route to a workload interface
         if (birdPrimary.dest === 'blackhole') return true
         if (birdPrimary.nexthops.length > 0 && birdPrimary.nexthops.every((n) => !n.gateway && n.iface !== dev)) return true
