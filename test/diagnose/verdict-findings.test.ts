@@ -1,12 +1,15 @@
 // The invariant between verdicts and findings: a prefix whose verdict is not ok (nor local, nor not-in-pool)
 // carries at least one error finding, and check's exit status is 1 exactly when some finding is an error.
 // Held over every captured snapshot, and over those snapshots with sources left out and routes damaged at random.
-import {readFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
+import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
+import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
 import {buildSnapshot} from '../../src/model/build.js'
 import {Context} from '../../src/model/context.js'
 import type {BirdRoute, KernelRoute, Snapshot, SourceFile} from '../../src/model/types.js'
@@ -31,12 +34,12 @@ const BIRD_DAMAGE = ['delete', 'unreachable', 'blackhole', 'static', 'no-next-ho
 
 type Damage<K> = {kind: K; at: number}
 
-function damageKernel(routes: KernelRoute[], damage: Damage<(typeof KERNEL_DAMAGE)[number]>[]): KernelRoute[] {
+function damageKernel(routes: KernelRoute[], damage: Damage<(typeof KERNEL_DAMAGE)[number]>[], pool = '192.168.'): KernelRoute[] {
   const out = routes.map((r) => ({...r, nexthops: r.nexthops.map((n) => ({...n, flags: [...n.flags]}))}))
   for (const {kind, at} of damage) {
-    const pool = out.flatMap((r, i) => (r.dst.startsWith('192.168.') && r.tableId !== 255 ? [i] : []))
-    if (pool.length === 0) break
-    const i = pool[at % pool.length]!
+    const held = out.flatMap((r, i) => (r.dst.startsWith(pool) && r.tableId !== 255 ? [i] : []))
+    if (held.length === 0) break
+    const i = held[at % held.length]!
     const r = out[i]!
     switch (kind) {
       case 'delete': out.splice(i, 1); break
@@ -51,12 +54,12 @@ function damageKernel(routes: KernelRoute[], damage: Damage<(typeof KERNEL_DAMAG
   return out
 }
 
-function damageBird(routes: BirdRoute[], damage: Damage<(typeof BIRD_DAMAGE)[number]>[]): BirdRoute[] {
+function damageBird(routes: BirdRoute[], damage: Damage<(typeof BIRD_DAMAGE)[number]>[], pool = '192.168.'): BirdRoute[] {
   const out: BirdRoute[] = routes.map((r) => Object.assign(Object.create(Object.getPrototypeOf(r)) as BirdRoute, r))
   for (const {kind, at} of damage) {
-    const pool = out.flatMap((r, i) => (r.prefix.startsWith('192.168.') ? [i] : []))
-    if (pool.length === 0) break
-    const i = pool[at % pool.length]!
+    const held = out.flatMap((r, i) => (r.prefix.startsWith(pool) ? [i] : []))
+    if (held.length === 0) break
+    const i = held[at % held.length]!
     const r = out[i]!
     switch (kind) {
       case 'delete': out.splice(i, 1); break
@@ -107,6 +110,25 @@ describe('a verdict that is not ok carries an error finding, and check exits by 
           if (!FINE.has(r.verdict)) expect(r.findings.some((f) => f.severity === 'error'), `${what}: explain ${p.prefix}`).toBe(true)
         }
       }), {numRuns: 300})
+  })
+
+  it("on the bench's synthetic table (pool 10.0.0.0/8), Always or CrossSubnet, with routes damaged at random", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-invariant-'))
+    let files: SourceFile[]
+    try {
+      await generateSnapshot(200, dir)
+      files = await readSnapshotDir(dir)
+    } finally {
+      rmSync(dir, {recursive: true, force: true})
+    }
+    const kernel = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
+    const bird = fc.record({kind: fc.constantFrom(...BIRD_DAMAGE), at: fc.nat()})
+    fc.assert(fc.property(fc.boolean(), fc.array(kernel, {maxLength: 8}), fc.array(bird, {maxLength: 8}), (crossSubnet, kd, bd) => {
+      const fs = crossSubnet ? files.map((f) => (f.name === 'ippools.yaml' ? {...f, text: f.text!.replace(/ipipMode: \w+/, 'ipipMode: CrossSubnet')} : f)) : files
+      const built = buildSnapshot(fs)
+      const snapshot: Snapshot = {...built, kernelRoutes: damageKernel(built.kernelRoutes, kd, '10.'), bird: {...built.bird, routes: damageBird(built.bird.routes, bd, '10.')}}
+      holds(checkReport(new Context(snapshot)), `synthetic ${crossSubnet ? 'CrossSubnet ' : ''}${JSON.stringify(kd)} ${JSON.stringify(bd)}`)
+    }), {numRuns: 40})
   })
 
   it('the shape of issue 28: an unreachable proto bird block with nothing else, from a plain ip route paste', () => {
