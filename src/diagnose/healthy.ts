@@ -67,7 +67,10 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
     // only a path with a kernel route set aside can be settled healthy: its next hop's reachability is looked up
     if (bird!.kernel.get(i) !== ABSENT) hops.set(bird!.bgpNextHops[i], false)
   }
-  for (const r of snapshot.bird.routes) if (r.bgpNextHop !== undefined) resolved.add(r.bgpNextHop)
+  for (const r of snapshot.bird.routes) {
+    if (r.bgpNextHop !== undefined) resolved.add(r.bgpNextHop)
+    else if (r.from !== undefined) resolved.add(r.from) // a plain `show route`: the rules look up the peer instead
+  }
   const holdsHop = keysHolding(resolved) // the networks that hold a BGP next hop
   for (const key of holdsHop) {
     const j = kernelAt.get(key)

@@ -17,7 +17,7 @@ import {outsidePools} from './context.js'
 import {UsageError} from './errors.js'
 import {canonicalPrefix} from './prefix.js'
 import {releaseKernelText} from './release.js'
-import type {BirdConfig, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from './types.js'
+import type {BirdConfig, BirdProtocol, BirdRoute, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from './types.js'
 
 export interface BuildOptions {
   pools?: string[] // --pool CIDR[=ipip|vxlan|none]
@@ -102,6 +102,10 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
     }
   }
 
+  const birdStatus = status !== undefined ? parseBirdStatus(status) : undefined // parse errors in the files' order
+  const parsedRoutes = birdRoutes !== undefined ? parseBirdRoutes(birdRoutes, 'birdc-show-route-all.txt', aside?.bird) : []
+  const parsedProtocols = protocols !== undefined ? parseBirdProtocols(protocols) : []
+  plainRouteSources(parsedRoutes, parsedProtocols)
   return {
     origin: opts.origin ?? {kind: 'dir'},
     files,
@@ -113,15 +117,35 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
     rules: rule !== undefined ? parseIpRule(rule) : [],
     sysctl: sysctl !== undefined ? parseSysctl(sysctl) : [],
     bird: {
-      status: status !== undefined ? parseBirdStatus(status) : undefined,
-      routes: birdRoutes !== undefined ? parseBirdRoutes(birdRoutes, 'birdc-show-route-all.txt', aside?.bird) : [],
-      protocols: protocols !== undefined ? parseBirdProtocols(protocols) : [],
+      status: birdStatus,
+      routes: parsedRoutes,
+      protocols: parsedProtocols,
       config,
     },
     pools,
     poolOrigin,
     tunnelDev,
     ...(aside ? {aside} : {}),
+  }
+}
+
+// The source `show route all` prints (`Type:`) for the paths of a protocol, by the protocol's kind.
+const SOURCE_OF_PROTOCOL: Record<string, string> = {
+  bgp: 'BGP', kernel: 'inherit', static: 'static', device: 'device', direct: 'device',
+}
+
+/**
+ * A plain `show route` (no `all`) prints no attributes, so no path has a source: it is the source of the
+ * path's protocol's kind (a BGP protocol's path is a BGP path; without protocol data, a path with
+ * `from PEER`, which only BGP prints on a Calico node).
+ */
+function plainRouteSources(routes: BirdRoute[], protocols: BirdProtocol[]): void {
+  let kinds: Map<string, string> | undefined
+  for (const r of routes) {
+    if (r.source !== undefined) continue
+    kinds ??= new Map(protocols.map((p) => [p.name, SOURCE_OF_PROTOCOL[p.proto.toLowerCase()] ?? '']))
+    const source = kinds.get(r.protocol) || (protocols.length === 0 && r.from !== undefined ? 'BGP' : undefined)
+    if (source !== undefined) r.source = source
   }
 }
 

@@ -373,7 +373,9 @@ export class Context {
     }
     const ours = this.oursTables.length === 0 ? NO_KERNEL_ROUTES : this.oursAt(prefix, v, len)
     // CrossSubnet: a next hop on one of our own subnets (a connected route, no gateway) is reached directly
-    const tunnelExpected = pool?.mode === 'ipip' && !(pool.crossSubnet && this.sameSubnet(resolutions))
+    // without BIRD's BGP next hops, the kernel route's gateways stand in for them
+    const tunnelExpected = pool?.mode === 'ipip' &&
+      !(pool.crossSubnet && this.sameSubnet(resolutions.length > 0 ? resolutions : this.gatewayResolutions(effective)))
     return {
       prefix, pool, tunnelExpected, kernel, effective, ...(rule !== undefined ? {rule} : {}), ours, bird, birdPrimary, bestSet,
       bgpNextHops, resolutions, local: this.isLocal(prefix, birdPrimary, effective),
@@ -421,6 +423,14 @@ export class Context {
     return hit
   }
 
+  /** The kernel's own view of each IPv4 gateway of a unicast route (none for any other route). */
+  private gatewayResolutions(route: KernelRoute | undefined): NexthopResolution[] {
+    if (route?.type !== 'unicast') return NO_RESOLUTIONS
+    const out: NexthopResolution[] = []
+    for (const n of route.nexthops) if (n.gateway?.family === 'inet') out.push(this.resolve(n.gateway.address))
+    return out.length === route.nexthops.length ? out : NO_RESOLUTIONS
+  }
+
   private sameSubnet(resolutions: NexthopResolution[]): boolean {
     return resolutions.length > 0 && resolutions.every((r) => r.lookup.route?.type === 'unicast' &&
       r.lookup.route.nexthops.length > 0 && r.lookup.route.nexthops.every((n) => !n.gateway && n.dev !== this.snapshot.tunnelDev))
@@ -431,7 +441,8 @@ export class Context {
     if (birdPrimary) {
       const source = birdPrimary.source
       if (isBgp(source)) return false
-      if (source !== undefined && source !== '') {
+      // no source: a plain `show route` without protocol data; a path with no peer (`from`) is not BGP's
+      if ((source !== undefined && source !== '') || birdPrimary.from === undefined) {
         // a static blackhole block, a kernel/device route to a workload interface
         if (birdPrimary.dest === 'blackhole') return true
         if (birdPrimary.nexthops.length > 0 && birdPrimary.nexthops.every((n) => !n.gateway && n.iface !== dev)) return true

@@ -178,6 +178,16 @@ export interface BirdStatus {
   major: number // 1, 2 or 3
   calicoFork: boolean
   routerId?: string
+  gracefulRestart?: GracefulRestartStatus // BIRD is recovering from a graceful restart
+  pos: SourcePos
+}
+
+/** `Graceful restart recovery in progress` / `Waiting for N protocols|channels to recover` / `Wait timer is R/W`. */
+export interface GracefulRestartStatus {
+  waiting?: number // protocols (1.6) or channels (2.x, 3.x) not yet recovered
+  unit?: string // "protocols" or "channels", as BIRD says
+  remaining?: number // seconds left on the wait timer
+  wait?: number // the wait timer's full length (gr wait), seconds
   pos: SourcePos
 }
 

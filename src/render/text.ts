@@ -16,14 +16,25 @@ function indent(text: string, by: string): string {
   return text.split('\n').map((l) => by + l).join('\n')
 }
 
+function gracefulRestartText(gr: NonNullable<NodeSummary['gracefulRestart']>): string {
+  const waiting = gr.waiting !== undefined ? `, waiting for ${gr.waiting} ${gr.unit ?? 'protocols'} to recover` : ''
+  const timer = gr.remaining !== undefined ? `, wait timer ${gr.remaining}/${gr.wait ?? '?'} s` : ''
+  return `BIRD graceful restart recovery in progress${waiting}${timer}: ` +
+    'routes from before the restart stay in the kernel until it ends'
+}
+
 export function renderNode(n: NodeSummary, c: ChalkInstance): string {
   const pools = n.pools.length > 0
-    ? n.pools.map((p) => `${p.cidr} (${p.mode})`).join(', ') + ` from ${n.poolOrigin === 'flag' ? '--pool' : n.poolOrigin}`
+    ? n.pools.map((p) => `${p.cidr} (${p.mode}${p.crossSubnet ? ' CrossSubnet' : ''})`).join(', ') + ` from ${n.poolOrigin === 'flag' ? '--pool' : n.poolOrigin}`
     : c.yellow('none found (give --pool CIDR=ipip, --ippools FILE, or a snapshot with ippools.yaml or a Calico bird.conf)')
+  const sessions = n.sessions.total === 0 && n.missing.includes('birdc-show-protocols-all.txt')
+    ? 'unknown (no BIRD protocols)'
+    : `${n.sessions.up}/${n.sessions.total} Established`
   const lines = [
-    `${c.bold('node')} ${n.host ?? '?'}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${n.sessions.up}/${n.sessions.total} Established  ${c.bold('tunnel')} ${n.tunnelDev}`,
+    `${c.bold('node')} ${n.host ?? '?'}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${sessions}  ${c.bold('tunnel')} ${n.tunnelDev}`,
     `${c.bold('pools')} ${pools}`,
   ]
+  if (n.gracefulRestart !== undefined) lines.push(c.yellow(gracefulRestartText(n.gracefulRestart)))
   if (n.missing.length > 0) lines.push(c.dim(`not in the snapshot: ${n.missing.join(', ')}`))
   for (const f of n.failed) lines.push(c.yellow(`could not collect ${f.file}: ${f.error}`))
   for (const w of n.bundleWarnings) lines.push(c.yellow(`bundle: ${w}`))

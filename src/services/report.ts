@@ -17,6 +17,8 @@ export interface NodeSummary {
   host?: string
   birdVersion?: string
   routerId?: string
+  // BIRD is recovering from a graceful restart: routes of before the restart stay until it ends
+  gracefulRestart?: {waiting?: number; unit?: string; remaining?: number; wait?: number}
   sessions: {up: number; total: number}
   tunnelDev: string
   pools: Pool[]
@@ -87,6 +89,7 @@ export function nodeSummary(ctx: Context): NodeSummary {
     host: s.origin.host ?? hostLine?.[1],
     birdVersion: s.bird.status?.version,
     routerId: s.bird.status?.routerId,
+    ...gracefulRestart(s),
     sessions: {up: ctx.bgpProtocols.filter(isEstablished).length, total: ctx.bgpProtocols.length},
     tunnelDev: s.tunnelDev,
     pools: s.pools,
@@ -95,6 +98,13 @@ export function nodeSummary(ctx: Context): NodeSummary {
     failed: s.files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error!})),
     bundleWarnings: s.origin.warnings ?? [],
   }
+}
+
+function gracefulRestart(s: Snapshot): Pick<NodeSummary, 'gracefulRestart'> {
+  const gr = s.bird.status?.gracefulRestart
+  if (gr === undefined) return {}
+  const {pos: _pos, ...state} = gr
+  return {gracefulRestart: state}
 }
 
 function line(ctx: Context, d: PrefixDiagnosis, plans: boolean): PrefixLine {
@@ -262,7 +272,9 @@ function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
         : `no path received over any of ${ctx.bgpProtocols.length} Established sessions`,
       evidence: down.flatMap((p) => ctx.cite({...p.pos, endLine: p.pos.line}))})
   } else {
-    steps.push({step: 'session', status: 'absent', summary: ctx.haveBird ? 'BIRD has no BGP protocols' : 'no BIRD data in the snapshot', evidence: []})
+    const summary = ctx.has('birdc-show-protocols-all.txt') ? 'BIRD has no BGP protocols'
+      : ctx.haveBird ? 'no BGP session data in the snapshot (no birdc-show-protocols-all.txt)' : 'no BIRD data in the snapshot'
+    steps.push({step: 'session', status: 'absent', summary, evidence: []})
   }
   // 2. BIRD's paths
   steps.push(f.bird.length > 0
