@@ -123,7 +123,9 @@ export function listLines(s: UiState, c: ChalkInstance): string[] {
     const why = !s.report ? (s.loadError ? c.red(`could not load: ${s.loadError}`) : 'loading…')
       : s.filter ? `no prefix matches ${JSON.stringify(s.filter)} (Esc clears the filter)`
         : s.report.node.pools.length === 0 ? c.yellow('No pools: no prefix is a tunnel prefix (give --pool CIDR=ipip or --ippools FILE).')
-          : c.yellow('No prefix inside the pools is held by BIRD or routed by the kernel.')
+          : s.report.node.failed.some((f) => f.file === 'birdc-show-route-all.txt')
+            ? c.yellow('BIRD\'s routes could not be read (see above), and the kernel routes no prefix inside the pools.')
+            : c.yellow('No prefix inside the pools is held by BIRD or routed by the kernel.')
     out.push(fit(`  ${why}`, s.size.columns))
   } else {
     const off = listOffset(s)

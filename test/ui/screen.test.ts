@@ -79,7 +79,10 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('ui screen on %s', (_, dir) => 
       expect(stripAnsi(headerLines(narrow, plain)[2])).toContain('BIRD control socket')
       expect(frame(narrow, plain)).toHaveLength(24)
       expect(frame(run(narrow, key('', {return: true})), plain)).toHaveLength(24)
-      // h lists every failed source with its reason
+      // an empty list does not claim that BIRD holds nothing
+      const empty = stateFor({...report, prefixes: []}, {size: {columns: 120, rows: 24}, source: copy.dir})
+      expect(frame(empty, plain).map(stripAnsi).join('\n')).toContain('BIRD\'s routes could not be read')
+            // h lists every failed source with its reason
       const host = defaultHostText(narrow)
       for (const f of BIRD_FILES) expect(host).toContain(`could not collect ${f}: ${NO_SOCKET}`)
     } finally {
