@@ -5,7 +5,7 @@ import path from 'node:path'
 import {FIXTURES, ROOT, scenarioDirs, type Expected} from '../helpers.js'
 import {createActions} from '../../src/ui/actions.js'
 import type {CheckReport} from '../../src/services/report.js'
-import {initialState, type Capabilities, type UiState} from '../../src/ui/state.js'
+import {initialState, update, type Capabilities, type Effect, type KeyInfo, type UiEvent, type UiState} from '../../src/ui/state.js'
 
 export const ECMP = path.join(FIXTURES, 'bird2-ecmp-not-tunneled')
 export const TARGET = '192.168.110.128/26'
@@ -53,4 +53,18 @@ export function withVerdict(report: CheckReport, prefix: string, verdict: CheckR
   if (!line) throw new Error(`${prefix} not in the report`)
   line.verdict = verdict
   return copy
+}
+
+export const key = (input: string, k: KeyInfo = {}): UiEvent => ({type: 'key', input, key: k})
+
+/** The state after the events, and every effect they asked for. */
+export function run(state: UiState, ...events: UiEvent[]): {state: UiState; effects: Effect[]} {
+  let s = state
+  const effects: Effect[] = []
+  for (const e of events) {
+    const u = update(s, e)
+    s = u.state
+    effects.push(...u.effects)
+  }
+  return {state: s, effects}
 }

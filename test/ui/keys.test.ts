@@ -4,21 +4,10 @@ import {beforeAll, describe, expect, it} from 'vitest'
 
 import type {CheckReport} from '../../src/services/report.js'
 import {splitKeys} from '../../src/ui/keys.js'
-import {shownSelection, update, visibleRows, type KeyInfo, type UiEvent, type UiState} from '../../src/ui/state.js'
-import {ALL, CAPTURES, fixtureReport, name, stateFor, withVerdict} from './fixture.js'
+import {shownSelection, update, visibleRows} from '../../src/ui/state.js'
+import {ALL, CAPTURES, fixtureReport, key, name, run, stateFor, withVerdict} from './fixture.js'
 
-const key = (input: string, k: KeyInfo = {}): UiEvent => ({type: 'key', input, key: k})
 const ENTER = key('', {return: true})
-function run(state: UiState, ...events: UiEvent[]) {
-  let s = state
-  const effects = []
-  for (const e of events) {
-    const u = update(s, e)
-    s = u.state
-    effects.push(...u.effects)
-  }
-  return {state: s, effects}
-}
 
 const reports = new Map<string, CheckReport>()
 beforeAll(async () => {

@@ -9,14 +9,13 @@ import type {CheckReport} from '../../src/services/report.js'
 import {createActions} from '../../src/ui/actions.js'
 import {stripAnsi, wrap} from '../../src/ui/ansi.js'
 import {runEffect} from '../../src/ui/effects.js'
-import {defaultHostText, paneRows, update, type UiEvent, type UiState} from '../../src/ui/state.js'
+import {defaultHostText, paneRows, type UiEvent, type UiState} from '../../src/ui/state.js'
 import {footerLine, frame, headerLines, paneTitle} from '../../src/ui/view.js'
-import {BIRD_FILES, CAPTURES, NO_SOCKET, fixtureReport, name, stateFor, withoutBird} from './fixture.js'
+import {BIRD_FILES, CAPTURES, NO_SOCKET, fixtureReport, key, name, run, stateFor, withoutBird} from './fixture.js'
 
 const plain = new Chalk({level: 0})
 const SIZES = [{columns: 100, rows: 30}, {columns: 80, rows: 24}, {columns: 60, rows: 20}]
-const key = (input: string, k: Record<string, boolean> = {}): UiEvent => ({type: 'key', input, key: k})
-const run = (s: UiState, ...events: UiEvent[]) => events.reduce((x, e) => update(x, e).state, s)
+const after = (s: UiState, ...events: UiEvent[]) => run(s, ...events).state
 
 /** The explanation pane's text as the TUI gets it (effects.ts with the real services). */
 async function paneText(dir: string, prefix: string): Promise<string> {
@@ -36,8 +35,8 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('ui screen on %s', (_, dir) => 
   it('the key bar shows ? help and q quit first, whole, at every width and in every mode', () => {
     for (const size of SIZES) {
       const list = stateFor(reports.get(dir)!, {size, source: dir})
-      const pane = run(list, key('', {return: true}))
-      const filter = run(list, key('/'))
+      const pane = after(list, key('', {return: true}))
+      const filter = after(list, key('/'))
       for (const s of [list, pane]) {
         const bar = stripAnsi(footerLine(s, plain)).trimEnd()
         expect(bar.startsWith('? help · q quit'), `${size.columns}: ${bar}`).toBe(true)
@@ -52,7 +51,7 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('ui screen on %s', (_, dir) => 
 
   it('the pane title keeps its name and range and drops hints that do not fit, never cutting one', () => {
     for (const size of SIZES) {
-      const s = run(stateFor(reports.get(dir)!, {size, source: dir}), key('', {return: true}))
+      const s = after(stateFor(reports.get(dir)!, {size, source: dir}), key('', {return: true}))
       const title = stripAnsi(paneTitle(s, plain))
       expect(title).toHaveLength(size.columns)
       expect(title).toContain(`Explanation ${s.pane!.prefix}`)
@@ -78,7 +77,7 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('ui screen on %s', (_, dir) => 
       const narrow = stateFor(report, {size: {columns: 80, rows: 24}, source: copy.dir})
       expect(stripAnsi(headerLines(narrow, plain)[2])).toContain('BIRD control socket')
       expect(frame(narrow, plain)).toHaveLength(24)
-      expect(frame(run(narrow, key('', {return: true})), plain)).toHaveLength(24)
+      expect(frame(after(narrow, key('', {return: true})), plain)).toHaveLength(24)
       // an empty list does not claim that BIRD holds nothing
       const empty = stateFor({...report, prefixes: []}, {size: {columns: 120, rows: 24}, source: copy.dir})
       expect(frame(empty, plain).map(stripAnsi).join('\n')).toContain('BIRD\'s routes could not be read')
