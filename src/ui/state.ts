@@ -377,7 +377,9 @@ function onInput(state: UiState, input: string, key: KeyInfo, hostText: (s: UiSt
     }
     if (stop) break
   }
-  return {state: s, effects}
+  // a read-only pane request that a later key of the chunk replaced would be dropped as stale: not made at all
+  const current = s.pane?.seq
+  return {state: s, effects: effects.filter((e) => (e.type !== 'explain' && e.type !== 'preview-fix') || e.seq === current)}
 }
 
 function onKey(state: UiState, input: string, key: KeyInfo, hostText: (s: UiState) => string): Update {

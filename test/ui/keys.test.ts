@@ -96,6 +96,10 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('ui keys on %s', (_, dir) => {
     expect(shown).not.toContain(first)
     expect(local.pane?.prefix).toBe(local.selected)
     expect(shown).toContain(local.pane?.prefix)
+    // moved twice in one chunk, only the explanation of the last selection is asked for
+    const moved = run(run(open, key('', {tab: true})).state, key('jj'))
+    expect(moved.state.selected).toBe(visibleRows(open)[2].prefix)
+    expect(moved.effects).toEqual([{type: 'explain', prefix: moved.state.selected, seq: moved.state.pane!.seq}])
     // a filter that lists nothing closes it
     const none = run(open, key('/nomatch'))
     expect(none.state.pane).toBeUndefined()
