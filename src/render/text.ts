@@ -49,7 +49,8 @@ export function renderFinding(f: Finding, c: ChalkInstance, shown?: Set<string>)
   const fresh = shown ? f.evidence.filter((e) => !shown.has(evidenceKey(e))) : f.evidence
   const seen = shown ? f.evidence.filter((e) => shown.has(evidenceKey(e))) : []
   if (fresh.length > 0) out.push('      evidence:', ...renderEvidence(fresh, c, '        '))
-  if (seen.length > 0) out.push(`      ${fresh.length > 0 ? 'and' : 'evidence:'} ${c.dim([...new Set(seen.map(cite))].join(', '))} ${c.dim('(above)')}`)
+  const cites = [...new Set(seen.map(cite))].join(', ')
+  if (seen.length > 0) out.push(`      ${fresh.length > 0 ? 'and' : 'evidence:'} ${c.dim(cites)} ${c.dim('(above)')}`)
   for (const e of fresh) shown?.add(evidenceKey(e))
   if (f.fix) out.push(`      ${c.bold('what to do:')} ${f.fix}`)
   return out.join('\n')
@@ -132,7 +133,8 @@ export interface ExplainTextOptions {
 }
 
 export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainTextOptions = {}): string {
-  const out = [`${c.bold(r.prefix)}${r.query !== r.prefix ? c.dim(` (covers ${r.query})`) : ''}: ${verdictColor(c, r.verdict)(r.verdict.toUpperCase())}`]
+  const covers = r.query !== r.prefix ? c.dim(` (covers ${r.query})`) : ''
+  const out = [`${c.bold(r.prefix)}${covers}: ${verdictColor(c, r.verdict)(r.verdict.toUpperCase())}`]
   if (opts.node !== false) out.push(renderNode(r.node, c))
   out.push('')
   const shown = opts.evidenceOnce ? new Set<string>() : undefined

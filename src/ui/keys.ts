@@ -9,7 +9,8 @@ export interface Key {
 }
 
 const CONTROL: Record<string, KeyInfo> = {
-  '\r': {return: true}, '\n': {return: true}, '\t': {tab: true}, '\x7f': {backspace: true}, '\b': {backspace: true}, '\x1b': {escape: true},
+  '\r': {return: true}, '\n': {return: true}, '\t': {tab: true},
+  '\x7f': {backspace: true}, '\b': {backspace: true}, '\x1b': {escape: true},
 }
 
 /** The keys of one chunk, in order; a chunk that is a single key (or has a modifier) is returned as it is. */

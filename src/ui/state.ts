@@ -154,7 +154,10 @@ export function hasSourceProblems(state: UiState): boolean {
   return n !== undefined && (n.failed.length > 0 || n.bundleWarnings.length > 0)
 }
 
-/** Rows for each region at the current size: header 2 (3 with source problems), column titles 1, list, [pane title 1 + pane], footer 1. */
+/**
+ * Rows for each region at the current size: header 2 (3 with source problems), column titles 1, list,
+ * [pane title 1 + pane], footer 1.
+ */
 export function layout(state: UiState): {list: number; pane: number} {
   const rows = Math.max(8, state.size.rows)
   const body = rows - 4 - (hasSourceProblems(state) ? 1 : 0)
@@ -219,7 +222,9 @@ function selectedLine(state: UiState): PrefixLine | undefined {
 }
 
 function nothingShown(state: UiState): Update {
-  const notice = state.filter ? `no prefix is listed: the filter ${JSON.stringify(state.filter)} matches none (Esc clears it)` : 'no prefix selected'
+  const notice = state.filter
+    ? `no prefix is listed: the filter ${JSON.stringify(state.filter)} matches none (Esc clears it)`
+    : 'no prefix selected'
   return {state: {...state, notice}, effects: []}
 }
 
@@ -228,7 +233,9 @@ function follow(state: UiState): Update {
   const p = state.pane
   const prefix = shownSelection(state)
   if (!p || (p.kind !== 'explain' && p.kind !== 'fix') || p.prefix === prefix) return {state, effects: []}
-  if (prefix === undefined) return {state: {...state, pane: undefined, mode: state.mode === 'pane' ? 'list' : state.mode}, effects: []}
+  if (prefix === undefined) {
+    return {state: {...state, pane: undefined, mode: state.mode === 'pane' ? 'list' : state.mode}, effects: []}
+  }
   return p.kind === 'explain' ? explain(state, false) : previewFix(state, false)
 }
 
@@ -268,7 +275,9 @@ function previewFix(state: UiState, focus = true): Update {
   const prefix = shownSelection(state)
   if (!prefix) return nothingShown(state)
   const mode = focus ? 'pane' : state.mode
-  if (!state.capabilities.previewFix) return {state: {...openPane(state, 'fix', 'unavailable', NOT_AVAILABLE.previewFix, prefix), mode}, effects: []}
+  if (!state.capabilities.previewFix) {
+    return {state: {...openPane(state, 'fix', 'unavailable', NOT_AVAILABLE.previewFix, prefix), mode}, effects: []}
+  }
   const s = openPane(state, 'fix', 'loading', `planning the fix for ${prefix}…`, prefix)
   return {state: {...s, mode}, effects: [{type: 'preview-fix', prefix, seq: s.seq}]}
 }
@@ -297,7 +306,9 @@ function resting(state: UiState, now: number | undefined): boolean {
 function refreshedNotice(before: UiState, after: UiState, at: string): string {
   const d = new Date(at)
   const when = Number.isNaN(d.getTime()) ? '' : ` at ${d.toTimeString().slice(0, 8)}`
-  const what = after.notice !== before.notice && after.notice ? after.notice : `no verdict changed (${after.report?.prefixes.length ?? 0} prefixes)`
+  const what = after.notice !== before.notice && after.notice
+    ? after.notice
+    : `no verdict changed (${after.report?.prefixes.length ?? 0} prefixes)`
   return `refreshed${when}: ${what}`
 }
 
@@ -345,7 +356,9 @@ export function defaultHostText(state: UiState): string {
   ]
   const problems = sources.length > 0 ? ['Sources', ...sources, ''] : []
   if (f.length === 0) return [...problems, 'Host: no host findings.'].join('\n')
-  return [...problems, 'Host findings', ...f.map((x) => `  ${x.severity.toUpperCase()} ${x.id}: ${x.title}\n      ${x.detail}${x.fix ? `\n      what to do: ${x.fix}` : ''}`)].join('\n')
+  const finding = (x: (typeof f)[number]) =>
+    `  ${x.severity.toUpperCase()} ${x.id}: ${x.title}\n      ${x.detail}${x.fix ? `\n      what to do: ${x.fix}` : ''}`
+  return [...problems, 'Host findings', ...f.map(finding)].join('\n')
 }
 
 /**
@@ -379,7 +392,8 @@ function onInput(state: UiState, input: string, key: KeyInfo, hostText: (s: UiSt
   }
   // a read-only pane request that a later key of the chunk replaced would be dropped as stale: not made at all
   const current = s.pane?.seq
-  return {state: s, effects: effects.filter((e) => (e.type !== 'explain' && e.type !== 'preview-fix') || e.seq === current)}
+  const stale = (e: Effect) => (e.type === 'explain' || e.type === 'preview-fix') && e.seq !== current
+  return {state: s, effects: effects.filter((e) => !stale(e))}
 }
 
 function onKey(state: UiState, input: string, key: KeyInfo, hostText: (s: UiState) => string): Update {
@@ -442,12 +456,17 @@ export function update(state: UiState, event: UiEvent, hostText: (s: UiState) =>
     case 'key': return onInput(state, event.input, event.key, hostText)
     case 'resize': return {state: clampScroll({...state, size: {columns: event.columns, rows: event.rows}}), effects: []}
     case 'tick': return state.live && !resting(state, event.now) ? refresh(state) : {state, effects: []}
-    case 'load-failed': return {state: {...state, loading: false, refreshAsked: false, loadError: event.error, notice: `refresh failed: ${event.error}`}, effects: []}
+    case 'load-failed': {
+      const notice = `refresh failed: ${event.error}`
+      return {state: {...state, loading: false, refreshAsked: false, loadError: event.error, notice}, effects: []}
+    }
     case 'loaded': {
       const s = {...applyReport(state, event.report, event.at), loadMs: event.tookMs, refreshAsked: false}
       if (state.refreshAsked) s.notice = refreshedNotice(state, s, event.at)
       // a pane about a prefix no longer listed follows the selection
-      if (s.pane && s.pane.prefix !== shownSelection(s) && (s.pane.kind === 'explain' || s.pane.kind === 'fix')) return follow(s)
+      if (s.pane && (s.pane.kind === 'explain' || s.pane.kind === 'fix') && s.pane.prefix !== shownSelection(s)) {
+        return follow(s)
+      }
       // the open explanation is re-read from the new data, keeping its scroll position
       if (s.pane?.kind === 'explain' && s.pane.prefix) {
         const seq = s.seq + 1

@@ -37,7 +37,9 @@ export function headerLines(s: UiState, c: ChalkInstance): string[] {
   const n = s.report?.node
   // a source that could not be read is "not read", never a count of zero
   const unread = (file: string) => n?.failed.some((f) => f.file === file) ?? false
-  const sessions = !n ? '?' : unread('birdc-show-protocols-all.txt') ? c.yellow('not read') : `${n.sessions.up}/${n.sessions.total} up`
+  const sessions = !n ? '?'
+    : unread('birdc-show-protocols-all.txt') ? c.yellow('not read')
+      : `${n.sessions.up}/${n.sessions.total} up`
   const sessionsText = n && n.sessions.up < n.sessions.total ? c.red(sessions) : sessions
   const bird = unread('birdc-show-status.txt') ? c.yellow('not read') : n?.birdVersion ?? '?'
   const source = s.live ? `live${s.loadedAt ? ` ${clock(s.loadedAt)}` : ''}` : `from ${s.source.length > 24 ? `…/${path.basename(s.source)}` : s.source}`
@@ -164,8 +166,10 @@ export function paneLines(s: UiState, c: ChalkInstance): string[] {
 
 // most important first: the bar shows as many as fit; `?` lists every key
 const FOOTER_KEYS: Record<'list' | 'pane' | 'filter', string[]> = {
-  list: ['? help', 'q quit', 'Enter explain', '/ filter', 'f fix', 'a apply', 'h host', 'r refresh', 'b bundle', '↑↓ jk move'],
-  pane: ['? help', 'q quit', 'Esc close', '↑↓ jk scroll', 'Tab list', 'f fix', 'a apply', 'r refresh', 'b bundle', 'PgUp/PgDn page'],
+  list: ['? help', 'q quit', 'Enter explain', '/ filter', 'f fix', 'a apply', 'h host', 'r refresh', 'b bundle',
+    '↑↓ jk move'],
+  pane: ['? help', 'q quit', 'Esc close', '↑↓ jk scroll', 'Tab list', 'f fix', 'a apply', 'r refresh', 'b bundle',
+    'PgUp/PgDn page'],
   filter: ['Enter keep', 'Esc clear', 'type to filter', '↑↓ move'],
 }
 
