@@ -41,18 +41,28 @@ export function renderNode(n: NodeSummary, c: ChalkInstance): string {
   return lines.join('\n')
 }
 
+const cite = (e: Evidence) => `${e.file}:${e.line}${e.endLine !== e.line ? `-${e.endLine}` : ''}`
+
 export function renderEvidence(e: Evidence[], c: ChalkInstance, by = '      '): string[] {
   return e.map((x) => {
-    const where = `${x.file}:${x.line}${x.endLine !== x.line ? `-${x.endLine}` : ''}`
+    const where = cite(x)
     const text = x.text.split('\n')
     return `${by}${c.dim(where)}  ${text[0]}${text.slice(1).map((t) => `\n${by}${' '.repeat(where.length + 2)}${t}`).join('')}`
   })
 }
 
-export function renderFinding(f: Finding, c: ChalkInstance): string {
+const evidenceKey = (e: Evidence) => `${e.file}:${e.line}-${e.endLine}\n${e.text}`
+
+/** `shown`: evidence already on the screen, cited by file and line only (and the new evidence is added to it). */
+export function renderFinding(f: Finding, c: ChalkInstance, shown?: Set<string>): string {
   const sev = severityColor(c, f.severity)(f.severity.toUpperCase())
   const out = [`  ${sev} ${c.bold(f.id)}${f.prefix ? ` ${f.prefix}` : ''}: ${f.title}`, indent(f.detail, '      ')]
-  if (f.evidence.length > 0) out.push('      evidence:', ...renderEvidence(f.evidence, c, '        '))
+  const fresh = shown ? f.evidence.filter((e) => !shown.has(evidenceKey(e))) : f.evidence
+  const seen = shown ? f.evidence.filter((e) => shown.has(evidenceKey(e))) : []
+  if (fresh.length > 0) out.push('      evidence:', ...renderEvidence(fresh, c, '        '))
+  const cites = [...new Set(seen.map(cite))].join(', ')
+  if (seen.length > 0) out.push(`      ${fresh.length > 0 ? 'and' : 'evidence:'} ${c.dim(cites)} ${c.dim('(above)')}`)
+  for (const e of fresh) shown?.add(evidenceKey(e))
   if (f.fix) out.push(`      ${c.bold('what to do:')} ${f.fix}`)
   return out.join('\n')
 }
@@ -128,19 +138,30 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
 
 const STEP_TITLE = {session: 'BGP session', bird: 'BIRD paths', resolution: 'Next hop', rule: 'Policy rule', kernel: 'Kernel route', tunnel: 'Tunnel device'}
 
-export function renderExplain(r: ExplainReport, c: ChalkInstance): string {
-  const out = [`${c.bold(r.prefix)}${r.query !== r.prefix ? c.dim(` (covers ${r.query})`) : ''}: ${verdictColor(c, r.verdict)(r.verdict.toUpperCase())}`, renderNode(r.node, c), '']
+export interface ExplainTextOptions {
+  node?: boolean // the node's header (default true; the TUI shows it in its own header)
+  evidenceOnce?: boolean // evidence already shown is cited by file and line only (default false)
+}
+
+export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainTextOptions = {}): string {
+  const covers = r.query !== r.prefix ? c.dim(` (covers ${r.query})`) : ''
+  const out = [`${c.bold(r.prefix)}${covers}: ${verdictColor(c, r.verdict)(r.verdict.toUpperCase())}`]
+  if (opts.node !== false) out.push(renderNode(r.node, c))
+  out.push('')
+  const shown = opts.evidenceOnce ? new Set<string>() : undefined
   let n = 1
   for (const s of r.chain) {
     const mark = s.status === 'ok' ? c.green('✔') : s.status === 'error' ? c.red('✘') : s.status === 'warning' ? c.yellow('!') : c.dim('·')
     const lines = s.summary.split('\n')
-    out.push(`${n++}. ${mark} ${c.bold(pad(STEP_TITLE[s.step], 14))}${lines[0]}`)
-    for (const l of lines.slice(1)) out.push(`${' '.repeat(19)}${l}`)
+    // two spaces at least after the longest title: the text column is where wrapped rows continue
+    out.push(`${n++}. ${mark} ${c.bold(pad(STEP_TITLE[s.step], 15))}${lines[0]}`)
+    for (const l of lines.slice(1)) out.push(`${' '.repeat(20)}${l}`)
     out.push(...renderEvidence(s.evidence, c, '       '))
+    for (const e of s.evidence) shown?.add(evidenceKey(e))
   }
   out.push('', c.bold('Findings'))
   if (r.findings.length === 0) out.push(c.green('  none'))
-  for (const f of r.findings) out.push(renderFinding(f, c))
+  for (const f of r.findings) out.push(renderFinding(f, c, shown))
   out.push('', c.bold('Corrected route'))
   if (!r.plan) out.push(`  none${r.verdict === 'missing' ? ': nothing to program until a BGP path for it is back' : r.verdict === 'ok' || r.verdict === 'local' ? ': the route is right as it is' : ''}`)
   else {
