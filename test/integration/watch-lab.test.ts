@@ -122,7 +122,15 @@ process.stdout.write(JSON.stringify({status: r.status, body: await r.text()}))
   })
 
   it('is idle when nothing changes: no diagnosis and no line while the node is still', async () => {
-    const count = await until('a diagnosis count', () => value('routedoctor_diagnosis_duration_seconds_count'))
+    // the lab just started (IPv6 addresses leaving tentative, BIRD's kernel scans): first, a still node
+    let count = -1
+    await until('three quiet seconds', async () => {
+      const now = await value('routedoctor_diagnosis_duration_seconds_count')
+      if (now === count) return true
+      count = now ?? -1
+      await sleep(3000)
+      return undefined
+    })
     const before = lines.length
     await sleep(5000) // five BIRD polls
     expect(lines.slice(before)).toEqual([])
