@@ -1,6 +1,6 @@
 // The `watch` service: checks its options (exit 2 on bad input before anything starts), serves --listen,
 // runs the agent until SIGTERM or SIGINT, and prints each change.
-import {readFileSync} from 'node:fs'
+import {mkdirSync, readFileSync} from 'node:fs'
 import type {Server} from 'node:http'
 
 import {UsageError} from '../model/errors.js'
@@ -20,6 +20,11 @@ export interface RunWatchOptions {
   fixProtocol: number
   version: string
   debounceMs?: number
+  reconcile: boolean
+  settle: string // seconds, as given
+  writeInterval: string // seconds, as given
+  journalDir: string
+  cleanupOnExit: boolean
 }
 
 // a stop that waits for a diagnosis under way no longer than this
@@ -54,6 +59,16 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   const listen = opts.listen === undefined ? undefined : parseListen(opts.listen)
   const token = opts.tokenFile === undefined ? undefined : readToken(opts.tokenFile)
   if (token && !listen) throw new UsageError('--token-file needs --listen')
+  const settleSeconds = parseSeconds('settle', opts.settle, 3600)
+  const writeIntervalSeconds = parseSeconds('write-interval', opts.writeInterval, 86400)
+  if (!opts.reconcile && opts.cleanupOnExit) throw new UsageError('--cleanup-on-exit needs --reconcile')
+  if (opts.reconcile) {
+    try {
+      mkdirSync(opts.journalDir, {recursive: true})
+    } catch (error) {
+      throw new UsageError(`--journal-dir ${opts.journalDir}: cannot create (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    }
+  }
   const p = palette()
   const write = (line: TimedChange | WatchStarted) => {
     process.stdout.write(`${opts.json ? watchLineJson(line) : watchLineText(line, p)}\n`)
@@ -61,6 +76,7 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   const agent = new WatchAgent({
     source: opts.source, intervalSeconds, debounceMs: opts.debounceMs ?? 500, flapCount: opts.flapCount,
     flapWindowSeconds, fixProtocol: String(opts.fixProtocol),
+    ...(opts.reconcile ? {reconcile: {settleSeconds, writeIntervalSeconds, journalDir: opts.journalDir, cleanupOnExit: opts.cleanupOnExit}} : {}),
   }, write)
   let server: Server | undefined
   if (listen) {
@@ -81,5 +97,8 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   await stopped
   server?.close()
   server?.closeAllConnections()
-  await Promise.race([agent.stop(), new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref())])
+  // withdrawing the overlay (--cleanup-on-exit) is waited for; a diagnosis under way only briefly
+  const stopping = agent.stop()
+  if (opts.cleanupOnExit) await stopping
+  else await Promise.race([stopping, new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref())])
 }

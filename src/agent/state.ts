@@ -36,6 +36,7 @@ export type WatchChange =
   | {kind: 'finding'; op: 'appeared' | 'cleared'; id: string; severity: Severity; prefix?: string; title: string}
   | {kind: 'session'; name: string; neighbor?: string; from: string; to: string; lastError?: string}
   | {kind: 'source'; source: string; op: 'failed' | 'recovered'; error?: string}
+  | {kind: 'reconcile'; op: 'applied' | 'failed' | 'route-war' | 'skipped' | 'withdrawn'; prefix?: string; routes?: number; journal?: string; detail?: string}
 
 /** A prefix's verdict in `s`: its own, `ok` when settled healthy, `absent` when neither BIRD nor the kernel holds it. */
 export function verdictIn(s: NodeState, prefix: string): string {

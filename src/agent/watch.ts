@@ -5,6 +5,7 @@
 import {BirdSocket, findBirdSocket} from '../collect/bird-socket.js'
 import type {SourceOptions} from '../services/load.js'
 import {diagnoseNode} from './diagnose.js'
+import {Reconciler, type ReconcileOptions} from './reconcile.js'
 import {changesBetween, emptyState, FlapTracker, type NodeState, type WatchChange} from './state.js'
 
 export interface WatchOptions {
@@ -14,6 +15,7 @@ export interface WatchOptions {
   flapCount: number // more changes than this within the window is flapping
   flapWindowSeconds: number
   fixProtocol: string
+  reconcile?: Omit<ReconcileOptions, 'source' | 'fixProtocol'>
 }
 
 export type TimedChange = WatchChange & {at: string}
@@ -51,10 +53,20 @@ export class WatchAgent {
   private lastTookMs = 0
   private idle: Promise<void> = Promise.resolve()
   readonly durations: number[] = [] // seconds, handed to the histogram and emptied by it
+  readonly reconciler: Reconciler | undefined
+  private again: NodeJS.Timeout | undefined
 
   constructor(readonly opts: WatchOptions, private readonly emit: (change: TimedChange) => void) {
     this.routeFlaps = new FlapTracker(opts.flapCount, opts.flapWindowSeconds * 1000)
     this.peerFlaps = new FlapTracker(opts.flapCount, opts.flapWindowSeconds * 1000)
+    if (opts.reconcile) {
+      this.reconciler = new Reconciler({...opts.reconcile, source: opts.source, fixProtocol: opts.fixProtocol},
+        (c) => this.emit({at: new Date().toISOString(), ...c}),
+        (ms) => {
+          clearTimeout(this.again)
+          this.again = setTimeout(() => this.trigger(), ms)
+        })
+    }
   }
 
   async start(): Promise<void> {
@@ -79,9 +91,11 @@ export class WatchAgent {
   async stop(): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
+    clearTimeout(this.again)
     clearInterval(this.poll)
     this.kernel?.close()
     await this.idle
+    if (this.reconciler?.opts.cleanupOnExit) await this.reconciler.cleanup()
   }
 
   /** Something changed: a diagnosis runs once things have been quiet for debounceMs. */
@@ -179,6 +193,7 @@ export class WatchAgent {
         }
       }
       this.expireFlaps()
+      if (this.reconciler && !this.stopped) await this.reconciler.reconcile(Date.now())
     } finally {
       this.running = false
       done()

@@ -20,6 +20,11 @@ session, a source) is printed with its time. --listen ADDR:PORT serves /metrics,
     'token-file': Flags.string({description: 'bearer token /report and /explain require from non-loopback clients', helpValue: 'FILE'}),
     'flap-count': Flags.integer({description: 'a verdict or session changing more than this often within --flap-window is flapping', default: 3, min: 1}),
     'flap-window': Flags.string({description: 'seconds', default: '600', helpValue: 'SECONDS'}),
+    reconcile: Flags.boolean({description: 'keep routedoctor\'s own routes equal to the fix plan (needs CAP_NET_ADMIN)', default: false}),
+    settle: Flags.string({description: 'with --reconcile: seconds a plan must hold before it is written', default: '10', helpValue: 'SECONDS'}),
+    'write-interval': Flags.string({description: 'with --reconcile: least seconds between two writes', default: '30', helpValue: 'SECONDS'}),
+    'journal-dir': Flags.string({description: 'with --reconcile: where each write\'s journal goes', default: '/var/lib/routedoctor', helpValue: 'DIR'}),
+    'cleanup-on-exit': Flags.boolean({description: 'with --reconcile: withdraw what this run wrote when it stops', default: false}),
     protocol: Flags.integer({description: 'protocol number of routedoctor\'s own routes', default: DEFAULT_FIX_PROTOCOL_NUMBER, min: 1, max: 255}),
   }
 
@@ -30,6 +35,8 @@ session, a source) is printed with its time. --listen ADDR:PORT serves /metrics,
     await runWatch({
       source: sourceOptions(flags), json: flags.json, interval: flags.interval, listen: flags.listen, tokenFile: flags['token-file'],
       flapCount: flags['flap-count'], flapWindow: flags['flap-window'], fixProtocol: flags.protocol, version: this.config.version,
+      reconcile: flags.reconcile, settle: flags.settle, writeInterval: flags['write-interval'], journalDir: flags['journal-dir'],
+      cleanupOnExit: flags['cleanup-on-exit'],
     })
   }
 }

@@ -34,6 +34,9 @@ export function watchLineText(c: TimedChange | WatchStarted, p: ChalkInstance): 
     }
     case 'session':
       return `${c.at} session ${c.name}${c.neighbor ? ` (${c.neighbor})` : ''} ${c.from} → ${c.to}${c.lastError ? ` (${c.lastError})` : ''}`
+    case 'reconcile':
+      return `${c.at} reconcile ${c.op === 'failed' || c.op === 'route-war' ? p.red(c.op) : c.op}${c.prefix ? ` ${c.prefix}` : ''}` +
+        `${c.routes !== undefined ? ` ${c.routes} route${c.routes === 1 ? '' : 's'}` : ''}${c.journal ? ` (journal ${c.journal})` : ''}${c.detail ? `: ${c.detail}` : ''}`
     case 'source':
       return `${c.at} source ${c.source} ${c.op === 'failed' ? p.red('failed') : p.green('recovered')}${c.error ? `: ${c.error}` : ''}`
   }
