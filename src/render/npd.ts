@@ -6,15 +6,17 @@ import {isSettledPrefixes, type CheckRun} from '../services/report.js'
 export const NPD_MAX = 80
 export const NPD_UNKNOWN = 3
 
-// without these a diagnosis says nothing about the node's routes
+// without these a diagnosis says nothing about the node's routes (the kernel's in either form)
 const ESSENTIAL = ['ip-j-d-route.json', 'birdc-show-route-all.txt', 'birdc-show-protocols-all.txt']
+const KERNEL_TEXT = 'ip-d-route.txt'
 
 function cut(text: string): string {
   return text.length <= NPD_MAX ? text : `${text.slice(0, NPD_MAX - 1)}…`
 }
 
 export function npdResult(run: CheckRun): {line: string; exitCode: 0 | 1 | typeof NPD_UNKNOWN} {
-  const failed = run.node.failed.find((f) => ESSENTIAL.includes(f.file))
+  const textRead = !run.node.missing.includes(KERNEL_TEXT) && !run.node.failed.some((f) => f.file === KERNEL_TEXT)
+  const failed = run.node.failed.find((f) => ESSENTIAL.includes(f.file) && !(f.file === 'ip-j-d-route.json' && textRead))
   const broken = new Map<string, string[]>() // verdict → prefixes with an error finding
   for (const l of run.lines) {
     if (isSettledPrefixes(l) || !l.findings.some((f) => f.severity === 'error')) continue
