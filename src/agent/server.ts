@@ -66,6 +66,14 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
   send(res, status, JSON.stringify(value, null, 2) + '\n', 'application/json')
 }
 
+// /report and /explain each collect the node afresh: one at a time, never a pile of collections at once
+let collecting: Promise<unknown> = Promise.resolve()
+function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const run = collecting.then(work, work)
+  collecting = run.catch(() => undefined)
+  return run
+}
+
 async function handle(req: IncomingMessage, res: ServerResponse, agent: WatchAgent, metrics: AgentMetrics, opts: ServeOptions): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost')
   if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed\n', undefined, {allow: 'GET, HEAD'})
@@ -84,16 +92,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, agent: WatchAge
       if (denied === 401) return send(res, 401, 'a bearer token is required\n', undefined, {'www-authenticate': 'Bearer realm="routedoctor"'})
       if (denied === 403) return send(res, 403, opts.token ? 'wrong token\n' : 'only loopback clients (no --token-file given)\n')
       if (url.pathname === '/report') {
-        const run = await loadCheckRun(opts.source, true)
-        res.writeHead(200, {'content-type': 'application/json', 'cache-control': 'no-store'})
-        await writeJson(res, {schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary}, {prefixes: checkLineJson})
-        res.end()
-        return
+        return oneAtATime(async () => {
+          const run = await loadCheckRun(opts.source, true)
+          res.writeHead(200, {'content-type': 'application/json', 'cache-control': 'no-store'})
+          await writeJson(res, {schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary}, {prefixes: checkLineJson})
+          res.end()
+        })
       }
       const prefix = url.searchParams.get('prefix')
       if (!prefix) return sendJson(res, 400, {schema: 1, error: {code: 'E_USAGE', message: 'expected ?prefix=PREFIX|ADDRESS'}})
-      const ctx = new Context(await loadSettledSnapshot(opts.source, prefix))
-      return sendJson(res, 200, explainReport(ctx, prefix))
+      return oneAtATime(async () => sendJson(res, 200, explainReport(new Context(await loadSettledSnapshot(opts.source, prefix)), prefix)))
     }
     default:
       return send(res, 404, 'not found: /metrics, /healthz, /readyz, /report, /explain?prefix=\n')

@@ -29,7 +29,7 @@ if (reason) console.warn(`watch in the lab skipped: ${reason}`)
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-async function until<T>(what: string, get: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+async function until<T>(what: string, get: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const end = Date.now() + timeoutMs
   let last: unknown
   for (;;) {
@@ -44,7 +44,8 @@ async function until<T>(what: string, get: () => Promise<T | undefined>, timeout
   }
 }
 
-describe.skipIf(reason !== null)('watch in the lab, scraped by a real Prometheus', () => {
+// each request from a namespace starts a Node process: seconds apiece on a busy machine
+describe.skipIf(reason !== null)('watch in the lab, scraped by a real Prometheus', {timeout: 120_000}, () => {
   let lab: Lab
   let dir: string
   let agent: ResultPromise
@@ -168,6 +169,9 @@ process.stdout.write(JSON.stringify({status: r.status, body: await r.text()}))
     expect(json.prefixes.find((p: any) => p.prefix === N2_BLOCK).verdict).toBe('not-tunneled')
     const explained = await get('tor1', `${remote}/explain?prefix=192.168.110.130`, TOKEN)
     expect(JSON.parse(explained.body)).toMatchObject({prefix: N2_BLOCK, verdict: 'not-tunneled'})
+    const bad = await get('tor1', `${remote}/explain?prefix=not-a-prefix`, TOKEN)
+    expect(bad.status).toBe(400)
+    expect(JSON.parse(bad.body).error.message).toMatch(/expected a prefix/)
     const local = await get('n1', `http://127.0.0.1:${PORT}/report`)
     expect(local.status).toBe(200)
   })

@@ -19,7 +19,7 @@ if (reason) console.warn(`watch --reconcile in the lab skipped: ${reason}`)
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-async function until<T>(what: string, get: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
+async function until<T>(what: string, get: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
   const end = Date.now() + timeoutMs
   for (;;) {
     const v = await get()
@@ -29,7 +29,7 @@ async function until<T>(what: string, get: () => Promise<T | undefined> | T | un
   }
 }
 
-describe.skipIf(reason !== null)('watch --reconcile in the lab', () => {
+describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_000}, () => {
   let lab: Lab
   let dir: string
   let agent: ResultPromise
