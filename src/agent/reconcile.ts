@@ -40,7 +40,8 @@ export const fixPath = {
   },
 }
 
-const signature = (items: PlanItem[]): string => JSON.stringify(items.map((i) => i.planned).sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0)))
+const signature = (items: PlanItem[]): string =>
+  JSON.stringify(items.map((i) => i.planned).sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0)))
 
 export class Reconciler {
   private pending: {signature: string; since: number} | undefined
@@ -69,7 +70,10 @@ export class Reconciler {
       const dst = item.planned.dst
       // replacing another writer's route in place is never done unattended
       if (item.mode !== 'beside') {
-        if (!this.skipped.has(dst)) this.emit({kind: 'reconcile', op: 'skipped', prefix: dst, detail: 'the correction would replace another writer\'s route in place: left to `routedoctor fix --apply`'})
+        if (!this.skipped.has(dst)) {
+          this.emit({kind: 'reconcile', op: 'skipped', prefix: dst,
+            detail: 'the correction would replace another writer\'s route in place: left to `routedoctor fix --apply`'})
+        }
         this.skipped.add(dst)
         return false
       }
@@ -86,7 +90,8 @@ export class Reconciler {
       this.again(this.opts.settleSeconds * 1000)
       return
     }
-    const wait = Math.max(this.pending.since + this.opts.settleSeconds * 1000 - now, this.lastWriteAt + this.opts.writeIntervalSeconds * 1000 - now)
+    const settled = this.pending.since + this.opts.settleSeconds * 1000
+    const wait = Math.max(settled, this.lastWriteAt + this.opts.writeIntervalSeconds * 1000) - now
     if (wait > 0) {
       this.again(wait)
       return

@@ -46,7 +46,9 @@ export function readToken(file: string): Buffer {
     throw new UsageError(`--token-file ${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
   }
   const token = text.trim()
-  if (token === '' || /\s/.test(token)) throw new UsageError(`--token-file ${file}: expected one bearer token (no spaces), found ${token === '' ? 'an empty file' : 'spaces'}`)
+  if (token === '' || /\s/.test(token)) {
+    throw new UsageError(`--token-file ${file}: expected one bearer token (no spaces), found ${token === '' ? 'an empty file' : 'spaces'}`)
+  }
   return Buffer.from(token)
 }
 

@@ -30,7 +30,8 @@ export function parseListen(text: string): ListenAddress {
   const port = m ? Number(m[3]) : NaN
   const host = m ? (m[1] ?? m[2] ?? '') : ''
   if (!m || port < 1 || port > 65535 || (host !== '' && isIP(host) === 0) || (m[1] !== undefined && isIP(host) !== 6)) {
-    throw new UsageError(`--listen ${text}: expected ADDR:PORT with an IP address and a port 1-65535 (0.0.0.0:${DEFAULT_PORT}, [::1]:${DEFAULT_PORT}, :${DEFAULT_PORT})`)
+    throw new UsageError(`--listen ${text}: expected ADDR:PORT with an IP address and a port 1-65535 ` +
+      `(0.0.0.0:${DEFAULT_PORT}, [::1]:${DEFAULT_PORT}, :${DEFAULT_PORT})`)
   }
   return {host, port}
 }

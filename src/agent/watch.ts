@@ -177,7 +177,10 @@ export class WatchAgent {
       this.durations.push(tookMs / 1000)
       if (this.stopped) return
       const first = this.counters.diagnoses === 1
-      const changes = first ? changesBetween(emptyState(), next).filter((c) => c.kind === 'source' || c.kind === 'finding' && c.prefix === undefined) : changesBetween(this.state, next)
+      // the first diagnosis says what is wrong node-wide; prefix lines are changes only
+      const changes = first
+        ? changesBetween(emptyState(), next).filter((c) => c.kind === 'source' || (c.kind === 'finding' && c.prefix === undefined))
+        : changesBetween(this.state, next)
       this.state = next
       const at = new Date().toISOString()
       const now = Date.now()
