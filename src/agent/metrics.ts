@@ -55,7 +55,7 @@ export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
   new Gauge({
     name: 'routedoctor_overlay_routes', help: 'Kernel routes carrying routedoctor\'s protocol number.', registers: [registry],
     collect() {
-      this.set(agent.state.overlayRoutes)
+      this.set(agent.overlayRoutes)
     },
   })
   let verdictChanges = 0

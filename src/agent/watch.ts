@@ -55,6 +55,7 @@ export class WatchAgent {
   readonly durations: number[] = [] // seconds, handed to the histogram and emptied by it
   readonly reconciler: Reconciler | undefined
   private again: NodeJS.Timeout | undefined
+  private own: {keys: ReadonlySet<string>} | undefined // routedoctor's own routes, kept from notifications
 
   constructor(readonly opts: WatchOptions, private readonly emit: (change: TimedChange) => void) {
     this.routeFlaps = new FlapTracker(opts.flapCount, opts.flapWindowSeconds * 1000)
@@ -71,12 +72,22 @@ export class WatchAgent {
 
   async start(): Promise<void> {
     try {
-      const {watchKernel} = await import('../netlink/events.js')
-      this.kernel = await watchKernel(() => this.trigger(), (error) => {
+      const {ProtocolRoutes, watchKernel} = await import('../netlink/events.js')
+      const own = new ProtocolRoutes(Number(this.opts.fixProtocol))
+      this.kernel = await watchKernel((events) => {
+        own.apply(events)
+        this.trigger()
+      }, (error) => {
         // notifications were lost: everything is read again
         this.setAgentSource(NETLINK_SOURCE, error.message)
+        this.own = undefined
+        own.keys.clear()
+        own.load().then(() => (this.own = own), () => undefined)
         this.trigger()
       })
+      // subscribed first, read second: a route written in between is in one or the other (both: one key)
+      await own.load()
+      this.own = own
       this.setAgentSource(NETLINK_SOURCE, undefined)
     } catch (error) {
       this.setAgentSource(NETLINK_SOURCE, (error as Error).message)
@@ -220,6 +231,11 @@ export class WatchAgent {
     const now = Date.now()
     for (const key of this.routeFlaps.expire(now)) this.emitFlapping('route-flapping', key, at, true)
     for (const key of this.peerFlaps.expire(now)) this.emitFlapping('peer-flapping', key, at, true)
+  }
+
+  /** How many routes carry routedoctor's protocol number: from the notifications, else the last diagnosis. */
+  get overlayRoutes(): number {
+    return this.own?.keys.size ?? this.state.overlayRoutes
   }
 
   /** Every source's state: the collection's files and the agent's own (error, or undefined when up). */

@@ -3,8 +3,9 @@
 // to know what it touches: the route's prefix and table, the link's name, the address, the rule's table.
 import {endianness} from 'node:os'
 
-import {parseRouteMessage} from './codec.js'
-import {openMulticastSocket} from './client.js'
+import type {Family} from '../model/types.js'
+import {parseRouteMessage, routeKeyText, routeMessageKey} from './codec.js'
+import {openMulticastSocket, openRouteClient} from './client.js'
 
 // RTNLGRP_* (linux/rtnetlink.h)
 const RTNLGRP_LINK = 1
@@ -35,7 +36,7 @@ const rd16 = (b: Buffer, o: number): number => (LE ? b.readUInt16LE(o) : b.readU
 const rd32 = (b: Buffer, o: number): number => (LE ? b.readUInt32LE(o) : b.readUInt32BE(o))
 
 export type KernelEvent =
-  | {kind: 'route'; op: 'new' | 'del'; dst: string; table: number; protocol: number}
+  | {kind: 'route'; op: 'new' | 'del'; family: Family; dst: string; table: number; metric: number; protocol: number}
   | {kind: 'link'; op: 'new' | 'del'; ifindex: number; name?: string}
   | {kind: 'address'; op: 'new' | 'del'; ifindex: number; address?: string}
   | {kind: 'rule'; op: 'new' | 'del'; table: number}
@@ -71,7 +72,8 @@ export function decodeKernelEvent(type: number, p: Buffer): KernelEvent | undefi
       case RTM_DELROUTE: {
         if (p.length < 12 || rd32(p, 8) & RTM_F_CLONED) return undefined
         const spec = parseRouteMessage(p)
-        return {kind: 'route', op: type === RTM_NEWROUTE ? 'new' : 'del', dst: spec.dst, table: spec.tableId, protocol: spec.protocol}
+        return {kind: 'route', op: type === RTM_NEWROUTE ? 'new' : 'del', family: spec.family, dst: spec.dst, table: spec.tableId,
+          metric: spec.metric, protocol: spec.protocol}
       }
       case RTM_NEWLINK:
       case RTM_DELLINK: {
@@ -132,3 +134,36 @@ export async function watchKernel(onEvents: (events: KernelEvent[]) => void, onL
   }, onLost)
 }
 
+
+/**
+ * The keys (codec.routeKeyText) of the kernel's routes of one protocol number, kept from one dump and then the
+ * notifications: `watch`'s count of routedoctor's own routes, without reading the table again.
+ */
+export class ProtocolRoutes {
+  readonly keys = new Set<string>()
+
+  constructor(readonly protocol: number) {}
+
+  /** Reads the kernel's routes once (each message's protocol byte first: others are not decoded). */
+  async load(): Promise<void> {
+    const client = await openRouteClient()
+    try {
+      await client.scanRoutes!('all', (buf, start, end) => {
+        if (end - start < 12 || buf[start + 5] !== this.protocol) return
+        const key = routeMessageKey(buf, start, end)
+        if (key !== undefined) this.keys.add(key)
+      })
+    } finally {
+      client.close()
+    }
+  }
+
+  apply(events: readonly KernelEvent[]): void {
+    for (const e of events) {
+      if (e.kind !== 'route' || e.protocol !== this.protocol) continue
+      const key = routeKeyText(e.family, e.table, e.dst, e.metric)
+      if (e.op === 'new') this.keys.add(key)
+      else this.keys.delete(key)
+    }
+  }
+}

@@ -14,6 +14,7 @@ import {cleanupStaleLabs, type Lab, startLab} from '../lab/lab.js'
 import {liveFlags, liveUnavailableReason, POOL} from './live.js'
 
 const N3_BLOCK = '192.168.82.0/26'
+const PORT = 21179
 const reason = liveUnavailableReason('bird2-ecmp')
 if (reason) console.warn(`watch --reconcile in the lab skipped: ${reason}`)
 
@@ -44,7 +45,7 @@ describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_0
     dir = mkdtempSync(path.join(os.tmpdir(), 'rd-reconcile-'))
     lab = await startLab('bird2-ecmp')
     agent = execa('ip', ['netns', 'exec', lab.ns('n1'), 'node', BIN, 'watch', ...liveFlags(lab), ...POOL, '--json', '--interval', '1',
-      '--reconcile', '--settle', '2', '--write-interval', '2', '--journal-dir', dir, '--cleanup-on-exit'], {
+      '--reconcile', '--settle', '2', '--write-interval', '2', '--journal-dir', dir, '--cleanup-on-exit', '--listen', `127.0.0.1:${PORT}`], {
       reject: false, cwd: ROOT, env: {NO_COLOR: '1'}, stdin: 'ignore',
     })
     agent.stdout!.setEncoding('utf8')
@@ -77,6 +78,10 @@ describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_0
     const routes = await ours()
     expect(routes.map((r) => r.dst).sort()).toEqual(['192.168.110.128/26', '192.168.200.10', N3_BLOCK])
     expect(routes.find((r) => r.dst === N3_BLOCK)).toMatchObject({gateway: '172.31.30.6', dev: 'tunl0'})
+    // the agent counts them from the kernel's notifications
+    const r = await execa('ip', ['netns', 'exec', lab.ns('n1'), 'node', '-e',
+      `fetch('http://127.0.0.1:${PORT}/metrics').then((r) => r.text()).then((t) => process.stdout.write(t))`])
+    expect(r.stdout).toMatch(/^routedoctor_overlay_routes 3$/m)
     // BIRD's own routes are untouched beside ours
     expect((await lab.routes('n1')).filter((r) => r.dst === N3_BLOCK && r.protocol === 'bird')).toHaveLength(1)
   })
