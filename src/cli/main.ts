@@ -12,8 +12,9 @@ import Check from '../commands/check.js'
 import Explain from '../commands/explain.js'
 import Fix from '../commands/fix.js'
 import Ui from '../commands/ui.js'
+import Watch from '../commands/watch.js'
 
-export const COMMANDS = {bundle: Bundle, check: Check, explain: Explain, fix: Fix, ui: Ui}
+export const COMMANDS = {bundle: Bundle, check: Check, explain: Explain, fix: Fix, ui: Ui, watch: Watch}
 
 /** Run the CLI; `dir` is bin/run.js's import.meta.url (oclif finds package.json from it). */
 export async function run(dir: string): Promise<void> {

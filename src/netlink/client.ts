@@ -84,6 +84,7 @@ export function netlinkError(errno: number, operation: string, route?: RouteSpec
 // The slice of the package's raw socket (dist/raw.js, a native addon) this client uses: it sends
 // bytes and hands over each datagram received; the messages in them are read here, in place.
 interface RawSocket {
+  addMembership?(group: number): void
   send(data: Uint8Array, options: {port?: number; groups?: number}, callback: (error?: Error) => void): void
   on(event: 'message', listener: (datagram: Buffer) => void): unknown
   on(event: 'truncatedMessage' | 'error', listener: (error: Error | Buffer) => void): unknown
@@ -638,6 +639,7 @@ interface NativeNetlink {
   send(port: number, groups: number, data: Uint8Array, callback: (error?: Error) => void): void
   address(): {port: number}
   setRecvBufferSize(size: number): void
+  addMembership(group: number): void
   ref(): void
   unref(): void
   close(): void
@@ -707,6 +709,10 @@ class NativeSocket implements RawSocket {
     return this.native.address()
   }
 
+  addMembership(group: number): void {
+    this.native.addMembership(group)
+  }
+
   ref(): void {
     this.native.ref()
   }
@@ -751,4 +757,33 @@ export async function openRouteClient(): Promise<RouteClient> {
     if (e.code === 'EPERM' || e.code === 'EACCES') throw netlinkError(e.code === 'EPERM' ? 1 : 13, 'socket(NETLINK_ROUTE)')
     throw new RouteDoctorError(`cannot open an rtnetlink socket: ${e.message}`, 1, 'E_NETLINK_SOCKET')
   }
+}
+
+/** A socket subscribed to rtnetlink multicast groups (RTNLGRP_*): every notification datagram goes to `onDatagram`. */
+export interface MulticastSocket {
+  close(): void
+}
+
+export async function openMulticastSocket(
+  groups: readonly number[],
+  onDatagram: (datagram: Buffer) => void,
+  onError: (error: Error) => void,
+): Promise<MulticastSocket> {
+  const Native = loadNativeNetlink()
+  const RawNetlinkSocket = Native ? undefined : await loadRawSocket()
+  let raw: RawSocket
+  try {
+    const options = {recvBufferSize: RECV_BUFFER, messagePeeking: false, msgBufferSize: MESSAGE_BUFFER}
+    raw = Native ? new NativeSocket(Native, options) : new RawNetlinkSocket!(NETLINK_ROUTE, options)
+    for (const g of groups) raw.addMembership!(g)
+  } catch (error) {
+    const e = error as {code?: string; message: string}
+    if (e.code === 'EPERM' || e.code === 'EACCES') throw netlinkError(e.code === 'EPERM' ? 1 : 13, 'socket(NETLINK_ROUTE)')
+    throw new RouteDoctorError(`cannot subscribe to rtnetlink notifications: ${e.message}`, 1, 'E_NETLINK_SOCKET')
+  }
+  raw.on('message', onDatagram)
+  // an overflow (ENOBUFS) loses notifications: the caller must read everything again
+  raw.on('error', (error) => onError(error instanceof Error ? error : new Error(String(error))))
+  raw.on('truncatedMessage', () => onError(new Error(`a notification was larger than ${MESSAGE_BUFFER} bytes`)))
+  return {close: () => raw.close()}
 }
