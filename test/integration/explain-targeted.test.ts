@@ -3,8 +3,8 @@
 // beside it, in other tables, a second owner at a block, a policy rule), each query's live explanation is compared
 // with the explanation of a bundle taken of n1 in the same minute (`bundle` collects everything), field by field.
 // Evidence lines of BIRD's routes are positions in what was collected: BIRD's reply to `show route PREFIX all`
-// is not its whole dump, so those line numbers alone may differ (file and text may not). BIRD's route times are
-// masked (a route re-resolved between the two collections is stamped anew), and the pools come from --pool on
+// is not its whole dump, so those line numbers alone may differ (file and text may not). BIRD's times are
+// masked (a route re-resolved, a session retrying, between the two collections is stamped anew), and the pools come from --pool on
 // both sides (a bundle records them as its ippools.json).
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
@@ -25,22 +25,28 @@ interface Evidence {
 }
 
 const TIME = /\b\d\d:\d\d:\d\d(\.\d+)?\b/g
+const TIMER = /\b\d+\.\d+\/\d+\b/g // a session's timers: `Connect delay: 0.802/2`
 
 /** An explanation without what depends on where it was collected: the node's host and BIRD routes' line numbers. */
 function comparable(json: any): unknown {
-  const evidence = (e: Evidence) => (e.file === BIRD_ROUTES ? {file: e.file, text: e.text.replace(TIME, 'T')} : e)
-  return {
+  const evidence = (e: Evidence) => (e.file === BIRD_ROUTES ? {file: e.file, text: e.text} : e)
+  return masked({
     prefix: json.prefix,
     query: json.query,
     verdict: json.verdict,
     findings: json.findings.map((f: any) => ({...f, evidence: f.evidence.map(evidence)})),
     kernel: json.kernel,
-    bird: JSON.parse(JSON.stringify(json.bird, (k, v) => (k === 'line' || k === 'endLine' ? undefined : v)).replace(TIME, 'T')),
+    bird: JSON.parse(JSON.stringify(json.bird, (k, v) => (k === 'line' || k === 'endLine' ? undefined : v))),
     plan: json.plan,
     planMode: json.planMode,
-    chain: json.chain.map((s: any) => ({...s, summary: s.summary.replace(TIME, 'T'), evidence: s.evidence.map(evidence)})),
+    chain: json.chain.map((s: any) => ({...s, evidence: s.evidence.map(evidence)})),
     node: {...json.node, host: undefined, missing: json.node.missing.filter((m: string) => m !== 'ippools.yaml')},
-  }
+  })
+}
+
+/** BIRD's times (routes, sessions: a session retrying its connection is stamped anew) and timers as T. */
+function masked(v: unknown): unknown {
+  return JSON.parse(JSON.stringify(v).replace(TIME, 'T').replace(TIMER, 'T/T'))
 }
 
 const QUERIES = [
