@@ -9,6 +9,9 @@
 //            --no-bundle     skip writing and replaying a bundle of each snapshot under 1M routes (shown, not judged)
 //            --no-ui         skip the interactive UI's first steps on each snapshot (shown, not judged)
 //            --live SIZES    live `check` in a BGP lab of these sizes (default 100k,1M; shown, not judged); --no-live skips it
+//            --live-explain SIZES  live `explain` of one block in a BGP lab of these sizes against `explain` on the shipped
+//                            example (default 100k,1M; judged: ≤ 2×, medians of --explain-runs (7) interleaved runs);
+//                            --no-live-explain skips it
 //            --apply-routes N  routes programmed by the apply part (default 10000; also N/10, to show scaling)
 //            --apply-empty   program into an empty table (default: BIRD's metric-32 routes for the same
 //                            prefixes are there first, as on a real node; fix --apply writes beside them)
@@ -70,7 +73,7 @@ const WITHOUT_CA = process.env[CA_VAR] === undefined ? undefined : Object.fromEn
 // ------------------------------------------------------------------ options
 
 function parseArgs(argv) {
-  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, live: ['100k', '1M'], applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
+  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, live: ['100k', '1M'], liveExplain: ['100k', '1M'], explainRuns: 7, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const val = () => {
@@ -87,6 +90,9 @@ function parseArgs(argv) {
     else if (name === '--no-ui') o.ui = false
     else if (name === '--live') o.live = val().split(',').map((v) => v.trim()).filter(Boolean)
     else if (name === '--no-live') o.live = []
+    else if (name === '--live-explain') o.liveExplain = val().split(',').map((v) => v.trim()).filter(Boolean)
+    else if (name === '--no-live-explain') o.liveExplain = []
+    else if (name === '--explain-runs') o.explainRuns = Math.max(1, Number(val()))
     else if (name === '--apply-routes') o.applyRoutes = parseCount(val())
     else if (name === '--apply-empty') o.applyPrefill = false
     else if (name === '--apply-replaces') o.applyReplaces = true
@@ -98,7 +104,7 @@ function parseArgs(argv) {
       process.exit(0)
     } else throw new Error(`unknown option ${a}`)
   }
-  for (const s of [...o.sizes, ...o.live]) parseCount(s)
+  for (const s of [...o.sizes, ...o.live, ...o.liveExplain]) parseCount(s)
   return o
 }
 
@@ -641,6 +647,36 @@ async function main() {
     if (rows.length > 0) {
       log(table([['routes', 'ip + birdc', '(ip -j -d route / birdc show route all)', 'check (live)', 'peak RSS', 'check / ip + birdc', 'what it found'], ...rows]))
       log(`  the floor: what the node's own tools take to print what check reads, side by side into /dev/null; each row's runs in turn, best kept`)
+    }
+    log()
+  }
+
+  if (o.liveExplain.length > 0) {
+    // explain on a live node collects one block's chain (bench/live-explain.mjs): judged against explain on the example
+    log('== live explain: `routedoctor explain BLOCK` in a namespace whose BIRD 2 learnt N blocks, against `explain` on the shipped example')
+    results.liveExplain = []
+    const rows = []
+    for (const size of o.liveExplain) {
+      const n = parseCount(size)
+      const r = await measureWithStdout([process.execPath, path.join(HERE, 'live-explain.mjs'), String(n), String(o.explainRuns)], o.timeout)
+      let le
+      try {
+        le = JSON.parse(r.stdout.trim().split('\n').pop())
+      } catch {
+        le = {error: `${failure(r)} ${r.stderr.split('\n').slice(-2).join(' | ')}`}
+      }
+      results.liveExplain.push({size, ...le})
+      if (le.skipped || le.error) {
+        log(`  ${size}: ${le.skipped ? `skipped: ${le.skipped}` : `failed: ${le.error}`}`)
+        if (le.error) goals.push({goal: `live explain of one block, ${size} learnt routes ≤ 2× explain on the example`, failedRun: le.error.slice(0, 60), limit: 2})
+        continue
+      }
+      rows.push([size, fmtS(le.example.wall), fmtS(le.live.wall), fmtX(le.ratio), `${le.example.cpu.toFixed(2)} / ${le.live.cpu.toFixed(2)} s`, fmtX(le.cpuRatio), fmtMiB(le.live.rss), le.verdict ?? ''])
+      goals.push({goal: `live explain of one block, ${size} learnt routes ≤ 2× explain on the example (medians)`, ratio: le.ratio, limit: 2})
+    }
+    if (rows.length > 0) {
+      log(table([['routes', 'explain (example)', 'explain (live)', 'ratio', 'CPU example / live', 'CPU ratio', 'peak RSS', 'what it said'], ...rows]))
+      log(`  medians of ${o.explainRuns} runs each, in turn, both inside the lab's namespace; CPU: user + kernel (time(1)), shown`)
     }
     log()
   }

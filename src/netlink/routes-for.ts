@@ -2,6 +2,8 @@
 // the wanted prefixes, every route whose prefix holds a wanted address (what a longest-prefix lookup of it
 // can find, in every table), and the local table (the node's own addresses). Only those are decoded. They
 // are given in iproute2's `ip -j -d route` form, so that the parsers read them as they read a full dump.
+import {endianness} from 'node:os'
+
 import {ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {KernelRoute} from '../model/types.js'
 import {type RouteClient, decodeDumpedRoute} from './client.js'
@@ -15,16 +17,23 @@ export interface RoutesWanted {
 }
 
 const RT_TABLE_LOCAL = 255
+// netlink's integers are in the host's byte order; addresses in the network's
+const LE = endianness() === 'LE'
 
 /** The routes of `wanted` in dump order (the kernel's: by table, then prefix), as KernelRoutes. */
 export async function kernelRoutesFor(client: RouteClient, wanted: RoutesWanted): Promise<KernelRoute[]> {
   if (client.scanRoutes === undefined) throw new Error('kernelRoutesFor: the route client cannot read a dump in place')
   const links = await client.links()
-  const exact = new Set<number>()
+  // a few prefixes and addresses: plain lists of numbers, compared with the two numbers read off each message
+  const nets: number[] = []
+  const lens: number[] = []
   for (const p of wanted.prefixes) {
     const slash = p.indexOf('/')
     const v = ipv4Value(p, 0, slash)
-    if (v >= 0) exact.add(keyOf(v, Number(p.slice(slash + 1))))
+    if (v >= 0) {
+      nets.push(v)
+      lens.push(Number(p.slice(slash + 1)))
+    }
   }
   const addresses = wanted.addresses.map((a) => ipv4Value(a)).filter((v) => v >= 0)
   const routes: KernelRoute[] = []
@@ -34,22 +43,24 @@ export async function kernelRoutesFor(client: RouteClient, wanted: RoutesWanted)
     let table = buf[start + 4]
     let dst = 0
     for (let o = start + 12; o + 4 <= end;) {
-      const alen = buf.readUInt16LE(o)
-      const type = buf.readUInt16LE(o + 2) & 0x3fff
+      const alen = LE ? buf.readUInt16LE(o) : buf.readUInt16BE(o)
+      const type = (LE ? buf.readUInt16LE(o + 2) : buf.readUInt16BE(o + 2)) & 0x3fff
       if (alen < 4 || o + alen > end) break // malformed: the decoder below says so, if it is wanted
       if (type === RTA_DST && alen === 8) dst = buf.readUInt32BE(o + 4)
-      else if (type === RTA_TABLE && alen === 8) table = buf.readUInt32LE(o + 4)
+      else if (type === RTA_TABLE && alen === 8) table = LE ? buf.readUInt32LE(o + 4) : buf.readUInt32BE(o + 4)
       o += (alen + 3) & ~3
     }
-    if (table !== RT_TABLE_LOCAL && !exact.has(keyOf(dst, len)) && !addresses.some((a) => ipv4Network(a, len) === dst)) return
+    if (table !== RT_TABLE_LOCAL && !wantedAt(dst, len)) return
     const route = decodeDumpedRoute(buf, start, end, links, index)?.route
     if (route !== undefined) routes.push(route)
   })
   return routes
-}
 
-function keyOf(network: number, len: number): number {
-  return network * 64 + len
+  function wantedAt(dst: number, len: number): boolean {
+    for (let i = 0; i < nets.length; i++) if (lens[i] === len && nets[i] === dst) return true
+    for (const a of addresses) if (ipv4Network(a, len) === dst) return true
+    return false
+  }
 }
 
 /** Routes as `ip -j -d route show` prints them (one line): what parseIpRouteJson reads back into the same routes. */
