@@ -8,7 +8,9 @@
 //            --no-apply      skip the netlink apply throughput part
 //            --no-bundle     skip writing and replaying a bundle of each snapshot under 1M routes (shown, not judged)
 //            --no-ui         skip the interactive UI's first steps on each snapshot (shown, not judged)
-//            --live SIZES    live `check` in a BGP lab of these sizes (default 100k,1M; shown, not judged); --no-live skips it
+//            --live SIZES    live `check` in a BGP lab of these sizes (default 100k,1M; judged: ≤ 2× ip + birdc); --no-live skips it
+//            --broken SIZES  also judge check --from on broken-heavy snapshots of these sizes (40 % of blocks broken in the
+//                            seed's ways: gen-snapshot.mjs --broken; default 100k,1M); --no-broken skips them
 //            --live-explain SIZES  live `explain` of one block in a BGP lab of these sizes against `explain` on the shipped
 //                            example (default 100k,1M; judged: ≤ 2×, medians of --explain-runs (7) interleaved runs);
 //                            --no-live-explain skips it
@@ -73,7 +75,7 @@ const WITHOUT_CA = process.env[CA_VAR] === undefined ? undefined : Object.fromEn
 // ------------------------------------------------------------------ options
 
 function parseArgs(argv) {
-  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, live: ['100k', '1M'], liveExplain: ['100k', '1M'], explainRuns: 7, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
+  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, live: ['100k', '1M'], broken: ['100k', '1M'], liveExplain: ['100k', '1M'], explainRuns: 7, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const val = () => {
@@ -90,6 +92,8 @@ function parseArgs(argv) {
     else if (name === '--no-ui') o.ui = false
     else if (name === '--live') o.live = val().split(',').map((v) => v.trim()).filter(Boolean)
     else if (name === '--no-live') o.live = []
+    else if (name === '--broken') o.broken = val().split(',').map((v) => v.trim()).filter(Boolean)
+    else if (name === '--no-broken') o.broken = []
     else if (name === '--live-explain') o.liveExplain = val().split(',').map((v) => v.trim()).filter(Boolean)
     else if (name === '--no-live-explain') o.liveExplain = []
     else if (name === '--explain-runs') o.explainRuns = Math.max(1, Number(val()))
@@ -104,7 +108,7 @@ function parseArgs(argv) {
       process.exit(0)
     } else throw new Error(`unknown option ${a}`)
   }
-  for (const s of [...o.sizes, ...o.live, ...o.liveExplain]) parseCount(s)
+  for (const s of [...o.sizes, ...o.live, ...o.broken, ...o.liveExplain]) parseCount(s)
   return o
 }
 
@@ -265,14 +269,16 @@ function machine() {
 
 // ------------------------------------------------------------------ snapshots
 
-async function snapshotFor(sizeText, o) {
+const snapshotDirOf = (count, broken) => path.join(os.tmpdir(), 'routedoctor-bench', `g${GEN_VERSION}-${count}${broken ? '-broken' : ''}`)
+
+async function snapshotFor(sizeText, o, broken = false) {
   const count = parseCount(sizeText)
-  const dir = path.join(os.tmpdir(), 'routedoctor-bench', `g${GEN_VERSION}-${count}`)
+  const dir = snapshotDirOf(count, broken)
   const done = path.join(dir, '.complete')
   if (!o.fresh && existsSync(done)) return {...JSON.parse(readFileSync(done, 'utf8')), cached: true}
   rmSync(dir, {recursive: true, force: true})
   const t0 = performance.now()
-  const info = await generateSnapshot(count, dir)
+  const info = await generateSnapshot(count, dir, {broken})
   info.genSeconds = (performance.now() - t0) / 1000
   writeFileSync(done, JSON.stringify(info))
   return {...info, cached: false}
@@ -471,10 +477,11 @@ async function main() {
     {goal: `explain on a shipped snapshot ≤ 3× node -e 0`, ratio: explain.wall / nodeStart.wall, limit: 3, failedRun: failed(explain) ? failure(explain) : undefined},
   ]
 
-  for (const size of o.sizes) {
-    const snap = await snapshotFor(size, o)
+  for (const {size: sizeText, broken} of [...o.sizes.map((size) => ({size, broken: false})), ...o.broken.map((size) => ({size, broken: true}))]) {
+    const size = broken ? `${sizeText} broken-heavy` : sizeText
+    const snap = await snapshotFor(sizeText, o, broken)
     const snapBytes = snap.total
-    log(`== ${size} routes (${snap.count} blocks in pool ${snap.pool}; snapshot ${fmtMiB(snapBytes)}: birdc-show-route-all.txt ${fmtMiB(snap.bytes['birdc-show-route-all.txt'])}, ip-j-d-route.json ${fmtMiB(snap.bytes['ip-j-d-route.json'])}; ${snap.cached ? 'cached' : `generated in ${fmtS(snap.genSeconds)}`}; ${snap.dir})`)
+    log(`== ${size} routes (${snap.count} blocks in pool ${snap.pool}${broken ? `: ${snap.counts.ecmpBypass} not tunnelled over ECMP, ${snap.counts.unreachable} unreachable, ${snap.counts.multipathLost} multipath-lost` : ''}; snapshot ${fmtMiB(snapBytes)}: birdc-show-route-all.txt ${fmtMiB(snap.bytes['birdc-show-route-all.txt'])}, ip-j-d-route.json ${fmtMiB(snap.bytes['ip-j-d-route.json'])}; ${snap.cached ? 'cached' : `generated in ${fmtS(snap.genSeconds)}`}; ${snap.dir})`)
     // best of `runs` below a million routes (a 100k run takes a second and varies by a tenth between runs; the
     // floor is repeated as often), of two at a million (its runs take several seconds each; one run of the floor
     // once took 13.9 s against 5.6 s for the next floor)
@@ -527,7 +534,7 @@ async function main() {
       rssRow('check --json peak RSS / (1.5 × snapshot + 120 MiB)', checkJson, jsonFail),
       ['floor peak RSS / (1.5 × snapshot + 120 MiB)', floor.rss ? fmtX(floor.rss / rssLimit) : '-', '', ''],
     ]))
-    if (o.bundle && snap.count < 1_000_000) {
+    if (o.bundle && !broken && snap.count < 1_000_000) {
       // `routedoctor bundle` of the snapshot and its replay (`check --from BUNDLE`): shown, not judged
       const work = mkdtempSync(path.join(os.tmpdir(), 'rdbench-bundle-'))
       try {
@@ -547,7 +554,7 @@ async function main() {
         rmSync(work, {recursive: true, force: true})
       }
     }
-    if (o.ui) {
+    if (o.ui && !broken) {
       // the interactive UI's list and two explanations (bench/ui-load.mjs): shown, not judged
       // as `routedoctor ui` would run here: with huge pages where bin/run.js would run it again with them
       const u = await measureWithStdout([process.execPath, path.join(HERE, 'ui-load.mjs'), snap.dir], o.timeout, huge ? HUGE_ENV : undefined)
@@ -624,8 +631,8 @@ async function main() {
   }
 
   if (o.live.length > 0) {
-    // a live node (bench/live-lab.mjs): shown, not judged; the goals are on snapshots
-    log('== live check (shown, not judged): `routedoctor check` in a namespace whose BIRD 2 learnt N blocks over BGP and exported them to its kernel')
+    // a live node (bench/live-lab.mjs): judged, ≤ 2× the node's own tools printing what check reads
+    log('== live check: `routedoctor check` in a namespace whose BIRD 2 learnt N blocks over BGP and exported them to its kernel (every block broken: tunnel-not-programmed)')
     results.live = []
     const rows = []
     for (const size of o.live) {
@@ -640,9 +647,11 @@ async function main() {
       results.live.push({size, ...live})
       if (live.skipped || live.error) {
         log(`  ${size}: ${live.skipped ? `skipped: ${live.skipped}` : `failed: ${live.error}`}`)
+        if (live.error) goals.push({goal: `live check, ${size} learnt routes, every block broken ≤ 2× ip -j -d route + birdc show route all`, failedRun: live.error.slice(0, 60), limit: 2})
         continue
       }
       rows.push([size, fmtS(live.floor.wall), `${fmtS(live.floor.ip)} / ${fmtS(live.floor.birdc)}`, fmtS(live.check.wall), fmtMiB(live.check.rss), fmtX(live.check.wall / live.floor.wall), live.summary ?? ''])
+      goals.push({goal: `live check, ${size} learnt routes, every block broken ≤ 2× ip -j -d route + birdc show route all`, ratio: live.check.wall / live.floor.wall, limit: 2})
     }
     if (rows.length > 0) {
       log(table([['routes', 'ip + birdc', '(ip -j -d route / birdc show route all)', 'check (live)', 'peak RSS', 'check / ip + birdc', 'what it found'], ...rows]))
@@ -699,7 +708,7 @@ async function main() {
     log(`could not write ${jsonFile}: ${error.message}`)
   }
   if (o.clean) {
-    for (const s of results.sizes) rmSync(path.join(os.tmpdir(), 'routedoctor-bench', `g${GEN_VERSION}-${s.count}`), {recursive: true, force: true})
+    for (const s of results.sizes) rmSync(snapshotDirOf(s.count, s.size.endsWith('broken-heavy')), {recursive: true, force: true})
   }
 }
 
