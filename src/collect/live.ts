@@ -23,8 +23,8 @@ export interface CollectLiveOptions {
   /** Longest output of one `ip` command read (bytes; default 512 MiB). */
   ipMaxOutput?: number
   /**
-   * `ip -d route show table all` (the text route table): 'always' (a bundle keeps every source), or 'fallback':
-   * only when the JSON one could not be read (a diagnosis reads the JSON one).
+   * `ip -d route show table all` and `ip -d link show` (the text forms): 'always' (a bundle keeps every source), or
+   * 'fallback': each only when its JSON form could not be read (a diagnosis reads the JSON one).
    */
   routeText?: 'always' | 'fallback'
   /** false: none of the kernel's route tables (a targeted collection asks the kernel for the routes it reads itself). */
@@ -50,6 +50,7 @@ const IP_SOURCES: [name: string, args: string[]][] = [
 ]
 
 const ROUTE_TEXT = IP_SOURCES.find(([name]) => name === SNAPSHOT_FILES.ipRouteText)!
+const LINK_TEXT = IP_SOURCES.find(([name]) => name === SNAPSHOT_FILES.ipLinkText)!
 const ROUTE_TABLES: readonly string[] = [SNAPSHOT_FILES.ipRouteJson, SNAPSHOT_FILES.ipRouteText, SNAPSHOT_FILES.ip6RouteText]
 
 const BIRD_SOURCES: [name: string, cmd: string][] = [
@@ -63,7 +64,7 @@ export async function collectLive(opts: CollectLiveOptions = {}): Promise<Source
   // (a full table's is another ~150 MB and as many seconds of `ip`)
   const fallback = opts.routeText === 'fallback'
   const tables = opts.routeTables ?? true
-  const ipSources = IP_SOURCES.filter((s) => !(fallback && s === ROUTE_TEXT) && (tables || !ROUTE_TABLES.includes(s[0])))
+  const ipSources = IP_SOURCES.filter((s) => !(fallback && (s === ROUTE_TEXT || s === LINK_TEXT)) && (tables || !ROUTE_TABLES.includes(s[0])))
   const groups = await Promise.all([
     ...ipSources.map(([name, args]) => collectIp(name, args, opts).then((f) => [f])),
     collectSysctl(opts).then((f) => [f]),
@@ -71,7 +72,9 @@ export async function collectLive(opts: CollectLiveOptions = {}): Promise<Source
     collectBirdConfig(opts).then((f) => [f]),
   ])
   const files = groups.flat()
-  if (fallback && tables && files.find((f) => f.name === SNAPSHOT_FILES.ipRouteJson)?.text === undefined) files.push(await collectIp(...ROUTE_TEXT, opts))
+  const failed = (name: string) => files.find((f) => f.name === name)?.text === undefined
+  if (fallback && tables && failed(SNAPSHOT_FILES.ipRouteJson)) files.push(await collectIp(...ROUTE_TEXT, opts))
+  if (fallback && failed(SNAPSHOT_FILES.ipLinkJson)) files.push(await collectIp(...LINK_TEXT, opts))
   const order = (n: string) => {
     const i = (SNAPSHOT_FILE_NAMES as readonly string[]).indexOf(n)
     return i < 0 ? SNAPSHOT_FILE_NAMES.length : i
