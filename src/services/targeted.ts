@@ -89,8 +89,10 @@ async function collectKernelRoutes(prefixes: string[], addresses: string[]): Pro
     } finally {
       client.close()
     }
-  } catch (e) {
-    file.error = `the kernel's routes could not be read over rtnetlink: ${e instanceof Error ? e.message : String(e)}`
+  } catch {
+    // no rtnetlink here (the binding did not load): the whole table from iproute2, as a full collection reads it
+    const {collectIp} = await import('../collect/live.js')
+    return collectIp(SNAPSHOT_FILES.ipRouteJson, ['-j', '-d', 'route', 'show', 'table', 'all'])
   }
   file.durationMs = Math.round(performance.now() - t0)
   return file
