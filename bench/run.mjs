@@ -287,6 +287,15 @@ async function snapshotFor(sizeText, o, broken = false) {
 // ------------------------------------------------------------------ apply (netns)
 
 
+/** A lab script's run (measureWithStdout): its last line's JSON, or {error} saying how it failed. */
+function labReport(r) {
+  try {
+    return JSON.parse(r.stdout.trim().split('\n').pop())
+  } catch {
+    return {error: `${failure(r)} ${r.stderr.split('\n').slice(-2).join(' | ')}`}
+  }
+}
+
 async function applyBench(o, log) {
   const out = {skipped: undefined}
   if (process.getuid?.() !== 0) return {skipped: 'not root'}
@@ -638,12 +647,7 @@ async function main() {
     for (const size of o.live) {
       const n = parseCount(size)
       const r = await measureWithStdout([process.execPath, path.join(HERE, 'live-lab.mjs'), String(n), String(n < 1_000_000 ? Math.max(1, o.runs) : Math.min(2, Math.max(1, o.runs)))], o.timeout)
-      let live
-      try {
-        live = JSON.parse(r.stdout.trim().split('\n').pop())
-      } catch {
-        live = {error: `${failure(r)} ${r.stderr.split('\n').slice(-2).join(' | ')}`}
-      }
+      const live = labReport(r)
       results.live.push({size, ...live})
       if (live.skipped || live.error) {
         log(`  ${size}: ${live.skipped ? `skipped: ${live.skipped}` : `failed: ${live.error}`}`)
@@ -668,12 +672,7 @@ async function main() {
     for (const size of o.liveExplain) {
       const n = parseCount(size)
       const r = await measureWithStdout([process.execPath, path.join(HERE, 'live-explain.mjs'), String(n), String(o.explainRuns)], o.timeout)
-      let le
-      try {
-        le = JSON.parse(r.stdout.trim().split('\n').pop())
-      } catch {
-        le = {error: `${failure(r)} ${r.stderr.split('\n').slice(-2).join(' | ')}`}
-      }
+      const le = labReport(r)
       results.liveExplain.push({size, ...le})
       if (le.skipped || le.error) {
         log(`  ${size}: ${le.skipped ? `skipped: ${le.skipped}` : `failed: ${le.error}`}`)
