@@ -42,9 +42,11 @@
 // inside a throwaway namespace rdbench-PID (always torn down), their runs in turn, each with its CPU
 // time in user space and in the kernel (time(1)): ip -batch's is nearly all the kernel's; and, shown and
 // not judged, the whole `routedoctor fix --apply` against a real BIRD 2 in two namespaces
-// (bench/fix-apply-lab.mjs), against `ip -batch` of its plan; and, shown and not judged, a live `check` on a
-// node whose BIRD 2 learnt 100k and 1M blocks over BGP (bench/live-lab.mjs), against the time the node's own
-// `ip -j -d route` and `birdc show route all` take to print what it reads. Where the shell
+// (bench/fix-apply-lab.mjs), against `ip -batch` of its plan; and a live `check` on a node whose BIRD 2 learnt
+// 100k and 1M blocks over BGP, every one broken (bench/live-lab.mjs), against the time the node's own
+// `ip -j -d route` and `birdc show route all` take to print what it reads (judged: ≤ 2×); and a live `explain` of
+// one block there against `explain` on the shipped snapshot (bench/live-explain.mjs; judged: ≤ 2×). Sizes given
+// to --broken are also run on broken-heavy snapshots (gen-snapshot.mjs --broken), judged as the others. Where the shell
 // sets NODE_EXTRA_CA_CERTS, `node -e 0`, explain and the engine's process are also run without it (shown).
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
