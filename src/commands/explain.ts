@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
 import {Context} from '../model/context.js'
-import {loadSettledSnapshot} from '../services/load.js'
+import {loadExplainSnapshot} from '../services/load.js'
 import {explainReport} from '../services/report.js'
 import {palette} from '../render/style.js'
 import {renderExplain} from '../render/text.js'
@@ -17,7 +17,7 @@ export default class Explain extends BaseCommand {
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Explain)
     this.jsonOutput = flags.json
-    const report = explainReport(new Context(await loadSettledSnapshot(sourceOptions(flags), args.target)), args.target)
+    const report = explainReport(new Context(await loadExplainSnapshot(sourceOptions(flags), args.target)), args.target)
     if (flags.json) this.printJson(report)
     else this.print(renderExplain(report, palette()))
   }

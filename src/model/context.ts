@@ -253,6 +253,7 @@ export class Context {
     })
     for (const [prefix, routes] of this.birdIndex.otherEntries()) if (this.poolOf(prefix)) addHops(routes)
     for (const n of this.snapshot.healthy?.bgpNextHops ?? []) hops.add(n)
+    for (const n of this.snapshot.otherNextHops ?? []) hops.add(n)
     // in address order: the same whichever prefixes were settled in bulk
     this.poolResolutionList = [...hops].sort(compareAddresses).map((n) => this.resolve(n))
     return this.poolResolutionList

@@ -258,6 +258,8 @@ export interface Snapshot {
   tunnelDev: string
   aside?: AsideRoutes // routes the parsers set aside unbuilt (buildSnapshot's `aside` option), until settled
   healthy?: HealthyPrefixes // once settled
+  // a collection of one prefix's routes (services/targeted.ts): the BGP next hops of the pool paths it left out
+  otherNextHops?: string[]
 }
 
 // ---------------------------------------------------------------- findings, verdicts, plans

@@ -195,6 +195,19 @@ export function settledSource(files: SourceFile[], opts: BuildOptions): SettledS
   }
 }
 
+/**
+ * What `explain QUERY` reads: on the live node, for an IPv4 prefix or address, only what that prefix's chain needs
+ * (services/targeted.ts); else loadSettledSnapshot. The explanation is the same either way.
+ */
+export async function loadExplainSnapshot(opts: SourceOptions, query: string): Promise<Snapshot> {
+  if (opts.from) return loadSettledSnapshot(opts, query)
+  const {collectTargeted, isTargetable} = await import('./targeted.js')
+  if (!isTargetable(query)) return loadSettledSnapshot(opts, query)
+  const source = await collectTargeted(query, {birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev})
+  const snapshot = await snapshotFrom(source, opts)
+  return source.otherNextHops.length > 0 ? {...snapshot, otherNextHops: source.otherNextHops} : snapshot
+}
+
 /** settledSnapshot of the source: for `explain QUERY` and `fix [PREFIX]`. */
 export async function loadSettledSnapshot(opts: SourceOptions, query?: string): Promise<Snapshot> {
   const source = await loadSourceFiles(opts)
