@@ -3,6 +3,7 @@
 // socket, and the BIRD config file. Every source is independent: one that fails becomes a SourceFile
 // with `error` and the others are still collected.
 
+import os from 'node:os'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { execa } from 'execa'
@@ -65,6 +66,7 @@ export async function collectLive(opts: CollectLiveOptions = {}): Promise<Source
     collectBirdConfig(opts).then((f) => [f]),
   ])
   const files = groups.flat()
+  files.push({ name: SNAPSHOT_FILES.hostname, text: `${os.hostname()}\n`, command: 'hostname' })
   if (fallback && files.find((f) => f.name === SNAPSHOT_FILES.ipRouteJson)?.text === undefined) files.push(await collectIp(...ROUTE_TEXT, opts))
   const order = (n: string) => {
     const i = (SNAPSHOT_FILE_NAMES as readonly string[]).indexOf(n)

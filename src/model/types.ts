@@ -228,6 +228,7 @@ export interface Snapshot {
   }
   pools: Pool[]
   poolOrigin: 'flag' | 'ippools' | 'bird.conf' | 'none'
+  uncheckedPools?: Pool[] // pools of another mode (vxlan, none): not IP-in-IP, not judged
   tunnelDev: string
   aside?: AsideRoutes // routes the parsers set aside unbuilt (buildSnapshot's `aside` option), until settled
   healthy?: HealthyPrefixes // once settled

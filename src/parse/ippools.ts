@@ -4,7 +4,7 @@ import type * as YamlModule from 'yaml'
 import type {Node} from 'yaml'
 
 import {ParseError} from '../model/errors.js'
-import {canonicalPrefix} from '../model/prefix.js'
+import {canonicalPrefix, familyOf, hostBitsSet} from '../model/prefix.js'
 import type {Pool, PoolMode} from '../model/types.js'
 import {isRecord} from './ip-common.js'
 import {loadYaml} from './load-yaml.js'
@@ -21,6 +21,19 @@ function poolMode(spec: Record<string, unknown>): PoolMode {
   return 'none'
 }
 
+const MODES = /^(always|crosssubnet|never)$/i
+
+/** ipipMode and vxlanMode hold Always, CrossSubnet or Never (Calico refuses anything else); v1's ipip.mode always or cross-subnet. */
+function checkModes(spec: Record<string, unknown>, file: string, line: number): void {
+  for (const key of ['ipipMode', 'vxlanMode']) {
+    const v = spec[key]
+    if (v !== undefined && v !== null && (typeof v !== 'string' || !MODES.test(v))) throw new ParseError(file, line, `${key} Always, CrossSubnet or Never`, String(v))
+  }
+  if (isRecord(spec.ipip) && spec.ipip.mode !== undefined && (typeof spec.ipip.mode !== 'string' || !/^(always|cross-?subnet)$/i.test(spec.ipip.mode))) {
+    throw new ParseError(file, line, 'ipip.mode always or cross-subnet', String(spec.ipip.mode))
+  }
+}
+
 function toPool(item: unknown, file: string, line: number): Pool | undefined {
   if (!isRecord(item)) throw new ParseError(file, line, 'an IPPool object', JSON.stringify(item) ?? String(item))
   if (typeof item.kind === 'string' && !/^ippool$/i.test(item.kind)) return undefined // another resource in the list
@@ -30,7 +43,10 @@ function toPool(item: unknown, file: string, line: number): Pool | undefined {
   if (typeof rawCidr !== 'string') throw new ParseError(file, line, 'an IPPool with spec.cidr', JSON.stringify(item).slice(0, 80))
   const cidr = rawCidr.includes('/') ? canonicalPrefix(rawCidr) : undefined
   if (cidr === undefined) throw new ParseError(file, line, 'spec.cidr to be a CIDR', rawCidr)
+  if (hostBitsSet(rawCidr)) throw new ParseError(file, line, `spec.cidr without host bits (${cidr})`, rawCidr)
+  checkModes(spec, file, line)
   const pool: Pool = {cidr, mode: poolMode(spec), origin: 'ippools', pos: {file, line, endLine: line}}
+  if (pool.mode === 'ipip' && familyOf(cidr) === 'inet6') throw new ParseError(file, line, 'an IPv6 pool without IP-in-IP (Calico has no IPv6 IP-in-IP)', rawCidr)
   const ipipMode = typeof spec.ipipMode === 'string' ? spec.ipipMode : isRecord(spec.ipip) ? spec.ipip.mode : undefined
   if (pool.mode === 'ipip' && typeof ipipMode === 'string' && /^cross-?subnet$/i.test(ipipMode)) pool.crossSubnet = true
   if (typeof metadata.name === 'string') pool.name = metadata.name

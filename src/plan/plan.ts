@@ -18,7 +18,7 @@ const NOTHING_TO_DO = new Set(['ok', 'local', 'not-in-pool'])
 
 export function planPrefix(ctx: Context, d: PrefixDiagnosis): PlanItem | null {
   const facts = d.facts
-  if (NOTHING_TO_DO.has(d.verdict) || !facts.tunnelExpected) return null
+  if (NOTHING_TO_DO.has(d.verdict) || !facts.tunnelExpected || tunnelDevMissing(ctx)) return null
   const gateways = wantedGateways(facts)
   if (gateways.length === 0) return null
   const replaces = facts.kernel.find((r) => r.protocol === 'bird') ?? facts.kernel.find((r) => r.protocol !== ctx.fixProtocol)
@@ -36,6 +36,24 @@ export function planPrefix(ctx: Context, d: PrefixDiagnosis): PlanItem | null {
     ...(replaces ? {replaces} : {}),
     mode,
   }
+}
+
+/** The links are known and the tunnel device is not among them: nothing can be routed through it. */
+function tunnelDevMissing(ctx: Context): boolean {
+  return ctx.haveLinks && !ctx.links.has(ctx.snapshot.tunnelDev)
+}
+
+/** Why planPrefix planned nothing for a prefix that is not healthy; undefined for a healthy or local one. */
+export function whyNoPlan(ctx: Context, d: PrefixDiagnosis): string | undefined {
+  const facts = d.facts
+  if (d.verdict === 'ok' || d.verdict === 'local') return undefined
+  if (d.verdict === 'not-in-pool' || !facts.tunnelExpected) return 'not in an IP-in-IP pool'
+  const dev = ctx.snapshot.tunnelDev
+  if (tunnelDevMissing(ctx)) return `there is no ${dev} device: nothing can be routed through it (is ${dev} the tunnel device? --tunnel-dev names another)`
+  if (!ctx.haveBird) return 'the snapshot has no BIRD routes: nothing can be planned without BIRD\'s BGP paths and next hops'
+  if (facts.bird.length === 0) return 'no BGP path: its owner\'s session is down or it is not announced'
+  if (facts.bgpNextHops.length === 0) return 'BIRD\'s paths carry no BGP next hop'
+  return 'no BGP next hop the kernel can reach'
 }
 
 /**

@@ -24,10 +24,22 @@ export function renderNode(n: NodeSummary, c: ChalkInstance): string {
     `${c.bold('node')} ${n.host ?? '?'}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${n.sessions.up}/${n.sessions.total} Established  ${c.bold('tunnel')} ${n.tunnelDev}`,
     `${c.bold('pools')} ${pools}`,
   ]
-  if (n.missing.length > 0) lines.push(c.dim(`not in the snapshot: ${n.missing.join(', ')}`))
-  for (const f of n.failed) lines.push(c.yellow(`could not collect ${f.file}: ${f.error}`))
+  for (const p of n.uncheckedPools ?? []) {
+    lines.push(c.yellow(`pool ${p.cidr} (${p.mode}) not checked: ${p.mode === 'vxlan' ? 'VXLAN routes are Felix\'s, over vxlan.calico' : 'no encapsulation: BIRD routes it directly'}; routedoctor judges IP-in-IP pools`))
+  }
+  if (n.missing.length > 0) lines.push(c.dim(`${n.source === 'live' ? 'not collected' : 'not in the snapshot'}: ${n.missing.join(', ')}`))
+  lines.push(...failedLines(n.failed).map((l) => c.yellow(l)))
   for (const w of n.bundleWarnings) lines.push(c.yellow(`bundle: ${w}`))
   return lines.join('\n')
+}
+
+/** Sources that failed, one line per reason: a BIRD socket that cannot be reached fails three sources alike. */
+export function failedLines(failed: NodeSummary['failed']): string[] {
+  const byError = new Map<string, string[]>()
+  for (const f of failed) byError.set(f.error, [...(byError.get(f.error) ?? []), f.file])
+  return [...byError].map(([error, files]) => error.startsWith('the file is empty')
+    ? `${files.join(', ')}: ${error.slice('the file is '.length)}`
+    : `could not collect ${files.join(', ')}: ${error}`)
 }
 
 export function renderEvidence(e: Evidence[], c: ChalkInstance, by = '      '): string[] {
@@ -118,23 +130,54 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
 const STEP_TITLE = {session: 'BGP session', bird: 'BIRD paths', resolution: 'Next hop', kernel: 'Kernel route', tunnel: 'Tunnel device'}
 
 export function renderExplain(r: ExplainReport, c: ChalkInstance): string {
-  const out = [`${c.bold(r.prefix)}${r.query !== r.prefix ? c.dim(` (covers ${r.query})`) : ''}: ${verdictColor(c, r.verdict)(r.verdict.toUpperCase())}`, renderNode(r.node, c), '']
+  const covers = r.query !== r.prefix ? c.dim(` (holds ${r.query})`) : ''
+  if (r.scope) {
+    const out = [`${c.bold(r.prefix)}: ${c.dim('NOT A TUNNEL PREFIX')}`, renderNode(r.node, c), '', r.scope.summary]
+    if (r.scope.inside.length > 0) {
+      out.push('', c.bold('Tunnel prefixes inside it'), ...r.scope.inside.map((p) => `  ${p}`))
+      if (r.scope.insideCount > r.scope.inside.length) out.push(c.dim(`  and ${r.scope.insideCount - r.scope.inside.length} more (routedoctor check lists them)`))
+      out.push(c.dim('`routedoctor explain BLOCK` explains one of them.'))
+    }
+    for (const s of r.chain) out.push('', `${c.bold('Kernel route')} ${s.summary}`)
+    return out.join('\n')
+  }
+  const out = [`${c.bold(r.prefix)}${covers}: ${verdictColor(c, r.verdict)(r.verdict.toUpperCase())}`, renderNode(r.node, c), '']
+  // evidence is printed once: a finding that cites lines the chain already showed refers to them
+  const shown = new Set<string>()
+  const firstTime = (e: Evidence[]) => {
+    const fresh: Evidence[] = []
+    const seen: string[] = []
+    for (const x of e) {
+      const key = `${x.file}:${x.line}-${x.endLine}:${x.text}`
+      if (shown.has(key)) seen.push(`${x.file}:${x.line}${x.endLine !== x.line ? `-${x.endLine}` : ''}`)
+      else {
+        shown.add(key)
+        fresh.push(x)
+      }
+    }
+    return {fresh, seen}
+  }
   let n = 1
   for (const s of r.chain) {
     const mark = s.status === 'ok' ? c.green('✔') : s.status === 'error' ? c.red('✘') : s.status === 'warning' ? c.yellow('!') : c.dim('·')
     const lines = s.summary.split('\n')
     out.push(`${n++}. ${mark} ${c.bold(pad(STEP_TITLE[s.step], 14))}${lines[0]}`)
     for (const l of lines.slice(1)) out.push(`${' '.repeat(19)}${l}`)
-    out.push(...renderEvidence(s.evidence, c, '       '))
+    out.push(...renderEvidence(firstTime(s.evidence).fresh, c, '       '))
   }
   out.push('', c.bold('Findings'))
   if (r.findings.length === 0) out.push(c.green('  none'))
-  for (const f of r.findings) out.push(renderFinding(f, c))
+  for (const f of r.findings) {
+    const {fresh, seen} = firstTime(f.evidence)
+    out.push(renderFinding({...f, evidence: fresh}, c))
+    if (seen.length > 0) out.push(c.dim(`      evidence above: ${[...new Set(seen)].join(', ')}`))
+  }
   out.push('', c.bold('Corrected route'))
-  if (!r.plan) out.push(`  none${r.verdict === 'missing' ? ': nothing to program until a BGP path for it is back' : r.verdict === 'ok' || r.verdict === 'local' ? ': the route is right as it is' : ''}`)
+  if (!r.plan) out.push(`  none${r.planNote ? `: ${r.planNote}` : r.verdict === 'ok' || r.verdict === 'local' ? ': the route is right as it is' : ''}`)
   else {
     out.push(indent(renderPlanned(r.plan), '  '))
-    out.push(c.dim(`  (${r.planMode === 'beside' ? `beside BIRD's route, at a lower metric; BIRD's stays as it is` : `replacing BIRD's route at its metric`}; routedoctor fix --apply programs it)`))
+    const how = r.kernel.length === 0 ? 'the kernel has no route for it' : r.planMode === 'beside' ? `beside BIRD's route, at a lower metric; BIRD's stays as it is` : `replacing BIRD's route at its metric`
+    out.push(c.dim(`  (${how}; routedoctor fix --apply programs it)`))
     out.push(`  ${ipRouteReplace(r.plan)}`)
   }
   return out.join('\n')
@@ -146,10 +189,12 @@ function plural(n: number, word: string): string {
 
 export function renderFix(r: FixReport, c: ChalkInstance): string {
   const out: string[] = []
-  for (const f of r.node.failed) out.push(c.yellow(`could not collect ${f.file}: ${f.error}`))
+  for (const l of failedLines(r.node.failed)) out.push(c.yellow(l))
   for (const w of r.node.bundleWarnings) out.push(c.yellow(`bundle: ${w}`))
   if (r.unavailable) out.push(c.red(`Cannot plan: ${r.unavailable}.`))
-  else if (r.entries.length === 0) out.push(c.green('Nothing to fix: every tunnel prefix is healthy or has nothing routedoctor can program.'))
+  else if (r.scope?.startsWith('no tunnel prefix')) out.push(c.yellow(`Nothing to fix: ${r.scope}.`))
+  else if (r.entries.length === 0 && r.skipped.length > 0) out.push(c.yellow(`Nothing routedoctor can program${r.scope ? ` for ${r.scope}` : ''}:`))
+  else if (r.entries.length === 0) out.push(c.green(`Nothing to fix: ${r.scope ? `${r.scope} is healthy` : 'every tunnel prefix is healthy'}.`))
   for (const e of r.entries) {
     out.push(`${c.bold(e.prefix)}  ${c.red(e.verdict)}`)
     for (const k of e.current) {
@@ -157,7 +202,9 @@ export function renderFix(r: FixReport, c: ChalkInstance): string {
       out.push(...formatKernelRoute(k).split('\n').map((l, i) => `${i === 0 ? mark : '   '} ${l}`))
     }
     out.push(...renderPlanned(e.planned).split('\n').map((l, i) => `${i === 0 ? c.green('  +') : '   '} ${l}`))
-    out.push(c.dim(e.mode === 'beside'
+    out.push(c.dim(e.current.length === 0
+      ? `    added at metric ${e.planned.metric}: the kernel has no route for it`
+      : e.mode === 'beside'
       ? `    added beside BIRD's route at metric ${e.planned.metric} (lower wins); BIRD's route is left as it is, removing ours restores it`
       : `    replaces the route at metric ${e.planned.metric} (BIRD writes metric 0: nothing is lower)`))
     out.push(`    ${e.ipRoute}`, '')

@@ -1,13 +1,12 @@
 // `fix`: the corrected routes for every unhealthy tunnel prefix, as a plan the netlink stage can apply.
 import {Context, type ContextOptions, type PrefixFacts} from '../model/context.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
-import {planPrefix, type PlanItem} from '../plan/plan.js'
+import {planPrefix, whyNoPlan, type PlanItem} from '../plan/plan.js'
 import {birdConfigAdvice, type BirdConfigAdvice} from '../plan/bird-config.js'
 import {ipRouteReplace} from '../model/format.js'
 import type {KernelRoute, PlannedRoute, Verdict} from '../model/types.js'
-import {SCHEMA, nodeSummary, type NodeSummary} from './report.js'
-import {canonicalPrefix} from '../model/prefix.js'
-import {UsageError} from '../model/errors.js'
+import {SCHEMA, nodeSummary, resolveTarget, targetScope, type NodeSummary} from './report.js'
+import {prefixContains} from '../model/prefix.js'
 
 export interface FixEntry {
   prefix: string
@@ -23,6 +22,7 @@ export interface FixReport {
   node: NodeSummary
   // why nothing could be planned at all (BIRD's routes missing or not collected)
   unavailable?: string
+  scope?: string // with a PREFIX argument: what was planned (the block it resolved to, or the prefixes inside it)
   routes: PlannedRoute[]
   replaced: KernelRoute[] // the kernel routes the plan corrects (left in place when mode is beside)
   entries: FixEntry[]
@@ -44,10 +44,15 @@ export const FIX_CONTEXT: Readonly<ContextOptions> = Object.freeze({evidence: fa
 
 export function planFix(ctx: Context, only?: string): {report: FixReport; items: PlanItem[]} {
   let facts: Iterable<PrefixFacts> = ctx.poolFacts()
+  let scope: string | undefined
   if (only) {
-    const p = canonicalPrefix(only)
-    if (!p) throw new UsageError(`${only}: expected a prefix such as 192.168.110.128/26`)
-    facts = [ctx.facts(p)]
+    // a prefix or address inside a block is that block; a wider prefix is every tunnel prefix inside it
+    const p = resolveTarget(ctx, only)
+    const wide = targetScope(ctx, p)
+    facts = wide ? ctx.poolPrefixes().filter((x) => prefixContains(p, x)).map((x) => ctx.facts(x)) : [ctx.facts(p)]
+    if (wide && wide.insideCount === 0) scope = `no tunnel prefix lies inside ${p}`
+    else if (wide) scope = `the tunnel prefixes inside ${p}`
+    else scope = p
   }
   const entries: FixEntry[] = []
   const items: PlanItem[] = []
@@ -58,9 +63,7 @@ export function planFix(ctx: Context, only?: string): {report: FixReport; items:
     const item = planPrefix(ctx, d)
     if (!item) {
       if (d.verdict !== 'ok' && d.verdict !== 'local') {
-        skipped.push({prefix, verdict: d.verdict, reason: d.verdict === 'missing'
-          ? 'no BGP path: its owner\'s session is down or it is not announced'
-          : d.verdict === 'not-in-pool' ? 'not in a tunnel pool' : 'no BGP next hop the kernel can reach'})
+        skipped.push({prefix, verdict: d.verdict, reason: whyNoPlan(ctx, d) ?? 'nothing to program'})
       }
       continue
     }
@@ -79,6 +82,7 @@ export function planFix(ctx: Context, only?: string): {report: FixReport; items:
       schema: SCHEMA,
       node,
       ...(unavailable ? {unavailable} : {}),
+      ...(scope ? {scope} : {}),
       routes: items.map((i) => i.planned),
       replaced: items.flatMap((i) => (i.replaces ? [i.replaces] : [])),
       entries,

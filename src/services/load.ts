@@ -137,8 +137,11 @@ function queryKeys(query: string): (key: number) => boolean {
 
 function queryKeyList(query: string): number[] {
   if (query.includes('/')) {
+    // the prefix, and every network that covers it (a prefix inside a block is that block's)
     const key = prefixKey(canonicalPrefix(query) ?? '')
-    return key < 0 ? [] : [key]
+    if (key < 0) return []
+    const len = key % 64
+    return coveringKeys((key - len) / 64).filter((k) => k % 64 <= len)
   }
   const v = ipv4Value(canonicalAddress(query) ?? '')
   return v < 0 ? [] : coveringKeys(v)
