@@ -4,7 +4,7 @@ import {Command, Flags, Errors} from '@oclif/core'
 
 import {checkTunnelDev} from '../model/build.js'
 import {RouteDoctorError} from '../model/errors.js'
-import {checkLineJson, jsonPieces, writeJson, writeLines, type ElementWriters} from '../render/json.js'
+import {checkLineJson, jsonText, writeJson, writeLines, type ElementWriters} from '../render/json.js'
 import {palette} from '../render/style.js'
 import {renderCheckLines} from '../render/text.js'
 import type {SourceOptions} from '../services/load.js'
@@ -30,11 +30,9 @@ export function sourceOptions(flags: {from?: string; 'bird-socket'?: string; 'bi
 export abstract class BaseCommand extends Command {
   protected jsonOutput = false
 
-  /** JSON in the one shape every command writes (render/json.ts jsonPieces: compact values, a key or element per line). */
+  /** JSON in the one shape every command writes (writeJson's: a top-level key or array element per line, compact within). */
   protected printJson(value: unknown): void {
-    const pieces: string[] = []
-    jsonPieces(value, (text) => pieces.push(text))
-    process.stdout.write(pieces.join(''))
+    process.stdout.write(jsonText(value))
   }
 
   /** Large reports: written array element by element (same JSON as printJson). */
