@@ -18,7 +18,9 @@ export default class Explain extends BaseCommand {
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Explain)
     this.jsonOutput = flags.json
-    const report = explainReport(new Context(await loadSettledSnapshot(sourceOptions(flags), args.target)), args.target)
+    // routes are cited by their line in the text route dump, or their element in the JSON one
+    const snapshot = await loadSettledSnapshot({...sourceOptions(flags), routeTextToo: true}, args.target)
+    const report = explainReport(new Context(snapshot, {kernelLines: true}), args.target)
     if (flags.json) this.printJson(report)
     else this.print(renderExplain(report, palette()))
     process.exitCode = report.findings.some((f) => f.severity === 'error') ? 1 : 0

@@ -10,6 +10,7 @@ export interface SourcePos {
 
 export interface Evidence extends SourcePos {
   text: string // the cited lines verbatim
+  element?: number // a route of a one-line JSON dump: its index in the array (0-based)
 }
 
 export type Family = 'inet' | 'inet6'

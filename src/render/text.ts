@@ -42,9 +42,15 @@ export function failedLines(failed: NodeSummary['failed']): string[] {
     : `could not collect ${files.join(', ')}: ${error}`)
 }
 
+/** file:line[-endLine], or file[element] for a route of a one-line JSON dump. */
+export function evidenceWhere(x: Evidence): string {
+  if (x.element !== undefined) return `${x.file}[${x.element}]`
+  return `${x.file}:${x.line}${x.endLine !== x.line ? `-${x.endLine}` : ''}`
+}
+
 export function renderEvidence(e: Evidence[], c: ChalkInstance, by = '      '): string[] {
   return e.map((x) => {
-    const where = `${x.file}:${x.line}${x.endLine !== x.line ? `-${x.endLine}` : ''}`
+    const where = evidenceWhere(x)
     const text = x.text.split('\n')
     return `${by}${c.dim(where)}  ${text[0]}${text.slice(1).map((t) => `\n${by}${' '.repeat(where.length + 2)}${t}`).join('')}`
   })
@@ -98,7 +104,8 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
       continue
     }
     let ids = ''
-    for (const f of p.findings) if (f.severity !== 'info') ids += ids === '' ? f.id : `, ${f.id}`
+    // an id found for several next hops is listed once
+    for (const f of p.findings) if (f.severity !== 'info' && !(ids === f.id || ids.startsWith(`${f.id},`) || ids.includes(`, ${f.id}`))) ids += ids === '' ? f.id : `, ${f.id}`
     if (p.verdict === 'ok') later[0].push(p.prefix, p.verdict, ids)
     else if (p.verdict === 'local' || p.verdict === 'not-in-pool') later[1].push(p.prefix, p.verdict, ids)
     else yield row(p.prefix, p.verdict, ids)
@@ -149,7 +156,7 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance): string {
     const seen: string[] = []
     for (const x of e) {
       const key = `${x.file}:${x.line}-${x.endLine}:${x.text}`
-      if (shown.has(key)) seen.push(`${x.file}:${x.line}${x.endLine !== x.line ? `-${x.endLine}` : ''}`)
+      if (shown.has(key)) seen.push(evidenceWhere(x))
       else {
         shown.add(key)
         fresh.push(x)

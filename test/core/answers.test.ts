@@ -232,6 +232,35 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
     expect(header).toContain('could not collect birdc-show-status.txt, birdc-show-route-all.txt, birdc-show-protocols-all.txt: connect ENOENT')
   })
 
+  it('20: explain cites a kernel route by its line in the text dump, else by its element in the JSON one', async () => {
+    const cited = async (from: string, query: string) => {
+      const ctx = new Context(await loadSettledSnapshot({from, routeTextToo: true}, query), {kernelLines: true})
+      return explainReport(ctx, query).chain.filter((s) => s.step === 'kernel' || s.step === 'resolution').flatMap((s) => s.evidence)
+    }
+    const noText = copyOf(dir)
+    rmSync(path.join(noText, 'ip-d-route.txt'))
+    const elements = JSON.parse(readFileSync(path.join(dir, 'ip-j-d-route.json'), 'utf8')) as Array<{dst: string}>
+    const lines = readFileSync(path.join(dir, 'ip-d-route.txt'), 'utf8').split('\n')
+    for (const p of (await checkOf({from: dir})).prefixes) {
+      const withText = await cited(dir, p.prefix)
+      expect(withText.length).toBeGreaterThan(0)
+      for (const e of withText) {
+        expect(e.file, p.prefix).toBe('ip-d-route.txt')
+        expect(e.text.split('\n')[0]).toBe(lines[e.line - 1])
+      }
+      const withoutText = await cited(noText, p.prefix)
+      expect(withoutText.map((e) => e.file)).toEqual(withText.map(() => 'ip-j-d-route.json'))
+      for (const e of withoutText) {
+        expect(e.element, p.prefix).toBeDefined()
+        expect(e.text.split('\n')[0].split(' ')).toContain(elements[e.element!].dst)
+      }
+    }
+    const first = (await checkOf({from: dir})).prefixes[0].prefix
+    const text = renderExplain(explainReport(new Context(await loadSettledSnapshot({from: noText}, first), {kernelLines: true}), first), plain)
+    expect(text).toMatch(/ip-j-d-route\.json\[\d+\]/)
+    expect(text).not.toContain('ip-j-d-route.json:1')
+  })
+
   it('20: explain cites BIRD\'s lines once, and hash-policy-l3 only for a prefix whose next hop crosses an ECMP route', async () => {
     const report = await checkOf({from: dir})
     for (const p of report.prefixes) {
