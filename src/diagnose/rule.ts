@@ -123,7 +123,7 @@ export function whyOffTunnel(ctx: Context, multipath: boolean): string {
   if (ctx.snapshot.bird.config) {
     return `${version}'s kernel export filter rewrites nothing (no ifname/onlink/gw for the pools): BIRD writes every BGP route as it resolved it, over the underlay, so no block is tunnelled${multipath ? ', single-path ones neither' : ''}.`
   }
-  return `${version} wrote the route as its next hop resolved, over the underlay: no kernel filter pointed it at ${dev} (bird.conf is not in the snapshot).`
+  return `${version} wrote the route as its next hop resolved, over the underlay: no kernel filter pointed it at ${dev} (no bird.conf was read).`
 }
 
 /** What to do about a tunnel prefix off the tunnel: program it through the tunnel, when BIRD's next hops are known. */

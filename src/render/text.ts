@@ -27,7 +27,8 @@ export function renderNode(n: NodeSummary, c: ChalkInstance): string {
   for (const p of n.uncheckedPools ?? []) {
     lines.push(c.yellow(`pool ${p.cidr} (${p.mode}) not checked: ${p.mode === 'vxlan' ? 'VXLAN routes are Felix\'s, over vxlan.calico' : 'no encapsulation: BIRD routes it directly'}; routedoctor judges IP-in-IP pools`))
   }
-  if (n.missing.length > 0) lines.push(c.dim(`${n.source === 'live' ? 'not collected' : 'not in the snapshot'}: ${n.missing.join(', ')}`))
+  // the same words for a snapshot and the live node (a report replays byte for byte)
+  if (n.missing.length > 0) lines.push(c.dim(`missing sources: ${n.missing.join(', ')}`))
   lines.push(...failedLines(n.failed).map((l) => c.yellow(l)))
   for (const w of n.bundleWarnings) lines.push(c.yellow(`bundle: ${w}`))
   return lines.join('\n')

@@ -213,8 +213,8 @@ export function settledSource(files: SourceFile[], opts: BuildOptions): SettledS
 /** Is a snapshot directory's text route dump small enough to be read for citations (a bundle's: yes)? */
 async function routeTextFits(from: string, dir: boolean): Promise<boolean> {
   if (!dir) return true
-  const size = (await stat(path.join(from, 'ip-d-route.txt')).catch(() => undefined))?.size
-  return size !== undefined && size <= CITED_ROUTE_TEXT
+  const info = await stat(path.join(from, 'ip-d-route.txt')).catch(() => undefined)
+  return info !== undefined && info.isFile() && info.size <= CITED_ROUTE_TEXT
 }
 
 /** settledSnapshot of the source: for `explain QUERY` and `fix [PREFIX]`. */

@@ -22,8 +22,7 @@ export interface NodeSummary {
   pools: Pool[]
   poolOrigin: Snapshot['poolOrigin']
   uncheckedPools?: Pool[] // vxlan and no-encapsulation pools: not judged (VXLAN routes are Felix's, over vxlan.calico)
-  source: Snapshot['origin']['kind'] // live, or a snapshot directory or bundle
-  missing: string[] // sources not in the snapshot (live: not collected)
+  missing: string[] // sources not in the snapshot, or not collected live
   failed: Array<{file: string; error: string}> // sources that could not be collected
   bundleWarnings: string[] // a replayed bundle's: files edited after collection, members missing
 }
@@ -95,7 +94,6 @@ export function nodeSummary(ctx: Context): NodeSummary {
     pools: s.pools,
     poolOrigin: s.poolOrigin,
     ...(s.uncheckedPools ? {uncheckedPools: s.uncheckedPools} : {}),
-    source: s.origin.kind,
     // a source that failed is said once, with why: not also as missing
     missing: s.missing.filter((m) => !s.files.some((f) => f.name === m && f.error !== undefined)),
     failed: s.files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error!})),

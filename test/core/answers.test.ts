@@ -217,7 +217,7 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
     expect(renderExplain(e, plain)).not.toContain('beside BIRD\'s route')
   })
 
-  it('16, 17: the node\'s name comes from the snapshot\'s hostname file; live sources are "not collected", one line per reason', async () => {
+  it('16, 17: the node\'s name comes from the snapshot\'s hostname file; the header speaks of sources, not of a snapshot, one line per reason', async () => {
     const copy = copyOf(dir)
     writeFileSync(path.join(copy, 'hostname'), 'node-a7\n')
     const s = await loadSnapshot({from: copy})
@@ -226,7 +226,7 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
       ...['birdc-show-status.txt', 'birdc-show-route-all.txt', 'birdc-show-protocols-all.txt'].map((n) => ({name: n, error: 'connect ENOENT /run/bird.ctl'}))],
     missing: ['birdc-show-status.txt', 'ip-rule.txt']}
     const header = renderNode(nodeSummary(new Context(live)), plain)
-    expect(header).toContain('not collected: ip-rule.txt')
+    expect(header).toContain('missing sources: ip-rule.txt')
     expect(header).not.toContain('not in the snapshot')
     expect(header.match(/ENOENT/g)).toHaveLength(1)
     expect(header).toContain('could not collect birdc-show-status.txt, birdc-show-route-all.txt, birdc-show-protocols-all.txt: connect ENOENT')
