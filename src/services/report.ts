@@ -95,7 +95,8 @@ export function nodeSummary(ctx: Context): NodeSummary {
     poolOrigin: s.poolOrigin,
     ...(s.uncheckedPools ? {uncheckedPools: s.uncheckedPools} : {}),
     // a source that failed is said once, with why: not also as missing
-    missing: s.missing.filter((m) => !s.files.some((f) => f.name === m && f.error !== undefined)),
+    // (live, IPPools come from --ippools or --pool, never from the node: not a missing source)
+    missing: s.missing.filter((m) => !s.files.some((f) => f.name === m && f.error !== undefined) && !(s.origin.kind === 'live' && m === 'ippools.yaml')),
     failed: s.files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error!})),
     bundleWarnings: s.origin.warnings ?? [],
   }
