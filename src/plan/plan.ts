@@ -49,7 +49,7 @@ export function whyNoPlan(ctx: Context, d: PrefixDiagnosis): string | undefined 
   if (d.verdict === 'ok' || d.verdict === 'local') return undefined
   if (d.verdict === 'not-in-pool' || !facts.tunnelExpected) return 'not in an IP-in-IP pool'
   const dev = ctx.snapshot.tunnelDev
-  if (tunnelDevMissing(ctx)) return `there is no ${dev} device: nothing can be routed through it (is ${dev} the tunnel device? --tunnel-dev names another)`
+  if (tunnelDevMissing(ctx)) return `there is no ${dev} device, so nothing can be routed through it; --tunnel-dev names the tunnel device`
   if (!ctx.haveBird) return 'the snapshot has no BIRD routes: nothing can be planned without BIRD\'s BGP paths and next hops'
   if (facts.bird.length === 0) return 'no BGP path: its owner\'s session is down or it is not announced'
   if (facts.bgpNextHops.length === 0) return 'BIRD\'s paths carry no BGP next hop'

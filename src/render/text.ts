@@ -19,6 +19,7 @@ function indent(text: string, by: string): string {
 export function renderNode(n: NodeSummary, c: ChalkInstance): string {
   const pools = n.pools.length > 0
     ? n.pools.map((p) => `${p.cidr} (${p.mode})`).join(', ') + ` from ${n.poolOrigin === 'flag' ? '--pool' : n.poolOrigin}`
+    : n.uncheckedPools?.length ? c.yellow('no IP-in-IP pool')
     : c.yellow('none found (give --pool CIDR=ipip, --ippools FILE, or a snapshot with ippools.yaml or a Calico bird.conf)')
   const lines = [
     `${c.bold('node')} ${n.host ?? '?'}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${n.sessions.up}/${n.sessions.total} Established  ${c.bold('tunnel')} ${n.tunnelDev}`,
@@ -123,7 +124,7 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
       }
     }
   }
-  if (!header) yield c.yellow(r.node.pools.length === 0 ? 'No pools: no prefix is a tunnel prefix.' : 'No prefix inside the pools is held by BIRD or routed by the kernel.')
+  if (!header) yield c.yellow(r.node.pools.length === 0 ? `No ${r.node.uncheckedPools?.length ? 'IP-in-IP ' : ''}pools: no prefix is a tunnel prefix.` : 'No prefix inside the pools is held by BIRD or routed by the kernel.')
   yield ''
   yield c.bold('Host')
   if (r.host.findings.length === 0) yield c.green('  no host findings')
