@@ -23,7 +23,9 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
   const known = new Set<string>(SNAPSHOT_FILE_NAMES)
   const present = names.sort().filter((name) => known.has(name))
   // an empty file does not stand for its source: the other form of it is read (model/build.ts markEmpty)
-  const sized = await Promise.all(present.map(async (name) => ((await stat(path.join(dir, name)).catch(() => undefined))?.size ?? 65) > 64)) // a few bytes may be only whitespace
+  // (a few bytes may be only whitespace)
+  const sizeOf = async (name: string) => (await stat(path.join(dir, name)).catch(() => undefined))?.size ?? 65
+  const sized = await Promise.all(present.map(async (name) => (await sizeOf(name)) > 64))
   const unread = opts.unread?.(new Set(present.filter((_, i) => sized[i])))
   const wanted = unread ? present.filter((name) => !unread.has(name)) : present
   // One at a time: a full table's two dumps read at once had both their bytes and both their texts resident

@@ -112,16 +112,19 @@ export function whyOffTunnel(ctx: Context, multipath: boolean): string {
   }
   const v = status?.version.match(/^(\d+)\.(\d+)/)
   if (v && Number(v[1]) === 3 && Number(v[2]) < 2) {
-    return `${version} has no onlink attribute: no kernel filter can point a route at ${dev} onlink, so BIRD writes the BGP route as it resolved it, over the underlay.`
+    return `${version} has no onlink attribute: no kernel filter can point a route at ${dev} onlink, ` +
+      'so BIRD writes the BGP route as it resolved it, over the underlay.'
   }
   if (status && status.major === 1) {
     return `${version} (upstream, not Calico's fork) has neither krt_tunnel nor onlink: it writes the BGP route as it resolved it, over the underlay.`
   }
   if (filter === 'ifname-onlink' || filter === 'ifname') {
-    return `${version}'s kernel export filter sets ifname "${dev}", yet this route reached the kernel without it: the filter did not match it${filter === 'ifname' ? ' (and sets no onlink)' : ''}.`
+    return `${version}'s kernel export filter sets ifname "${dev}", yet this route reached the kernel without it: ` +
+      `the filter did not match it${filter === 'ifname' ? ' (and sets no onlink)' : ''}.`
   }
   if (ctx.snapshot.bird.config) {
-    return `${version}'s kernel export filter rewrites nothing (no ifname/onlink/gw for the pools): BIRD writes every BGP route as it resolved it, over the underlay, so no block is tunnelled${multipath ? ', single-path ones neither' : ''}.`
+    return `${version}'s kernel export filter rewrites nothing (no ifname/onlink/gw for the pools): ` +
+      `BIRD writes every BGP route as it resolved it, over the underlay, so no block is tunnelled${multipath ? ', single-path ones neither' : ''}.`
   }
   return `${version} wrote the route as its next hop resolved, over the underlay: no kernel filter pointed it at ${dev} (no bird.conf was read).`
 }
@@ -134,5 +137,6 @@ export function tunnelFixAdvice(ctx: Context, facts: PrefixFacts): string {
       ? `BIRD holds no BGP path for ${facts.prefix}: nothing can be planned until one is back.`
       : `The snapshot has no BIRD routes: nothing can be planned without BIRD's BGP next hops (collect \`birdc show route all\`).`
   }
-  return `Program ${facts.prefix} via ${facts.bgpNextHops.join(', ')} dev ${dev} onlink (routedoctor fix), and durably the BIRD kernel filter (routedoctor fix --bird-config).`
+  return `Program ${facts.prefix} via ${facts.bgpNextHops.join(', ')} dev ${dev} onlink (routedoctor fix), ` +
+    'and durably the BIRD kernel filter (routedoctor fix --bird-config).'
 }

@@ -27,7 +27,9 @@ const MODES = /^(always|crosssubnet|never)$/i
 function checkModes(spec: Record<string, unknown>, file: string, lineOf: KeyLine): void {
   for (const key of ['ipipMode', 'vxlanMode']) {
     const v = spec[key]
-    if (v !== undefined && v !== null && (typeof v !== 'string' || !MODES.test(v))) throw new ParseError(file, lineOf(['spec', key]), `${key} Always, CrossSubnet or Never`, String(v))
+    if (v !== undefined && v !== null && (typeof v !== 'string' || !MODES.test(v))) {
+      throw new ParseError(file, lineOf(['spec', key]), `${key} Always, CrossSubnet or Never`, String(v))
+    }
   }
   if (isRecord(spec.ipip) && spec.ipip.mode !== undefined && (typeof spec.ipip.mode !== 'string' || !/^(always|cross-?subnet)$/i.test(spec.ipip.mode))) {
     throw new ParseError(file, lineOf(['spec', 'ipip', 'mode']), 'ipip.mode always or cross-subnet', String(spec.ipip.mode))

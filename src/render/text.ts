@@ -203,7 +203,7 @@ export function renderFix(r: FixReport, c: ChalkInstance): string {
   if (r.unavailable) out.push(c.red(`Cannot plan: ${r.unavailable}.`))
   else if (r.scope?.startsWith('no tunnel prefix')) out.push(c.yellow(`Nothing to fix: ${r.scope}.`))
   else if (r.entries.length === 0 && r.skipped.length > 0) out.push(c.yellow(`Nothing routedoctor can program${r.scope ? ` for ${r.scope}` : ''}:`))
-  else if (r.entries.length === 0) out.push(c.green(`Nothing to fix: ${r.scope ? `${r.scope} is healthy` : 'every tunnel prefix is healthy'}.`))
+  else if (r.entries.length === 0) out.push(c.green(`Nothing to fix: ${r.scope ? `${r.scope} needs no correction` : 'every tunnel prefix is healthy'}.`))
   for (const e of r.entries) {
     out.push(`${c.bold(e.prefix)}  ${c.red(e.verdict)}`)
     for (const k of e.current) {
