@@ -66,7 +66,8 @@ export async function collectLive(opts: CollectLiveOptions = {}): Promise<Source
     collectBirdConfig(opts).then((f) => [f]),
   ])
   const files = groups.flat()
-  files.push({ name: SNAPSHOT_FILES.hostname, text: `${os.hostname()}\n`, command: 'hostname' })
+  // the node's name: uname(2), as `hostname` prints it
+  files.push({ name: SNAPSHOT_FILES.hostname, text: `${os.hostname()}\n`, command: 'hostname', exitStatus: 0, durationMs: 0 })
   if (fallback && files.find((f) => f.name === SNAPSHOT_FILES.ipRouteJson)?.text === undefined) files.push(await collectIp(...ROUTE_TEXT, opts))
   const order = (n: string) => {
     const i = (SNAPSHOT_FILE_NAMES as readonly string[]).indexOf(n)
