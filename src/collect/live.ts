@@ -3,6 +3,7 @@
 // socket, and the BIRD config file. Every source is independent: one that fails becomes a SourceFile
 // with `error` and the others are still collected.
 
+import os from 'node:os'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { execa } from 'execa'
@@ -72,6 +73,8 @@ export async function collectLive(opts: CollectLiveOptions = {}): Promise<Source
     collectBirdConfig(opts).then((f) => [f]),
   ])
   const files = groups.flat()
+  // the node's name: uname(2), as `hostname` prints it
+  files.push({ name: SNAPSHOT_FILES.hostname, text: `${os.hostname()}\n`, command: 'hostname', exitStatus: 0, durationMs: 0 })
   const failed = (name: string) => files.find((f) => f.name === name)?.text === undefined
   if (fallback && tables && failed(SNAPSHOT_FILES.ipRouteJson)) files.push(await collectIp(...ROUTE_TEXT, opts))
   if (fallback && failed(SNAPSHOT_FILES.ipLinkJson)) files.push(await collectIp(...LINK_TEXT, opts))

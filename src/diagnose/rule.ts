@@ -163,3 +163,49 @@ export function misrouted(ctx: Context, facts: PrefixFacts): boolean {
   if (hops === undefined) return false
   return hops.some((h) => !facts.bgpNextHops.includes(h))
 }
+
+/**
+ * Why BIRD wrote a tunnel prefix's route off the tunnel, after the node's BIRD and its kernel export filter (DESIGN §1):
+ * the fork's krt_tunnel is honoured on single-path routes only; upstream BIRD points a route at the tunnel only through
+ * a filter setting ifname/onlink/gw; BIRD 3.0/3.1 (and 1.6) have no onlink, so no filter can.
+ */
+export function whyOffTunnel(ctx: Context, multipath: boolean): string {
+  const dev = ctx.snapshot.tunnelDev
+  const status = ctx.snapshot.bird.status
+  const filter = ctx.snapshot.bird.config?.tunnelFilter
+  const version = status ? `BIRD ${status.version}` : 'BIRD'
+  if (status?.calicoFork || filter === 'krt_tunnel') {
+    return multipath
+      ? `Calico's BIRD (the fork's krt_tunnel) rewrites a route to ${dev} only when it has a single next hop, so the tunnel was skipped.`
+      : `Calico's BIRD (the fork's krt_tunnel) did not rewrite this single-path route to ${dev}: its kernel filter did not set krt_tunnel for it.`
+  }
+  const v = status?.version.match(/^(\d+)\.(\d+)/)
+  if (v && Number(v[1]) === 3 && Number(v[2]) < 2) {
+    return `${version} has no onlink attribute: no kernel filter can point a route at ${dev} onlink, ` +
+      'so BIRD writes the BGP route as it resolved it, over the underlay.'
+  }
+  if (status && status.major === 1) {
+    return `${version} (upstream, not Calico's fork) has neither krt_tunnel nor onlink: it writes the BGP route as it resolved it, over the underlay.`
+  }
+  if (filter === 'ifname-onlink' || filter === 'ifname') {
+    return `${version}'s kernel export filter sets ifname "${dev}", yet this route reached the kernel without it: ` +
+      `the filter did not match it${filter === 'ifname' ? ' (and sets no onlink)' : ''}.`
+  }
+  if (ctx.snapshot.bird.config) {
+    return `${version}'s kernel export filter rewrites nothing (no ifname/onlink/gw for the pools): ` +
+      `BIRD writes every BGP route as it resolved it, over the underlay, so no block is tunnelled${multipath ? ', single-path ones neither' : ''}.`
+  }
+  return `${version} wrote the route as its next hop resolved, over the underlay: no kernel filter pointed it at ${dev} (no bird.conf was read).`
+}
+
+/** What to do about a tunnel prefix off the tunnel: program it through the tunnel, when BIRD's next hops are known. */
+export function tunnelFixAdvice(ctx: Context, facts: PrefixFacts): string {
+  const dev = ctx.snapshot.tunnelDev
+  if (facts.bgpNextHops.length === 0) {
+    return ctx.haveBird
+      ? `BIRD holds no BGP path for ${facts.prefix}: nothing can be planned until one is back.`
+      : `The snapshot has no BIRD routes: nothing can be planned without BIRD's BGP next hops (collect \`birdc show route all\`).`
+  }
+  return `Program ${facts.prefix} via ${facts.bgpNextHops.join(', ')} dev ${dev} onlink (routedoctor fix), ` +
+    'and durably the BIRD kernel filter (routedoctor fix --bird-config).'
+}

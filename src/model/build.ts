@@ -15,7 +15,7 @@ import {parseSysctl} from '../parse/sysctl.js'
 import {AsideBirdPaths, AsideKernelRoutes, BesideKernelRoutes, KeyTable, type AsideRoutes} from './aside.js'
 import {outsidePools} from './context.js'
 import {UsageError} from './errors.js'
-import {canonicalPrefix} from './prefix.js'
+import {canonicalPrefix, familyOf, hostBitsSet} from './prefix.js'
 import {releaseKernelText} from './release.js'
 import type {BirdConfig, BirdProtocol, BirdRoute, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from './types.js'
 
@@ -41,13 +41,31 @@ export function parsePoolFlag(flag: string): Pool {
   const cidr = canonicalPrefix(cidrText)
   if (!cidr || !cidrText.includes('/')) throw new UsageError(`--pool ${flag}: expected CIDR[=ipip|vxlan|none], e.g. 192.168.0.0/16=ipip`)
   if (!['ipip', 'vxlan', 'none'].includes(modeText)) throw new UsageError(`--pool ${flag}: mode must be ipip, vxlan or none`)
+  const network = hostBitsSet(cidrText)
+  if (network) throw new UsageError(`--pool ${flag}: host bits set in ${cidrText} (the network is ${network})`)
+  if (modeText === 'ipip' && familyOf(cidr) === 'inet6') throw new UsageError(`--pool ${flag}: Calico has no IPv6 IP-in-IP (an IPv6 pool is vxlan or none)`)
   return {cidr, mode: modeText as PoolMode, origin: 'flag'}
+}
+
+/** The tunnel device flag: a Linux interface name (1-15 characters, no `/`, whitespace or `:`). */
+export function checkTunnelDev(name: string): string {
+  if (!/^[^\s/:]{1,15}$/.test(name) || name === '.' || name === '..') {
+    throw new UsageError(`--tunnel-dev ${JSON.stringify(name)}: expected an interface name (1-15 characters, no '/', ':' or spaces), e.g. tunl0`)
+  }
+  return name
 }
 
 interface TunnelPools {
   config: BirdConfig | undefined
   pools: Pool[]
   poolOrigin: Snapshot['poolOrigin']
+  unchecked?: Pool[] // vxlan and no-encapsulation pools: not IP-in-IP, not routedoctor's to judge
+}
+
+/** Only IP-in-IP pools are tunnel pools; the others are kept aside, shown as not checked. */
+function ipipOnly(t: TunnelPools): TunnelPools {
+  const unchecked = t.pools.filter((p) => p.mode !== 'ipip')
+  return unchecked.length === 0 ? t : {...t, pools: t.pools.filter((p) => p.mode === 'ipip'), unchecked}
 }
 
 /** Which prefixes are tunnel prefixes: flags, else IPPools, else the BIRD config, else none (and the config). */
@@ -62,6 +80,7 @@ function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions): TunnelPools {
 }
 
 export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
+  markEmpty(files)
   const text = (name: string) => files.find((f) => f.name === name && f.text !== undefined)?.text
   const tunnelDev = opts.tunnelDev ?? 'tunl0'
   const aside: AsideRoutes | undefined = opts.aside ? {} : undefined
@@ -71,7 +90,7 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   let early: TunnelPools | undefined
   if (consume) {
     try {
-      early = tunnelPoolsOf(files, opts)
+      early = ipipOnly(tunnelPoolsOf(files, opts))
     } catch {
       early = undefined
     }
@@ -92,7 +111,7 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   const status = text('birdc-show-status.txt')
   const birdRoutes = text('birdc-show-route-all.txt')
   const protocols = text('birdc-show-protocols-all.txt')
-  const {config, pools, poolOrigin} = early ?? tunnelPoolsOf(files, opts)
+  const {config, pools, poolOrigin, unchecked} = early ?? ipipOnly(tunnelPoolsOf(files, opts))
   if (aside && birdRoutes !== undefined) {
     // a path is set aside where the kernel set a route aside too (the others would be read again), and, for
     // check (`consume`), where its network is outside every pool: check reads such a path only if it holds a
@@ -124,6 +143,7 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
     },
     pools,
     poolOrigin,
+    ...(unchecked ? {uncheckedPools: unchecked} : {}),
     tunnelDev,
     ...(aside ? {aside} : {}),
   }
@@ -177,6 +197,23 @@ export function unreadFallbacks(present: ReadonlySet<string>): Set<string> {
   const unread = new Set<string>()
   for (const [json, text] of TEXT_FALLBACKS) if (present.has(json) && present.has(text)) unread.add(text)
   return unread
+}
+
+// Sources whose file may rightly be empty: a node without IPv6 routes
+const MAY_BE_EMPTY = new Set(['ip-6-d-route.txt'])
+
+/**
+ * An empty file is no source: it is marked failed ("empty"), in place, so that the other form of it is read and the
+ * header names it. An empty JSON dump read as an empty table turned every remote block into `missing`.
+ */
+export function markEmpty(files: SourceFile[]): void {
+  for (let i = 0; i < files.length; i++) {
+    const f = files[i]
+    if (f.text === undefined || MAY_BE_EMPTY.has(f.name) || f.text.length > 64 || f.text.trim() !== '') continue
+    const other = TEXT_FALLBACKS.find((pair) => pair.includes(f.name))?.find((n) => n !== f.name)
+    const used = other !== undefined && files.some((g) => g.name === other && g.text !== undefined && g.text.trim() !== '')
+    files[i] = {...f, text: undefined, error: `the file is empty${used ? `; ${other} was read instead` : ''}`}
+  }
 }
 
 // Alternatives stand for one source: the first name is reported when none of them is there.

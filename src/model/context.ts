@@ -4,6 +4,7 @@ import {networkKey} from './aside.js'
 import {Fib, type Lookup} from './fib.js'
 import {formatKernelRoute} from './format.js'
 import {PrefixMap} from './prefix-map.js'
+import {jsonElements, kernelRouteKey, textDumpLines} from './route-cite.js'
 import type {KeptLines} from './release.js'
 import {canonicalPrefix, familyOf, ipv4Network, ipv4Value, prefixContains, prefixLength, prefixSortKey} from './prefix.js'
 import type {
@@ -55,6 +56,9 @@ export interface ContextOptions {
   // no fix: diagnose/rule.ts prefixFinding), for a presenter that shows them by id (check's text report again)
   texts?: boolean
   overlayTable?: number // the table routedoctor's corrections live in (DESIGN §5)
+  // cite a kernel route read from the one-line JSON dump by the line of the text dump that prints it when the
+  // snapshot holds that dump, else by its element index (explain); off, such a route is cited as line 1
+  kernelLines?: boolean
 }
 
 export class Context {
@@ -75,6 +79,8 @@ export class Context {
   private readonly oursTables: number[]
   readonly evidence: boolean // see ContextOptions
   readonly texts: boolean // see ContextOptions
+  private readonly kernelLines: boolean
+  private kernelPlaces?: {lines?: Map<string, [number, number]>; elements?: Map<string, number>}
   private readonly lineStarts = new Map<string, Uint32Array>()
   private readonly sources = new Map<string, string>() // file name -> text ('' when not in the snapshot)
   private readonly kept = new Map<string, KeptLines>() // file name -> its cited lines, for a file whose text was released
@@ -97,6 +103,7 @@ export class Context {
     this.overlayTable = opts.overlayTable ?? DEFAULT_OVERLAY_TABLE
     this.evidence = opts.evidence ?? true
     this.texts = opts.texts ?? true
+    this.kernelLines = opts.kernelLines ?? false
     this.fib = new Fib(snapshot.kernelRoutes, snapshot.rules)
     const tables = snapshot.bird.config?.kernelTables.map(Number).filter((n) => Number.isInteger(n)) ?? []
     this.kernelTables = tables.length > 0 ? tables : [254]
@@ -496,7 +503,24 @@ export class Context {
 
   /** A kernel route, cited: its lines, or (from a one-line JSON dump) the route as `ip route` prints it. */
   citeKernelRoute(route: KernelRoute): Evidence[] {
+    if (this.kernelLines && this.evidence && route.pos?.file === 'ip-j-d-route.json') {
+      const places = (this.kernelPlaces ??= this.indexKernelPlaces())
+      const key = kernelRouteKey(route)
+      const lines = places.lines?.get(key)
+      if (lines) return this.cite({file: 'ip-d-route.txt', line: lines[0], endLine: lines[1]})
+      const element = places.elements?.get(key)
+      if (element !== undefined) return [{file: route.pos.file, line: 1, endLine: 1, element, text: formatKernelRoute(route)}]
+    }
     return this.cite(route.pos, () => formatKernelRoute(route))
+  }
+
+  /** Where the JSON dump's routes are printed: the text dump's lines, else the JSON array's elements. */
+  private indexKernelPlaces(): {lines?: Map<string, [number, number]>; elements?: Map<string, number>} {
+    const text = this.snapshot.files.find((f) => f.name === 'ip-d-route.txt')?.text
+    const lines = text ? textDumpLines(text) : undefined
+    if (lines) return {lines}
+    const json = this.snapshot.files.find((f) => f.name === 'ip-j-d-route.json')?.text
+    return {elements: json ? jsonElements(json) : undefined}
   }
 
   /** The cited lines of a parsed object, verbatim (a one-line JSON file cites the object itself). */

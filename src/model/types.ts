@@ -10,6 +10,7 @@ export interface SourcePos {
 
 export interface Evidence extends SourcePos {
   text: string // the cited lines verbatim
+  element?: number // a route of a one-line JSON dump: its index in the array (0-based)
 }
 
 export type Family = 'inet' | 'inet6'
@@ -255,6 +256,7 @@ export interface Snapshot {
   }
   pools: Pool[]
   poolOrigin: 'flag' | 'ippools' | 'bird.conf' | 'none'
+  uncheckedPools?: Pool[] // pools of another mode (vxlan, none): not IP-in-IP, not judged
   tunnelDev: string
   aside?: AsideRoutes // routes the parsers set aside unbuilt (buildSnapshot's `aside` option), until settled
   healthy?: HealthyPrefixes // once settled

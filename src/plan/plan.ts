@@ -44,7 +44,7 @@ const NO_DELETES: PlanItem[] = []
 
 export function planPrefixOverlay(ctx: Context, facts: PrefixFacts): PrefixPlan {
   if (!facts.pool) return {deletes: facts.ours.length === 0 ? NO_DELETES : facts.ours.map(deleteItem)}
-  const gateways = overlayGateways(ctx, facts)
+  const gateways: string[] = tunnelDevMissing(ctx) ? [] : overlayGateways(ctx, facts)
   const table = ctx.overlayTable
   let kept: KernelRoute | undefined
   let deletes: PlanItem[] = NO_DELETES
@@ -117,6 +117,24 @@ export function planRules(ctx: Context, settings: OverlaySettings, overlayHoldsR
     out.push({action: 'delete', priority: r.priority, to: r.to, table: settings.table})
   }
   return out
+}
+
+/** The links are known and the tunnel device is not among them: nothing can be routed through it. */
+function tunnelDevMissing(ctx: Context): boolean {
+  return ctx.haveLinks && !ctx.links.has(ctx.snapshot.tunnelDev)
+}
+
+/** Why planPrefix planned nothing for a prefix that is not healthy; undefined for a healthy or local one. */
+export function whyNoPlan(ctx: Context, d: PrefixDiagnosis): string | undefined {
+  const facts = d.facts
+  if (d.verdict === 'ok' || d.verdict === 'local') return undefined
+  if (d.verdict === 'not-in-pool' || !facts.tunnelExpected) return 'not in an IP-in-IP pool'
+  const dev = ctx.snapshot.tunnelDev
+  if (tunnelDevMissing(ctx)) return `there is no ${dev} device, so nothing can be routed through it; --tunnel-dev names the tunnel device`
+  if (!ctx.haveBird) return 'the snapshot has no BIRD routes: nothing can be planned without BIRD\'s BGP paths and next hops'
+  if (facts.bird.length === 0) return 'no BGP path: its owner\'s session is down or it is not announced'
+  if (facts.bgpNextHops.length === 0) return 'BIRD\'s paths carry no BGP next hop'
+  return 'no BGP next hop the kernel can reach'
 }
 
 /**

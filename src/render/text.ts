@@ -26,6 +26,7 @@ function gracefulRestartText(gr: NonNullable<NodeSummary['gracefulRestart']>): s
 export function renderNode(n: NodeSummary, c: ChalkInstance): string {
   const pools = n.pools.length > 0
     ? n.pools.map((p) => `${p.cidr} (${p.mode}${p.crossSubnet ? ' CrossSubnet' : ''})`).join(', ') + ` from ${n.poolOrigin === 'flag' ? '--pool' : n.poolOrigin}`
+    : n.uncheckedPools?.length ? c.yellow('no IP-in-IP pool')
     : c.yellow('none found (give --pool CIDR=ipip, --ippools FILE, or a snapshot with ippools.yaml or a Calico bird.conf)')
   const sessions = n.sessions.total === 0 && n.missing.includes('birdc-show-protocols-all.txt')
     ? 'unknown (no BIRD protocols)'
@@ -35,17 +36,34 @@ export function renderNode(n: NodeSummary, c: ChalkInstance): string {
     `${c.bold('pools')} ${pools}`,
   ]
   if (n.gracefulRestart !== undefined) lines.push(c.yellow(gracefulRestartText(n.gracefulRestart)))
-  if (n.missing.length > 0) lines.push(c.dim(`not in the snapshot: ${n.missing.join(', ')}`))
-  for (const f of n.failed) lines.push(c.yellow(`could not collect ${f.file}: ${f.error}`))
+  for (const p of n.uncheckedPools ?? []) {
+    lines.push(c.yellow(`pool ${p.cidr} (${p.mode}) not checked: ${p.mode === 'vxlan' ? 'VXLAN routes are Felix\'s, over vxlan.calico' : 'no encapsulation: BIRD routes it directly'}; routedoctor judges IP-in-IP pools`))
+  }
+  // the same words for a snapshot and the live node (a report replays byte for byte)
+  if (n.missing.length > 0) lines.push(c.dim(`missing sources: ${n.missing.join(', ')}`))
+  lines.push(...failedLines(n.failed).map((l) => c.yellow(l)))
   for (const w of n.bundleWarnings) lines.push(c.yellow(`bundle: ${w}`))
   return lines.join('\n')
 }
 
-const cite = (e: Evidence) => `${e.file}:${e.line}${e.endLine !== e.line ? `-${e.endLine}` : ''}`
+/** Sources that failed, one line per reason: a BIRD socket that cannot be reached fails three sources alike. */
+export function failedLines(failed: NodeSummary['failed']): string[] {
+  const byError = new Map<string, string[]>()
+  for (const f of failed) byError.set(f.error, [...(byError.get(f.error) ?? []), f.file])
+  return [...byError].map(([error, files]) => error.startsWith('the file is empty')
+    ? `${files.join(', ')}: ${error.slice('the file is '.length)}`
+    : `could not collect ${files.join(', ')}: ${error}`)
+}
+
+/** file:line[-endLine], or file[element] for a route of a one-line JSON dump. */
+export function evidenceWhere(x: Evidence): string {
+  if (x.element !== undefined) return `${x.file}[${x.element}]`
+  return `${x.file}:${x.line}${x.endLine !== x.line ? `-${x.endLine}` : ''}`
+}
 
 export function renderEvidence(e: Evidence[], c: ChalkInstance, by = '      '): string[] {
   return e.map((x) => {
-    const where = cite(x)
+    const where = evidenceWhere(x)
     const text = x.text.split('\n')
     return `${by}${c.dim(where)}  ${text[0]}${text.slice(1).map((t) => `\n${by}${' '.repeat(where.length + 2)}${t}`).join('')}`
   })
@@ -60,7 +78,7 @@ export function renderFinding(f: Finding, c: ChalkInstance, shown?: Set<string>)
   const fresh = shown ? f.evidence.filter((e) => !shown.has(evidenceKey(e))) : f.evidence
   const seen = shown ? f.evidence.filter((e) => shown.has(evidenceKey(e))) : []
   if (fresh.length > 0) out.push('      evidence:', ...renderEvidence(fresh, c, '        '))
-  const cites = [...new Set(seen.map(cite))].join(', ')
+  const cites = [...new Set(seen.map(evidenceWhere))].join(', ')
   if (seen.length > 0) out.push(`      ${fresh.length > 0 ? 'and' : 'evidence:'} ${c.dim(cites)} ${c.dim('(above)')}`)
   for (const e of fresh) shown?.add(evidenceKey(e))
   if (f.fix) out.push(`      ${c.bold('what to do:')} ${f.fix}`)
@@ -107,7 +125,8 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
       continue
     }
     let ids = ''
-    for (const f of p.findings) if (f.severity !== 'info') ids += ids === '' ? f.id : `, ${f.id}`
+    // an id found for several next hops is listed once
+    for (const f of p.findings) if (f.severity !== 'info' && !(ids === f.id || ids.startsWith(`${f.id},`) || ids.includes(`, ${f.id}`))) ids += ids === '' ? f.id : `, ${f.id}`
     if (p.verdict === 'ok') later[0].push(p.prefix, p.verdict, ids)
     else if (p.verdict === 'local' || p.verdict === 'not-in-pool') later[1].push(p.prefix, p.verdict, ids)
     else yield row(p.prefix, p.verdict, ids)
@@ -124,7 +143,7 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
       }
     }
   }
-  if (!header) yield c.yellow(r.node.pools.length === 0 ? 'No pools: no prefix is a tunnel prefix.' : 'No prefix inside the pools is held by BIRD or routed by the kernel.')
+  if (!header) yield c.yellow(r.node.pools.length === 0 ? `No ${r.node.uncheckedPools?.length ? 'IP-in-IP ' : ''}pools: no prefix is a tunnel prefix.` : 'No prefix inside the pools is held by BIRD or routed by the kernel.')
   yield ''
   yield c.bold('Host')
   if (r.host.findings.length === 0) yield c.green('  no host findings')
@@ -144,11 +163,21 @@ export interface ExplainTextOptions {
 }
 
 export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainTextOptions = {}): string {
-  const covers = r.query !== r.prefix ? c.dim(` (covers ${r.query})`) : ''
+  const covers = r.query !== r.prefix ? c.dim(` (holds ${r.query})`) : ''
+  if (r.scope) {
+    const out = [`${c.bold(r.prefix)}: ${c.dim('NOT A TUNNEL PREFIX')}`, renderNode(r.node, c), '', r.scope.summary]
+    if (r.scope.inside.length > 0) {
+      out.push('', c.bold('Tunnel prefixes inside it'), ...r.scope.inside.map((p) => `  ${p}`))
+      if (r.scope.insideCount > r.scope.inside.length) out.push(c.dim(`  and ${r.scope.insideCount - r.scope.inside.length} more (routedoctor check lists them)`))
+      out.push(c.dim('`routedoctor explain BLOCK` explains one of them.'))
+    }
+    for (const s of r.chain) out.push('', `${c.bold('Kernel route')} ${s.summary}`)
+    return out.join('\n')
+  }
   const out = [`${c.bold(r.prefix)}${covers}: ${verdictColor(c, r.verdict)(r.verdict.toUpperCase())}`]
   if (opts.node !== false) out.push(renderNode(r.node, c))
   out.push('')
-  const shown = opts.evidenceOnce ? new Set<string>() : undefined
+  const shown = opts.evidenceOnce === false ? undefined : new Set<string>()
   let n = 1
   for (const s of r.chain) {
     const mark = s.status === 'ok' ? c.green('✔') : s.status === 'error' ? c.red('✘') : s.status === 'warning' ? c.yellow('!') : c.dim('·')
@@ -156,14 +185,14 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainT
     // two spaces at least after the longest title: the text column is where wrapped rows continue
     out.push(`${n++}. ${mark} ${c.bold(pad(STEP_TITLE[s.step], 15))}${lines[0]}`)
     for (const l of lines.slice(1)) out.push(`${' '.repeat(20)}${l}`)
-    out.push(...renderEvidence(s.evidence, c, '       '))
+    out.push(...renderEvidence(shown ? s.evidence.filter((e) => !shown.has(evidenceKey(e))) : s.evidence, c, '       '))
     for (const e of s.evidence) shown?.add(evidenceKey(e))
   }
   out.push('', c.bold('Findings'))
   if (r.findings.length === 0) out.push(c.green('  none'))
   for (const f of r.findings) out.push(renderFinding(f, c, shown))
   out.push('', c.bold('Corrected route'))
-  if (!r.plan) out.push(`  none${r.verdict === 'missing' ? ': nothing to program until a BGP path for it is back' : r.verdict === 'ok' || r.verdict === 'local' ? ': the route is right as it is' : ''}`)
+  if (!r.plan) out.push(`  none${r.planNote ? `: ${r.planNote}` : r.verdict === 'ok' || r.verdict === 'local' ? ': the route is right as it is' : ''}`)
   else {
     out.push(indent(renderPlanned(r.plan), '  '))
     out.push(c.dim(`  (in routedoctor's overlay table ${r.plan.table}, which BIRD never learns; BIRD's route stays as it is; routedoctor fix --apply programs it)`))
@@ -178,11 +207,16 @@ function plural(n: number, word: string): string {
 
 export function renderFix(r: FixReport, c: ChalkInstance): string {
   const out: string[] = []
-  for (const f of r.node.failed) out.push(c.yellow(`could not collect ${f.file}: ${f.error}`))
+  for (const l of failedLines(r.node.failed)) out.push(c.yellow(l))
   for (const w of r.node.bundleWarnings) out.push(c.yellow(`bundle: ${w}`))
   if (r.unavailable) out.push(c.red(`Cannot plan: ${r.unavailable}.`))
-  else if (r.entries.length === 0 && r.rules.length === 0) {
-    out.push(c.green(`Nothing to fix: every tunnel prefix is healthy, has nothing routedoctor can program, or its correction is in place${r.kept > 0 ? ` (${plural(r.kept, 'route')} in the overlay table ${r.table})` : ''}.`))
+  else if (r.scope?.startsWith('no tunnel prefix')) out.push(c.yellow(`Nothing to fix: ${r.scope}.`))
+  else if (r.entries.length === 0 && r.rules.length === 0 && r.skipped.length > 0) {
+    out.push(c.yellow(`Nothing routedoctor can program${r.scope ? ` for ${r.scope}` : ''}:`))
+  } else if (r.entries.length === 0 && r.rules.length === 0) {
+    const inPlace = r.kept > 0 ? ` (${plural(r.kept, 'route')} in the overlay table ${r.table})` : ''
+    out.push(c.green(r.scope ? `Nothing to fix: ${r.scope} needs no correction${inPlace}.`
+      : `Nothing to fix: every tunnel prefix is healthy, has nothing routedoctor can program, or its correction is in place${inPlace}.`))
   }
   for (const e of r.entries) {
     out.push(`${c.bold(e.prefix)}  ${c.red(e.verdict)}`)

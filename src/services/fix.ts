@@ -1,12 +1,12 @@
 // `fix`: the whole overlay (DESIGN §5) planned from a snapshot, as a plan the netlink stage applies with its journal.
 import {Context, type ContextOptions, DEFAULT_RULE_PRIORITY, type PrefixFacts} from '../model/context.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
-import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules} from '../plan/plan.js'
+import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules, whyNoPlan} from '../plan/plan.js'
 import {birdConfigAdvice, type BirdConfigAdvice} from '../plan/bird-config.js'
 import {ipRouteReplace} from '../model/format.js'
 import type {KernelRoute, PlannedRoute, PlannedRule, Verdict} from '../model/types.js'
-import {SCHEMA, nodeSummary, type NodeSummary} from './report.js'
-import {canonicalPrefix} from '../model/prefix.js'
+import {SCHEMA, nodeSummary, resolveTarget, targetScope, type NodeSummary} from './report.js'
+import {prefixContains} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
 import type {ApplyOptions, ApplyResult} from '../netlink/apply.js'
 
@@ -28,6 +28,7 @@ export interface FixReport {
   node: NodeSummary
   // why nothing could be planned at all (BIRD's routes missing or not collected)
   unavailable?: string
+  scope?: string // with a PREFIX argument: what was planned (the block it resolved to, or the prefixes inside it)
   table: number // the overlay table
   routes: FixRoute[]
   rules: PlannedRule[]
@@ -89,10 +90,15 @@ export function planFix(ctx: Context, only?: string, opts: FixOptions = {}): {re
   if (settings.table !== ctx.overlayTable) throw new Error('planFix: the Context reads another overlay table than the plan writes')
   checkOverlaySettings(ctx, settings)
   let facts: Iterable<PrefixFacts> = ctx.poolFacts()
+  let scope: string | undefined
   if (only) {
-    const p = canonicalPrefix(only)
-    if (!p) throw new UsageError(`${only}: expected a prefix such as 192.168.110.128/26`)
-    facts = [ctx.facts(p)]
+    // a prefix or address inside a block is that block; a wider prefix is every tunnel prefix inside it
+    const p = resolveTarget(ctx, only)
+    const wide = targetScope(ctx, p)
+    facts = wide ? ctx.poolPrefixes().filter((x) => prefixContains(p, x)).map((x) => ctx.facts(x)) : [ctx.facts(p)]
+    if (wide && wide.insideCount === 0) scope = `no tunnel prefix lies inside ${p}`
+    else if (wide) scope = `the tunnel prefixes inside ${p}`
+    else scope = p
   }
   const entries: FixEntry[] = []
   const replaces: PlanItem[] = []
@@ -109,9 +115,7 @@ export function planFix(ctx: Context, only?: string, opts: FixOptions = {}): {re
       if (p.kept) continue
       const d = diagnoseFacts(ctx, f)
       if (d.verdict !== 'ok' && d.verdict !== 'local') {
-        skipped.push({prefix: d.prefix, verdict: d.verdict, reason: d.verdict === 'missing'
-          ? 'no BGP path: its owner\'s session is down or it is not announced'
-          : d.verdict === 'not-in-pool' ? 'not in a tunnel pool' : 'no BGP next hop the kernel can reach'})
+        skipped.push({prefix: d.prefix, verdict: d.verdict, reason: whyNoPlan(ctx, d) ?? 'nothing to program'})
       }
       continue
     }
@@ -157,6 +161,7 @@ export function planFix(ctx: Context, only?: string, opts: FixOptions = {}): {re
       schema: SCHEMA,
       node,
       ...(unavailable ? {unavailable} : {}),
+      ...(scope ? {scope} : {}),
       table: settings.table,
       routes: items.map((i) => fixRoute(i)),
       rules,

@@ -24,7 +24,12 @@ export interface SourceOptions {
   tunnelDev?: string
   /** Live: collect every source, also those a diagnosis does not read when others are there (a bundle keeps them all). */
   everySource?: boolean
+  /** Read the text route dump beside the JSON one (not too large): explain cites a route by its line there. */
+  routeTextToo?: boolean
 }
+
+// explain reads the text route dump beside the JSON one up to this size (model/route-cite.ts indexes no larger one)
+const CITED_ROUTE_TEXT = 32 * 2 ** 20
 
 export interface LoadedSource {
   files: SourceFile[]
@@ -36,7 +41,14 @@ export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource
     const info = await stat(opts.from).catch(() => undefined)
     if (!info) throw new RouteDoctorError(`${opts.from}: no such snapshot directory or bundle`, 2, 'E_FROM')
     // a diagnosis reads a text form only without its JSON form; a bundle (everySource) keeps them all
-    const unread = opts.everySource ? undefined : unreadFallbacks
+    let unread = opts.everySource ? undefined : unreadFallbacks
+    if (unread && opts.routeTextToo && (await routeTextFits(opts.from, info.isDirectory()))) {
+      unread = (present) => {
+        const u = unreadFallbacks(present)
+        u.delete('ip-d-route.txt')
+        return u
+      }
+    }
     if (info.isDirectory()) return {files: await readSnapshotDir(opts.from, {unread}), origin: {kind: 'dir', path: opts.from}}
     const {readBundle} = await import('../bundle/tarball.js')
     // a replay needs only snapshot/ and the manifest: model.json and the reports are checksummed, not read
@@ -137,8 +149,11 @@ function queryKeys(query: string): (key: number) => boolean {
 
 function queryKeyList(query: string): number[] {
   if (query.includes('/')) {
+    // the prefix, and every network that covers it (a prefix inside a block is that block's)
     const key = prefixKey(canonicalPrefix(query) ?? '')
-    return key < 0 ? [] : [key]
+    if (key < 0) return []
+    const len = key % 64
+    return coveringKeys((key - len) / 64).filter((k) => k % 64 <= len)
   }
   const v = ipv4Value(canonicalAddress(query) ?? '')
   return v < 0 ? [] : coveringKeys(v)
@@ -206,6 +221,13 @@ export async function loadExplainSnapshot(opts: SourceOptions, query: string): P
   const source = await collectTargeted(query, {birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev})
   const snapshot = await snapshotFrom(source, opts)
   return source.otherNextHops.length > 0 ? {...snapshot, otherNextHops: source.otherNextHops} : snapshot
+}
+
+/** Is a snapshot directory's text route dump small enough to be read for citations (a bundle's: yes)? */
+async function routeTextFits(from: string, dir: boolean): Promise<boolean> {
+  if (!dir) return true
+  const info = await stat(path.join(from, 'ip-d-route.txt')).catch(() => undefined)
+  return info !== undefined && info.isFile() && info.size <= CITED_ROUTE_TEXT
 }
 
 /** settledSnapshot of the source: for `explain QUERY` and `fix [PREFIX]`. */

@@ -199,6 +199,8 @@ describe('collectLive', () => {
     expect(byName.get('sysctl.txt')!.text).toBe('net.ipv4.ip_forward = 0\n')
     expect(byName.get('bird.conf')!.text).toBe('router id 5.5.5.5;\n')
     expect(byName.get('birdc-show-status.txt')!.error).toContain('no-bird.ctl')
+    // the node's name travels with its sources (a snapshot directory or bundle made of them knows it)
+    expect(byName.get('hostname')!.text).toBe(`${os.hostname()}\n`)
   })
 })
 

@@ -202,8 +202,12 @@ describe('bundle', () => {
     }
     for (const cmd of [['check'], ['explain', '192.168.110.128/26'], ['fix']]) {
       const res = await run([...cmd, '--from', dir, '--json'])
-      expect(res.exitCode, cmd[0]).toBe((await run([...cmd, '--from', ecmp, '--json'])).exitCode)
-      expect(res.stdout, cmd[0]).toBe((await run([...cmd, '--from', ecmp, '--json'])).stdout)
+      const want = await run([...cmd, '--from', ecmp, '--json'])
+      expect(res.exitCode, cmd[0]).toBe(want.exitCode)
+      // explain cites a kernel route by its line in the text dump when it can read one, else by its JSON element
+      const uncited = (stdout: string) => (cmd[0] === 'explain' ? stdout.replace(/"file":"ip-(d-route\.txt|j-d-route\.json)","line":\d+,"endLine":\d+,("element":\d+,)?"text":"[^"]*"/g, 'KERNEL') : stdout)
+      expect(uncited(res.stdout), cmd[0]).toBe(uncited(want.stdout))
+      if (cmd[0] === 'explain') expect(res.stdout).toContain('"file":"ip-j-d-route.json","line":1,"endLine":1,"element":')
     }
     // a bundle reads every source: there the directory is bad input
     const bad = await run(['bundle', '--from', dir, '-o', path.join(dir, 'b.tar.gz')])
