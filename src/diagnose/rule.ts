@@ -159,7 +159,8 @@ export function carriesPlan(ctx: Context, route: KernelRoute, gateways: readonly
 export function misrouted(ctx: Context, facts: PrefixFacts): boolean {
   if (facts.local || !facts.effective || !ctx.haveBird) return false
   const hops = tunnelEndpoints(ctx, facts.effective)
-  if (facts.bgpNextHops.length === 0) return facts.effective.type === 'unicast'
+  // BIRD's paths without a BGP next hop (plain `show route`) name no endpoint: nothing to judge against
+  if (facts.bgpNextHops.length === 0) return hops !== undefined && !facts.bird.some((r) => !kernelLearnt(ctx, r))
   if (hops === undefined) return false
   return hops.some((h) => !facts.bgpNextHops.includes(h))
 }

@@ -44,7 +44,8 @@ const NO_DELETES: PlanItem[] = []
 
 export function planPrefixOverlay(ctx: Context, facts: PrefixFacts): PrefixPlan {
   if (!facts.pool) return {deletes: facts.ours.length === 0 ? NO_DELETES : facts.ours.map(deleteItem)}
-  const gateways: string[] = tunnelDevMissing(ctx) ? [] : overlayGateways(ctx, facts)
+  if (tunnelDevMissing(ctx)) return {deletes: NO_DELETES} // plan nothing through a device that is not there
+  const gateways = overlayGateways(ctx, facts)
   const table = ctx.overlayTable
   let kept: KernelRoute | undefined
   let deletes: PlanItem[] = NO_DELETES

@@ -195,7 +195,8 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainT
   if (!r.plan) out.push(`  none${r.planNote ? `: ${r.planNote}` : r.verdict === 'ok' || r.verdict === 'local' ? ': the route is right as it is' : ''}`)
   else {
     out.push(indent(renderPlanned(r.plan), '  '))
-    out.push(c.dim(`  (in routedoctor's overlay table ${r.plan.table}, which BIRD never learns; BIRD's route stays as it is; routedoctor fix --apply programs it)`))
+    const beside = r.kernel.length === 0 ? 'the kernel has no route for it' : 'BIRD\'s route stays as it is'
+    out.push(c.dim(`  (in routedoctor's overlay table ${r.plan.table}, which BIRD never learns; ${beside}; routedoctor fix --apply programs it)`))
     out.push(`  ${ipRouteReplace(r.plan)}`)
   }
   return out.join('\n')
@@ -227,7 +228,8 @@ export function renderFix(r: FixReport, c: ChalkInstance): string {
     }
     if (e.action === 'replace') {
       out.push(...renderPlanned(e.planned).split('\n').map((l, i) => `${i === 0 ? c.green('  +') : '   '} ${l}`))
-      out.push(c.dim(`    in the overlay table ${e.planned.table}, which BIRD never learns; BIRD's route stays as it is`))
+      const beside = e.current.length === 0 ? 'the kernel has no route for it' : 'BIRD\'s route stays as it is'
+      out.push(c.dim(`    in the overlay table ${e.planned.table}, which BIRD never learns; ${beside}`))
     } else {
       out.push(c.dim(`    withdrawn: routedoctor's route is stale or sits where BIRD learns it`))
     }

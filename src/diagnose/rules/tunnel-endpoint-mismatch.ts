@@ -1,4 +1,4 @@
-// Another owner (Felix proto 80, static, boot) tunnels the prefix to an endpoint BIRD's best BGP paths do not name.
+// Any owner but routedoctor (BIRD, Felix proto 80, static, boot) tunnels the prefix to an endpoint BIRD's best BGP paths do not name.
 import {NONE, prefixEvidence, prefixFinding, type PrefixRule, tunnelEndpoints} from '../rule.js'
 import {formatNexthops} from '../../model/format.js'
 
@@ -7,7 +7,8 @@ export const rule: PrefixRule = {
   scope: 'prefix',
   run(ctx, facts) {
     const r = facts.effective
-    if (!r || facts.local || !ctx.haveBird || r.protocol === 'bird' || r.protocol === ctx.fixProtocol) return NONE
+    // BIRD's own kernel route counts too: one left behind, or out of step with BIRD's paths, misroutes alike
+    if (!r || facts.local || !ctx.haveBird || r.protocol === ctx.fixProtocol) return NONE
     const hops = tunnelEndpoints(ctx, r)
     if (hops === undefined) return NONE
     const foreign = hops.filter((h) => !facts.bgpNextHops.includes(h))
