@@ -85,7 +85,7 @@ describe('ui app (ink-testing-library)', () => {
     expect(shown).toContain('172.31.20.5')
     expect(shown).toMatch(/BGP session/)
     await press('G')
-    await waitFor((s) => s.includes('via 172.31.20.5 dev tunl0 onlink'), 'the corrected route at the end of the explanation')
+    await waitFor((s) => s.includes('ip route replace 192.168.110.128/26 table 1158'), 'the corrected route at the end of the explanation')
   })
 
   it('scrolls the explanation with j and closes it with Esc', async () => {

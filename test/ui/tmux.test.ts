@@ -125,7 +125,7 @@ describe.skipIf(!haveTmux || !haveDist)(`routedoctor ui in tmux 80x24${!haveTmux
     const explained = await waitFor((s) => s.includes(`Explanation ${TARGET}`) && s.includes('NOT-TUNNELED'), 'the explanation')
     expect(explained).toContain('172.31.20.5')
     tmux('send-keys', '-t', session, 'G')
-    await waitFor((s) => s.includes('via 172.31.20.5 dev tunl0 onlink'), 'the corrected route at the end of the explanation')
+    await waitFor((s) => s.includes('ip route replace 192.168.110.128/26 table 1158'), 'the corrected route at the end of the explanation')
 
     tmux('send-keys', '-t', session, 'q')
     const end = Date.now() + 30_000
