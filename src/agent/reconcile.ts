@@ -2,7 +2,7 @@
 // must hold --settle seconds before it is written, writes are at least --write-interval apart, each one goes
 // through the fix service's apply (journal, read-back, route-war watch, restore on failure), and a prefix whose
 // route another writer puts back is left alone for a while (doubling up to an hour), never fought.
-import type {PlanItem} from '../plan/plan.js'
+import type {OverlayPlan} from '../plan/plan.js'
 import type {SourceOptions} from '../services/load.js'
 import type {WatchChange} from './state.js'
 
@@ -25,14 +25,14 @@ const BACKOFF_MAX_MS = 3_600_000
  * as `fix --apply` and `fix --revert` do).
  */
 export const fixPath = {
-  async plan(source: SourceOptions, fixProtocol: string): Promise<PlanItem[]> {
+  async plan(source: SourceOptions, fixProtocol: string): Promise<OverlayPlan> {
     const [{Context}, {loadSettledSnapshot}, {FIX_CONTEXT, planFix}] = await Promise.all([
       import('../model/context.js'), import('../services/load.js'), import('../services/fix.js')])
-    return planFix(new Context(await loadSettledSnapshot(source), {...FIX_CONTEXT, fixProtocol})).items
+    return planFix(new Context(await loadSettledSnapshot(source), {...FIX_CONTEXT, fixProtocol})).plan
   },
-  async apply(items: PlanItem[], journalDir: string) {
-    const {applyPlan} = await import('../netlink/apply.js')
-    return applyPlan(items, {journalDir, watchSeconds: WAR_WATCH_SECONDS})
+  async apply(plan: OverlayPlan, journalDir: string) {
+    const {applyFix} = await import('../services/fix.js')
+    return applyFix(plan, {journalDir, watchSeconds: WAR_WATCH_SECONDS})
   },
   async revert(journal: string) {
     const {revertJournal} = await import('../netlink/apply.js')
@@ -40,14 +40,13 @@ export const fixPath = {
   },
 }
 
-const signature = (items: PlanItem[]): string =>
-  JSON.stringify(items.map((i) => i.planned).sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0)))
+const signature = (plan: OverlayPlan): string =>
+  JSON.stringify([plan.items.map((i) => i.planned).sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0)), plan.rules])
 
 export class Reconciler {
   private pending: {signature: string; since: number} | undefined
   private lastWriteAt = Number.NEGATIVE_INFINITY
   private readonly backoff = new Map<string, {until: number; ms: number}>()
-  private readonly skipped = new Set<string>()
   readonly journals: string[] = [] // written by this run, oldest first
 
   constructor(
@@ -59,32 +58,24 @@ export class Reconciler {
 
   /** After a diagnosis: plan, and write what has held for --settle seconds. */
   async reconcile(now: number): Promise<void> {
-    let items: PlanItem[]
+    let full: OverlayPlan
     try {
-      items = await this.path.plan(this.opts.source, this.opts.fixProtocol)
+      full = await this.path.plan(this.opts.source, this.opts.fixProtocol)
     } catch (error) {
       this.emit({kind: 'reconcile', op: 'failed', detail: `planning: ${(error as Error).message}`})
       return
     }
-    items = items.filter((item) => {
-      const dst = item.planned.dst
-      // replacing another writer's route in place is never done unattended
-      if (item.mode !== 'beside') {
-        if (!this.skipped.has(dst)) {
-          this.emit({kind: 'reconcile', op: 'skipped', prefix: dst,
-            detail: 'the correction would replace another writer\'s route in place: left to `routedoctor fix --apply`'})
-        }
-        this.skipped.add(dst)
-        return false
-      }
-      const b = this.backoff.get(dst)
+    // the overlay's routes and rules only (DESIGN §5): a prefix in a route war waits out its back-off
+    const items = full.items.filter((item) => {
+      const b = this.backoff.get(item.planned.dst)
       return b === undefined || b.until <= now
     })
-    if (items.length === 0) {
+    const plan: OverlayPlan = {...full, items}
+    if (items.length === 0 && plan.rules.length === 0) {
       this.pending = undefined
       return
     }
-    const sig = signature(items)
+    const sig = signature(plan)
     if (this.pending?.signature !== sig) {
       this.pending = {signature: sig, since: now}
       this.again(this.opts.settleSeconds * 1000)
@@ -100,7 +91,7 @@ export class Reconciler {
     this.lastWriteAt = now
     let result: Awaited<ReturnType<typeof fixPath.apply>>
     try {
-      result = await this.path.apply(items, this.opts.journalDir)
+      result = await this.path.apply(plan, this.opts.journalDir)
     } catch (error) {
       this.emit({kind: 'reconcile', op: 'failed', detail: (error as Error).message})
       return

@@ -6,9 +6,11 @@ import {fixPath, Reconciler} from '../../src/agent/reconcile.js'
 import type {WatchChange} from '../../src/agent/state.js'
 import type {PlanItem} from '../../src/plan/plan.js'
 
-const item = (dst: string, gateway: string, mode: PlanItem['mode'] = 'beside'): PlanItem => ({
-  mode, planned: {dst, table: 'main', metric: 31, protocol: '158', nexthops: [{gateway, dev: 'tunl0', onlink: true, weight: 1}]},
+const item = (dst: string, gateway: string): PlanItem => ({
+  action: 'replace', mode: 'overlay',
+  planned: {action: 'replace', dst, table: '1158', tableId: 1158, metric: 0, protocol: '158', nexthops: [{gateway, dev: 'tunl0', onlink: true, weight: 1}]},
 })
+const overlay = (items: PlanItem[]) => ({settings: {table: 1158, rulePriority: 32000, protocol: '158'}, items, rules: [], kept: 0})
 
 function setup(plans: PlanItem[][], war: string[] = []) {
   const changes: WatchChange[] = []
@@ -16,8 +18,9 @@ function setup(plans: PlanItem[][], war: string[] = []) {
   const applied: PlanItem[][] = []
   let n = 0
   const path: typeof fixPath = {
-    plan: async () => plans[Math.min(n++, plans.length - 1)],
-    apply: async (items) => {
+    plan: async () => overlay(plans[Math.min(n++, plans.length - 1)]),
+    apply: async (plan) => {
+      const items = plan.items
       applied.push(items)
       return {applied: items.map((i) => i.planned), verified: true, journal: `/j/${applied.length}`, errors: [],
         routeWar: war.map((dst) => ({dst, table: 'main', metric: 31, kind: 'removed' as const, detail: 'gone', advice: ''}))}
@@ -58,14 +61,6 @@ describe('Reconciler', () => {
     expect(again.at(-1)).toBe(19_000)
     await r.reconcile(40_000)
     expect(applied).toHaveLength(2)
-  })
-
-  it('never replaces another writer\'s route in place, and says so once', async () => {
-    const {r, changes, applied} = setup([[item('192.168.82.0/26', '172.31.30.6', 'replace')]])
-    await r.reconcile(0)
-    await r.reconcile(20_000)
-    expect(applied).toEqual([])
-    expect(changes.filter((c) => c.kind === 'reconcile' && c.op === 'skipped')).toHaveLength(1)
   })
 
   it('backs off from a route war, doubling, and writes the prefix again only after it', async () => {

@@ -89,7 +89,7 @@ describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_0
   it('a writer that keeps deleting one of its routes is a route war: reported and backed off from, not fought', async () => {
     const appliedBefore = lines.filter((l) => l.kind === 'reconcile' && l.op === 'applied').length
     fighter = execa('ip', ['netns', 'exec', lab.ns('n1'), 'sh', '-c',
-      `while true; do ip route del ${N3_BLOCK} proto 158 2>/dev/null; sleep 0.2; done`], {reject: false})
+      `while true; do ip route del ${N3_BLOCK} table 1158 proto 158 2>/dev/null; sleep 0.2; done`], {reject: false})
     const war = await until('the route-war line', () => lines.find((l) => l.kind === 'reconcile' && l.op === 'route-war'), 45_000)
     expect(war.prefix).toBe(N3_BLOCK)
     expect(war.detail).toMatch(/backing off for 60 s/)
