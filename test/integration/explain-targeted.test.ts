@@ -29,7 +29,10 @@ const TIMER = /\b\d+\.\d+\/\d+\b/g // a session's timers: `Connect delay: 0.802/
 
 /** An explanation without what depends on where it was collected: the node's host and BIRD routes' line numbers. */
 function comparable(json: any): unknown {
-  const evidence = (e: Evidence) => (e.file === BIRD_ROUTES ? {file: e.file, text: e.text} : e)
+  // a kernel route is cited by its line in the text route dump where one was collected (a bundle), else by its
+  // element in the JSON one: the route itself is compared in `kernel`
+  const evidence = (e: Evidence) => (e.file === BIRD_ROUTES ? {file: e.file, text: e.text}
+    : e.file === 'ip-d-route.txt' || e.file === 'ip-j-d-route.json' ? {file: 'kernel route'} : e)
   return masked({
     prefix: json.prefix,
     query: json.query,
@@ -40,7 +43,7 @@ function comparable(json: any): unknown {
     plan: json.plan,
     planMode: json.planMode,
     chain: json.chain.map((s: any) => ({...s, evidence: s.evidence.map(evidence)})),
-    node: {...json.node, host: undefined, missing: json.node.missing.filter((m: string) => m !== 'ippools.yaml')},
+    node: {...json.node, host: undefined, missing: json.node.missing.filter((m: string) => m !== 'ippools.yaml' && m !== 'hostname')},
   })
 }
 
