@@ -8,7 +8,7 @@ import {checkLineJson, jsonText, writeJson, writeLines, type ElementWriters} fro
 import {palette} from '../render/style.js'
 import {renderCheckLines} from '../render/text.js'
 import type {SourceOptions} from '../services/load.js'
-import type {CheckRun} from '../services/report.js'
+import type {CheckRun} from '../report/report.js'
 
 export const sourceFlags = {
   from: Flags.string({description: 'offline: a snapshot directory or a bundle (.tar.gz) instead of the live node', helpValue: 'DIR|BUNDLE.tar.gz'}),

@@ -2,7 +2,7 @@
 // text: most of a full table's report is such rows, and making a prefix string, a line object and a padded line for
 // each took as long as diagnosing every broken prefix.
 import {keyPrefix} from '../model/aside.js'
-import type {SettledPrefixes} from '../services/report.js'
+import type {SettledPrefixes} from '../report/report.js'
 
 /**
  * How a settled prefix's row reads: `before`, the prefix padded as the text report pads a column (spaces up to

@@ -16,7 +16,7 @@ import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {renderCheck, renderExplain} from '../render/text.js'
 import {loadSourceFiles, readIppoolsFile, snapshotFrom, type SourceOptions} from './load.js'
-import {checkReport, explainReport, snapshotHost} from './report.js'
+import {checkReport, explainReport, snapshotHost} from '../report/report.js'
 
 export interface BundleOptions extends SourceOptions {
   out?: string // file or directory

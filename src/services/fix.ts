@@ -5,7 +5,7 @@ import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay
 import {birdConfigAdvice, type BirdConfigAdvice} from '../plan/bird-config.js'
 import {ipRouteReplace} from '../model/format.js'
 import type {KernelRoute, PlannedRoute, PlannedRule, Verdict} from '../model/types.js'
-import {SCHEMA, nodeSummary, resolveTarget, targetScope, type NodeSummary} from './report.js'
+import {SCHEMA, nodeSummary, resolveTarget, targetScope, type NodeSummary} from '../report/report.js'
 import {prefixContains} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
 import type {ApplyOptions, ApplyResult} from '../netlink/apply.js'

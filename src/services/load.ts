@@ -13,7 +13,7 @@ import {coveringKeys, prefixKey} from '../model/aside.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Value} from '../model/prefix.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
-import {checkRun, type CheckRun} from './report.js'
+import {checkRun, type CheckRun} from '../report/report.js'
 
 export interface SourceOptions {
   from?: string // DIR or BUNDLE.tar.gz; live when absent

@@ -9,7 +9,7 @@ import {buildSnapshot} from '../../src/model/build.js'
 import {Context} from '../../src/model/context.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {planFix} from '../../src/services/fix.js'
-import {checkReport} from '../../src/services/report.js'
+import {checkReport} from '../../src/report/report.js'
 import {FIXTURES} from '../helpers.js'
 
 const CALICO_FILTER = `filter calico_kernel_programming {

@@ -17,7 +17,7 @@ import {parseIpRouteText} from '../../src/parse/ip-route-text.js'
 import {renderCheck, renderExplain} from '../../src/render/text.js'
 import {palette} from '../../src/render/style.js'
 import {checkSnapshot} from '../../src/services/load.js'
-import {checkReport, explainReport} from '../../src/services/report.js'
+import {checkReport, explainReport} from '../../src/report/report.js'
 import {dropFile, editFile, editJsonArray, loadFiles, replaceOnce} from '../diagnose/helpers.js'
 import {BIN, FIXTURES} from '../helpers.js'
 

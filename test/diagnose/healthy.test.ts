@@ -20,7 +20,7 @@ import {renderCheck, renderCheckLines, renderExplain} from '../../src/render/tex
 import {palette} from '../../src/render/style.js'
 import {checkSnapshot, settledSnapshot, settledSource, type SettledSource} from '../../src/services/load.js'
 import {FIX_CONTEXT, planFix} from '../../src/services/fix.js'
-import {checkReport, checkRun, explainReport, type CheckReport} from '../../src/services/report.js'
+import {checkReport, checkRun, explainReport, type CheckReport} from '../../src/report/report.js'
 import {ROOT, scenarioDirs} from '../helpers.js'
 
 function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: string; leanText: string; healthy: number} {

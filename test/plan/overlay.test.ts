@@ -10,7 +10,7 @@ import {RouteDoctorError} from '../../src/model/errors.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {parseBirdConf} from '../../src/parse/bird-conf.js'
 import {parseIpRule} from '../../src/parse/ip-rule.js'
-import {explainReport} from '../../src/services/report.js'
+import {explainReport} from '../../src/report/report.js'
 import {planFix} from '../../src/services/fix.js'
 import {BIRD16, BIRD2, LAB_HEALTHY, editFile, editJsonRoutes, expectRealEvidence, fileText, loadFiles, replaceOnce} from '../diagnose/helpers.js'
 

@@ -5,7 +5,7 @@ import {Chalk} from 'chalk'
 import {beforeAll, describe, expect, it} from 'vitest'
 
 import {renderExplain} from '../../src/render/text.js'
-import type {CheckReport} from '../../src/services/report.js'
+import type {CheckReport} from '../../src/report/report.js'
 import {createActions} from '../../src/ui/actions.js'
 import {stripAnsi, wrap} from '../../src/ui/ansi.js'
 import {runEffect} from '../../src/ui/effects.js'
