@@ -14,10 +14,10 @@ import {performance} from 'node:perf_hooks'
 
 const dist = new URL('../dist/', import.meta.url)
 const {readSnapshotDir} = await import(new URL('collect/snapshot-dir.js', dist))
-const {buildSnapshot} = await import(new URL('model/build.js', dist))
-const {releaseTexts, withoutUnreadRoutes} = await import(new URL('model/release.js', dist))
+const {buildSnapshot} = await import(new URL('snapshot/build.js', dist))
+const {releaseTexts, withoutUnreadRoutes} = await import(new URL('bulk/release.js', dist))
 const {Context} = await import(new URL('model/context.js', dist))
-const {settleHealthy} = await import(new URL('diagnose/healthy.js', dist))
+const {settleHealthy} = await import(new URL('bulk/healthy.js', dist))
 const {collectGarbage} = await import(new URL('runtime/collect-garbage.js', dist))
 const {checkRun} = await import(new URL('report/report.js', dist))
 const {writeJson, writeLines, checkLineJson} = await import(new URL('render/json.js', dist))

@@ -1,7 +1,7 @@
 // What `watch` knows of the node after a diagnosis, and the changes between two such states: pure, no I/O.
 // Prefixes settled healthy in bulk are held as their keys only (most of a full table); every other prefix
 // keeps its verdict and finding ids.
-import {prefixKey} from '../model/aside.js'
+import {prefixKey} from '../bulk/aside.js'
 import type {Severity} from '../model/types.js'
 
 export interface SeenFinding {
@@ -23,7 +23,7 @@ export interface SeenSession {
 
 export interface NodeState {
   prefixes: Map<string, SeenPrefix> // every prefix not settled healthy
-  healthyKeys: Float64Array // sorted keys of the prefixes settled ok in bulk (model/aside.ts prefixKey)
+  healthyKeys: Float64Array // sorted keys of the prefixes settled ok in bulk (bulk/aside.ts prefixKey)
   verdicts: Record<string, number>
   host: SeenFinding[]
   sessions: Map<string, SeenSession>

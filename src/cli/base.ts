@@ -2,7 +2,7 @@
 // prints a clear message with the right exit status (2 for bad input or usage), never a stack.
 import {Command, Flags, Errors} from '@oclif/core'
 
-import {checkTunnelDev} from '../model/build.js'
+import {checkTunnelDev} from '../snapshot/build.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {checkLineJson, jsonText, writeJson, writeLines, type ElementWriters} from '../render/json.js'
 import {palette} from '../render/style.js'

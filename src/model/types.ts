@@ -214,21 +214,21 @@ export interface BgpExport {
 
 // ---------------------------------------------------------------- snapshot
 
-import type {AsideRoutes} from './aside.js'
-import type {KeptLines} from './release.js'
+import type {AsideRoutes} from '../bulk/aside.js'
+import type {KeptLines} from '../bulk/release.js'
 
 /**
- * Pool prefixes `check` found healthy in bulk (diagnose/healthy.ts): BIRD's one BGP path and the kernel's one
+ * Pool prefixes `check` found healthy in bulk (bulk/healthy.ts): BIRD's one BGP path and the kernel's one
  * onlink tunnel route, neither in `kernelRoutes` nor in `bird.routes`. Verdict ok, no findings.
  */
 export interface HealthyPrefixes {
-  keys: Float64Array // model/aside.ts prefixKey, ascending
+  keys: Float64Array // bulk/aside.ts prefixKey, ascending
   bgpNextHops: string[] // the distinct BGP next hops of their paths (node-wide checks look at them)
 }
 
 export interface SourceFile {
   name: string // DESIGN §3 file name
-  text?: string // raw as collected ('' once released: model/release.ts)
+  text?: string // raw as collected ('' once released: bulk/release.ts)
   kept?: KeptLines // once its text is released, the lines still cited
   released?: number // once its text is released, how long it was
   error?: string // why it could not be collected

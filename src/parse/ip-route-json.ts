@@ -7,7 +7,7 @@
 // full table) costs little more than comparing that text. Anything else goes back to the generic path:
 // one element when it is merely unusual (escapes, nested values), the whole file when anything is wrong,
 // so results and error messages never depend on which path ran.
-import {keyPrefix, prefixKey, type AsideKernelRoutes, type BesideKernelRoutes} from '../model/aside.js'
+import {keyPrefix, prefixKey, type AsideKernelRoutes, type BesideKernelRoutes} from '../bulk/aside.js'
 import {ParseError} from '../model/errors.js'
 import {ipv4Text, ipv4Value} from '../model/prefix.js'
 import type {Family, KernelRoute, Nexthop, SourcePos} from '../model/types.js'
@@ -17,12 +17,12 @@ export interface IpRouteParseOptions {
   /** Family of a route whose family nothing on it reveals (`default dev wg0`): e.g. inet6 for `ip -6` output. */
   family?: Family
   /**
-   * Where to set aside, unbuilt, the routes of BIRD's tunnel shape (see model/aside.ts) through its
+   * Where to set aside, unbuilt, the routes of BIRD's tunnel shape (see bulk/aside.ts) through its
    * device; they are then not in the list returned. Only a scanned file sets any aside.
    */
   aside?: AsideKernelRoutes
   /**
-   * For `check`: where to set aside, unbuilt, IPv4 routes outside every pool (model/aside.ts); they are then not
+   * For `check`: where to set aside, unbuilt, IPv4 routes outside every pool (bulk/aside.ts); they are then not
    * in the list returned either. Only a scanned file sets any aside, and only routes of a shape already built.
    */
   beside?: BesideKernelRoutes
@@ -66,7 +66,7 @@ export function besideKernelRoute(beside: BesideKernelRoutes, j: number): Kernel
 
 /**
  * The j-th route a scan set aside, built from its dst, gateway and metric as the generic path reads its
- * element (it is of BIRD's tunnel shape, model/aside.ts): no text needed.
+ * element (it is of BIRD's tunnel shape, bulk/aside.ts): no text needed.
  */
 export function asideKernelRoute(aside: AsideKernelRoutes, j: number): KernelRoute {
   const raw: RawRoute = {

@@ -5,7 +5,7 @@ import {describe, expect, it} from 'vitest'
 import path from 'node:path'
 
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
-import {buildSnapshot} from '../../src/model/build.js'
+import {buildSnapshot} from '../../src/snapshot/build.js'
 import {Context} from '../../src/model/context.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {planFix} from '../../src/services/fix.js'

@@ -6,7 +6,7 @@ import path from 'node:path'
 import {execa} from 'execa'
 import {describe, expect, it} from 'vitest'
 
-import {buildSnapshot} from '../../src/model/build.js'
+import {buildSnapshot} from '../../src/snapshot/build.js'
 import {Context} from '../../src/model/context.js'
 import {ParseError} from '../../src/model/errors.js'
 import type {SourceFile} from '../../src/model/types.js'

@@ -6,7 +6,7 @@ import path from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
-import {buildSnapshot} from '../../src/model/build.js'
+import {buildSnapshot} from '../../src/snapshot/build.js'
 import {Context} from '../../src/model/context.js'
 import {parseBirdProtocols} from '../../src/parse/bird-protocols.js'
 import {parseBirdRoutes} from '../../src/parse/bird-routes.js'

@@ -4,7 +4,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {diagnosePrefix} from '../../src/diagnose/engine.js'
-import {buildSnapshot} from '../../src/model/build.js'
+import {buildSnapshot} from '../../src/snapshot/build.js'
 import {Context} from '../../src/model/context.js'
 import {RouteDoctorError} from '../../src/model/errors.js'
 import type {SourceFile} from '../../src/model/types.js'

@@ -1,12 +1,12 @@
 // Routes `check` holds as numbers instead of objects. A full table is mostly one shape: BIRD's single BGP
 // path to a pod block, and the kernel's `BLOCK via N dev tunl0 onlink proto bird`. The parsers set such
-// routes aside here (key, next hop, where their text is) rather than building them; diagnose/healthy.ts then
+// routes aside here (key, next hop, where their text is) rather than building them; bulk/healthy.ts then
 // settles which of them are healthy and has every other one parsed after all, from its text. For `check`, BIRD's
 // single BGP paths outside every pool (a route reflector's full table beside them) are set aside too, and only
 // those that hold a BGP next hop are ever parsed; so are the kernel's routes there, and only those that resolve an
 // address a BGP next hop leads to are ever built.
-import {ipv4Network, ipv4Text, ipv4Value, lengthValue} from './prefix.js'
-import type {KernelRoute, Nexthop} from './types.js'
+import {ipv4Network, ipv4Text, ipv4Value, lengthValue} from '../model/prefix.js'
+import type {KernelRoute, Nexthop} from '../model/types.js'
 
 /** An IPv4 prefix as one exact number, in prefix order: network · 64 + length. -1 for any other text. */
 export function prefixKey(prefix: string, from = 0, to = prefix.length): number {
@@ -156,7 +156,7 @@ export class AsideKernelRoutes {
  * BIRD paths a parse set aside: the only path of its network, the primary, `unicast`, learnt over BGP, with
  * an IPv4 BGP next hop, read in place from a `birdc` dump, where the kernel set a route aside at the same key
  * (`kernel`: its index there) or, for `check` (`outside` given), where the network is outside every pool
- * (`kernel` ABSENT: such a path is read only if it holds a BGP next hop, diagnose/healthy.ts). `offset` and
+ * (`kernel` ABSENT: such a path is read only if it holds a BGP next hop, bulk/healthy.ts). `offset` and
  * `line` are where its header is, `end` where its last line ends; `table` the BIRD table it was listed under;
  * `ordinal` its place among all paths of the dump.
  */
@@ -196,8 +196,8 @@ export class AsideBirdPaths {
  * For `check`, the kernel's IPv4 routes outside every pool that a scan read but did not build (a route reflector's
  * full table beside the pools; not the local table). Each is its shape's model route (`like`: parse/ip-route-json.ts
  * builds a shape's routes like it) at another dst and metric, through one of that shape's next-hop lists: a model.
- * diagnose/healthy.ts builds only those that resolve an address a BGP next hop leads to (resolvingRoutes), the ones
- * model/release.ts withoutUnreadRoutes would keep. `ordinal` is the route's place among all the routes of the file.
+ * bulk/healthy.ts builds only those that resolve an address a BGP next hop leads to (resolvingRoutes), the ones
+ * bulk/release.ts withoutUnreadRoutes would keep. `ordinal` is the route's place among all the routes of the file.
  */
 export class BesideKernelRoutes {
   readonly keys = new NumberColumn()
@@ -236,7 +236,7 @@ export class BesideKernelRoutes {
     this.ordinals.push(ordinal)
   }
 
-  /** The models' next-hop lists as `copy` makes them (model/release.ts: off the file's text). */
+  /** The models' next-hop lists as `copy` makes them (bulk/release.ts: off the file's text). */
   copyNexthops(copy: (list: Nexthop[]) => Nexthop[]): void {
     for (const m of this.modelList) m.nexthops = copy(m.nexthops)
   }
