@@ -1,7 +1,7 @@
 // What `watch` knows of the node after a diagnosis, and the changes between two such states: pure, no I/O.
 // Prefixes settled healthy in bulk are held as their keys only (most of a full table); every other prefix
 // keeps its verdict and finding ids.
-import {prefixKey} from '../bulk/aside.js'
+import {prefixKey} from '../model/prefix-key.js'
 import type {Severity} from '../model/types.js'
 
 export interface SeenFinding {

@@ -11,7 +11,8 @@
 // local-block (a BGP path is not local). Its verdict is ok and it has no plan. Anything else, however
 // small the difference, goes to the rules: test/bulk/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
-import {ABSENT, ipv4Values, KeyTable, keysHolding, prefixKey, resolvingRoutes} from './aside.js'
+import {ABSENT, KeyTable, resolvingRoutes} from './aside.js'
+import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
 import {Fib} from '../model/fib.js'
 import {ipv4Value} from '../model/prefix.js'

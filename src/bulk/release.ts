@@ -3,7 +3,8 @@
 // only what the report can still show: the lines of the BIRD paths it still holds, copied into one string,
 // for evidence. The routes' own strings are copied too where they could be views into those texts (see
 // detach.ts), or the texts would stay alive through them.
-import {ipv4Values, keysHolding, prefixKey, resolvingRoutes, type BesideKernelRoutes} from './aside.js'
+import {resolvingRoutes, type BesideKernelRoutes} from './aside.js'
+import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {outsidePools} from '../model/context.js'
 import {Detacher, detached} from '../parse/detach.js'
 import type {BirdNexthop, BirdRoute, Gateway, KernelRoute, Nexthop, Snapshot, SourceFile} from '../model/types.js'

@@ -11,7 +11,8 @@
 // Costs in V8 (Node 20) on a dump read as one latin1 string, which shaped the in-place paths: indexOf
 // is cheap; a slice under 13 characters is a copy that === and Map lookups handle fast, a longer one
 // is a view they compare or hash several times slower; startsWith costs more than slice-and-compare.
-import {networkKey, prefixKey, type AsideBirdPaths, type KeyTable} from '../bulk/aside.js'
+import {type AsideBirdPaths, type KeyTable} from '../bulk/aside.js'
+import {networkKey, prefixKey} from '../model/prefix-key.js'
 import {ParseError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {BirdAttribute, BirdNexthop, BirdRoute, SourcePos} from '../model/types.js'

@@ -7,7 +7,8 @@
 // full table) costs little more than comparing that text. Anything else goes back to the generic path:
 // one element when it is merely unusual (escapes, nested values), the whole file when anything is wrong,
 // so results and error messages never depend on which path ran.
-import {keyPrefix, prefixKey, type AsideKernelRoutes, type BesideKernelRoutes} from '../bulk/aside.js'
+import {type AsideKernelRoutes, type BesideKernelRoutes} from '../bulk/aside.js'
+import {keyPrefix, prefixKey} from '../model/prefix-key.js'
 import {ParseError} from '../model/errors.js'
 import {ipv4Text, ipv4Value} from '../model/prefix.js'
 import type {Family, KernelRoute, Nexthop, SourcePos} from '../model/types.js'

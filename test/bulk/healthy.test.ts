@@ -11,7 +11,7 @@ import {beforeAll, describe, expect, it} from 'vitest'
 
 import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
-import {keyPrefix, keyPrefixLength, prefixKey} from '../../src/bulk/aside.js'
+import {keyPrefix, keyPrefixLength, prefixKey} from '../../src/model/prefix-key.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
 import {settleHealthy} from '../../src/bulk/healthy.js'
 import {Context} from '../../src/model/context.js'
