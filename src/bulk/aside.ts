@@ -5,9 +5,10 @@
 // single BGP paths outside every pool (a route reflector's full table beside them) are set aside too, and only
 // those that hold a BGP next hop are ever parsed; so are the kernel's routes there, and only those that resolve an
 // address a BGP next hop leads to are ever built.
-import {coveringKeys} from '../model/prefix-key.js'
-import {ipv4Value} from '../model/prefix.js'
+import {coveringKeys, keyPrefix} from '../model/prefix-key.js'
+import {ipv4Text, ipv4Value} from '../model/prefix.js'
 import type {KernelRoute, Nexthop} from '../model/types.js'
+import {buildRoute, buildRouteLike, type RawRoute} from '../parse/ip-common.js'
 
 /**
  * A growing list of numbers in a Float64Array, doubled as it fills: a million entries without a JS array of a
@@ -40,7 +41,7 @@ export class NumberColumn {
  * The kernel routes a scan set aside: `{"type":"unicast","dst":D,"gateway":G,"dev":TUNNEL,"table":"main",
  * "protocol":"bird","scope":"global","metric":M,"flags":["onlink"]}` and nothing else, as iproute2 prints
  * BIRD's tunnel routes: D, G and M are all there is to such a route, so one is built again from them
- * (parse/ip-route-json.ts asideKernelRoute) without the file's text. `ordinal` is its place among all the
+ * (asideKernelRoute, below) without the file's text. `ordinal` is its place among all the
  * routes of the file (routes built and set aside alike), so a route built later goes back there.
  */
 export class AsideKernelRoutes {
@@ -299,4 +300,22 @@ export class KeyTable {
     this.count = 0
     for (let i = 0; i < keys.length; i++) if (keys[i] !== -1) this.claim(keys[i], values[i])
   }
+}
+
+/** The j-th route a scan set aside outside the pools, built like its shape's model at its dst and metric: no text needed. */
+export function besideKernelRoute(beside: BesideKernelRoutes, j: number): KernelRoute {
+  const {like, nexthops} = beside.modelList[beside.models.get(j)]
+  return buildRouteLike(like, keyPrefix(beside.keys.get(j)), beside.metrics.get(j), like.prefsrc, nexthops)
+}
+
+/**
+ * The j-th route a scan set aside, built from its dst, gateway and metric as the generic path reads its
+ * element (it is of BIRD's tunnel shape, model/aside.ts): no text needed.
+ */
+export function asideKernelRoute(aside: AsideKernelRoutes, j: number): KernelRoute {
+  const raw: RawRoute = {
+    type: 'unicast', dst: keyPrefix(aside.keys.get(j)), gateway: {host: ipv4Text(aside.gateways.get(j))}, dev: aside.tunnelDev, table: 'main',
+    protocol: 'bird', scope: 'global', metric: aside.metrics.get(j), flags: ['onlink'],
+  }
+  return buildRoute(raw, {file: aside.file, line: 1, endLine: 1})
 }

@@ -11,14 +11,13 @@
 // local-block (a BGP path is not local). Its verdict is ok and it has no plan. Anything else, however
 // small the difference, goes to the rules: test/bulk/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
-import {ABSENT, KeyTable, resolvingRoutes} from './aside.js'
+import {ABSENT, asideKernelRoute, besideKernelRoute, KeyTable, resolvingRoutes} from './aside.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
 import {Fib} from '../model/fib.js'
 import {ipv4Value} from '../model/prefix.js'
 import type {BirdRoute, Gateway, KernelRoute, Snapshot} from '../model/types.js'
 import {BirdBlockReader} from '../parse/bird-routes.js'
-import {asideKernelRoute, besideKernelRoute} from '../parse/ip-route-json.js'
 
 export interface SettleOptions {
   /** Prefix keys (bulk/aside.ts prefixKey) never settled, whatever their health: `explain` and `fix PREFIX` keep the routes they are about as objects. */

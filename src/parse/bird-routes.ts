@@ -11,7 +11,6 @@
 // Costs in V8 (Node 20) on a dump read as one latin1 string, which shaped the in-place paths: indexOf
 // is cheap; a slice under 13 characters is a copy that === and Map lookups handle fast, a longer one
 // is a view they compare or hash several times slower; startsWith costs more than slice-and-compare.
-import {type AsideBirdPaths, type KeyTable} from '../bulk/aside.js'
 import {networkKey, prefixKey} from '../model/prefix-key.js'
 import {ParseError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Network, ipv4Value} from '../model/prefix.js'
@@ -973,9 +972,24 @@ export function createBirdRouteStream(file: string, onRoute: (route: BirdRoute) 
   }
 }
 
+/** The index of what is kept at a prefix key, or a negative number when nothing is. */
+export interface KeyLookup {
+  get(key: number): number
+}
+
+/**
+ * Where parseBirdRoutes sends, unbuilt, the paths of its shape (src/bulk keeps them as numbers): `kernelAt` and
+ * `outside` say which networks qualify; `add` gets what BirdAside.onAside gets and the path's place in the dump.
+ */
+export interface BirdPathSink {
+  readonly kernelAt: KeyLookup
+  readonly outside?: (key: number) => boolean
+  add(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, ordinal: number): void
+}
+
 /** Where a skimming parser (setAside) sends the paths it sets aside, and what it builds skimmed paths with. */
 export interface BirdAside {
-  kernelAt: KeyTable
+  kernelAt: KeyLookup
   /** Is a network key outside every pool (its path may be set aside without a kernel route: `kernel` -1)? */
   outside?: (key: number) => boolean
   reader: BirdBlockReader
@@ -987,7 +1001,7 @@ export interface BirdAside {
  * Every route of a `show route [all]` reply, in output order (best route of a network first). With
  * `aside`, the paths of its shape (see bulk/aside.ts) are set aside there instead of returned.
  */
-export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt', aside?: AsideBirdPaths): BirdRoute[] {
+export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt', aside?: BirdPathSink): BirdRoute[] {
   const routes: BirdRoute[] = []
   let count = 0 // paths so far, set aside or not: a path's ordinal
   const parser = aside === undefined ? new BirdRouteParser(file, undefined, text) : new BirdRouteParser(file, (route) => {
