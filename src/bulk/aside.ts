@@ -7,7 +7,7 @@
 // address a BGP next hop leads to are ever built.
 import {coveringKeys, keyPrefix} from '../model/prefix-key.js'
 import {ipv4Text, ipv4Value} from '../model/prefix.js'
-import type {KernelRoute, Nexthop} from '../model/types.js'
+import type {KernelRoute, Nexthop, Snapshot} from '../model/types.js'
 import {buildRoute, buildRouteLike, type RawRoute} from '../parse/ip-common.js'
 
 /**
@@ -203,6 +203,9 @@ export interface AsideRoutes {
   bird?: AsideBirdPaths
   besideKernel?: BesideKernelRoutes // check's only
 }
+
+/** A snapshot parsed with routes set aside unbuilt (buildSnapshot's `aside` option), until settleHealthy settles them. */
+export type AsideSnapshot = Snapshot & {aside?: AsideRoutes}
 
 /**
  * Which of `n` routes (the j-th at network key `keyOf(j)`, -1: none) resolve an address: every route whose network

@@ -11,7 +11,7 @@
 // local-block (a BGP path is not local). Its verdict is ok and it has no plan. Anything else, however
 // small the difference, goes to the rules: test/bulk/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
-import {ABSENT, asideKernelRoute, besideKernelRoute, KeyTable, resolvingRoutes} from './aside.js'
+import {ABSENT, asideKernelRoute, besideKernelRoute, KeyTable, resolvingRoutes, type AsideSnapshot} from './aside.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
 import {Fib} from '../model/fib.js'
@@ -25,7 +25,7 @@ export interface SettleOptions {
 }
 
 /** The snapshot with its set-aside routes settled: the healthy ones as `healthy`, the others parsed into the lists. */
-export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Snapshot {
+export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {}): Snapshot {
   const aside = snapshot.aside
   if (aside === undefined) return snapshot
   const kernel = aside.kernel

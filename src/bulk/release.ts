@@ -3,7 +3,7 @@
 // only what the report can still show: the lines of the BIRD paths it still holds, copied into one string,
 // for evidence. The routes' own strings are copied too where they could be views into those texts (see
 // detach.ts), or the texts would stay alive through them.
-import {resolvingRoutes, type BesideKernelRoutes} from './aside.js'
+import {resolvingRoutes, type AsideSnapshot, type BesideKernelRoutes} from './aside.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {outsidePools} from '../model/context.js'
 import {Detacher, detached} from '../parse/detach.js'
@@ -67,7 +67,7 @@ function holdsAttributeText(r: BirdRoute): r is BirdRoute & HeldAttributeText {
  * are changed in place: the snapshot given must not be used again. Only for a settled snapshot that nothing
  * else will read raw (check's; not a bundle's, which writes the texts).
  */
-export function releaseTexts(snapshot: Snapshot): Snapshot {
+export function releaseTexts(snapshot: AsideSnapshot): Snapshot {
   if (snapshot.aside !== undefined) throw new Error('releaseTexts: settle the routes set aside first')
   const birdFile = snapshot.files.find((f) => f.name === BIRD_ROUTES && f.text !== undefined && f.released === undefined)
   // already released when built with BuildOptions.consume, as check builds it

@@ -5,10 +5,9 @@ import {Fib, type Lookup} from './fib.js'
 import {formatKernelRoute} from './format.js'
 import {PrefixMap} from './prefix-map.js'
 import {jsonElements, kernelRouteKey, textDumpLines} from './route-cite.js'
-import type {KeptLines} from '../bulk/release.js'
 import {canonicalPrefix, familyOf, ipv4Network, ipv4Value, prefixContains, prefixLength, prefixSortKey} from './prefix.js'
 import type {
-  Address, BirdProtocol, BirdRoute, Evidence, IpRule, KernelRoute, Link, Pool, SourcePos, Snapshot,
+  Address, BirdProtocol, BirdRoute, CitedLines, Evidence, IpRule, KernelRoute, Link, Pool, SourcePos, Snapshot,
 } from './types.js'
 
 /** Protocol numbers whose routes are someone's own programming of pod routes. */
@@ -83,7 +82,7 @@ export class Context {
   private kernelPlaces?: {lines?: Map<string, [number, number]>; elements?: Map<string, number>}
   private readonly lineStarts = new Map<string, Uint32Array>()
   private readonly sources = new Map<string, string>() // file name -> text ('' when not in the snapshot)
-  private readonly kept = new Map<string, KeptLines>() // file name -> its cited lines, for a file whose text was released
+  private readonly kept = new Map<string, CitedLines>() // file name -> its cited lines, for a file whose text was released
   private readonly tables: number[]
   private readonly indexTables: number[] // the tables whose pool prefixes check walks: BIRD's, main, the overlay
   private readonly poolCache = new Map<string, Pool | undefined>()
@@ -98,7 +97,7 @@ export class Context {
 
   constructor(readonly snapshot: Snapshot, opts: ContextOptions = {}) {
     // routes set aside unbuilt are in neither list until settled: a Context without them would be wrong, silently
-    if (snapshot.aside !== undefined) throw new Error('Context: settle the routes set aside first (bulk/healthy.ts settleHealthy)')
+    if ('aside' in snapshot && snapshot.aside !== undefined) throw new Error('Context: settle the routes set aside first (bulk/healthy.ts settleHealthy)')
     this.fixProtocol = opts.fixProtocol ?? String(DEFAULT_FIX_PROTOCOL_NUMBER)
     this.overlayTable = opts.overlayTable ?? DEFAULT_OVERLAY_TABLE
     this.evidence = opts.evidence ?? true

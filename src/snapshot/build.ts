@@ -12,7 +12,7 @@ import {parseIpRouteJson} from '../parse/ip-route-json.js'
 import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
-import {AsideBirdPaths, AsideKernelRoutes, BesideKernelRoutes, KeyTable, type AsideRoutes} from '../bulk/aside.js'
+import {AsideBirdPaths, AsideKernelRoutes, BesideKernelRoutes, KeyTable, type AsideRoutes, type AsideSnapshot} from '../bulk/aside.js'
 import {outsidePools} from '../model/context.js'
 import {UsageError} from '../model/errors.js'
 import {canonicalPrefix, familyOf, hostBitsSet} from '../model/prefix.js'
@@ -79,7 +79,7 @@ function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions): TunnelPools {
   return {config, pools: [], poolOrigin: 'none'}
 }
 
-export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
+export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): AsideSnapshot {
   markEmpty(files)
   const text = (name: string) => files.find((f) => f.name === name && f.text !== undefined)?.text
   const tunnelDev = opts.tunnelDev ?? 'tunl0'
