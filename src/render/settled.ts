@@ -15,6 +15,7 @@ export interface SettledRowShape {
   width: number
 }
 
+// eslint-disable-next-line no-control-regex -- the whole ASCII range, NUL included
 const ASCII = /^[\x00-\x7f]*$/
 let scratch = Buffer.allocUnsafe(1 << 16)
 
