@@ -4,6 +4,7 @@ import path from 'node:path'
 
 import {RouteDoctorError} from '../model/errors.js'
 import type {SourceFile} from '../model/types.js'
+import {CALICO_DIR, CALICO_FILES} from '../model/calico.js'
 import {decodeText, ERRORS_FILE, fitsOneText, SNAPSHOT_FILE_NAMES, tooLongForOneText} from './snapshot-files.js'
 
 export interface ReadSnapshotOptions {
@@ -28,6 +29,8 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
   // together (1M routes: 1.09 GB peak instead of 0.78).
   const files: SourceFile[] = []
   for (const name of wanted) files.push({name, text: decodeText(await readWhole(path.join(dir, name)))})
+  // Calico's cluster truth, when the snapshot carries it
+  if (names.includes('calico')) files.push(...await readCalicoDir(path.join(dir, 'calico')))
   // sources that failed when the snapshot was taken (written by writeSnapshotDir)
   if (names.includes(ERRORS_FILE)) {
     try {
@@ -41,6 +44,24 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
     }
   }
   if (files.length === 0) throw new RouteDoctorError(`${dir}: no snapshot files found (expected e.g. ip-j-d-route.json, birdc-show-route-all.txt)`, 2, 'E_FROM')
+  return files
+}
+
+/**
+ * Calico's truth files in DIR (`kubectl get RESOURCE -o json` output, DESIGN §3), named `calico/<file>`; every file
+ * is optional. A DIR that cannot be read is bad input (exit 2).
+ */
+export async function readCalicoDir(dir: string): Promise<SourceFile[]> {
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch (error) {
+    throw new RouteDoctorError(`${dir}: cannot read Calico's truth (${(error as NodeJS.ErrnoException).code ?? String(error)}; expected a directory of kubectl -o json files)`, 2, 'E_FROM')
+  }
+  const files: SourceFile[] = []
+  for (const name of CALICO_FILES) {
+    if (names.includes(name)) files.push({name: CALICO_DIR + name, text: decodeText(await readWhole(path.join(dir, name)))})
+  }
   return files
 }
 

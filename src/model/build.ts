@@ -12,6 +12,8 @@ import {parseIpRouteJson} from '../parse/ip-route-json.js'
 import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
+import {parseCalicoTruth} from '../parse/calico.js'
+import {CALICO_DIR, nodeNameOf, type CalicoTruth} from './calico.js'
 import {AsideBirdPaths, AsideKernelRoutes, BesideKernelRoutes, KeyTable, type AsideRoutes} from './aside.js'
 import {outsidePools} from './context.js'
 import {UsageError} from './errors.js'
@@ -24,6 +26,7 @@ export interface BuildOptions {
   ippools?: SourceFile // --ippools FILE
   tunnelDev?: string
   origin?: Snapshot['origin']
+  node?: string // --node NAME: which Kubernetes node this is
   /** Set BIRD's tunnel routes and single BGP paths aside unbuilt (model/aside.ts): `check`'s bulk path. */
   aside?: boolean
   /**
@@ -45,20 +48,29 @@ export function parsePoolFlag(flag: string): Pool {
 }
 
 interface TunnelPools {
+  calico: CalicoTruth | undefined
   config: BirdConfig | undefined
   pools: Pool[]
   poolOrigin: Snapshot['poolOrigin']
 }
 
-/** Which prefixes are tunnel prefixes: flags, else IPPools, else the BIRD config, else none (and the config). */
+/** Calico's truth of the `calico/*.json` files among `files`; undefined when there are none. */
+function calicoTruthOf(files: SourceFile[]): CalicoTruth | undefined {
+  const texts = files.filter((f) => f.name.startsWith(CALICO_DIR) && f.text !== undefined).map((f) => ({name: f.name, text: f.text!}))
+  return texts.length > 0 ? parseCalicoTruth(texts) : undefined
+}
+
+/** Which prefixes are tunnel prefixes: flags, else IPPools, else Calico's truth, else the BIRD config, else none. */
 function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions): TunnelPools {
+  const calico = calicoTruthOf(files)
   const conf = files.find((f) => f.name === 'bird.conf' && f.text !== undefined)?.text
   const config = conf !== undefined ? parseBirdConf(conf, 'bird.conf', {tunnelDev: opts.tunnelDev ?? 'tunl0'}) : undefined
   const ippoolsFile = opts.ippools ?? files.find((f) => (f.name === 'ippools.yaml' || f.name === 'ippools.json') && f.text !== undefined)
-  if (opts.pools && opts.pools.length > 0) return {config, pools: opts.pools.map(parsePoolFlag), poolOrigin: 'flag'}
-  if (ippoolsFile?.text !== undefined) return {config, pools: parseIpPools(ippoolsFile.text, ippoolsFile.name), poolOrigin: 'ippools'}
-  if (config && config.pools.length > 0) return {config, pools: config.pools, poolOrigin: 'bird.conf'}
-  return {config, pools: [], poolOrigin: 'none'}
+  if (opts.pools && opts.pools.length > 0) return {calico, config, pools: opts.pools.map(parsePoolFlag), poolOrigin: 'flag'}
+  if (ippoolsFile?.text !== undefined) return {calico, config, pools: parseIpPools(ippoolsFile.text, ippoolsFile.name), poolOrigin: 'ippools'}
+  if (calico && calico.pools.length > 0) return {calico, config, pools: calico.pools, poolOrigin: 'calico'}
+  if (config && config.pools.length > 0) return {calico, config, pools: config.pools, poolOrigin: 'bird.conf'}
+  return {calico, config, pools: [], poolOrigin: 'none'}
 }
 
 export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
@@ -92,7 +104,7 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   const status = text('birdc-show-status.txt')
   const birdRoutes = text('birdc-show-route-all.txt')
   const protocols = text('birdc-show-protocols-all.txt')
-  const {config, pools, poolOrigin} = early ?? tunnelPoolsOf(files, opts)
+  const {calico, config, pools, poolOrigin} = early ?? tunnelPoolsOf(files, opts)
   if (aside && birdRoutes !== undefined) {
     // a path is set aside where the kernel set a route aside too (the others would be read again), and, for
     // check (`consume`), where its network is outside every pool: check reads such a path only if it holds a
@@ -102,13 +114,17 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
     }
   }
 
+  const addresses = addr !== undefined ? parseIpAddrJson(addr) : []
+  const origin = opts.origin ?? {kind: 'dir'}
+  const statusHost = status?.match(/^Hostname is (\S+)/m)?.[1]
+  const nodeName = nodeNameOf(calico, opts.node ?? text(NODE_NAME_FILE)?.trim() ?? undefined, addresses.map((a) => a.local), origin.host ?? statusHost)
   return {
-    origin: opts.origin ?? {kind: 'dir'},
+    origin,
     files,
     missing: missingSources(files),
     kernelRoutes,
     links,
-    addresses: addr !== undefined ? parseIpAddrJson(addr) : [],
+    addresses,
     neighbors: neigh !== undefined ? parseIpNeighJson(neigh) : [],
     rules: rule !== undefined ? parseIpRule(rule) : [],
     sysctl: sysctl !== undefined ? parseSysctl(sysctl) : [],
@@ -121,6 +137,8 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
     pools,
     poolOrigin,
     tunnelDev,
+    ...(calico ? {calico} : {}),
+    ...(nodeName ? {nodeName} : {}),
     ...(aside ? {aside} : {}),
   }
 }
@@ -141,6 +159,9 @@ function kernelRoutesOf(files: SourceFile[], tunnelDev: string, aside: AsideRout
   if (consume) files[at] = releaseKernelText(files[at], routes, aside?.besideKernel)
   return routes
 }
+
+/** The snapshot file recording which Kubernetes node it is (`bundle --node`); one line. */
+export const NODE_NAME_FILE = 'node-name.txt'
 
 // The text forms buildSnapshot reads only when their JSON form is not there (kernelRoutesOf, the links).
 const TEXT_FALLBACKS: ReadonlyArray<readonly [json: string, text: string]> = [['ip-j-d-route.json', 'ip-d-route.txt'], ['ip-j-d-link.json', 'ip-d-link.txt']]

@@ -1,6 +1,7 @@
 // Indices and derived facts over a Snapshot, computed once and shared by every rule, the planner
 // and the presenters. Pure: a function of the Snapshot alone.
-import {networkKey} from './aside.js'
+import {networkKey, prefixKey} from './aside.js'
+import {ClusterIndex, type CalicoNode} from './calico.js'
 import {Fib, type Lookup} from './fib.js'
 import {formatKernelRoute} from './format.js'
 import {PrefixMap} from './prefix-map.js'
@@ -74,6 +75,7 @@ export class Context {
   private readonly resolutionCites = new Map<NexthopResolution, Evidence[]>()
   private readonly singles = new Map<string, {hops: string[]; resolutions: NexthopResolution[]}>()
   private tunnelAddr: Address | undefined | null = null // null: not looked up yet
+  private clusterIndex: ClusterIndex | undefined | null = null // null: not built yet
 
   constructor(readonly snapshot: Snapshot, opts: ContextOptions = {}) {
     // routes set aside unbuilt are in neither list until settled: a Context without them would be wrong, silently
@@ -99,6 +101,18 @@ export class Context {
     this.tables = [...new Set([...this.kernelTables, 254])]
     this.v4Pools = ipv4Pools(snapshot.pools)
     for (const f of snapshot.files) if (f.kept !== undefined) this.kept.set(f.name, f.kept)
+  }
+
+  /** Calico's truth, indexed; undefined without one. */
+  get cluster(): ClusterIndex | undefined {
+    if (this.clusterIndex === null) this.clusterIndex = this.snapshot.calico ? new ClusterIndex(this.snapshot.calico) : undefined
+    return this.clusterIndex
+  }
+
+  /** This node in Calico's truth (by its name: --node, node-name.txt, or its address); undefined when the truth has no such node. */
+  get clusterNode(): CalicoNode | undefined {
+    const name = this.snapshot.nodeName
+    return name === undefined ? undefined : this.cluster?.nodesByName.get(name)
   }
 
   has(file: string): boolean {
@@ -201,6 +215,20 @@ export class Context {
     for (const r of this.snapshot.kernelRoutes) {
       if (r.family === 'inet' || r.tableId === 255 || !ROUTED(r) || !this.tables.includes(r.tableId)) continue
       if (this.birdIndex.get(r.dst) === undefined && this.poolOf(r.dst)) other.add(r.dst)
+    }
+    // Calico's blocks in the pools that neither holds (block-unrouted), unless settled healthy in bulk
+    const cluster = this.cluster
+    if (cluster) {
+      const seen = new Set(keys)
+      const healthy = this.snapshot.healthy?.keys
+      for (const cidr of cluster.owners.keys()) {
+        const key = prefixKey(cidr)
+        const len = key % 64
+        if (key < 0 || seen.has(key) || !this.v4PoolOf((key - len) / 64, len) || (healthy !== undefined && sortedHas(healthy, key))) continue
+        seen.add(key)
+        keys.push(key)
+        kernelOnly.set(key, cidr)
+      }
     }
     const sorted = Float64Array.from(keys).sort()
     const list: string[] = new Array(sorted.length)
@@ -489,6 +517,18 @@ function routedDst(routes: KernelRoute | readonly KernelRoute[]): string | undef
   if (!Array.isArray(routes)) return ROUTED(routes as KernelRoute) ? (routes as KernelRoute).dst : undefined
   for (const r of routes as readonly KernelRoute[]) if (ROUTED(r)) return r.dst
   return undefined
+}
+
+/** Is `key` in the ascending `keys`? */
+function sortedHas(keys: Float64Array, key: number): boolean {
+  let lo = 0
+  let hi = keys.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (keys[mid] < key) lo = mid + 1
+    else hi = mid
+  }
+  return lo < keys.length && keys[lo] === key
 }
 
 /** Can the kernel send through this link: administratively up, with carrier, not operationally down. */

@@ -97,7 +97,7 @@ export type PoolMode = 'ipip' | 'vxlan' | 'none'
 export interface Pool {
   cidr: string // canonical
   mode: PoolMode
-  origin: 'flag' | 'ippools' | 'bird.conf'
+  origin: 'flag' | 'ippools' | 'bird.conf' | 'calico'
   // ipipMode CrossSubnet: encapsulate only towards nodes outside this node's own subnets
   crossSubnet?: boolean
   name?: string
@@ -187,6 +187,7 @@ export interface BirdConfig {
 // ---------------------------------------------------------------- snapshot
 
 import type {AsideRoutes} from './aside.js'
+import type {CalicoTruth} from './calico.js'
 import type {KeptLines} from './release.js'
 
 /**
@@ -227,8 +228,10 @@ export interface Snapshot {
     config?: BirdConfig
   }
   pools: Pool[]
-  poolOrigin: 'flag' | 'ippools' | 'bird.conf' | 'none'
+  poolOrigin: 'flag' | 'ippools' | 'bird.conf' | 'calico' | 'none'
   tunnelDev: string
+  calico?: CalicoTruth // Calico's cluster truth (`calico/*.json`, --calico, --kube)
+  nodeName?: string // the Kubernetes node this snapshot is (--node, node-name.txt, or found in the truth)
   aside?: AsideRoutes // routes the parsers set aside unbuilt (buildSnapshot's `aside` option), until settled
   healthy?: HealthyPrefixes // once settled
 }
@@ -243,6 +246,8 @@ export type FindingId =
   | 'onlink-missing' | 'forwarding-off' | 'bird-kernel-mismatch'
   | 'tunnel-mtu' | 'rp-filter-strict' | 'hash-policy-l3' | 'stale-kernel-route' | 'conflicting-route-owners'
   | 'local-block'
+  | 'block-owner-mismatch' | 'block-affinity-conflict' | 'block-without-ipamblock' | 'block-unrouted'
+  | 'node-address-mismatch' | 'route-owner-conflict' | 'borrowed-address-unrouted'
 
 export interface Finding {
   id: FindingId
@@ -254,7 +259,7 @@ export interface Finding {
   fix?: string
 }
 
-export type Verdict = 'ok' | 'local' | 'not-tunneled' | 'unreachable' | 'missing' | 'multipath-lost' | 'not-in-pool'
+export type Verdict = 'ok' | 'local' | 'not-tunneled' | 'unreachable' | 'missing' | 'misrouted' | 'multipath-lost' | 'not-in-pool'
 
 export interface PlannedNexthop {
   gateway: string // the BGP next hop N

@@ -3,7 +3,8 @@ import {readFile, stat} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 
-import {readSnapshotDir} from '../collect/snapshot-dir.js'
+import {readCalicoDir, readSnapshotDir} from '../collect/snapshot-dir.js'
+import {CALICO_DIR} from '../model/calico.js'
 import {settleHealthy} from '../diagnose/healthy.js'
 import {Context, type ContextOptions} from '../model/context.js'
 import {buildSnapshot, type BuildOptions, unreadFallbacks} from '../model/build.js'
@@ -22,6 +23,9 @@ export interface SourceOptions {
   pools?: string[]
   ippools?: string // a Calico IPPool list file
   tunnelDev?: string
+  calico?: string // --calico DIR: Calico's truth as kubectl -o json files
+  kube?: boolean // --kube: Calico's truth read live from the Kubernetes API
+  node?: string // --node NAME
   /** Live: collect every source, also those a diagnosis does not read when others are there (a bundle keeps them all). */
   everySource?: boolean
 }
@@ -32,6 +36,24 @@ export interface LoadedSource {
 }
 
 export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource> {
+  const source = await loadNodeFiles(opts)
+  const truth = await truthFiles(opts)
+  if (truth) source.files = [...source.files.filter((f) => !f.name.startsWith(CALICO_DIR)), ...truth]
+  return source
+}
+
+/** Calico's truth from --calico DIR or --kube (the API client is loaded only then); undefined without either. */
+export async function truthFiles(opts: Pick<SourceOptions, 'calico' | 'kube'>): Promise<SourceFile[] | undefined> {
+  if (opts.calico !== undefined && opts.kube) throw new RouteDoctorError('--calico and --kube: give one source of Calico\'s truth', 2, 'E_USAGE')
+  if (opts.calico !== undefined) return readCalicoDir(opts.calico)
+  if (opts.kube) {
+    const {readKubeTruth} = await import('../collect/kube.js')
+    return readKubeTruth()
+  }
+  return undefined
+}
+
+async function loadNodeFiles(opts: SourceOptions): Promise<LoadedSource> {
   if (opts.from) {
     const info = await stat(opts.from).catch(() => undefined)
     if (!info) throw new RouteDoctorError(`${opts.from}: no such snapshot directory or bundle`, 2, 'E_FROM')
@@ -60,7 +82,7 @@ export async function snapshotFrom(source: LoadedSource, opts: SourceOptions): P
 async function buildOptions(source: LoadedSource, opts: SourceOptions): Promise<BuildOptions> {
   let ippools: SourceFile | undefined
   if (opts.ippools) ippools = {name: path.basename(opts.ippools), text: await readIppoolsFile(opts.ippools)}
-  return {pools: opts.pools, ippools, tunnelDev: opts.tunnelDev, origin: source.origin}
+  return {pools: opts.pools, ippools, tunnelDev: opts.tunnelDev, origin: source.origin, node: opts.node}
 }
 
 /** The --ippools file's text; a usage error (exit 2) naming it when it cannot be read. */
