@@ -27,6 +27,7 @@ export interface BuildOptions {
   tunnelDev?: string
   origin?: Snapshot['origin']
   node?: string // --node NAME: which Kubernetes node this is
+  truth?: CalicoTruth // Calico's truth parsed already (fleet: once for every node), instead of the files' calico/
   /** Set BIRD's tunnel routes and single BGP paths aside unbuilt (model/aside.ts): `check`'s bulk path. */
   aside?: boolean
   /**
@@ -62,7 +63,7 @@ function calicoTruthOf(files: SourceFile[]): CalicoTruth | undefined {
 
 /** Which prefixes are tunnel prefixes: flags, else IPPools, else Calico's truth, else the BIRD config, else none. */
 function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions): TunnelPools {
-  const calico = calicoTruthOf(files)
+  const calico = opts.truth ?? calicoTruthOf(files)
   const conf = files.find((f) => f.name === 'bird.conf' && f.text !== undefined)?.text
   const config = conf !== undefined ? parseBirdConf(conf, 'bird.conf', {tunnelDev: opts.tunnelDev ?? 'tunl0'}) : undefined
   const ippoolsFile = opts.ippools ?? files.find((f) => (f.name === 'ippools.yaml' || f.name === 'ippools.json') && f.text !== undefined)

@@ -21,7 +21,7 @@ export function renderNode(n: NodeSummary, c: ChalkInstance): string {
     ? n.pools.map((p) => `${p.cidr} (${p.mode})`).join(', ') + ` from ${n.poolOrigin === 'flag' ? '--pool' : n.poolOrigin}`
     : c.yellow('none found (give --pool CIDR=ipip, --ippools FILE, or a snapshot with ippools.yaml or a Calico bird.conf)')
   const lines = [
-    `${c.bold('node')} ${n.host ?? '?'}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${n.sessions.up}/${n.sessions.total} Established  ${c.bold('tunnel')} ${n.tunnelDev}`,
+    `${c.bold('node')} ${n.host ?? '?'}${n.kubeNode && n.kubeNode !== n.host ? ` (Kubernetes node ${n.kubeNode})` : ''}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${n.sessions.up}/${n.sessions.total} Established  ${c.bold('tunnel')} ${n.tunnelDev}`,
     `${c.bold('pools')} ${pools}`,
   ]
   if (n.missing.length > 0) lines.push(c.dim(`not in the snapshot: ${n.missing.join(', ')}`))

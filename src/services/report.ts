@@ -24,6 +24,7 @@ export interface NodeSummary {
   missing: string[] // sources not in the snapshot
   failed: Array<{file: string; error: string}> // sources that could not be collected
   bundleWarnings: string[] // a replayed bundle's: files edited after collection, members missing
+  kubeNode?: string // with Calico's truth: which Kubernetes node this is
 }
 
 export interface PrefixLine {
@@ -94,6 +95,7 @@ export function nodeSummary(ctx: Context): NodeSummary {
     missing: s.missing,
     failed: s.files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error!})),
     bundleWarnings: s.origin.warnings ?? [],
+    ...(s.calico && s.nodeName ? {kubeNode: s.nodeName} : {}),
   }
 }
 

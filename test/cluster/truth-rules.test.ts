@@ -78,6 +78,13 @@ describe('faults in the truth', () => {
     const twice = report(withTruth(healthy(), {nodes: FIXTURE_CLUSTER, affinities: [{cidr: '192.168.110.128/26', node: 'n3'}]}))
     expect(idsAt(twice, '192.168.110.128/26')!.findings.map((f) => f.id)).toContain('block-affinity-conflict')
     const leftover = report(withTruth(healthy(), {nodes: FIXTURE_CLUSTER, affinities: [{cidr: '192.168.162.128/26', node: 'n2', state: 'pendingDeletion'}, {cidr: '192.168.110.128/26', node: 'n3', state: 'pending'}]}))
+    // a /32 block confirmed for n2 and pending for n3, which announces it too (the fixture's anycast address)
+    const nodes = FIXTURE_CLUSTER.map((n) => (n.name === 'n2' ? {...n, blocks: [...n.blocks, '192.168.200.10/32']} : n))
+    const pending = report(withTruth(healthy(), {nodes, affinities: [{cidr: '192.168.200.10/32', node: 'n3', state: 'pending'}]}))
+    const p = idsAt(pending, '192.168.200.10/32')!
+    expect(p.findings.map((f) => f.id)).toEqual(expect.arrayContaining(['block-affinity-conflict', 'block-owner-mismatch']))
+    expect(p.findings.find((f) => f.id === 'block-affinity-conflict')!.title).toMatch(/n3's pending affinity still announces it/)
+    expect(p.verdict).toBe('misrouted')
     // n2's leftover for n1's block: n2 is not announcing it to n1 (n1 holds its own blackhole)
     expect(idsAt(leftover, '192.168.162.128/26')!.findings.map((f) => f.id)).not.toContain('block-affinity-conflict')
   })
