@@ -10,7 +10,7 @@ import {collectBirdLog} from '../collect/bird-log.js'
 import {redactFiles} from '../bundle/redact.js'
 import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
 import {Context} from '../model/context.js'
-import {parsePoolFlag} from '../model/build.js'
+import {NODE_NAME_FILE, parsePoolFlag} from '../model/build.js'
 import type {SourceFile} from '../model/types.js'
 import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
@@ -60,11 +60,13 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   // pools named on the command line travel in the bundle, so a replay diagnoses the same prefixes
   const poolFile = await poolSourceFile(opts)
   let files = poolFile ? [...source.files.filter((f) => f.name !== 'ippools.yaml' && f.name !== 'ippools.json'), poolFile] : source.files
+  // the node's name travels in the bundle, so that fleet names it (DESIGN §6)
+  if (opts.node !== undefined) files = [...files.filter((f) => f.name !== NODE_NAME_FILE), {name: NODE_NAME_FILE, text: `${opts.node}\n`, command: `routedoctor --node ${opts.node}`}]
   let host = source.origin.host ?? os.hostname()
   let mapping: Record<string, string> | undefined
   let command = opts.command
   if (opts.redact) {
-    const red = redactFiles(files, {hostnames: [host, os.hostname()].filter((h) => h && h !== 'snapshot')})
+    const red = redactFiles(files, {hostnames: [host, os.hostname(), ...nodeNames(files, opts.node)].filter((h) => h && h !== 'snapshot')})
     files = red.files
     host = red.redactor.text(host)
     mapping = red.mapping
@@ -106,6 +108,16 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     sources: files.map((f) => ({file: f.name, size: Buffer.byteLength(f.text ?? ''), ...(f.error ? {error: f.error} : {})})),
     summary: report.summary,
   }
+}
+
+/** The Kubernetes node names a bundle carries (--node, the truth's Nodes and affinities): host names to redact. */
+function nodeNames(files: SourceFile[], node: string | undefined): string[] {
+  const names = new Set<string>(node ? [node] : [])
+  for (const f of files) {
+    if (f.text === undefined || !/^calico\/(nodes|blockaffinities|ipamblocks)\.json$/.test(f.name)) continue
+    for (const m of f.text.matchAll(/"(?:name|node)"\s*:\s*"([^"]+)"|"host:([^"]+)"/g)) if (!f.name.endsWith('blocks.json') || m[2] || m[0].startsWith('"node"')) names.add(m[1] ?? m[2])
+  }
+  return [...names]
 }
 
 /** --pool flags as a Calico IPPool list, or the --ippools file as given. */
