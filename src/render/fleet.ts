@@ -37,7 +37,7 @@ export function renderFleet(r: FleetReport, c: ChalkInstance): string {
       })
       out.push(`${String(i + 1).padStart(3)} ${a.name.slice(0, 9).padEnd(10)} ${cells.join('')}`.trimEnd())
     })
-    out.push(c.dim('MISS missing, UNRE unreachable, MISR misrouted, NTUN not tunnelled, MPL multipath lost, - no blocks, ? no source'))
+    out.push(c.dim('rows: from; columns: to. MISS missing, UNRE unreachable, MISR misrouted,'), c.dim('NTUN not tunnelled, MPL multipath lost, - no blocks there, ? no source'))
   } else {
     const counts = new Map<Verdict, number>()
     for (const p of r.pairs) if (p.checked > 0) counts.set(p.verdict, (counts.get(p.verdict) ?? 0) + 1)

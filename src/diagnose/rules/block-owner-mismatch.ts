@@ -41,7 +41,9 @@ export const rule: PrefixRule = {
       evidence: [...truthEvidence(ctx, owner), ...prefixEvidence(ctx, facts)],
       fix: mine
         ? `Find which node announces ${facts.prefix} (a leftover affinity or a leaked route) and withdraw it there.`
-        : `Route ${facts.prefix} via ${owner.address} dev ${ctx.snapshot.tunnelDev} onlink; find why ${wrong.join(', ')} announces it (leftover affinity, stale route).`,
+        : facts.bgpNextHops.some((n) => wrong.includes(n))
+          ? `Route ${facts.prefix} via ${owner.address} dev ${ctx.snapshot.tunnelDev} onlink; find why ${wrong.join(', ')} announces it (a leftover affinity, a leaked route).`
+          : `Route ${facts.prefix} via ${owner.address} dev ${ctx.snapshot.tunnelDev} onlink; BIRD's path is right, so find what wrote the route in force (a stale route, another route owner, a kernel filter).`,
     }))]
   },
 }
