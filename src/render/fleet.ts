@@ -2,7 +2,7 @@
 // the broken pairs), then the cluster findings and each broken pair's blocks.
 import type {ChalkInstance} from 'chalk'
 
-import type {FleetPair, FleetReport} from '../fleet/join.js'
+import {VERDICT_ORDER, type FleetPair, type FleetReport} from '../fleet/join.js'
 import type {Verdict} from '../model/types.js'
 import {severityColor, verdictColor} from './style.js'
 
@@ -41,7 +41,7 @@ export function renderFleet(r: FleetReport, c: ChalkInstance): string {
   } else {
     const counts = new Map<Verdict, number>()
     for (const p of r.pairs) if (p.checked > 0) counts.set(p.verdict, (counts.get(p.verdict) ?? 0) + 1)
-    out.push(`pairs: ${[...counts].map(([v, n]) => `${n} ${v}`).join(', ') || 'none with blocks'} (matrix shown up to ${MATRIX_MAX} nodes: --json or --html for all)`)
+    out.push(`pairs: ${[...counts].sort((a, b) => VERDICT_ORDER.indexOf(a[0]) - VERDICT_ORDER.indexOf(b[0])).map(([v, n]) => `${n} ${v}`).join(', ') || 'none with blocks'} (matrix shown up to ${MATRIX_MAX} nodes: --json or --html for all)`)
     const byFrom = new Map<string, number>()
     for (const p of r.pairs) if (p.verdict !== 'ok') byFrom.set(p.from, (byFrom.get(p.from) ?? 0) + 1)
     const worst = [...byFrom].sort((a, b) => b[1] - a[1]).slice(0, 10)
