@@ -13,7 +13,7 @@
 // same report, byte for byte.
 import {ABSENT, ipv4Values, KeyTable, keysHolding, prefixKey, resolvingRoutes} from '../model/aside.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
-import {ClusterIndex, truthUnsettled} from '../model/calico.js'
+import {clusterIndex, truthUnsettled} from '../model/calico.js'
 import {Fib} from '../model/fib.js'
 import {ipv4Value} from '../model/prefix.js'
 import type {BirdRoute, Gateway, KernelRoute, Snapshot} from '../model/types.js'
@@ -105,7 +105,7 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
   const inPool = (key: number) => ipv4PoolOf(pools, (key - (key % 64)) / 64, key % 64) !== undefined
 
   // with Calico's truth, a path to another node than the block's owner, and what the truth finds odd, go to the rules
-  const vetoed = snapshot.calico ? truthUnsettled(new ClusterIndex(snapshot.calico), snapshot.nodeName, (p) => prefixKey(p)) : undefined
+  const vetoed = snapshot.calico ? truthUnsettled(clusterIndex(snapshot.calico), snapshot.nodeName, (p) => prefixKey(p)) : undefined
 
   const healthyBird = new Uint8Array(nb)
   const healthyKernel = new Uint8Array(nk)

@@ -2,7 +2,7 @@
 // node, the worst verdict of another node's blocks) and the cluster findings no single node can see. A node's
 // diagnosis is dropped once folded: only its broken blocks are kept.
 import {prefixKey} from '../model/aside.js'
-import {ClusterIndex, type CalicoTruth} from '../model/calico.js'
+import {clusterIndex, type CalicoTruth, type ClusterIndex} from '../model/calico.js'
 import {FELIX_PROTOCOL, type Context} from '../model/context.js'
 import type {Finding, Severity, Verdict} from '../model/types.js'
 import {isSettledPrefixes, type CheckRun} from '../services/report.js'
@@ -71,7 +71,9 @@ const worse = (a: Verdict, b: Verdict): Verdict => (VERDICT_ORDER.indexOf(a) <= 
 
 export class FleetJoin {
   private readonly index?: ClusterIndex
-  private readonly ownerByKey = new Map<number, string>() // block key -> owner node
+  // the blocks' keys (model/aside.ts prefixKey) ascending, and each one's owner: settled runs are looked up by key
+  private ownerKeys = new Float64Array(0)
+  private ownerNames: string[] = []
   private readonly nodes = new Map<string, FleetNode>()
   private readonly pairs = new Map<string, FleetPair>() // `${from}\0${to}`
   // block -> endpoint (addresses it is routed to, sorted, joined) -> nodes, for the blocks some node routes elsewhere
@@ -79,8 +81,11 @@ export class FleetJoin {
 
   constructor(readonly truth: CalicoTruth | undefined) {
     if (truth) {
-      this.index = new ClusterIndex(truth)
-      for (const o of this.index.owners.values()) if (o.node !== undefined && o.block !== undefined) this.ownerByKey.set(prefixKey(o.cidr), o.node)
+      this.index = clusterIndex(truth)
+      const owned = [...this.index.owners.values()].filter((o) => o.node !== undefined && o.block !== undefined)
+        .map((o) => [prefixKey(o.cidr), o.node!] as const).sort((a, b) => a[0] - b[0])
+      this.ownerKeys = Float64Array.from(owned, (o) => o[0])
+      this.ownerNames = owned.map((o) => o[1])
       for (const n of truth.nodes) this.nodes.set(n.name, {name: n.name, ...(n.ipv4Address ? {address: n.ipv4Address} : {})})
     }
   }
@@ -104,16 +109,21 @@ export class FleetJoin {
     if (hash !== undefined) node.hashPolicy = hash
     node.routeOwner = routeOwner(ctx)
     this.nodes.set(name, node)
+    const mine = new Map<string, FleetPair>() // this node's pairs by the to-node
+    let last: FleetPair | undefined
     const pairOf = (to: string): FleetPair => {
-      const k = `${name}\0${to}`
-      let p = this.pairs.get(k)
-      if (!p) this.pairs.set(k, (p = {from: name, to, verdict: 'ok', checked: 0, ok: 0, blocks: []}))
-      return p
+      if (last?.to === to) return last
+      let p = mine.get(to)
+      if (!p) {
+        mine.set(to, (p = {from: name, to, verdict: 'ok', checked: 0, ok: 0, blocks: []}))
+        this.pairs.set(`${name}\0${to}`, p)
+      }
+      return (last = p)
     }
     for (const l of run.lines) {
       if (isSettledPrefixes(l)) {
         for (let j = l.from; j < l.to; j++) {
-          const to = this.ownerByKey.get(l.keys[j])
+          const to = this.ownerOfKey(l.keys[j])
           if (to === undefined || to === name) continue
           const p = pairOf(to)
           p.checked++
@@ -121,7 +131,7 @@ export class FleetJoin {
         }
         continue
       }
-      const to = this.ownerByKey.get(prefixKey(l.prefix))
+      const to = this.ownerOfKey(prefixKey(l.prefix))
       if (to === undefined || to === name) continue
       const p = pairOf(to)
       p.checked++
@@ -145,6 +155,19 @@ export class FleetJoin {
     }
     const sum = run.summary()
     node.summary = {prefixes: sum.prefixes, errors: sum.errors, warnings: sum.warnings, verdicts: sum.verdicts, host: run.host.findings.map((f) => f.id)}
+  }
+
+  /** The owner of the block with this key, by binary search; undefined when it is no block of the truth. */
+  private ownerOfKey(key: number): string | undefined {
+    const keys = this.ownerKeys
+    let lo = 0
+    let hi = keys.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (keys[mid] < key) lo = mid + 1
+      else hi = mid
+    }
+    return lo < keys.length && keys[lo] === key ? this.ownerNames[lo] : undefined
   }
 
   finish(): FleetReport {

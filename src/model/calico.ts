@@ -90,6 +90,7 @@ export class ClusterIndex {
   readonly nodesByName = new Map<string, CalicoNode>()
   readonly nodesByAddress = new Map<string, CalicoNode>()
   readonly owners = new Map<string, BlockOwner>() // every block or affinity CIDR
+  private ownerKeyList?: number[]
 
   constructor(readonly truth: CalicoTruth) {
     for (const n of truth.nodes) {
@@ -114,6 +115,11 @@ export class ClusterIndex {
   ownerOf(cidr: string): BlockOwner | undefined {
     return this.owners.get(cidr)
   }
+
+  /** The keys of `owners`' CIDRs (`keyOf`: model/aside.ts prefixKey), computed once. */
+  ownerKeys(keyOf: (cidr: string) => number): number[] {
+    return (this.ownerKeyList ??= [...this.owners.keys()].map(keyOf))
+  }
 }
 
 /** Which Kubernetes node a snapshot is: named, else the Node whose IPv4Address is one of the host's addresses, else the host. */
@@ -132,23 +138,45 @@ export function programsIpip(value: string): boolean {
   return value === 'Enabled' || value === 'EnabledIPIPOnly'
 }
 
+/** One ClusterIndex per truth: a fleet's nodes share theirs. */
+const indices = new WeakMap<CalicoTruth, ClusterIndex>()
+
+export function clusterIndex(truth: CalicoTruth): ClusterIndex {
+  let index = indices.get(truth)
+  if (index === undefined) indices.set(truth, (index = new ClusterIndex(truth)))
+  return index
+}
+
+/** What the truth says of a prefix key for the bulk settling: the BGP next hop it wants (null: none is right), and its owner. */
+interface SettleTruth {
+  want: string | null
+  node?: string
+}
+
+const settleTruths = new WeakMap<ClusterIndex, Map<number, SettleTruth>>()
+
 /**
  * For the bulk settling of healthy prefixes (diagnose/healthy.ts): which prefix keys the truth forbids settling
  * with BGP next hop `hop`: a block whose owner's address is not `hop`, this node's own block, a block whose
  * affinities conflict or that has no IPAMBlock, a borrowed address. The rules read those.
  */
 export function truthUnsettled(index: ClusterIndex, nodeName: string | undefined, keyOf: (prefix: string) => number): (key: number, hop: string) => boolean {
-  const expected = new Map<number, string | null>() // null: never settled
-  for (const o of index.owners.values()) {
-    const confirmed = o.affinities.filter((a) => a.state === 'confirmed').length
-    const leftovers = o.affinities.some((a) => a.state !== 'confirmed')
-    const odd = o.block === undefined || confirmed > 1 || leftovers || o.node === undefined || o.node === nodeName
-    if (odd) expected.set(keyOf(o.cidr), null)
-    else if (o.address !== undefined) expected.set(keyOf(o.cidr), o.address)
+  let keys = settleTruths.get(index)
+  if (keys === undefined) {
+    keys = new Map()
+    for (const o of index.owners.values()) {
+      const confirmed = o.affinities.filter((a) => a.state === 'confirmed').length
+      const leftovers = o.affinities.some((a) => a.state !== 'confirmed')
+      const odd = o.block === undefined || confirmed > 1 || leftovers || o.node === undefined
+      if (odd) keys.set(keyOf(o.cidr), {want: null})
+      else if (o.address !== undefined) keys.set(keyOf(o.cidr), {want: o.address, node: o.node})
+    }
+    for (const b of index.truth.blocks) for (const a of b.borrowed) keys.set(keyOf(`${a.address}/32`), {want: null})
+    settleTruths.set(index, keys)
   }
-  for (const b of index.truth.blocks) for (const a of b.borrowed) expected.set(keyOf(`${a.address}/32`), null)
+  const known = keys
   return (key, hop) => {
-    const want = expected.get(key)
-    return want === null || (want !== undefined && want !== hop)
+    const t = known.get(key)
+    return t !== undefined && (t.want === null || t.want !== hop || t.node === nodeName)
   }
 }

@@ -1,7 +1,7 @@
 // Indices and derived facts over a Snapshot, computed once and shared by every rule, the planner
 // and the presenters. Pure: a function of the Snapshot alone.
-import {networkKey, prefixKey} from './aside.js'
-import {ClusterIndex, type CalicoNode} from './calico.js'
+import {keyPrefix, networkKey, prefixKey} from './aside.js'
+import {clusterIndex, type CalicoNode, type ClusterIndex} from './calico.js'
 import {Fib, type Lookup} from './fib.js'
 import {formatKernelRoute} from './format.js'
 import {PrefixMap} from './prefix-map.js'
@@ -105,7 +105,7 @@ export class Context {
 
   /** Calico's truth, indexed; undefined without one. */
   get cluster(): ClusterIndex | undefined {
-    if (this.clusterIndex === null) this.clusterIndex = this.snapshot.calico ? new ClusterIndex(this.snapshot.calico) : undefined
+    if (this.clusterIndex === null) this.clusterIndex = this.snapshot.calico ? clusterIndex(this.snapshot.calico) : undefined
     return this.clusterIndex
   }
 
@@ -221,13 +221,12 @@ export class Context {
     if (cluster) {
       const seen = new Set(keys)
       const healthy = this.snapshot.healthy?.keys
-      for (const cidr of cluster.owners.keys()) {
-        const key = prefixKey(cidr)
+      for (const key of cluster.ownerKeys((cidr) => prefixKey(cidr))) {
         const len = key % 64
         if (key < 0 || seen.has(key) || !this.v4PoolOf((key - len) / 64, len) || (healthy !== undefined && sortedHas(healthy, key))) continue
         seen.add(key)
         keys.push(key)
-        kernelOnly.set(key, cidr)
+        kernelOnly.set(key, keyPrefix(key))
       }
     }
     const sorted = Float64Array.from(keys).sort()
