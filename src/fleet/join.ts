@@ -1,7 +1,7 @@
 // The fleet's join (DESIGN §9): each node's check, one node at a time, folded into a node × node matrix (from each
 // node, the worst verdict of another node's blocks) and the cluster findings no single node can see. A node's
 // diagnosis is dropped once folded: only its broken blocks are kept.
-import {prefixKey} from '../model/aside.js'
+import {indexOfKey, prefixKey} from '../model/aside.js'
 import {clusterIndex, type CalicoTruth, type ClusterIndex} from '../model/calico.js'
 import {FELIX_PROTOCOL, type Context} from '../model/context.js'
 import type {Finding, Severity, Verdict} from '../model/types.js'
@@ -159,15 +159,8 @@ export class FleetJoin {
 
   /** The owner of the block with this key, by binary search; undefined when it is no block of the truth. */
   private ownerOfKey(key: number): string | undefined {
-    const keys = this.ownerKeys
-    let lo = 0
-    let hi = keys.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (keys[mid] < key) lo = mid + 1
-      else hi = mid
-    }
-    return lo < keys.length && keys[lo] === key ? this.ownerNames[lo] : undefined
+    const at = indexOfKey(this.ownerKeys, key)
+    return at < 0 ? undefined : this.ownerNames[at]
   }
 
   finish(): FleetReport {

@@ -1,6 +1,6 @@
 // Indices and derived facts over a Snapshot, computed once and shared by every rule, the planner
 // and the presenters. Pure: a function of the Snapshot alone.
-import {keyPrefix, networkKey, prefixKey} from './aside.js'
+import {indexOfKey, keyPrefix, networkKey, prefixKey} from './aside.js'
 import {clusterIndex, type CalicoNode, type ClusterIndex} from './calico.js'
 import {Fib, type Lookup} from './fib.js'
 import {formatKernelRoute} from './format.js'
@@ -223,7 +223,7 @@ export class Context {
       const healthy = this.snapshot.healthy?.keys
       for (const key of cluster.ownerKeys((cidr) => prefixKey(cidr))) {
         const len = key % 64
-        if (key < 0 || seen.has(key) || !this.v4PoolOf((key - len) / 64, len) || (healthy !== undefined && sortedHas(healthy, key))) continue
+        if (key < 0 || seen.has(key) || !this.v4PoolOf((key - len) / 64, len) || (healthy !== undefined && indexOfKey(healthy, key) >= 0)) continue
         seen.add(key)
         keys.push(key)
         kernelOnly.set(key, keyPrefix(key))
@@ -516,18 +516,6 @@ function routedDst(routes: KernelRoute | readonly KernelRoute[]): string | undef
   if (!Array.isArray(routes)) return ROUTED(routes as KernelRoute) ? (routes as KernelRoute).dst : undefined
   for (const r of routes as readonly KernelRoute[]) if (ROUTED(r)) return r.dst
   return undefined
-}
-
-/** Is `key` in the ascending `keys`? */
-function sortedHas(keys: Float64Array, key: number): boolean {
-  let lo = 0
-  let hi = keys.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (keys[mid] < key) lo = mid + 1
-    else hi = mid
-  }
-  return lo < keys.length && keys[lo] === key
 }
 
 /** Can the kernel send through this link: administratively up, with carrier, not operationally down. */

@@ -19,7 +19,7 @@ const NOTHING_TO_DO = new Set(['ok', 'local', 'not-in-pool'])
 export function planPrefix(ctx: Context, d: PrefixDiagnosis): PlanItem | null {
   const facts = d.facts
   if (NOTHING_TO_DO.has(d.verdict) || !facts.tunnelExpected) return null
-  const gateways = wantedGateways(facts)
+  const gateways = ownerGateways(ctx, facts.prefix, wantedGateways(facts))
   if (gateways.length === 0) return null
   const replaces = facts.kernel.find((r) => r.protocol === 'bird') ?? facts.kernel.find((r) => r.protocol !== ctx.fixProtocol)
   const birdMetric = replaces?.metric ?? defaultKernelMetric(ctx)
@@ -36,6 +36,14 @@ export function planPrefix(ctx: Context, d: PrefixDiagnosis): PlanItem | null {
     ...(replaces ? {replaces} : {}),
     mode,
   }
+}
+
+/** With Calico's truth, a block's one next hop is its owner's address, when the kernel can reach it (DESIGN §5). */
+function ownerGateways(ctx: Context, prefix: string, gateways: string[]): string[] {
+  const owner = ctx.cluster?.ownerOf(prefix)
+  if (owner?.address === undefined || owner.block === undefined || owner.node === ctx.clusterNode?.name) return gateways
+  if (gateways.length === 1 && gateways[0] === owner.address) return gateways
+  return ctx.resolve(owner.address).lookup.reachable ? [owner.address] : []
 }
 
 /**

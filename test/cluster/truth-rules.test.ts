@@ -85,6 +85,8 @@ describe('faults in the truth', () => {
     expect(p.findings.map((f) => f.id)).toEqual(expect.arrayContaining(['block-affinity-conflict', 'block-owner-mismatch']))
     expect(p.findings.find((f) => f.id === 'block-affinity-conflict')!.title).toMatch(/n3's pending affinity still announces it/)
     expect(p.verdict).toBe('misrouted')
+    // the plan: the owner's address only (without the truth, both announcers)
+    expect(p.plan?.nexthops.map((h) => h.gateway)).toEqual(['172.31.20.5'])
     // n2's leftover for n1's block: n2 is not announcing it to n1 (n1 holds its own blackhole)
     expect(idsAt(leftover, '192.168.162.128/26')!.findings.map((f) => f.id)).not.toContain('block-affinity-conflict')
   })

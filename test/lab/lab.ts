@@ -620,6 +620,7 @@ export async function startLab(scenario: ScenarioName, opts: StartOptions = {}):
       })
     }
     for (const node of ['n1', 'tor1', 'tor2'] as const) await sysctl(node, {'net.ipv4.ip_forward': 1})
+    if (opts.fullNodes) for (const node of ['n2', 'n3'] as const) await sysctl(node, {'net.ipv4.ip_forward': 1})
     await sysctl('n1', {'net.ipv4.fib_multipath_hash_policy': 0, 'net.ipv4.fib_multipath_use_neigh': 0})
 
     // --- links (n1: eth0, eth1, then tunl0, then the workload veth, as on the fixtures' node)
