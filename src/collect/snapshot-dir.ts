@@ -4,12 +4,13 @@ import path from 'node:path'
 
 import {RouteDoctorError} from '../model/errors.js'
 import type {SourceFile} from '../model/types.js'
-import {CALICO_DIR, CALICO_FILES} from '../model/calico.js'
+import {CALICO_DIR, CALICO_FILES, NODE_NAME_FILE} from '../model/calico.js'
 import {decodeText, ERRORS_FILE, fitsOneText, SNAPSHOT_FILE_NAMES, tooLongForOneText} from './snapshot-files.js'
 
 export interface ReadSnapshotOptions {
   /** Of the snapshot files present, those not to read (a diagnosis does not read a text form beside its JSON form). */
   unread?: (present: ReadonlySet<string>) => ReadonlySet<string>
+  calico?: boolean // false: the calico/ folder is not read
 }
 
 export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {}): Promise<SourceFile[]> {
@@ -21,7 +22,8 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
     if (error instanceof RouteDoctorError) throw error
     throw new RouteDoctorError(`${dir}: cannot read the snapshot (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 2, 'E_FROM')
   }
-  const known = new Set<string>(SNAPSHOT_FILE_NAMES)
+  // and the node's name, when the snapshot records it (bundle --node)
+  const known = new Set<string>([...SNAPSHOT_FILE_NAMES, NODE_NAME_FILE])
   const present = names.sort().filter((name) => known.has(name))
   const unread = opts.unread?.(new Set(present))
   const wanted = unread ? present.filter((name) => !unread.has(name)) : present
@@ -30,7 +32,7 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
   const files: SourceFile[] = []
   for (const name of wanted) files.push({name, text: decodeText(await readWhole(path.join(dir, name)))})
   // Calico's cluster truth, when the snapshot carries it
-  if (names.includes('calico')) files.push(...await readCalicoDir(path.join(dir, 'calico')))
+  if (names.includes('calico') && opts.calico !== false) files.push(...await readCalicoDir(path.join(dir, 'calico')))
   // sources that failed when the snapshot was taken (written by writeSnapshotDir)
   if (names.includes(ERRORS_FILE)) {
     try {

@@ -22,7 +22,6 @@ export const SNAPSHOT_FILES = {
   birdConfig: 'bird.conf',
   ippoolsYaml: 'ippools.yaml',
   ippoolsJson: 'ippools.json',
-  nodeName: 'node-name.txt',
 } as const
 
 export type SnapshotFileName = (typeof SNAPSHOT_FILES)[keyof typeof SNAPSHOT_FILES]

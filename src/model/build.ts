@@ -13,7 +13,9 @@ import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
 import {parseCalicoTruth} from '../parse/calico.js'
-import {CALICO_DIR, nodeNameOf, type CalicoTruth} from './calico.js'
+import {CALICO_DIR, NODE_NAME_FILE, nodeNameOf, type CalicoTruth} from './calico.js'
+
+export {NODE_NAME_FILE}
 import {AsideBirdPaths, AsideKernelRoutes, BesideKernelRoutes, KeyTable, type AsideRoutes} from './aside.js'
 import {outsidePools} from './context.js'
 import {UsageError} from './errors.js'
@@ -160,9 +162,6 @@ function kernelRoutesOf(files: SourceFile[], tunnelDev: string, aside: AsideRout
   if (consume) files[at] = releaseKernelText(files[at], routes, aside?.besideKernel)
   return routes
 }
-
-/** The snapshot file recording which Kubernetes node it is (`bundle --node`); one line. */
-export const NODE_NAME_FILE = 'node-name.txt'
 
 // The text forms buildSnapshot reads only when their JSON form is not there (kernelRoutesOf, the links).
 const TEXT_FALLBACKS: ReadonlyArray<readonly [json: string, text: string]> = [['ip-j-d-route.json', 'ip-d-route.txt'], ['ip-j-d-link.json', 'ip-d-link.txt']]

@@ -10,6 +10,9 @@ export const CALICO_FILES = [
 
 export type CalicoFile = (typeof CALICO_FILES)[number]
 
+/** The snapshot file recording which Kubernetes node it is (`bundle --node`); one line. */
+export const NODE_NAME_FILE = 'node-name.txt'
+
 /** A snapshot file name of the truth: `calico/ipamblocks.json`. */
 export const CALICO_DIR = 'calico/'
 

@@ -29,7 +29,7 @@ export async function runFleet(opts: FleetOptions): Promise<FleetReport> {
   let truth: CalicoTruth | undefined = given ? parseTruth(given) : undefined
   let join: FleetJoin | undefined = truth ? new FleetJoin(truth) : undefined
   for (const source of opts.sources) {
-    const loaded = await loadSourceFiles({from: source})
+    const loaded = await loadSourceFiles({from: source, ownTruth: join === undefined})
     // without --calico/--kube, the first source that carries Calico's truth gives it to every node
     if (!join) {
       const own = loaded.files.filter((f) => f.name.startsWith(CALICO_DIR))

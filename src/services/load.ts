@@ -26,6 +26,7 @@ export interface SourceOptions {
   calico?: string // --calico DIR: Calico's truth as kubectl -o json files
   kube?: boolean // --kube: Calico's truth read live from the Kubernetes API
   node?: string // --node NAME
+  ownTruth?: boolean // false: a snapshot's or bundle's own calico/ is not read (the truth comes from elsewhere)
   /** Live: collect every source, also those a diagnosis does not read when others are there (a bundle keeps them all). */
   everySource?: boolean
 }
@@ -36,7 +37,7 @@ export interface LoadedSource {
 }
 
 export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource> {
-  const source = await loadNodeFiles(opts)
+  const source = await loadNodeFiles(opts.calico !== undefined || opts.kube ? {...opts, ownTruth: false} : opts)
   const truth = await truthFiles(opts)
   if (truth) source.files = [...source.files.filter((f) => !f.name.startsWith(CALICO_DIR)), ...truth]
   return source
@@ -53,13 +54,20 @@ export async function truthFiles(opts: Pick<SourceOptions, 'calico' | 'kube'>): 
   return undefined
 }
 
+/** `unread` and every `calico/` file besides. */
+function withoutTruth(unread: ((present: ReadonlySet<string>) => ReadonlySet<string>) | undefined): (present: ReadonlySet<string>) => ReadonlySet<string> {
+  return (present) => new Set([...(unread?.(present) ?? []), ...[...present].filter((name) => name.startsWith(CALICO_DIR))])
+}
+
 async function loadNodeFiles(opts: SourceOptions): Promise<LoadedSource> {
   if (opts.from) {
     const info = await stat(opts.from).catch(() => undefined)
     if (!info) throw new RouteDoctorError(`${opts.from}: no such snapshot directory or bundle`, 2, 'E_FROM')
     // a diagnosis reads a text form only without its JSON form; a bundle (everySource) keeps them all
-    const unread = opts.everySource ? undefined : unreadFallbacks
-    if (info.isDirectory()) return {files: await readSnapshotDir(opts.from, {unread}), origin: {kind: 'dir', path: opts.from}}
+    const fallbacks = opts.everySource ? undefined : unreadFallbacks
+    // a truth given otherwise (--calico, --kube, fleet's shared one): the source's own calico/ is not read
+    const unread = opts.ownTruth === false ? withoutTruth(fallbacks) : fallbacks
+    if (info.isDirectory()) return {files: await readSnapshotDir(opts.from, {unread, calico: opts.ownTruth !== false}), origin: {kind: 'dir', path: opts.from}}
     const {readBundle} = await import('../bundle/tarball.js')
     // a replay needs only snapshot/ and the manifest: model.json and the reports are checksummed, not read
     const bundle = await readBundle(opts.from, {reportReadLimit: 0, unread})
