@@ -66,6 +66,9 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   let mapping: Record<string, string> | undefined
   let command = opts.command
   if (opts.redact) {
+    // Calico names blocks by their CIDR with dashes (192-168-1-0-26): written as CIDRs, so that they are redacted too
+    files = files.map((f) => (f.name.startsWith('calico/') && f.text !== undefined
+      ? {...f, text: f.text.replace(/\b(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,2})\b/g, '$1.$2.$3.$4/$5')} : f))
     const red = redactFiles(files, {hostnames: [host, os.hostname(), ...nodeNames(files, opts.node)].filter((h) => h && h !== 'snapshot')})
     files = red.files
     host = red.redactor.text(host)

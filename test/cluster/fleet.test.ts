@@ -1,6 +1,6 @@
 // fleet offline: the join over snapshot directories (the shared fixtures as node n1), its JSON shape (DESIGN §4),
 // the text matrix's width, and bad input.
-import {cpSync, mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -95,4 +95,22 @@ describe('bad input', () => {
     expect(r.exitCode).toBe(2)
     expect(String(r.stderr)).toBe('routedoctor: calico/ipamblocks.json:4: expected spec.cidr to be a CIDR, found "b1: not-a-cidr"')
   }, 30_000)
+})
+
+describe('bundle --redact with the truth', () => {
+  it('pseudonymises the truth too (block names included) and still diagnoses the same', async () => {
+    const out = path.join(tmp, 'red.tar.gz')
+    const opts = {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}}
+    const b = await execa('node', [BIN, 'bundle', '--from', fixtureDir(LAB_HEALTHY), '--calico', truth, '--node', 'n1', '--redact', '-o', out], opts)
+    expect(b.exitCode, String(b.stderr)).toBe(0)
+    const x = mkdtempSync(path.join(tmp, 'x-'))
+    await execa('tar', ['xzf', out, '-C', x])
+    for (const f of ['ipamblocks.json', 'blockaffinities.json', 'nodes.json']) {
+      const text = readFileSync(path.join(x, 'snapshot', 'calico', f), 'utf8')
+      expect(text, f).not.toMatch(/192-168-|172\.31\.(10\.4|20\.5|30\.6)\b|"n[123]"|192\.168\.(162|110)\.128/)
+    }
+    const c = JSON.parse(String((await execa('node', [BIN, 'check', '--from', out, '--json'], opts)).stdout))
+    expect(c.node.kubeNode).toMatch(/^host-/)
+    expect(c.prefixes.flatMap((p: {findings: Array<{id: string}>}) => p.findings.map((f) => f.id)).filter((id: string) => id.startsWith('block-'))).toEqual([])
+  }, 60_000)
 })
