@@ -69,7 +69,7 @@ function birdConfig(me, peer, extra) {
 
 /**
  * The lab with `count` blocks, once n1's kernel holds every one of them from BIRD (at most `timeoutMs`):
- * {ns: {n1, n2}, sock: {n1, n2} (BIRD's control sockets), dir, nexthop (n2's loopback), teardown}.
+ * {ns: {n1, n2}, sock: {n1, n2} (BIRD's control sockets), conf: {n1, n2} (their configs), dir, nexthop (n2's loopback), teardown}.
  */
 export async function startLab(count, {prefix = `rdlab-${process.pid}`, timeoutMs = 300_000} = {}) {
   const ns = {n1: `${prefix}-n1`, n2: `${prefix}-n2`}
@@ -129,7 +129,7 @@ export async function startLab(count, {prefix = `rdlab-${process.pid}`, timeoutM
       if (Date.now() > deadline) throw new Error(`n1's kernel has ${have} of ${count} BIRD routes after ${timeoutMs / 1000} s`)
       await sleep(count > 50_000 ? 3000 : 500)
     }
-    return {ns, sock, dir, nexthop: N2.lo, teardown}
+    return {ns, sock, conf: {n1: n1Conf, n2: n2Conf}, dir, nexthop: N2.lo, teardown}
   } catch (error) {
     teardown()
     throw error

@@ -17,9 +17,15 @@
 //   - blocks of nodes in racks 0/1: BIRD resolves the next hop over the ECMP underlay (2 via lines)
 //     and the kernel route is multipath over eth0/eth1: the tunnel-bypassed-by-ecmp failure (~20 %)
 //   - every other block: BIRD `via TOR on ethX`, kernel `via NODE dev tunl0 onlink` (healthy)
+// Broken-heavy (`--broken`, issue 27): 40 % of the blocks broken in the seed's ways, each with what the report cites:
+//   - i % 10 in {0, 1}: a node of an ECMP rack, multipath over eth0/eth1 (tunnel-bypassed-by-ecmp, 20 %)
+//   - i % 10 == 2: a node of rack 9, whose underlay the kernel reaches over `via inet6` link-local next hops that
+//     BIRD does not import: BIRD's path is unreachable, the kernel's route `unreachable` (nexthop-unresolvable-by-bird)
+//   - i % 10 == 3: two equal paths from two nodes, the kernel's route through the tunnel to one (multipath-lost)
+//   - the others: one path, through the tunnel (healthy); nodes of racks 2-8
 //
 // Files are written in ~1 MiB chunks through write streams, never as one giant string.
-// Usage: node bench/gen-snapshot.mjs COUNT DIR      (COUNT: 10000, 10k, 100k, 1M)
+// Usage: node bench/gen-snapshot.mjs COUNT DIR [--broken]     (COUNT: 10000, 10k, 100k, 1M)
 import {createWriteStream, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -35,6 +41,8 @@ const TORS = [
   {gw: '172.31.11.1', dev: 'eth0'},
   {gw: '172.31.12.1', dev: 'eth1'},
 ]
+const UNRESOLVABLE_RACK = 9 // broken-heavy: its underlay has IPv6 link-local next hops
+const LINK_LOCALS = ['fe80::1066:cdff:feb4:db0e', 'fe80::7c27:3aff:fe5d:6076']
 const OLD_TUNL0 = '192.168.162.128' // the fixture's tunl0 address / local block
 const OLD_WORKLOAD = '192.168.162.129'
 
@@ -128,12 +136,22 @@ function kernelJson(prefix, kind, owners) {
     const nhs = TORS.map((t) => `{"gateway":"${t.gw}","dev":"${t.dev}","weight":1,"flags":[]}`).join(',')
     return `${head},${tail},"nexthops":[${nhs}]}`
   }
+  if (kind === 'unreachable') return `{"type":"unreachable","dst":"${prefix}","table":"main","protocol":"bird","scope":"global","metric":32,"flags":[]}`
   // healthy single path through the tunnel (flags onlink on the route, as ip -j prints it)
   return `${head},"gateway":"${owners[0].addr}","dev":"tunl0","table":"main","protocol":"bird","scope":"global","metric":32,"flags":["onlink"]}`
 }
 
-/** Writes the snapshot; returns {dir, count, pool, bytes: {file: size}, total}. */
-export async function generateSnapshot(count, dir) {
+/** The node of block i among the given racks (RACKS nodes a rack, one of every RACKS in node order). */
+function nodeIn(nodes, i, racks) {
+  const rack = racks[i % racks.length]
+  const host = ((i * 7919) >>> 0) % (NODES / RACKS)
+  return nodes[host * RACKS + rack]
+}
+
+const TUNNEL_RACKS = [2, 3, 4, 5, 6, 7, 8]
+
+/** Writes the snapshot (broken: broken-heavy, see above); returns {dir, count, pool, bytes: {file: size}, total}. */
+export async function generateSnapshot(count, dir, {broken = false} = {}) {
   mkdirSync(dir, {recursive: true})
   const pool = poolFor(count)
   const nodes = Array.from({length: NODES}, (_, i) => node(i))
@@ -160,7 +178,10 @@ export async function generateSnapshot(count, dir) {
   await kwrite(JSON.stringify({type: 'unicast', dst: workload, dev: 'calif2ae67c76cf', table: 'main', protocol: 'boot', scope: 'link', flags: []}))
   for (let r = 0; r < RACKS; r++) {
     const dst = `172.20.${r}.0/24`
-    if (ECMP_RACKS.has(r)) {
+    if (broken && r === UNRESOLVABLE_RACK) {
+      // the kernel reaches it; BIRD holds no route for it (it does not import one with IPv6 next hops)
+      await kwrite(JSON.stringify({type: 'unicast', dst, table: 'main', protocol: 'static', scope: 'global', flags: [], nexthops: TORS.map((t, k) => ({via: {family: 'inet6', host: LINK_LOCALS[k]}, dev: t.dev, weight: 1, flags: []}))}))
+    } else if (ECMP_RACKS.has(r)) {
       await bird.write(`${pad20(dst)}unicast [kernel1 16:50:07.754] * (10)\n\tvia ${TORS[0].gw} on ${TORS[0].dev} weight 1\n\tvia ${TORS[1].gw} on ${TORS[1].dev} weight 1\n\tType: inherit univ\n\tKernel.source: 3\n\tKernel.metric: 0\n`)
       await kwrite(JSON.stringify({type: 'unicast', dst, table: 'main', protocol: 'boot', scope: 'global', flags: [], nexthops: TORS.map((t) => ({gateway: t.gw, dev: t.dev, weight: 1, flags: []}))}))
     } else {
@@ -171,13 +192,40 @@ export async function generateSnapshot(count, dir) {
   }
 
   // the pool's blocks
-  const counts = {local: 0, healthy: 0, ecmpBypass: 0, multiTunnel: 0}
+  const counts = {local: 0, healthy: 0, ecmpBypass: 0, multiTunnel: 0, unreachable: 0, multipathLost: 0}
   for (let i = 0; i < count; i++) {
     const prefix = `${ipText(pool.base + i * 64)}/26`
     if (i === 0) {
       await bird.write(`${pad20(prefix)}blackhole [blocks 16:50:07.751] * (200)\n\tType: static univ\n`)
       await kwrite(`{"type":"blackhole","dst":"${prefix}","table":"main","protocol":"bird","scope":"global","metric":32,"flags":[]}`)
       counts.local++
+      continue
+    }
+    if (broken) {
+      const kind = i % 10
+      if (kind <= 1) {
+        const n = nodeIn(nodes, i, [...ECMP_RACKS])
+        await bird.write(`${pad20(prefix)}unicast ${birdHeader(prefix, n, true)}${birdVia(n)}${birdBgpAttrs(n, i)}`)
+        await kwrite(kernelJson(prefix, 'ecmp-bypass', [n]))
+        counts.ecmpBypass++
+      } else if (kind === 2) {
+        const n = nodeIn(nodes, i, [UNRESOLVABLE_RACK])
+        await bird.write(`${pad20(prefix)}unreachable ${birdHeader(prefix, n, true).replace('(100/?)', '(100/-)')}${birdBgpAttrs(n, i)}`)
+        await kwrite(kernelJson(prefix, 'unreachable', [n]))
+        counts.unreachable++
+      } else if (kind === 3) {
+        const n = nodeIn(nodes, i, TUNNEL_RACKS)
+        const n2 = nodeIn(nodes, i + 1, TUNNEL_RACKS)
+        await bird.write(`${pad20(prefix)}unicast ${birdHeader(prefix, n, true)}${birdVia(n)}${birdBgpAttrs(n, i)}`)
+        await bird.write(`${' '.repeat(21)}unicast ${birdHeader(prefix, n2, false)}${birdVia(n2)}${birdBgpAttrs(n2, i)}`)
+        await kwrite(kernelJson(prefix, 'healthy', [n]))
+        counts.multipathLost++
+      } else {
+        const n = nodeIn(nodes, i, TUNNEL_RACKS)
+        await bird.write(`${pad20(prefix)}unicast ${birdHeader(prefix, n, true)}${birdVia(n)}${birdBgpAttrs(n, i)}`)
+        await kwrite(kernelJson(prefix, 'healthy', [n]))
+        counts.healthy++
+      }
       continue
     }
     const n = nodes[(i * 7919) % NODES]
@@ -262,12 +310,12 @@ function protocolsText(count, nodes) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const [countText, dir] = process.argv.slice(2)
-  if (!countText || !dir) {
-    console.error('usage: node bench/gen-snapshot.mjs COUNT DIR')
+  const [countText, dir, flag] = process.argv.slice(2)
+  if (!countText || !dir || (flag !== undefined && flag !== '--broken')) {
+    console.error('usage: node bench/gen-snapshot.mjs COUNT DIR [--broken]')
     process.exit(2)
   }
   const t0 = performance.now()
-  const r = await generateSnapshot(parseCount(countText), dir)
+  const r = await generateSnapshot(parseCount(countText), dir, {broken: flag === '--broken'})
   console.log(JSON.stringify({...r, seconds: +((performance.now() - t0) / 1000).toFixed(2)}, null, 1))
 }

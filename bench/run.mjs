@@ -8,7 +8,12 @@
 //            --no-apply      skip the netlink apply throughput part
 //            --no-bundle     skip writing and replaying a bundle of each snapshot under 1M routes (shown, not judged)
 //            --no-ui         skip the interactive UI's first steps on each snapshot (shown, not judged)
-//            --live SIZES    live `check` in a BGP lab of these sizes (default 100k,1M; shown, not judged); --no-live skips it
+//            --live SIZES    live `check` in a BGP lab of these sizes (default 100k,1M; judged: ≤ 2× ip + birdc); --no-live skips it
+//            --broken SIZES  also judge check --from on broken-heavy snapshots of these sizes (40 % of blocks broken in the
+//                            seed's ways: gen-snapshot.mjs --broken; default 100k,1M); --no-broken skips them
+//            --live-explain SIZES  live `explain` of one block in a BGP lab of these sizes against `explain` on the shipped
+//                            example (default 100k,1M; judged: ≤ 2×, medians of --explain-runs (7) interleaved runs);
+//                            --no-live-explain skips it
 //            --apply-routes N  routes programmed by the apply part (default 10000; also N/10, to show scaling)
 //            --apply-empty   program into an empty table (default: BIRD's metric-32 routes for the same
 //                            prefixes are there first, as on a real node; fix --apply writes beside them)
@@ -37,9 +42,11 @@
 // inside a throwaway namespace rdbench-PID (always torn down), their runs in turn, each with its CPU
 // time in user space and in the kernel (time(1)): ip -batch's is nearly all the kernel's; and, shown and
 // not judged, the whole `routedoctor fix --apply` against a real BIRD 2 in two namespaces
-// (bench/fix-apply-lab.mjs), against `ip -batch` of its plan; and, shown and not judged, a live `check` on a
-// node whose BIRD 2 learnt 100k and 1M blocks over BGP (bench/live-lab.mjs), against the time the node's own
-// `ip -j -d route` and `birdc show route all` take to print what it reads. Where the shell
+// (bench/fix-apply-lab.mjs), against `ip -batch` of its plan; and a live `check` on a node whose BIRD 2 learnt
+// 100k and 1M blocks over BGP, every one broken (bench/live-lab.mjs), against the time the node's own
+// `ip -j -d route` and `birdc show route all` take to print what it reads (judged: ≤ 2×); and a live `explain` of
+// one block there against `explain` on the shipped snapshot (bench/live-explain.mjs; judged: ≤ 2×). Sizes given
+// to --broken are also run on broken-heavy snapshots (gen-snapshot.mjs --broken), judged as the others. Where the shell
 // sets NODE_EXTRA_CA_CERTS, `node -e 0`, explain and the engine's process are also run without it (shown).
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
@@ -70,7 +77,7 @@ const WITHOUT_CA = process.env[CA_VAR] === undefined ? undefined : Object.fromEn
 // ------------------------------------------------------------------ options
 
 function parseArgs(argv) {
-  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, live: ['100k', '1M'], applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
+  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, live: ['100k', '1M'], broken: ['100k', '1M'], liveExplain: ['100k', '1M'], explainRuns: 7, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const val = () => {
@@ -87,6 +94,11 @@ function parseArgs(argv) {
     else if (name === '--no-ui') o.ui = false
     else if (name === '--live') o.live = val().split(',').map((v) => v.trim()).filter(Boolean)
     else if (name === '--no-live') o.live = []
+    else if (name === '--broken') o.broken = val().split(',').map((v) => v.trim()).filter(Boolean)
+    else if (name === '--no-broken') o.broken = []
+    else if (name === '--live-explain') o.liveExplain = val().split(',').map((v) => v.trim()).filter(Boolean)
+    else if (name === '--no-live-explain') o.liveExplain = []
+    else if (name === '--explain-runs') o.explainRuns = Math.max(1, Number(val()))
     else if (name === '--apply-routes') o.applyRoutes = parseCount(val())
     else if (name === '--apply-empty') o.applyPrefill = false
     else if (name === '--apply-replaces') o.applyReplaces = true
@@ -98,7 +110,7 @@ function parseArgs(argv) {
       process.exit(0)
     } else throw new Error(`unknown option ${a}`)
   }
-  for (const s of [...o.sizes, ...o.live]) parseCount(s)
+  for (const s of [...o.sizes, ...o.live, ...o.broken, ...o.liveExplain]) parseCount(s)
   return o
 }
 
@@ -259,14 +271,16 @@ function machine() {
 
 // ------------------------------------------------------------------ snapshots
 
-async function snapshotFor(sizeText, o) {
+const snapshotDirOf = (count, broken) => path.join(os.tmpdir(), 'routedoctor-bench', `g${GEN_VERSION}-${count}${broken ? '-broken' : ''}`)
+
+async function snapshotFor(sizeText, o, broken = false) {
   const count = parseCount(sizeText)
-  const dir = path.join(os.tmpdir(), 'routedoctor-bench', `g${GEN_VERSION}-${count}`)
+  const dir = snapshotDirOf(count, broken)
   const done = path.join(dir, '.complete')
   if (!o.fresh && existsSync(done)) return {...JSON.parse(readFileSync(done, 'utf8')), cached: true}
   rmSync(dir, {recursive: true, force: true})
   const t0 = performance.now()
-  const info = await generateSnapshot(count, dir)
+  const info = await generateSnapshot(count, dir, {broken})
   info.genSeconds = (performance.now() - t0) / 1000
   writeFileSync(done, JSON.stringify(info))
   return {...info, cached: false}
@@ -274,6 +288,15 @@ async function snapshotFor(sizeText, o) {
 
 // ------------------------------------------------------------------ apply (netns)
 
+
+/** A lab script's run (measureWithStdout): its last line's JSON, or {error} saying how it failed. */
+function labReport(r) {
+  try {
+    return JSON.parse(r.stdout.trim().split('\n').pop())
+  } catch {
+    return {error: `${failure(r)} ${r.stderr.split('\n').slice(-2).join(' | ')}`}
+  }
+}
 
 async function applyBench(o, log) {
   const out = {skipped: undefined}
@@ -465,10 +488,11 @@ async function main() {
     {goal: `explain on a shipped snapshot ≤ 3× node -e 0`, ratio: explain.wall / nodeStart.wall, limit: 3, failedRun: failed(explain) ? failure(explain) : undefined},
   ]
 
-  for (const size of o.sizes) {
-    const snap = await snapshotFor(size, o)
+  for (const {size: sizeText, broken} of [...o.sizes.map((size) => ({size, broken: false})), ...o.broken.map((size) => ({size, broken: true}))]) {
+    const size = broken ? `${sizeText} broken-heavy` : sizeText
+    const snap = await snapshotFor(sizeText, o, broken)
     const snapBytes = snap.total
-    log(`== ${size} routes (${snap.count} blocks in pool ${snap.pool}; snapshot ${fmtMiB(snapBytes)}: birdc-show-route-all.txt ${fmtMiB(snap.bytes['birdc-show-route-all.txt'])}, ip-j-d-route.json ${fmtMiB(snap.bytes['ip-j-d-route.json'])}; ${snap.cached ? 'cached' : `generated in ${fmtS(snap.genSeconds)}`}; ${snap.dir})`)
+    log(`== ${size} routes (${snap.count} blocks in pool ${snap.pool}${broken ? `: ${snap.counts.ecmpBypass} not tunnelled over ECMP, ${snap.counts.unreachable} unreachable, ${snap.counts.multipathLost} multipath-lost` : ''}; snapshot ${fmtMiB(snapBytes)}: birdc-show-route-all.txt ${fmtMiB(snap.bytes['birdc-show-route-all.txt'])}, ip-j-d-route.json ${fmtMiB(snap.bytes['ip-j-d-route.json'])}; ${snap.cached ? 'cached' : `generated in ${fmtS(snap.genSeconds)}`}; ${snap.dir})`)
     // best of `runs` below a million routes (a 100k run takes a second and varies by a tenth between runs; the
     // floor is repeated as often), of two at a million (its runs take several seconds each; one run of the floor
     // once took 13.9 s against 5.6 s for the next floor)
@@ -521,7 +545,7 @@ async function main() {
       rssRow('check --json peak RSS / (1.5 × snapshot + 120 MiB)', checkJson, jsonFail),
       ['floor peak RSS / (1.5 × snapshot + 120 MiB)', floor.rss ? fmtX(floor.rss / rssLimit) : '-', '', ''],
     ]))
-    if (o.bundle && snap.count < 1_000_000) {
+    if (o.bundle && !broken && snap.count < 1_000_000) {
       // `routedoctor bundle` of the snapshot and its replay (`check --from BUNDLE`): shown, not judged
       const work = mkdtempSync(path.join(os.tmpdir(), 'rdbench-bundle-'))
       try {
@@ -541,7 +565,7 @@ async function main() {
         rmSync(work, {recursive: true, force: true})
       }
     }
-    if (o.ui) {
+    if (o.ui && !broken) {
       // the interactive UI's list and two explanations (bench/ui-load.mjs): shown, not judged
       // as `routedoctor ui` would run here: with huge pages where bin/run.js would run it again with them
       const u = await measureWithStdout([process.execPath, path.join(HERE, 'ui-load.mjs'), snap.dir], o.timeout, huge ? HUGE_ENV : undefined)
@@ -618,29 +642,51 @@ async function main() {
   }
 
   if (o.live.length > 0) {
-    // a live node (bench/live-lab.mjs): shown, not judged; the goals are on snapshots
-    log('== live check (shown, not judged): `routedoctor check` in a namespace whose BIRD 2 learnt N blocks over BGP and exported them to its kernel')
+    // a live node (bench/live-lab.mjs): judged, ≤ 2× the node's own tools printing what check reads
+    log('== live check: `routedoctor check` in a namespace whose BIRD 2 learnt N blocks over BGP and exported them to its kernel (every block broken: tunnel-not-programmed)')
     results.live = []
     const rows = []
     for (const size of o.live) {
       const n = parseCount(size)
       const r = await measureWithStdout([process.execPath, path.join(HERE, 'live-lab.mjs'), String(n), String(n < 1_000_000 ? Math.max(1, o.runs) : Math.min(2, Math.max(1, o.runs)))], o.timeout)
-      let live
-      try {
-        live = JSON.parse(r.stdout.trim().split('\n').pop())
-      } catch {
-        live = {error: `${failure(r)} ${r.stderr.split('\n').slice(-2).join(' | ')}`}
-      }
+      const live = labReport(r)
       results.live.push({size, ...live})
       if (live.skipped || live.error) {
         log(`  ${size}: ${live.skipped ? `skipped: ${live.skipped}` : `failed: ${live.error}`}`)
+        if (live.error) goals.push({goal: `live check, ${size} learnt routes, every block broken ≤ 2× ip -j -d route + birdc show route all`, failedRun: live.error.slice(0, 60), limit: 2})
         continue
       }
       rows.push([size, fmtS(live.floor.wall), `${fmtS(live.floor.ip)} / ${fmtS(live.floor.birdc)}`, fmtS(live.check.wall), fmtMiB(live.check.rss), fmtX(live.check.wall / live.floor.wall), live.summary ?? ''])
+      goals.push({goal: `live check, ${size} learnt routes, every block broken ≤ 2× ip -j -d route + birdc show route all`, ratio: live.check.wall / live.floor.wall, limit: 2})
     }
     if (rows.length > 0) {
       log(table([['routes', 'ip + birdc', '(ip -j -d route / birdc show route all)', 'check (live)', 'peak RSS', 'check / ip + birdc', 'what it found'], ...rows]))
       log(`  the floor: what the node's own tools take to print what check reads, side by side into /dev/null; each row's runs in turn, best kept`)
+    }
+    log()
+  }
+
+  if (o.liveExplain.length > 0) {
+    // explain on a live node collects one block's chain (bench/live-explain.mjs): judged against explain on the example
+    log('== live explain: `routedoctor explain BLOCK` in a namespace whose BIRD 2 learnt N blocks, against `explain` on the shipped example')
+    results.liveExplain = []
+    const rows = []
+    for (const size of o.liveExplain) {
+      const n = parseCount(size)
+      const r = await measureWithStdout([process.execPath, path.join(HERE, 'live-explain.mjs'), String(n), String(o.explainRuns)], o.timeout)
+      const le = labReport(r)
+      results.liveExplain.push({size, ...le})
+      if (le.skipped || le.error) {
+        log(`  ${size}: ${le.skipped ? `skipped: ${le.skipped}` : `failed: ${le.error}`}`)
+        if (le.error) goals.push({goal: `live explain of one block, ${size} learnt routes ≤ 2× explain on the example`, failedRun: le.error.slice(0, 60), limit: 2})
+        continue
+      }
+      rows.push([size, fmtS(le.example.wall), fmtS(le.live.wall), fmtX(le.ratio), `${le.example.cpu.toFixed(2)} / ${le.live.cpu.toFixed(2)} s`, fmtX(le.cpuRatio), fmtMiB(le.live.rss), le.verdict ?? ''])
+      goals.push({goal: `live explain of one block, ${size} learnt routes ≤ 2× explain on the example (medians)`, ratio: le.ratio, limit: 2})
+    }
+    if (rows.length > 0) {
+      log(table([['routes', 'explain (example)', 'explain (live)', 'ratio', 'CPU example / live', 'CPU ratio', 'peak RSS', 'what it said'], ...rows]))
+      log(`  medians of ${o.explainRuns} runs each, in turn, both inside the lab's namespace; CPU: user + kernel (time(1)), shown`)
     }
     log()
   }
@@ -663,7 +709,7 @@ async function main() {
     log(`could not write ${jsonFile}: ${error.message}`)
   }
   if (o.clean) {
-    for (const s of results.sizes) rmSync(path.join(os.tmpdir(), 'routedoctor-bench', `g${GEN_VERSION}-${s.count}`), {recursive: true, force: true})
+    for (const s of results.sizes) rmSync(snapshotDirOf(s.count, s.size.endsWith('broken-heavy')), {recursive: true, force: true})
   }
 }
 

@@ -2,8 +2,9 @@
 // prints a clear message with the right exit status (2 for bad input or usage), never a stack.
 import {Command, Flags, Errors} from '@oclif/core'
 
+import {checkTunnelDev} from '../model/build.js'
 import {RouteDoctorError} from '../model/errors.js'
-import {checkLineJson, writeJson, writeLines, type ElementWriters} from '../render/json.js'
+import {checkLineJson, jsonText, writeJson, writeLines, type ElementWriters} from '../render/json.js'
 import {palette} from '../render/style.js'
 import {renderCheckLines} from '../render/text.js'
 import type {SourceOptions} from '../services/load.js'
@@ -25,15 +26,17 @@ export const sourceFlags = {
 export function sourceOptions(flags: {from?: string; 'bird-socket'?: string; 'bird-conf'?: string; pool?: string[]; ippools?: string; 'tunnel-dev'?: string; calico?: string; kube?: boolean; node?: string}): SourceOptions {
   return {
     from: flags.from, birdSocket: flags['bird-socket'], birdConfig: flags['bird-conf'], pools: flags.pool,
-    ippools: flags.ippools, tunnelDev: flags['tunnel-dev'], calico: flags.calico, kube: flags.kube, node: flags.node,
+    ippools: flags.ippools, tunnelDev: flags['tunnel-dev'] === undefined ? undefined : checkTunnelDev(flags['tunnel-dev']),
+    calico: flags.calico, kube: flags.kube, node: flags.node,
   }
 }
 
 export abstract class BaseCommand extends Command {
   protected jsonOutput = false
 
+  /** JSON in the one shape every command writes (writeJson's: a top-level key or array element per line, compact within). */
   protected printJson(value: unknown): void {
-    process.stdout.write(JSON.stringify(value, null, 2) + '\n')
+    process.stdout.write(jsonText(value))
   }
 
   /** Large reports: written array element by element (same JSON as printJson). */
@@ -62,7 +65,8 @@ export abstract class BaseCommand extends Command {
     // oclif's own flag/argument errors are usage errors: exit 2
     if (error instanceof RouteDoctorError || error instanceof Errors.CLIError) {
       const exit = error instanceof RouteDoctorError ? error.exit : (error.oclif?.exit ?? 2)
-      const message = error.message.replace(/^Error: /, '')
+      // oclif's note on flags taking several values is about argument order, not about what went wrong
+      const message = error.message.replace(/^Error: /, '').replace(/\n+Note: --\S+ allows multiple values\.[\s\S]*?(?=\nSee more help|$)/, '')
       if (this.jsonOutput || this.argv.includes('--json')) this.printJson({schema: 1, error: {code: error.code ?? 'E_USAGE', message}})
       process.stderr.write(`routedoctor: ${message}\n`)
       if (error instanceof Errors.ExitError) throw error

@@ -270,16 +270,36 @@ function forEachLine(pieces: Buffer[], f: (buf: Buffer, start: number, end: numb
  * sizes; a reply is complete only when its final `NNNN ` line has fully arrived (newline included).
  * Lines are told apart on their first bytes: only a final or an asynchronous line becomes a string.
  */
+const EMPTY = Buffer.alloc(0)
+
 export class BirdReplyAssembler {
-  private pending: Buffer = Buffer.alloc(0)
+  private pending: Buffer = EMPTY
   private pieces: Buffer[] = [] // complete lines of the reply being assembled
   private asyncLines: string[] = []
   private readonly done: BirdReply[] = []
 
   /** Feed bytes; returns the replies completed by this chunk (usually zero or one). */
   push(chunk: Buffer | string): BirdReply[] {
-    const data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
-    const buf = this.pending.length === 0 ? data : Buffer.concat([this.pending, data])
+    let data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
+    if (this.pending.length > 0) {
+      // the line cut between two chunks is copied whole, alone: the chunk itself is read in place (a full table's
+      // reply, copied chunk by chunk onto the pending bytes, was one more copy of the whole reply)
+      const nl = data.indexOf(NL)
+      if (nl < 0) {
+        this.pending = Buffer.concat([this.pending, data])
+        return this.done.splice(0)
+      }
+      const line = Buffer.concat([this.pending, data.subarray(0, nl + 1)])
+      this.pending = EMPTY
+      this.scan(line)
+      data = data.subarray(nl + 1)
+    }
+    this.scan(data)
+    return this.done.splice(0)
+  }
+
+  /** The complete lines of buf, read in place; what follows the last newline is kept pending. */
+  private scan(buf: Buffer): void {
     let start = 0 // of the line being looked at
     let from = 0 // of this reply's lines not yet kept
     for (;;) {
@@ -300,7 +320,6 @@ export class BirdReplyAssembler {
     }
     if (start > from) this.pieces.push(buf.subarray(from, start))
     this.pending = buf.subarray(start)
-    return this.done.splice(0)
   }
 
   /** Bytes received after the last complete line (a reply cut off mid-line). */

@@ -3,11 +3,12 @@
 // socket, and the BIRD config file. Every source is independent: one that fails becomes a SourceFile
 // with `error` and the others are still collected.
 
+import os from 'node:os'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { execa } from 'execa'
 import type { SourceFile } from '../model/types.js'
-import { BirdSocket, DEFAULT_BIRD_SOCKETS, DEFAULT_BIRD_TIMEOUT_MS, findBirdSocket } from './bird-socket.js'
+import { BirdError, BirdSocket, DEFAULT_BIRD_SOCKETS, DEFAULT_BIRD_TIMEOUT_MS, findBirdSocket } from './bird-socket.js'
 import { SNAPSHOT_FILES, SNAPSHOT_FILE_NAMES, decodeText } from './snapshot-files.js'
 
 export const DEFAULT_BIRD_CONFIGS = ['/etc/calico/confd/config/bird.cfg', '/etc/bird/bird.conf', '/etc/bird.conf', '/usr/local/etc/bird.conf']
@@ -23,10 +24,14 @@ export interface CollectLiveOptions {
   /** Longest output of one `ip` command read (bytes; default 512 MiB). */
   ipMaxOutput?: number
   /**
-   * `ip -d route show table all` (the text route table): 'always' (a bundle keeps every source), or 'fallback':
-   * only when the JSON one could not be read (a diagnosis reads the JSON one).
+   * `ip -d route show table all` and `ip -d link show` (the text forms): 'always' (a bundle keeps every source), or
+   * 'fallback': each only when its JSON form could not be read (a diagnosis reads the JSON one).
    */
   routeText?: 'always' | 'fallback'
+  /** false: none of the kernel's route tables (a targeted collection asks the kernel for the routes it reads itself). */
+  routeTables?: boolean
+  /** BIRD's command for its routes (default `show route all`): `show route PREFIX all` for a targeted collection. */
+  birdRoutesCommand?: string
   // Test seams: where things are looked up.
   ipBinary?: string
   procSys?: string
@@ -46,6 +51,8 @@ const IP_SOURCES: [name: string, args: string[]][] = [
 ]
 
 const ROUTE_TEXT = IP_SOURCES.find(([name]) => name === SNAPSHOT_FILES.ipRouteText)!
+const LINK_TEXT = IP_SOURCES.find(([name]) => name === SNAPSHOT_FILES.ipLinkText)!
+const ROUTE_TABLES: readonly string[] = [SNAPSHOT_FILES.ipRouteJson, SNAPSHOT_FILES.ipRouteText, SNAPSHOT_FILES.ip6RouteText]
 
 const BIRD_SOURCES: [name: string, cmd: string][] = [
   [SNAPSHOT_FILES.birdStatus, 'show status'],
@@ -57,7 +64,8 @@ export async function collectLive(opts: CollectLiveOptions = {}): Promise<Source
   // the text route table says what the JSON one says: for a diagnosis, read only when the JSON could not be
   // (a full table's is another ~150 MB and as many seconds of `ip`)
   const fallback = opts.routeText === 'fallback'
-  const ipSources = fallback ? IP_SOURCES.filter((s) => s !== ROUTE_TEXT) : IP_SOURCES
+  const tables = opts.routeTables ?? true
+  const ipSources = IP_SOURCES.filter((s) => !(fallback && (s === ROUTE_TEXT || s === LINK_TEXT)) && (tables || !ROUTE_TABLES.includes(s[0])))
   const groups = await Promise.all([
     ...ipSources.map(([name, args]) => collectIp(name, args, opts).then((f) => [f])),
     collectSysctl(opts).then((f) => [f]),
@@ -65,7 +73,11 @@ export async function collectLive(opts: CollectLiveOptions = {}): Promise<Source
     collectBirdConfig(opts).then((f) => [f]),
   ])
   const files = groups.flat()
-  if (fallback && files.find((f) => f.name === SNAPSHOT_FILES.ipRouteJson)?.text === undefined) files.push(await collectIp(...ROUTE_TEXT, opts))
+  // the node's name: uname(2), as `hostname` prints it
+  files.push({ name: SNAPSHOT_FILES.hostname, text: `${os.hostname()}\n`, command: 'hostname', exitStatus: 0, durationMs: 0 })
+  const failed = (name: string) => files.find((f) => f.name === name)?.text === undefined
+  if (fallback && tables && failed(SNAPSHOT_FILES.ipRouteJson)) files.push(await collectIp(...ROUTE_TEXT, opts))
+  if (fallback && failed(SNAPSHOT_FILES.ipLinkJson)) files.push(await collectIp(...LINK_TEXT, opts))
   const order = (n: string) => {
     const i = (SNAPSHOT_FILE_NAMES as readonly string[]).indexOf(n)
     return i < 0 ? SNAPSHOT_FILE_NAMES.length : i
@@ -176,9 +188,14 @@ export async function collectSysctl(opts: CollectLiveOptions = {}): Promise<Sour
 
 // ---------------------------------------------------------------- BIRD
 
+// BIRD's reply to `show route PREFIX all` when it holds nothing there
+const NETWORK_NOT_FOUND = 8001
+
 export async function collectBird(opts: CollectLiveOptions = {}): Promise<SourceFile[]> {
+  const routesCommand = opts.birdRoutesCommand
+  const sources = routesCommand === undefined ? BIRD_SOURCES : BIRD_SOURCES.map(([name, cmd]): [string, string] => [name, name === SNAPSHOT_FILES.birdRoutes ? routesCommand : cmd])
   const failAll = (e: unknown, command?: (cmd: string) => string) =>
-    BIRD_SOURCES.map(([name, cmd]) => {
+    sources.map(([name, cmd]) => {
       const f: SourceFile = { name, error: message(e) }
       if (command) f.command = command(cmd)
       return f
@@ -198,7 +215,7 @@ export async function collectBird(opts: CollectLiveOptions = {}): Promise<Source
   }
   const files: SourceFile[] = []
   try {
-    for (const [name, cmd] of BIRD_SOURCES) {
+    for (const [name, cmd] of sources) {
       const t0 = performance.now()
       const f: SourceFile = { name, command: described(cmd) }
       try {
@@ -206,7 +223,11 @@ export async function collectBird(opts: CollectLiveOptions = {}): Promise<Source
         f.text = await bird.command(cmd, `${bird.hello}\n`) // one string: a full table's reply is ~0.4 GB
         f.exitStatus = 0
       } catch (e) {
-        f.error = message(e)
+        // nothing at that prefix: the routes BIRD holds there are none
+        if (e instanceof BirdError && e.birdCode === NETWORK_NOT_FOUND && name === SNAPSHOT_FILES.birdRoutes && routesCommand !== undefined) {
+          f.text = `${bird.hello}\n`
+          f.exitStatus = 0
+        } else f.error = message(e)
       }
       f.durationMs = Math.round(performance.now() - t0)
       files.push(f)

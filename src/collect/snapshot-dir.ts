@@ -25,7 +25,11 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
   // and the node's name, when the snapshot records it (bundle --node)
   const known = new Set<string>([...SNAPSHOT_FILE_NAMES, NODE_NAME_FILE])
   const present = names.sort().filter((name) => known.has(name))
-  const unread = opts.unread?.(new Set(present))
+  // an empty file does not stand for its source: the other form of it is read (model/build.ts markEmpty)
+  // (a few bytes may be only whitespace)
+  const sizeOf = async (name: string) => (await stat(path.join(dir, name)).catch(() => undefined))?.size ?? 65
+  const sized = await Promise.all(present.map(async (name) => (await sizeOf(name)) > 64))
+  const unread = opts.unread?.(new Set(present.filter((_, i) => sized[i])))
   const wanted = unread ? present.filter((name) => !unread.has(name)) : present
   // One at a time: a full table's two dumps read at once had both their bytes and both their texts resident
   // together (1M routes: 1.09 GB peak instead of 0.78).
@@ -45,7 +49,11 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
       throw new RouteDoctorError(`${path.join(dir, ERRORS_FILE)}:1: expected a JSON list of failed sources`, 2, 'E_PARSE')
     }
   }
-  if (files.length === 0) throw new RouteDoctorError(`${dir}: no snapshot files found (expected e.g. ip-j-d-route.json, birdc-show-route-all.txt)`, 2, 'E_FROM')
+  if (files.length === 0) {
+    // an extracted bundle: its snapshot is one level down
+    const inner = names.includes('snapshot') && names.includes('manifest.json') ? ` (an extracted bundle? try --from ${path.join(dir, 'snapshot')})` : ''
+    throw new RouteDoctorError(`${dir}: no snapshot files found (expected e.g. ip-j-d-route.json, birdc-show-route-all.txt)${inner}`, 2, 'E_FROM')
+  }
   return files
 }
 

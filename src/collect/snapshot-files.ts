@@ -22,6 +22,7 @@ export const SNAPSHOT_FILES = {
   birdConfig: 'bird.conf',
   ippoolsYaml: 'ippools.yaml',
   ippoolsJson: 'ippools.json',
+  hostname: 'hostname', // the node's name, as the collecting host saw it
 } as const
 
 export type SnapshotFileName = (typeof SNAPSHOT_FILES)[keyof typeof SNAPSHOT_FILES]

@@ -4,7 +4,7 @@ import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
 
 export default class Bundle extends BaseCommand {
   static summary = 'Write a support bundle (.tar.gz): every raw input, the parsed model, the report and a manifest'
-  static description = `\`routedoctor --from BUNDLE.tar.gz\` replays it offline to the same report.
+  static description = `\`routedoctor check --from BUNDLE.tar.gz\` replays it offline to the same report (explain, fix and ui take --from too).
 --redact replaces addresses, host names and MACs with stable pseudonyms that keep prefix lengths, containment and
 subnet membership (a redacted bundle diagnoses the same); BGP passwords are removed from the BIRD config in every bundle.`
   static examples = ['<%= config.bin %> bundle', '<%= config.bin %> bundle --redact -o /tmp', '<%= config.bin %> bundle --from examples/bird2-ecmp-not-tunneled -o out.tar.gz']

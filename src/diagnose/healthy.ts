@@ -12,8 +12,8 @@
 // small the difference, goes to the rules: test/diagnose/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
 import {ABSENT, ipv4Values, KeyTable, keysHolding, prefixKey, resolvingRoutes} from '../model/aside.js'
-import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
 import {clusterIndex, truthUnsettled} from '../model/calico.js'
+import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
 import {Fib} from '../model/fib.js'
 import {ipv4Value} from '../model/prefix.js'
 import type {BirdRoute, Gateway, KernelRoute, Snapshot} from '../model/types.js'
@@ -68,7 +68,10 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
     // only a path with a kernel route set aside can be settled healthy: its next hop's reachability is looked up
     if (bird!.kernel.get(i) !== ABSENT) hops.set(bird!.bgpNextHops[i], false)
   }
-  for (const r of snapshot.bird.routes) if (r.bgpNextHop !== undefined) resolved.add(r.bgpNextHop)
+  for (const r of snapshot.bird.routes) {
+    if (r.bgpNextHop !== undefined) resolved.add(r.bgpNextHop)
+    else if (r.from !== undefined) resolved.add(r.from) // a plain `show route`: the rules look up the peer instead
+  }
   const holdsHop = keysHolding(resolved) // the networks that hold a BGP next hop
   for (const key of holdsHop) {
     const j = kernelAt.get(key)
@@ -107,6 +110,9 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
   // with Calico's truth, a path to another node than the block's owner, and what the truth finds odd, go to the rules
   const vetoed = snapshot.calico ? truthUnsettled(clusterIndex(snapshot.calico), snapshot.nodeName, (p) => prefixKey(p)) : undefined
 
+  let lastText = ''
+  let lastValue = -1
+  const hopValue = (hop: string): number => (hop === lastText ? lastValue : (lastValue = ipv4Value((lastText = hop))))
   const healthyBird = new Uint8Array(nb)
   const healthyKernel = new Uint8Array(nk)
   const keys: number[] = []
@@ -118,6 +124,8 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
     const key = bird!.keys.get(i)
     const hop = bird!.bgpNextHops[i]
     if (!inPool(key) || !hops.get(hop) || opts.unsettled?.(key) || vetoed?.(key, hop)) continue
+    // the route tunnels to the endpoint BIRD names (else it is misrouted)
+    if (kernel!.gateways.get(j) !== hopValue(hop)) continue
     healthyBird[i] = 1
     healthyKernel[j] = 1
     keys.push(key)

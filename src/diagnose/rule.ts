@@ -1,17 +1,18 @@
 // What a rule is: a pure function of the Context (and, for prefix rules, one prefix's facts).
 import type {Context, NexthopResolution, PrefixFacts} from '../model/context.js'
-import type {Evidence, Finding, FindingId, Severity} from '../model/types.js'
+import type {BirdRoute, Evidence, Finding, FindingId, KernelRoute, Severity} from '../model/types.js'
 
 export const SEVERITY: Record<FindingId, Severity> = {
   'tunnel-bypassed-by-ecmp': 'error', 'tunnel-not-programmed': 'error', 'nexthop-unresolvable-by-bird': 'error',
   'nexthop-unreachable': 'error', 'multipath-lost': 'error', 'prefix-missing': 'error', 'peer-down': 'error',
   'tunnel-device-missing': 'error', 'tunnel-device-down': 'error', 'onlink-missing': 'error', 'forwarding-off': 'error',
-  'bird-kernel-mismatch': 'error',
+  'bird-kernel-mismatch': 'error', 'overlay-stale': 'error', 'overlay-learnable': 'error', 'route-leaked-to-bgp': 'error',
+  'tunnel-endpoint-mismatch': 'error',
   'block-owner-mismatch': 'error', 'block-affinity-conflict': 'error', 'block-without-ipamblock': 'error', 'block-unrouted': 'error',
   'node-address-mismatch': 'error', 'route-owner-conflict': 'error', 'borrowed-address-unrouted': 'warning',
   'tunnel-mtu': 'warning', 'rp-filter-strict': 'warning', 'hash-policy-l3': 'warning', 'stale-kernel-route': 'warning',
   'conflicting-route-owners': 'warning',
-  'local-block': 'info',
+  'local-block': 'info', 'overlay-active': 'info',
 }
 
 /** What a rule returns when it finds nothing: one shared, read-only empty list (most prefixes are healthy). */
@@ -96,3 +97,130 @@ export function wantedGateways(facts: PrefixFacts): string[] {
 }
 
 const wantedOf = new WeakMap<readonly NexthopResolution[], string[]>()
+
+/** A BIRD path its kernel protocol learnt from the kernel (`[kernel1 …]`, BIRD 2/3 `Kernel.source`, 1.6 `krt_source`): no BGP path. */
+export function kernelLearnt(ctx: Context, route: BirdRoute): boolean {
+  if (ctx.birdKernelProtocols.has(route.protocol)) return true
+  if ((route.source ?? '').toLowerCase() === 'kernel') return true
+  if (isBgpSource(route)) return false
+  return route.attributes.some((a) => a.name === 'Kernel.source' || a.name === 'krt_source')
+}
+
+const isBgpSource = (route: BirdRoute): boolean => route.bgpNextHop !== undefined || (route.source ?? '').toUpperCase() === 'BGP'
+
+/** The tunnel endpoints a kernel route sends the prefix to: its gateways, when every next hop is on the tunnel. */
+export function tunnelEndpoints(ctx: Context, route: KernelRoute | undefined): string[] | undefined {
+  if (!route || route.type !== 'unicast' || route.nexthops.length === 0) return undefined
+  const dev = ctx.snapshot.tunnelDev
+  const out: string[] = []
+  for (const n of route.nexthops) {
+    if (n.dev !== dev || n.gateway === undefined) return undefined
+    out.push(n.gateway.address)
+  }
+  return out
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
+  if (a.length !== b.length) return false
+  const set = new Set(a)
+  return b.every((x) => set.has(x)) && set.size === new Set(b).size
+}
+
+/**
+ * What routedoctor's overlay should hold for the prefix today (DESIGN §5): the tunnel endpoints of the corrected
+ * route, or nothing (empty) when no correction is needed: not an IP-in-IP prefix, this node's own, no BGP next hop
+ * the kernel can reach, or the route of BIRD (or another owner) already right, the durable fix in place.
+ */
+export function overlayGateways(ctx: Context, facts: PrefixFacts): string[] {
+  if (!facts.tunnelExpected || facts.local) return NO_GATEWAYS
+  const wanted = ownerGateways(ctx, facts.prefix, wantedGateways(facts))
+  if (wanted.length === 0) return NO_GATEWAYS
+  let theirs: KernelRoute | undefined
+  for (const r of facts.kernel) {
+    if (r.protocol !== ctx.fixProtocol) {
+      theirs = r
+      break
+    }
+  }
+  const hops = tunnelEndpoints(ctx, theirs)
+  return hops !== undefined && sameSet(hops, wanted) ? NO_GATEWAYS : wanted
+}
+
+const NO_GATEWAYS = Object.freeze([]) as unknown as string[]
+
+/**
+ * With Calico's truth, of the wanted next hops only the block's owner's address (DESIGN §5: N must also be the owner's);
+ * without the truth, or for a block it does not place on another node, the wanted next hops as they are.
+ */
+export function ownerGateways(ctx: Context, prefix: string, gateways: string[]): string[] {
+  if (gateways.length === 0) return gateways
+  const owner = ctx.cluster?.ownerOf(prefix)
+  if (owner?.address === undefined || owner.block === undefined || owner.node === ctx.clusterNode?.name) return gateways
+  if (gateways.length === 1) return gateways[0] === owner.address ? gateways : NO_GATEWAYS
+  return gateways.includes(owner.address) ? [owner.address] : NO_GATEWAYS
+}
+
+/** Does one of routedoctor's routes carry exactly the overlay's endpoints (in any table)? */
+export function carriesPlan(ctx: Context, route: KernelRoute, gateways: readonly string[]): boolean {
+  const hops = tunnelEndpoints(ctx, route)
+  return gateways.length > 0 && hops !== undefined && sameSet(hops, gateways) && route.nexthops.every((n) => n.flags.includes('onlink') || route.flags.includes('onlink'))
+}
+
+/**
+ * Does the route in force tunnel the prefix to an endpoint none of BIRD's best BGP paths names (DESIGN §4 misrouted),
+ * or is there a route in force and no BGP path at all for a prefix that is not this node's?
+ */
+export function misrouted(ctx: Context, facts: PrefixFacts): boolean {
+  if (facts.local || !facts.effective || !ctx.haveBird) return false
+  const hops = tunnelEndpoints(ctx, facts.effective)
+  // BIRD's paths without a BGP next hop (plain `show route`) name no endpoint: nothing to judge against
+  if (facts.bgpNextHops.length === 0) return hops !== undefined && !facts.bird.some((r) => !kernelLearnt(ctx, r))
+  if (hops === undefined) return false
+  return hops.some((h) => !facts.bgpNextHops.includes(h))
+}
+
+/**
+ * Why BIRD wrote a tunnel prefix's route off the tunnel, after the node's BIRD and its kernel export filter (DESIGN §1):
+ * the fork's krt_tunnel is honoured on single-path routes only; upstream BIRD points a route at the tunnel only through
+ * a filter setting ifname/onlink/gw; BIRD 3.0/3.1 (and 1.6) have no onlink, so no filter can.
+ */
+export function whyOffTunnel(ctx: Context, multipath: boolean): string {
+  const dev = ctx.snapshot.tunnelDev
+  const status = ctx.snapshot.bird.status
+  const filter = ctx.snapshot.bird.config?.tunnelFilter
+  const version = status ? `BIRD ${status.version}` : 'BIRD'
+  if (status?.calicoFork || filter === 'krt_tunnel') {
+    return multipath
+      ? `Calico's BIRD (the fork's krt_tunnel) rewrites a route to ${dev} only when it has a single next hop, so the tunnel was skipped.`
+      : `Calico's BIRD (the fork's krt_tunnel) did not rewrite this single-path route to ${dev}: its kernel filter did not set krt_tunnel for it.`
+  }
+  const v = status?.version.match(/^(\d+)\.(\d+)/)
+  if (v && Number(v[1]) === 3 && Number(v[2]) < 2) {
+    return `${version} has no onlink attribute: no kernel filter can point a route at ${dev} onlink, ` +
+      'so BIRD writes the BGP route as it resolved it, over the underlay.'
+  }
+  if (status && status.major === 1) {
+    return `${version} (upstream, not Calico's fork) has neither krt_tunnel nor onlink: it writes the BGP route as it resolved it, over the underlay.`
+  }
+  if (filter === 'ifname-onlink' || filter === 'ifname') {
+    return `${version}'s kernel export filter sets ifname "${dev}", yet this route reached the kernel without it: ` +
+      `the filter did not match it${filter === 'ifname' ? ' (and sets no onlink)' : ''}.`
+  }
+  if (ctx.snapshot.bird.config) {
+    return `${version}'s kernel export filter rewrites nothing (no ifname/onlink/gw for the pools): ` +
+      `BIRD writes every BGP route as it resolved it, over the underlay, so no block is tunnelled${multipath ? ', single-path ones neither' : ''}.`
+  }
+  return `${version} wrote the route as its next hop resolved, over the underlay: no kernel filter pointed it at ${dev} (no bird.conf was read).`
+}
+
+/** What to do about a tunnel prefix off the tunnel: program it through the tunnel, when BIRD's next hops are known. */
+export function tunnelFixAdvice(ctx: Context, facts: PrefixFacts): string {
+  const dev = ctx.snapshot.tunnelDev
+  if (facts.bgpNextHops.length === 0) {
+    return ctx.haveBird
+      ? `BIRD holds no BGP path for ${facts.prefix}: nothing can be planned until one is back.`
+      : `The snapshot has no BIRD routes: nothing can be planned without BIRD's BGP next hops (collect \`birdc show route all\`).`
+  }
+  return `Program ${facts.prefix} via ${facts.bgpNextHops.join(', ')} dev ${dev} onlink (routedoctor fix), ` +
+    'and durably the BIRD kernel filter (routedoctor fix --bird-config).'
+}

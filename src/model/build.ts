@@ -14,14 +14,14 @@ import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
 import {parseCalicoTruth} from '../parse/calico.js'
 import {CALICO_DIR, NODE_NAME_FILE, nodeNameOf, type CalicoTruth} from './calico.js'
-
-export {NODE_NAME_FILE}
 import {AsideBirdPaths, AsideKernelRoutes, BesideKernelRoutes, KeyTable, type AsideRoutes} from './aside.js'
 import {outsidePools} from './context.js'
 import {UsageError} from './errors.js'
-import {canonicalPrefix} from './prefix.js'
+import {canonicalPrefix, familyOf, hostBitsSet} from './prefix.js'
 import {releaseKernelText} from './release.js'
-import type {BirdConfig, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from './types.js'
+import type {BirdConfig, BirdProtocol, BirdRoute, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from './types.js'
+
+export {NODE_NAME_FILE}
 
 export interface BuildOptions {
   pools?: string[] // --pool CIDR[=ipip|vxlan|none]
@@ -47,7 +47,18 @@ export function parsePoolFlag(flag: string): Pool {
   const cidr = canonicalPrefix(cidrText)
   if (!cidr || !cidrText.includes('/')) throw new UsageError(`--pool ${flag}: expected CIDR[=ipip|vxlan|none], e.g. 192.168.0.0/16=ipip`)
   if (!['ipip', 'vxlan', 'none'].includes(modeText)) throw new UsageError(`--pool ${flag}: mode must be ipip, vxlan or none`)
+  const network = hostBitsSet(cidrText)
+  if (network) throw new UsageError(`--pool ${flag}: host bits set in ${cidrText} (the network is ${network})`)
+  if (modeText === 'ipip' && familyOf(cidr) === 'inet6') throw new UsageError(`--pool ${flag}: Calico has no IPv6 IP-in-IP (an IPv6 pool is vxlan or none)`)
   return {cidr, mode: modeText as PoolMode, origin: 'flag'}
+}
+
+/** The tunnel device flag: a Linux interface name (1-15 characters, no `/`, whitespace or `:`). */
+export function checkTunnelDev(name: string): string {
+  if (!/^[^\s/:]{1,15}$/.test(name) || name === '.' || name === '..') {
+    throw new UsageError(`--tunnel-dev ${JSON.stringify(name)}: expected an interface name (1-15 characters, no '/', ':' or spaces), e.g. tunl0`)
+  }
+  return name
 }
 
 interface TunnelPools {
@@ -55,6 +66,13 @@ interface TunnelPools {
   config: BirdConfig | undefined
   pools: Pool[]
   poolOrigin: Snapshot['poolOrigin']
+  unchecked?: Pool[] // vxlan and no-encapsulation pools: not IP-in-IP, not routedoctor's to judge
+}
+
+/** Only IP-in-IP pools are tunnel pools; the others are kept aside, shown as not checked. */
+function ipipOnly(t: TunnelPools): TunnelPools {
+  const unchecked = t.pools.filter((p) => p.mode !== 'ipip')
+  return unchecked.length === 0 ? t : {...t, pools: t.pools.filter((p) => p.mode === 'ipip'), unchecked}
 }
 
 /** Calico's truth of the `calico/*.json` files among `files`; undefined when there are none. */
@@ -77,6 +95,7 @@ function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions): TunnelPools {
 }
 
 export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
+  markEmpty(files)
   const text = (name: string) => files.find((f) => f.name === name && f.text !== undefined)?.text
   const tunnelDev = opts.tunnelDev ?? 'tunl0'
   const aside: AsideRoutes | undefined = opts.aside ? {} : undefined
@@ -86,7 +105,7 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   let early: TunnelPools | undefined
   if (consume) {
     try {
-      early = tunnelPoolsOf(files, opts)
+      early = ipipOnly(tunnelPoolsOf(files, opts))
     } catch {
       early = undefined
     }
@@ -107,7 +126,7 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
   const status = text('birdc-show-status.txt')
   const birdRoutes = text('birdc-show-route-all.txt')
   const protocols = text('birdc-show-protocols-all.txt')
-  const {calico, config, pools, poolOrigin} = early ?? tunnelPoolsOf(files, opts)
+  const {calico, config, pools, poolOrigin, unchecked} = early ?? ipipOnly(tunnelPoolsOf(files, opts))
   if (aside && birdRoutes !== undefined) {
     // a path is set aside where the kernel set a route aside too (the others would be read again), and, for
     // check (`consume`), where its network is outside every pool: check reads such a path only if it holds a
@@ -117,6 +136,10 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
     }
   }
 
+  const birdStatus = status !== undefined ? parseBirdStatus(status) : undefined // parse errors in the files' order
+  const parsedRoutes = birdRoutes !== undefined ? parseBirdRoutes(birdRoutes, 'birdc-show-route-all.txt', aside?.bird) : []
+  const parsedProtocols = protocols !== undefined ? parseBirdProtocols(protocols) : []
+  plainRouteSources(parsedRoutes, parsedProtocols)
   const addresses = addr !== undefined ? parseIpAddrJson(addr) : []
   const origin = opts.origin ?? {kind: 'dir'}
   const statusHost = status?.match(/^Hostname is (\S+)/m)?.[1]
@@ -132,17 +155,38 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
     rules: rule !== undefined ? parseIpRule(rule) : [],
     sysctl: sysctl !== undefined ? parseSysctl(sysctl) : [],
     bird: {
-      status: status !== undefined ? parseBirdStatus(status) : undefined,
-      routes: birdRoutes !== undefined ? parseBirdRoutes(birdRoutes, 'birdc-show-route-all.txt', aside?.bird) : [],
-      protocols: protocols !== undefined ? parseBirdProtocols(protocols) : [],
+      status: birdStatus,
+      routes: parsedRoutes,
+      protocols: parsedProtocols,
       config,
     },
     pools,
     poolOrigin,
+    ...(unchecked ? {uncheckedPools: unchecked} : {}),
     tunnelDev,
     ...(calico ? {calico} : {}),
     ...(nodeName ? {nodeName} : {}),
     ...(aside ? {aside} : {}),
+  }
+}
+
+// The source `show route all` prints (`Type:`) for the paths of a protocol, by the protocol's kind.
+const SOURCE_OF_PROTOCOL: Record<string, string> = {
+  bgp: 'BGP', kernel: 'inherit', static: 'static', device: 'device', direct: 'device',
+}
+
+/**
+ * A plain `show route` (no `all`) prints no attributes, so no path has a source: it is the source of the
+ * path's protocol's kind (a BGP protocol's path is a BGP path; without protocol data, a path with
+ * `from PEER`, which only BGP prints on a Calico node).
+ */
+function plainRouteSources(routes: BirdRoute[], protocols: BirdProtocol[]): void {
+  let kinds: Map<string, string> | undefined
+  for (const r of routes) {
+    if (r.source !== undefined) continue
+    kinds ??= new Map(protocols.map((p) => [p.name, SOURCE_OF_PROTOCOL[p.proto.toLowerCase()] ?? '']))
+    const source = kinds.get(r.protocol) || (protocols.length === 0 && r.from !== undefined ? 'BGP' : undefined)
+    if (source !== undefined) r.source = source
   }
 }
 
@@ -174,6 +218,23 @@ export function unreadFallbacks(present: ReadonlySet<string>): Set<string> {
   const unread = new Set<string>()
   for (const [json, text] of TEXT_FALLBACKS) if (present.has(json) && present.has(text)) unread.add(text)
   return unread
+}
+
+// Sources whose file may rightly be empty: a node without IPv6 routes
+const MAY_BE_EMPTY = new Set(['ip-6-d-route.txt'])
+
+/**
+ * An empty file is no source: it is marked failed ("empty"), in place, so that the other form of it is read and the
+ * header names it. An empty JSON dump read as an empty table turned every remote block into `missing`.
+ */
+export function markEmpty(files: SourceFile[]): void {
+  for (let i = 0; i < files.length; i++) {
+    const f = files[i]
+    if (f.text === undefined || MAY_BE_EMPTY.has(f.name) || f.text.length > 64 || f.text.trim() !== '') continue
+    const other = TEXT_FALLBACKS.find((pair) => pair.includes(f.name))?.find((n) => n !== f.name)
+    const used = other !== undefined && files.some((g) => g.name === other && g.text !== undefined && g.text.trim() !== '')
+    files[i] = {...f, text: undefined, error: `the file is empty${used ? `; ${other} was read instead` : ''}`}
+  }
 }
 
 // Alternatives stand for one source: the first name is reported when none of them is there.

@@ -5,16 +5,21 @@ import {clusterIndex, type CalicoNode, type ClusterIndex} from './calico.js'
 import {Fib, type Lookup} from './fib.js'
 import {formatKernelRoute} from './format.js'
 import {PrefixMap} from './prefix-map.js'
+import {jsonElements, kernelRouteKey, textDumpLines} from './route-cite.js'
 import type {KeptLines} from './release.js'
 import {canonicalPrefix, familyOf, ipv4Network, ipv4Value, prefixContains, prefixLength, prefixSortKey} from './prefix.js'
 import type {
-  Address, BirdProtocol, BirdRoute, Evidence, KernelRoute, Link, Pool, SourcePos, Snapshot,
+  Address, BirdProtocol, BirdRoute, Evidence, IpRule, KernelRoute, Link, Pool, SourcePos, Snapshot,
 } from './types.js'
 
 /** Protocol numbers whose routes are someone's own programming of pod routes. */
 export const FELIX_PROTOCOL = '80'
 /** The number routedoctor writes its routes with (iproute2 prints the number; no rt_protos name). */
 export const DEFAULT_FIX_PROTOCOL_NUMBER = 158
+/** The overlay table routedoctor's routes live in (DESIGN §5): outside 1-255 (Felix may claim 1-250; 253-255 are the kernel's). */
+export const DEFAULT_OVERLAY_TABLE = 1158
+/** The priority of the overlay's `ip rule`s: below main's 32766, so the overlay is looked up first. */
+export const DEFAULT_RULE_PRIORITY = 32000
 
 export interface NexthopResolution {
   bgpNextHop: string
@@ -29,7 +34,11 @@ export interface PrefixFacts {
   pool?: Pool
   tunnelExpected: boolean // in an IP-in-IP pool
   kernel: KernelRoute[] // routes for the prefix in the kernel tables BIRD writes (effective first)
-  effective?: KernelRoute // the one the kernel uses: lowest metric
+  // the one the kernel uses: the first table in `ip rule` order that holds the prefix, its lowest metric (without such
+  // a table, the lowest metric of `kernel`)
+  effective?: KernelRoute
+  rule?: IpRule // the rule (other than the kernel's own three) whose table holds `effective`
+  ours: KernelRoute[] // routedoctor's routes for the prefix (its protocol), in any table
   bird: BirdRoute[] // every BIRD path for the prefix, primary first
   birdPrimary?: BirdRoute
   bestSet: BirdRoute[] // the primary and the paths equal to it in preference and BGP attributes
@@ -47,6 +56,10 @@ export interface ContextOptions {
   // false: prefix findings say nothing but their id, severity and prefix (empty title and detail, no evidence,
   // no fix: diagnose/rule.ts prefixFinding), for a presenter that shows them by id (check's text report again)
   texts?: boolean
+  overlayTable?: number // the table routedoctor's corrections live in (DESIGN §5)
+  // cite a kernel route read from the one-line JSON dump by the line of the text dump that prints it when the
+  // snapshot holds that dump, else by its element index (explain); off, such a route is cited as line 1
+  kernelLines?: boolean
 }
 
 export class Context {
@@ -58,14 +71,22 @@ export class Context {
   readonly links = new Map<string, Link>()
   readonly sysctl = new Map<string, {value: string; pos: SourcePos}>()
   readonly bgpProtocols: BirdProtocol[]
+  readonly birdKernelProtocols: Set<string> // names of BIRD's kernel protocols (their routes are learnt from the kernel)
   readonly sessionsDown: BirdProtocol[] // BGP sessions not Established
   readonly fixProtocol: string
+  readonly overlayTable: number
+  // every route of routedoctor's protocol, in any table (the local table aside), and the tables that hold one
+  readonly oursRoutes: KernelRoute[] = []
+  private readonly oursTables: number[]
   readonly evidence: boolean // see ContextOptions
   readonly texts: boolean // see ContextOptions
+  private readonly kernelLines: boolean
+  private kernelPlaces?: {lines?: Map<string, [number, number]>; elements?: Map<string, number>}
   private readonly lineStarts = new Map<string, Uint32Array>()
   private readonly sources = new Map<string, string>() // file name -> text ('' when not in the snapshot)
   private readonly kept = new Map<string, KeptLines>() // file name -> its cited lines, for a file whose text was released
   private readonly tables: number[]
+  private readonly indexTables: number[] // the tables whose pool prefixes check walks: BIRD's, main, the overlay
   private readonly poolCache = new Map<string, Pool | undefined>()
   private readonly v4Pools: Ipv4Pool[]
   private poolPrefixList?: {prefixes: string[]; v4Keys: Float64Array} // v4Keys[i]: the key of prefixes[i], for the IPv4 ones (first)
@@ -81,8 +102,10 @@ export class Context {
     // routes set aside unbuilt are in neither list until settled: a Context without them would be wrong, silently
     if (snapshot.aside !== undefined) throw new Error('Context: settle the routes set aside first (diagnose/healthy.ts settleHealthy)')
     this.fixProtocol = opts.fixProtocol ?? String(DEFAULT_FIX_PROTOCOL_NUMBER)
+    this.overlayTable = opts.overlayTable ?? DEFAULT_OVERLAY_TABLE
     this.evidence = opts.evidence ?? true
     this.texts = opts.texts ?? true
+    this.kernelLines = opts.kernelLines ?? false
     this.fib = new Fib(snapshot.kernelRoutes, snapshot.rules)
     const tables = snapshot.bird.config?.kernelTables.map(Number).filter((n) => Number.isInteger(n)) ?? []
     this.kernelTables = tables.length > 0 ? tables : [254]
@@ -93,12 +116,23 @@ export class Context {
     }
     for (const list of lists) list.sort((a, b) => Number(b.primary) - Number(a.primary))
     for (const a of snapshot.addresses) this.ownAddresses.add(a.local)
-    for (const r of snapshot.kernelRoutes) if (r.type === 'local' && r.tableId === 255) this.ownAddresses.add(r.dst.replace(/\/(32|128)$/, ''))
+    const oursTables = new Set<number>()
+    for (const r of snapshot.kernelRoutes) {
+      if (r.tableId === 255) {
+        if (r.type === 'local') this.ownAddresses.add(r.dst.replace(/\/(32|128)$/, ''))
+      } else if (r.protocol === this.fixProtocol) {
+        this.oursRoutes.push(r)
+        oursTables.add(r.tableId)
+      }
+    }
+    this.oursTables = [...oursTables]
     for (const l of snapshot.links) this.links.set(l.ifname, l)
     for (const s of snapshot.sysctl) this.sysctl.set(s.name, {value: s.value, pos: s.pos})
     this.bgpProtocols = snapshot.bird.protocols.filter((p) => p.proto.toUpperCase() === 'BGP')
     this.sessionsDown = this.bgpProtocols.filter((p) => !isEstablished(p))
+    this.birdKernelProtocols = new Set(snapshot.bird.protocols.filter((p) => p.proto.toLowerCase() === 'kernel').map((p) => p.name))
     this.tables = [...new Set([...this.kernelTables, 254])]
+    this.indexTables = [...new Set([...this.tables, ...this.oursTables, this.overlayTable])]
     this.v4Pools = ipv4Pools(snapshot.pools)
     for (const f of snapshot.files) if (f.kept !== undefined) this.kept.set(f.name, f.kept)
   }
@@ -201,7 +235,7 @@ export class Context {
     })
     for (const [prefix] of this.birdIndex.otherEntries()) if (this.poolOf(prefix)) other.add(prefix)
     // the kernel's IPv4 prefixes from the FIB's own index (no prefix text parsed again), the others from the routes
-    for (const t of this.tables) {
+    for (const t of this.indexTables) {
       if (t === 255) continue
       this.fib.forEachV4(t, (v, len, routes) => {
         const dst = routedDst(routes)
@@ -213,7 +247,7 @@ export class Context {
       })
     }
     for (const r of this.snapshot.kernelRoutes) {
-      if (r.family === 'inet' || r.tableId === 255 || !ROUTED(r) || !this.tables.includes(r.tableId)) continue
+      if (r.family === 'inet' || r.tableId === 255 || !ROUTED(r) || !this.indexTables.includes(r.tableId)) continue
       if (this.birdIndex.get(r.dst) === undefined && this.poolOf(r.dst)) other.add(r.dst)
     }
     // Calico's blocks in the pools that neither holds (block-unrouted), unless settled healthy in bulk
@@ -253,6 +287,7 @@ export class Context {
     })
     for (const [prefix, routes] of this.birdIndex.otherEntries()) if (this.poolOf(prefix)) addHops(routes)
     for (const n of this.snapshot.healthy?.bgpNextHops ?? []) hops.add(n)
+    for (const n of this.snapshot.otherNextHops ?? []) hops.add(n)
     // in address order: the same whichever prefixes were settled in bulk
     this.poolResolutionList = [...hops].sort(compareAddresses).map((n) => this.resolve(n))
     return this.poolResolutionList
@@ -362,14 +397,55 @@ export class Context {
         }
       }
     }
-    const effective = kernel[0]
+    let effective = kernel[0]
+    let rule: IpRule | undefined
+    if (this.fib.policyRouting) {
+      const decided = this.inForce(prefix, v, len)
+      if (decided !== undefined) {
+        effective = decided.route
+        rule = decided.rule
+      }
+    }
+    const ours = this.oursTables.length === 0 ? NO_KERNEL_ROUTES : this.oursAt(prefix, v, len)
     // CrossSubnet: a next hop on one of our own subnets (a connected route, no gateway) is reached directly
-    const tunnelExpected = pool?.mode === 'ipip' && !(pool.crossSubnet && this.sameSubnet(resolutions))
+    // without BIRD's BGP next hops, the kernel route's gateways stand in for them
+    const tunnelExpected = pool?.mode === 'ipip' &&
+      !(pool.crossSubnet && this.sameSubnet(resolutions.length > 0 ? resolutions : this.gatewayResolutions(effective)))
     return {
-      prefix, pool, tunnelExpected, kernel, effective, bird, birdPrimary, bestSet,
+      prefix, pool, tunnelExpected, kernel, effective, ...(rule !== undefined ? {rule} : {}), ours, bird, birdPrimary, bestSet,
       bgpNextHops, resolutions, local: this.isLocal(prefix, birdPrimary, effective),
       ownersDown: this.sessionsDown,
     }
+  }
+
+  /** The routes at exactly `prefix` (v/len when IPv4) in one table, lowest metric first; local kinds left out. */
+  private exactRoutes(prefix: string, v: number, len: number, tableId: number): KernelRoute[] {
+    const at = v >= 0 ? this.fib.exactV4(v, len, tableId) : this.fib.exact(prefix, tableId, familyOf(prefix))
+    const routed = at.filter(ROUTED)
+    return routed.length > 1 ? routed.sort((a, b) => a.metric - b.metric) : routed
+  }
+
+  /**
+   * The route in force for a prefix under policy routing: the rules in priority order whose selectors a lookup of the
+   * prefix matches, the first whose table holds the prefix, its lowest metric. The rule is named unless it is one of the
+   * kernel's own three. Undefined when no rule's table holds it.
+   */
+  private inForce(prefix: string, v: number, len: number): {route: KernelRoute; rule?: IpRule} | undefined {
+    for (const r of this.fib.rulesFor(prefix)) {
+      if (r.tableId === undefined) continue
+      const routes = this.exactRoutes(prefix, v, len, r.tableId)
+      if (routes.length > 0) return r.builtin || r.rule === undefined ? {route: routes[0]} : {route: routes[0], rule: r.rule}
+    }
+    return undefined
+  }
+
+  /** routedoctor's routes at exactly `prefix`, in every table that holds one of its routes. */
+  private oursAt(prefix: string, v: number, len: number): KernelRoute[] {
+    let out: KernelRoute[] | undefined
+    for (const t of this.oursTables) {
+      for (const r of this.exactRoutes(prefix, v, len, t)) if (r.protocol === this.fixProtocol) (out ??= []).push(r)
+    }
+    return out ?? NO_KERNEL_ROUTES
   }
 
   /** The one-element next-hop and resolution lists of a single BGP next hop, shared by every prefix behind it. */
@@ -382,6 +458,14 @@ export class Context {
     return hit
   }
 
+  /** The kernel's own view of each IPv4 gateway of a unicast route (none for any other route). */
+  private gatewayResolutions(route: KernelRoute | undefined): NexthopResolution[] {
+    if (route?.type !== 'unicast') return NO_RESOLUTIONS
+    const out: NexthopResolution[] = []
+    for (const n of route.nexthops) if (n.gateway?.family === 'inet') out.push(this.resolve(n.gateway.address))
+    return out.length === route.nexthops.length ? out : NO_RESOLUTIONS
+  }
+
   private sameSubnet(resolutions: NexthopResolution[]): boolean {
     return resolutions.length > 0 && resolutions.every((r) => r.lookup.route?.type === 'unicast' &&
       r.lookup.route.nexthops.length > 0 && r.lookup.route.nexthops.every((n) => !n.gateway && n.dev !== this.snapshot.tunnelDev))
@@ -392,7 +476,8 @@ export class Context {
     if (birdPrimary) {
       const source = birdPrimary.source
       if (isBgp(source)) return false
-      if (source !== undefined && source !== '') {
+      // no source: a plain `show route` without protocol data; a path with no peer (`from`) is not BGP's
+      if ((source !== undefined && source !== '') || birdPrimary.from === undefined) {
         // a static blackhole block, a kernel/device route to a workload interface
         if (birdPrimary.dest === 'blackhole') return true
         if (birdPrimary.nexthops.length > 0 && birdPrimary.nexthops.every((n) => !n.gateway && n.iface !== dev)) return true
@@ -445,7 +530,24 @@ export class Context {
 
   /** A kernel route, cited: its lines, or (from a one-line JSON dump) the route as `ip route` prints it. */
   citeKernelRoute(route: KernelRoute): Evidence[] {
+    if (this.kernelLines && this.evidence && route.pos?.file === 'ip-j-d-route.json') {
+      const places = (this.kernelPlaces ??= this.indexKernelPlaces())
+      const key = kernelRouteKey(route)
+      const lines = places.lines?.get(key)
+      if (lines) return this.cite({file: 'ip-d-route.txt', line: lines[0], endLine: lines[1]})
+      const element = places.elements?.get(key)
+      if (element !== undefined) return [{file: route.pos.file, line: 1, endLine: 1, element, text: formatKernelRoute(route)}]
+    }
     return this.cite(route.pos, () => formatKernelRoute(route))
+  }
+
+  /** Where the JSON dump's routes are printed: the text dump's lines, else the JSON array's elements. */
+  private indexKernelPlaces(): {lines?: Map<string, [number, number]>; elements?: Map<string, number>} {
+    const text = this.snapshot.files.find((f) => f.name === 'ip-d-route.txt')?.text
+    const lines = text ? textDumpLines(text) : undefined
+    if (lines) return {lines}
+    const json = this.snapshot.files.find((f) => f.name === 'ip-j-d-route.json')?.text
+    return {elements: json ? jsonElements(json) : undefined}
   }
 
   /** The cited lines of a parsed object, verbatim (a one-line JSON file cites the object itself). */

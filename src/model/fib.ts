@@ -4,7 +4,7 @@
 // at most one probe per prefix length present in the table, whatever the table size.
 import ipaddr from 'ipaddr.js'
 
-import {ipv4Network, ipv4Value, lengthValue} from './prefix.js'
+import {ipv4Network, ipv4Value, lengthValue, prefixContains} from './prefix.js'
 import type {Family, IpRule, KernelRoute} from './types.js'
 
 // rt_tables ids iproute2 knows without /etc/iproute2/rt_tables.
@@ -77,7 +77,8 @@ function list(routes: Routes | undefined): KernelRoute[] {
 
 export class Fib {
   private readonly tables = new Map<number, Table>()
-  readonly tableOrder: number[]
+  readonly tableOrder: number[] // the tables of the rules without a `to` selector, in priority order
+  readonly policy: PolicyRule[]
 
   constructor(routes: KernelRoute[], rules: IpRule[] = []) {
     const v6Lengths = new Map<number, Set<number>>()
@@ -112,12 +113,27 @@ export class Fib {
       for (let len = table.v4.length - 1; len >= 0; len--) if (table.v4[len] !== undefined) table.v4Lengths.push(len)
       table.v6Lengths = [...(v6Lengths.get(id) ?? [])].sort((a, b) => b - a)
     }
-    const fromRules = rules
-      .filter((r) => r.table !== undefined && /^from all lookup /.test(r.text))
-      .sort((a, b) => a.priority - b.priority)
-      .map((r) => tableIdOf(r.table!))
-      .filter((id) => id >= 0)
-    this.tableOrder = fromRules.length > 0 ? fromRules : [255, 254, 253]
+    this.policy = policyOf(rules)
+    this.tableOrder = this.policy.filter((r) => r.to === undefined && r.tableId !== undefined).map((r) => r.tableId!)
+  }
+
+  /** The ids of the tables that hold routes. */
+  tableIds(): number[] {
+    return [...this.tables.keys()]
+  }
+
+  /**
+   * The rules a destination lookup of `dst` (an address or a prefix: all of it must lie in a rule's `to`) walks,
+   * in priority order: the kernel's own three when the snapshot has none.
+   */
+  rulesFor(dst: string): PolicyRule[] {
+    if (!this.policy.some((r) => r.to !== undefined)) return this.policy
+    return this.policy.filter((r) => r.to === undefined || prefixContains(r.to, dst))
+  }
+
+  /** Do rules other than the kernel's own three (0 local, 32766 main, 32767 default) decide lookups here? */
+  get policyRouting(): boolean {
+    return this.policy.some((r) => !r.builtin)
   }
 
   /** Routes in one table whose dst is exactly `prefix`. */
@@ -167,9 +183,11 @@ export class Fib {
     return []
   }
 
-  /** What the kernel does with a packet to `address`: the tables in rule order, `throw` moves on. */
-  lookup(address: string, tables: number[] = this.tableOrder): Lookup {
-    for (const tableId of tables) {
+  /** What the kernel does with a packet to `address`: the rules in order (their tables; `throw` moves on). */
+  lookup(address: string, tables?: number[]): Lookup {
+    const walk = tables ?? this.rulesFor(address).map((r) => r.tableId ?? -1)
+    for (const tableId of walk) {
+      if (tableId < 0) continue // a rule that is no table lookup (a terminal action is the kernel's, not a route)
       const candidates = this.lookupInTable(address, tableId)
       const route = candidates[0]
       if (!route || route.type === 'throw') continue
@@ -177,6 +195,39 @@ export class Fib {
     }
     return {address, candidates: [], reachable: false}
   }
+}
+
+/** A rule as a destination lookup walks it: its `to` selector, its table (a lookup rule) and where it was read. */
+export interface PolicyRule {
+  priority: number
+  to?: string
+  tableId?: number
+  builtin: boolean // the kernel's own: 0 lookup local, 32766 lookup main, 32767 lookup default
+  rule?: IpRule
+}
+
+const BUILTIN: PolicyRule[] = [
+  {priority: 0, tableId: 255, builtin: true},
+  {priority: 32766, tableId: 254, builtin: true},
+  {priority: 32767, tableId: 253, builtin: true},
+]
+
+/**
+ * The rules a destination lookup can match, in priority order: a rule with a selector a plain lookup does not satisfy
+ * (iif, fwmark, a `from` other than all, `not`, ...) is skipped, as is one that is neither a lookup nor terminal.
+ */
+function policyOf(rules: IpRule[]): PolicyRule[] {
+  if (rules.length === 0) return BUILTIN
+  const out: PolicyRule[] = []
+  for (const r of [...rules].sort((a, b) => a.priority - b.priority)) {
+    if (r.otherSelectors || r.from !== undefined) continue
+    if (r.action !== 'lookup' && r.action !== 'blackhole' && r.action !== 'unreachable' && r.action !== 'prohibit') continue
+    const tableId = r.action === 'lookup' && r.table !== undefined ? tableIdOf(r.table) : undefined
+    if (r.action === 'lookup' && (tableId === undefined || tableId < 0)) continue
+    const builtin = r.to === undefined && BUILTIN.some((b) => b.priority === r.priority && b.tableId === tableId)
+    out.push({priority: r.priority, ...(r.to !== undefined ? {to: r.to} : {}), ...(tableId !== undefined ? {tableId} : {}), builtin, rule: r})
+  }
+  return out
 }
 
 const NO_ROUTES = Object.freeze([]) as unknown as KernelRoute[]

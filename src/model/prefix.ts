@@ -148,3 +148,29 @@ export function prefixSortKey(cidr: string): string {
     return `7${cidr}`
   }
 }
+
+/**
+ * The block a query is about: of `prefixes` (the tunnel prefixes, canonical), the longest that holds `query` (a
+ * canonical prefix or address) or is it. Undefined when none does. explain, fix and the UI's search resolve by it.
+ */
+export function coveringPrefix(prefixes: Iterable<string>, query: string): string | undefined {
+  const q = query.includes('/') ? query : canonicalPrefix(query)
+  if (q === undefined) return undefined
+  const len = prefixLength(q)
+  let best: string | undefined
+  for (const p of prefixes) {
+    const l = prefixLength(p)
+    if (l <= len && prefixContains(p, q) && (best === undefined || l > prefixLength(best))) best = p
+  }
+  return best
+}
+
+/** A prefix argument with host bits set (192.168.110.130/26): its network (192.168.110.128/26); else undefined. */
+export function hostBitsSet(text: string): string | undefined {
+  const slash = text.indexOf('/')
+  if (slash < 0) return undefined
+  const prefix = canonicalPrefix(text)
+  const address = canonicalAddress(text.slice(0, slash))
+  if (prefix === undefined || address === undefined) return undefined
+  return prefix.slice(0, prefix.indexOf('/')) === address ? undefined : prefix
+}

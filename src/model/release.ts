@@ -102,7 +102,19 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
   const bird = snapshot.bird.routes
   const hops = new Set<string | undefined>(snapshot.healthy?.bgpNextHops)
   let last: string | undefined // consecutive paths mostly share their next hop's string
-  for (const r of bird) if (r.bgpNextHop !== last) hops.add((last = r.bgpNextHop))
+  for (const r of bird) {
+    if (r.bgpNextHop !== last) hops.add((last = r.bgpNextHop))
+    // a plain `show route`: the rules look up the path's peer
+    if (r.bgpNextHop === undefined && r.from !== undefined) hops.add(r.from)
+  }
+  // CrossSubnet: a pool route's kernel gateways stand in for BGP next hops BIRD does not name
+  // (Context.gatewayResolutions)
+  if (snapshot.pools.some((p) => p.crossSubnet)) {
+    for (const r of snapshot.kernelRoutes) {
+      if (r.family !== 'inet' || r.type !== 'unicast' || outside(prefixKey(r.dst))) continue
+      for (const nh of r.nexthops) if (nh.gateway?.family === 'inet') hops.add(nh.gateway.address)
+    }
+  }
   // BIRD's: kept where outside no pool, or where the network holds a BGP next hop
   const holdsHop = keysHolding(hops)
   const kept = (r: BirdRoute): boolean => {

@@ -10,6 +10,7 @@ export interface SourcePos {
 
 export interface Evidence extends SourcePos {
   text: string // the cited lines verbatim
+  element?: number // a route of a one-line JSON dump: its index in the array (0-based)
 }
 
 export type Family = 'inet' | 'inet6'
@@ -81,6 +82,13 @@ export interface IpRule {
   priority: number
   text: string // the selector and action as printed, e.g. "from all lookup main"
   table?: string
+  from?: string // canonical prefix of `from P` (absent: from all)
+  to?: string // canonical prefix of `to P` (absent: to all)
+  // selectors a plain destination lookup does not satisfy or that cannot be judged from the rule text
+  // (iif, oif, fwmark, not, tos, uid range, ...): such a rule is skipped by a destination lookup
+  otherSelectors?: boolean
+  action: 'lookup' | 'blackhole' | 'unreachable' | 'prohibit' | 'goto' | 'nop' | 'other'
+  protocol?: string // `proto X` when printed (ip -d rule)
   pos: SourcePos
 }
 
@@ -171,6 +179,16 @@ export interface BirdStatus {
   major: number // 1, 2 or 3
   calicoFork: boolean
   routerId?: string
+  gracefulRestart?: GracefulRestartStatus // BIRD is recovering from a graceful restart
+  pos: SourcePos
+}
+
+/** `Graceful restart recovery in progress` / `Waiting for N protocols|channels to recover` / `Wait timer is R/W`. */
+export interface GracefulRestartStatus {
+  waiting?: number // protocols (1.6) or channels (2.x, 3.x) not yet recovered
+  unit?: string // "protocols" or "channels", as BIRD says
+  remaining?: number // seconds left on the wait timer
+  wait?: number // the wait timer's full length (gr wait), seconds
   pos: SourcePos
 }
 
@@ -181,7 +199,17 @@ export interface BirdConfig {
   mergePaths?: boolean
   kernelMetric?: number
   kernelTables: string[] // kernel tables named in `kernel table N`
+  // the export filters of the BGP protocols and templates: whether each can accept a route BIRD learnt
+  // from the kernel (a filter that accepts by prefix alone does: Calico's calico_export_to_bgp_peers)
+  bgpExports?: BgpExport[]
   pos: SourcePos
+}
+
+export interface BgpExport {
+  protocol: string // the protocol or template whose export it is
+  filter: string // filter name, `all`, `none` or `where …`
+  acceptsKernelRoutes: boolean
+  pos?: SourcePos // the filter's lines (a named filter's block, else the export line)
 }
 
 // ---------------------------------------------------------------- snapshot
@@ -229,11 +257,14 @@ export interface Snapshot {
   }
   pools: Pool[]
   poolOrigin: 'flag' | 'ippools' | 'bird.conf' | 'calico' | 'none'
+  uncheckedPools?: Pool[] // pools of another mode (vxlan, none): not IP-in-IP, not judged
   tunnelDev: string
   calico?: CalicoTruth // Calico's cluster truth (`calico/*.json`, --calico, --kube)
   nodeName?: string // the Kubernetes node this snapshot is (--node, node-name.txt, or found in the truth)
   aside?: AsideRoutes // routes the parsers set aside unbuilt (buildSnapshot's `aside` option), until settled
   healthy?: HealthyPrefixes // once settled
+  // a collection of one prefix's routes (services/targeted.ts): the BGP next hops of the pool paths it left out
+  otherNextHops?: string[]
 }
 
 // ---------------------------------------------------------------- findings, verdicts, plans
@@ -246,6 +277,7 @@ export type FindingId =
   | 'onlink-missing' | 'forwarding-off' | 'bird-kernel-mismatch'
   | 'tunnel-mtu' | 'rp-filter-strict' | 'hash-policy-l3' | 'stale-kernel-route' | 'conflicting-route-owners'
   | 'local-block'
+  | 'overlay-stale' | 'overlay-learnable' | 'route-leaked-to-bgp' | 'tunnel-endpoint-mismatch' | 'overlay-active'
   | 'block-owner-mismatch' | 'block-affinity-conflict' | 'block-without-ipamblock' | 'block-unrouted'
   | 'node-address-mismatch' | 'route-owner-conflict' | 'borrowed-address-unrouted'
 
@@ -268,12 +300,21 @@ export interface PlannedNexthop {
   weight: number
 }
 
-/** A route routedoctor would program: DESIGN §4 `fix` route. */
+/** A route routedoctor would program (or, `action: 'delete'`, withdraw): DESIGN §4 `fix` route. */
 export interface PlannedRoute {
+  action?: 'replace' | 'delete' // absent: replace (journals of earlier versions)
   dst: string
   table: string // "main" or a number
   tableId: number
   metric: number
   protocol: string // the protocol routedoctor writes with (its own number, as text)
   nexthops: PlannedNexthop[]
+}
+
+/** An `ip rule` routedoctor adds or removes: `to POOL lookup TABLE` at a priority (DESIGN §5). */
+export interface PlannedRule {
+  action: 'add' | 'delete'
+  priority: number
+  to: string
+  table: number
 }

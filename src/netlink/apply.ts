@@ -4,17 +4,19 @@ import {dirname} from 'node:path'
 
 import {RouteDoctorError} from '../model/errors.js'
 import {canonicalPrefix, familyOf} from '../model/prefix.js'
-import type {Family, KernelRoute, PlannedNexthop, PlannedRoute} from '../model/types.js'
-import type {PlanItem} from '../plan/plan.js'
-import {ROUTE_TYPES, type RouteSpec, protocolNumber, routeKeyText, routeTypeNumber, RT_SCOPE_UNIVERSE} from './codec.js'
+import type {Family, KernelRoute, PlannedNexthop, PlannedRoute, PlannedRule} from '../model/types.js'
+import type {OverlayPlan, PlanItem} from '../plan/plan.js'
+import {
+  ROUTE_TYPES, type RouteSpec, type RuleSpec, lookupRule, protocolNumber, routeKeyText, routeTypeNumber, ruleText, RT_SCOPE_UNIVERSE, sameRule,
+} from './codec.js'
 import {type DumpedRoute, NetlinkError, type PreparedWrites, type RouteClient, decodeDumpedRoute, lazyDumpedRoute, openRouteClient} from './client.js'
 import {
-  type JournalChange, JournalFile, type RouteKey, acquireLock, changeKey, newJournal, newJournalPath, readJournal, setJournalState,
+  type JournalChange, JournalFile, type JournalRule, type RouteKey, acquireLock, changeKey, newJournal, newJournalPath, readJournal, setJournalState,
 } from './journal.js'
 import {WireKeyIndex, ipv4PrefixKey, wireCheckable, wireDecodesLookedUp, wireMatchesLookedUp} from './scan.js'
 
 // What the planner (src/plan) hands over: one item per corrected route.
-export type {PlanItem} from '../plan/plan.js'
+export type {OverlayPlan, PlanItem} from '../plan/plan.js'
 
 export interface ApplyOptions {
   journalDir: string
@@ -44,7 +46,8 @@ export interface ApplyErrorInfo {
 }
 
 export interface ApplyResult {
-  applied: PlannedRoute[] // routes written (and, when verified, present as planned)
+  applied: PlannedRoute[] // routes written or withdrawn (and, when verified, as planned)
+  rules?: string[] // the rules added and removed, as `ip rule add|del` text
   verified: boolean
   journal: string
   routeWar?: RouteWar[]
@@ -56,6 +59,7 @@ export interface RevertResult {
   journal: string
   restored: KernelRoute[] // routes put back as the journal saved them
   deleted: PlannedRoute[] // routes routedoctor had added that were removed
+  rules?: string[] // the rules put back as they were, as `ip rule add|del` text
   verified: boolean // the planned keys hold exactly the journal's "before"
   errors: ApplyErrorInfo[]
 }
@@ -459,12 +463,12 @@ async function writePipelined(client: RouteClient, pending: readonly Pending[], 
 }
 
 /** The journal at a new path in `dir` (another apply of this process may have taken this second's name). */
-function createJournalFile(dir: string, changes: JournalChange[]): {file: JournalFile; durable: Promise<void>} {
+function createJournalFile(dir: string, changes: JournalChange[], rules?: JournalRule[]): {file: JournalFile; durable: Promise<void>} {
   const base = newJournalPath(dir)
   for (let n = 1; ; n++) {
     const path = n === 1 ? base : base.replace(/\.json$/, `-${n}.json`)
     try {
-      return JournalFile.create(path, newJournal(changes))
+      return JournalFile.create(path, newJournal(changes, rules))
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || n >= 100) throw error
     }
@@ -477,7 +481,12 @@ function createJournalFile(dir: string, changes: JournalChange[]): {file: Journa
  * Apply `items` (DESIGN §5). Never throws for a failure after the lock is taken: the result
  * carries the errors, and whether the journal was restored.
  */
-export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<ApplyResult> {
+export async function applyPlan(plan: OverlayPlan | PlanItem[], opts: ApplyOptions): Promise<ApplyResult> {
+  const all = Array.isArray(plan) ? plan : plan.items
+  const items = all.filter((i) => i.action !== 'delete')
+  const deletions = all.filter((i) => i.action === 'delete')
+  const plannedRules = Array.isArray(plan) ? [] : plan.rules
+  const ruleProtocol = Array.isArray(plan) ? undefined : protocolNumberOf(plan.settings.protocol)
   for (const item of items) {
     if (item.mode === 'replace' && item.replaces && item.replaces.metric !== item.planned.metric) {
       throw new RouteDoctorError(
@@ -567,9 +576,14 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
       }
     }
     const changes = pending.map((w) => w.change)
+    // the routes to withdraw, as the kernel holds them now (one already gone is left out: nothing to put back)
+    const withdraw = await routesToWithdraw(client, deletions)
+    for (const w of withdraw) changes.push(w.change)
+    // the rules, and whether the kernel holds each now
+    const journalRules = plannedRules.length > 0 || !Array.isArray(plan) ? await rulesBefore(client, plannedRules, ruleProtocol) : undefined
     // the journal comes first, even when nothing will be written, so every apply leaves a record;
     // while it is synced (on the thread pool), the writes are encoded
-    const created = createJournalFile(opts.journalDir, changes)
+    const created = createJournalFile(opts.journalDir, changes, journalRules)
     journal = created.file
     result.journal = journal.path
     let prepared: PreparedWrites | undefined
@@ -590,8 +604,18 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
 
     try {
       if (prepareError !== undefined) throw prepareError
+      // rules first (a rule whose table is still empty falls through to main), then routes, then withdrawals,
+      // and a rule goes last, once its table is empty
+      for (const r of journalRules ?? []) if (r.action === 'add' && !r.existed) await client.addRule!(r.rule)
       await writePipelined(client, pending, opts, prepared)
+      for (const w of withdraw) await client.deleteRoute(w.spec)
+      for (const r of journalRules ?? []) if (r.action === 'delete' && r.existed) await client.deleteRule!(r.rule)
       result.applied = changes.map((c) => c.planned)
+      if (journalRules !== undefined && journalRules.length > 0) result.rules = journalRules.map(ruleLine)
+      const unwithdrawn = await checkWithdrawn(client, withdraw)
+      if (unwithdrawn.length > 0) throw new RouteDoctorError(`read-back failed: still in the kernel after the delete: ${unwithdrawn.join(', ')}`, 1, 'E_VERIFY')
+      const wrongRules = await checkRules(client, journalRules ?? [])
+      if (wrongRules.length > 0) throw new RouteDoctorError(`read-back failed: ${wrongRules.join('; ')}`, 1, 'E_VERIFY')
       const missing = await readBack(client, families, pending, index)
       if (missing.length > 0) {
         // something already undid a write: the same route war the watch looks for, only faster
@@ -619,7 +643,10 @@ export async function applyPlan(items: PlanItem[], opts: ApplyOptions): Promise<
       result.verified = false
       const outcome = await restoreChanges(client, changes)
       for (const e of outcome.errors) result.errors.push(e)
-      result.restored = outcome.verified && outcome.errors.length === 0
+      const rules = await restoreRules(client, journalRules ?? [])
+      for (const e of rules.errors) result.errors.push(e)
+      result.restored = outcome.verified && outcome.errors.length === 0 && rules.verified
+      result.rules = undefined
       result.applied = []
       journal.setState(result.restored ? 'restored' : 'failed', result.errors[0]?.message)
       return result
@@ -650,10 +677,128 @@ export async function revertJournal(path: string, opts: {client?: RouteClient} =
   try {
     client = opts.client ?? (await openRouteClient())
     const outcome = await restoreChanges(client, journal.changes)
-    setJournalState(path, journal, outcome.verified && outcome.errors.length === 0 ? 'reverted' : 'failed', outcome.errors[0]?.message)
-    return {journal: path, restored: outcome.restored, deleted: outcome.deleted, verified: outcome.verified, errors: outcome.errors}
+    const rules = await restoreRules(client, journal.rules ?? [])
+    const errors = [...outcome.errors, ...rules.errors]
+    const verified = outcome.verified && rules.verified
+    setJournalState(path, journal, verified && errors.length === 0 ? 'reverted' : 'failed', errors[0]?.message)
+    return {
+      journal: path, restored: outcome.restored, deleted: outcome.deleted, ...(rules.done.length > 0 ? {rules: rules.done} : {}), verified, errors,
+    }
   } finally {
     if (client && !opts.client) client.close()
     release()
   }
+}
+
+// ------------------------------------------------------------------ withdrawals and rules
+
+interface Withdrawal {
+  change: JournalChange
+  spec: RouteSpec // the route as the kernel holds it: what RTM_DELROUTE names
+}
+
+/** The routes to withdraw, as a fresh dump shows them at their keys (matched by identity). */
+async function routesToWithdraw(client: RouteClient, deletions: readonly PlanItem[]): Promise<Withdrawal[]> {
+  if (deletions.length === 0) return []
+  const keys = deletions.map((d) => keyOf({family: familyOf(d.planned.dst), tableId: d.planned.tableId, dst: canonicalPrefix(d.planned.dst, familyOf(d.planned.dst)) ?? d.planned.dst, metric: d.planned.metric}))
+  const routes = await dumpFamilies(client, new Set(keys.map((k) => k.family)), new Set(keys.map(keyText)))
+  const out: Withdrawal[] = []
+  for (let i = 0; i < deletions.length; i++) {
+    const d = deletions[i]
+    const there = atKey(routes, keys[i])
+    const want = d.replaces ? routeIdentity(d.replaces) : undefined
+    const found = there.find((r) => (want !== undefined ? routeIdentity(r.route) === want : matchesPlanned(r.route, d.planned)))
+    if (!found) continue
+    out.push({change: {mode: 'delete', planned: d.planned, before: there.map(({route, spec}) => ({route, spec}))}, spec: found.spec})
+  }
+  return out
+}
+
+/** The withdrawn routes still in the kernel (dst and table). */
+async function checkWithdrawn(client: RouteClient, withdraw: readonly Withdrawal[]): Promise<string[]> {
+  if (withdraw.length === 0) return []
+  const keys = withdraw.map((w) => changeKey(w.change))
+  const routes = await dumpFamilies(client, new Set(keys.map((k) => k.family)), new Set(keys.map(keyText)))
+  const out: string[] = []
+  for (let i = 0; i < withdraw.length; i++) {
+    const gone = withdraw[i].spec
+    if (atKey(routes, keys[i]).some((r) => r.spec.protocol === gone.protocol)) out.push(`${keys[i].dst} table ${withdraw[i].change.planned.table}`)
+  }
+  return out
+}
+
+function ruleClient(client: RouteClient): Required<Pick<RouteClient, 'rules' | 'addRule' | 'deleteRule'>> {
+  if (!client.rules || !client.addRule || !client.deleteRule) throw new RouteDoctorError('this netlink client cannot read or write rules (RTM_GETRULE/RTM_NEWRULE)', 1, 'E_NETLINK')
+  return {rules: client.rules.bind(client), addRule: client.addRule.bind(client), deleteRule: client.deleteRule.bind(client)}
+}
+
+/** The kernel's rules of the families `rules` touch. */
+async function kernelRules(client: RouteClient, families: Iterable<Family>): Promise<RuleSpec[]> {
+  const c = ruleClient(client)
+  const out: RuleSpec[] = []
+  for (const f of new Set(families)) out.push(...(await c.rules(f)))
+  return out
+}
+
+/** The planned rules as the journal keeps them: each with whether the kernel holds it now. */
+async function rulesBefore(client: RouteClient, planned: readonly PlannedRule[], protocol?: number): Promise<JournalRule[]> {
+  if (planned.length === 0) return []
+  const specs = planned.map((r) => lookupRule(familyOf(r.to), r.priority, r.to, r.table, protocol))
+  const now = await kernelRules(client, specs.map((r) => r.family))
+  return planned.map((r, i) => {
+    const found = now.find((k) => sameRule(k, specs[i]))
+    // a rule removed is journaled as the kernel holds it (its protocol included), so a restore puts back that rule
+    return {action: r.action, rule: r.action === 'delete' && found ? found : specs[i], existed: found !== undefined}
+  })
+}
+
+const ruleLine = (r: JournalRule): string => `${r.action === 'add' ? 'added' : 'removed'} ${ruleText(r.rule)}`
+
+/** What is wrong with the rules after an apply: an added one missing, a removed one still there. */
+async function checkRules(client: RouteClient, rules: readonly JournalRule[]): Promise<string[]> {
+  if (rules.length === 0) return []
+  const now = await kernelRules(client, rules.map((r) => r.rule.family))
+  const out: string[] = []
+  for (const r of rules) {
+    const there = now.some((k) => sameRule(k, r.rule))
+    if (r.action === 'add' && !there) out.push(`rule ${ruleText(r.rule)} is missing`)
+    if (r.action === 'delete' && there) out.push(`rule ${ruleText(r.rule)} is still there`)
+  }
+  return out
+}
+
+/** Put the journal's rules back as they were: remove the ones the apply added, add back the ones it removed; verify. */
+async function restoreRules(client: RouteClient, rules: readonly JournalRule[]): Promise<{done: string[]; verified: boolean; errors: ApplyErrorInfo[]}> {
+  const out = {done: [] as string[], verified: true, errors: [] as ApplyErrorInfo[]}
+  if (rules.length === 0) return out
+  try {
+    const c = ruleClient(client)
+    const now = await kernelRules(client, rules.map((r) => r.rule.family))
+    for (let i = rules.length - 1; i >= 0; i--) {
+      const r = rules[i]
+      const there = now.some((k) => sameRule(k, r.rule))
+      try {
+        if (!r.existed && there) {
+          await c.deleteRule(r.rule)
+          out.done.push(`removed ${ruleText(r.rule)}`)
+        } else if (r.existed && !there) {
+          await c.addRule(r.rule)
+          out.done.push(`restored ${ruleText(r.rule)}`)
+        }
+      } catch (error) {
+        out.errors.push(errorInfo(error))
+      }
+    }
+    const after = await kernelRules(client, rules.map((r) => r.rule.family))
+    for (const r of rules) {
+      if (after.some((k) => sameRule(k, r.rule)) !== r.existed) {
+        out.verified = false
+        out.errors.push({message: `after restore, rule ${ruleText(r.rule)} is not as the journal saved it`})
+      }
+    }
+  } catch (error) {
+    out.verified = false
+    out.errors.push(errorInfo(error))
+  }
+  return out
 }

@@ -18,6 +18,7 @@ import {
   NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR, RTM_DELROUTE, RTM_GETLINK, RTM_GETROUTE, RTM_NEWLINK,
   RTM_NEWROUTE, type RouteSpec, encodeLinkDumpRequest, encodeRoute, encodeRouteBatch, encodeRouteDumpRequest, parseLinkMessage,
   parseRouteMessage, protocolName, routeMessageKey, tableName, toKernelRoute,
+  AF_INET, AF_INET6, RTM_DELRULE, RTM_GETRULE, RTM_NEWRULE, type RuleSpec, encodeRule, parseRuleMessage, ruleText,
 } from './codec.js'
 
 // Human text for the errnos route writes commonly meet (Node 20 has no getSystemErrorMessage).
@@ -83,6 +84,7 @@ export function netlinkError(errno: number, operation: string, route?: RouteSpec
 // The slice of the package's raw socket (dist/raw.js, a native addon) this client uses: it sends
 // bytes and hands over each datagram received; the messages in them are read here, in place.
 interface RawSocket {
+  addMembership?(group: number): void
   send(data: Uint8Array, options: {port?: number; groups?: number}, callback: (error?: Error) => void): void
   on(event: 'message', listener: (datagram: Buffer) => void): unknown
   on(event: 'truncatedMessage' | 'error', listener: (error: Error | Buffer) => void): unknown
@@ -209,6 +211,12 @@ export interface RouteClient {
   scanRoutes?(family: Family | 'all', visit: RouteVisitor): Promise<void>
   addRoute(route: RouteSpec): Promise<void>
   deleteRoute(route: RouteSpec): Promise<void>
+  /** The kernel's rules of a family (RTM_GETRULE dump). Optional: a client without it cannot write the overlay's rules. */
+  rules?(family: Family): Promise<RuleSpec[]>
+  /** RTM_NEWRULE with NLM_F_CREATE|NLM_F_EXCL: EEXIST when the same rule is there. */
+  addRule?(rule: RuleSpec): Promise<void>
+  /** RTM_DELRULE: ENOENT when no such rule is there. */
+  deleteRule?(rule: RuleSpec): Promise<void>
   links(): Promise<Map<number, string>>
   linkIndex(name: string): Promise<number | undefined>
   close(): void
@@ -593,6 +601,32 @@ class RtnlClient implements RouteClient {
   deleteRoute(route: RouteSpec): Promise<void> {
     return this.write(RTM_DELROUTE, route, 0, 'RTM_DELROUTE')
   }
+
+  async rules(family: Family): Promise<RuleSpec[]> {
+    const out: RuleSpec[] = []
+    const request = Buffer.alloc(12)
+    request[0] = family === 'inet6' ? AF_INET6 : AF_INET
+    await this.dump(RTM_GETRULE, request, 'RTM_GETRULE', (buf, start, end) => {
+      out.push(parseRuleMessage(Buffer.from(buf.subarray(start, end))))
+    }, RTM_NEWRULE)
+    return out
+  }
+
+  addRule(rule: RuleSpec): Promise<void> {
+    return this.writeRule(RTM_NEWRULE, rule, NLM_F_CREATE | NLM_F_EXCL, 'RTM_NEWRULE')
+  }
+
+  deleteRule(rule: RuleSpec): Promise<void> {
+    return this.writeRule(RTM_DELRULE, rule, 0, 'RTM_DELRULE')
+  }
+
+  private writeRule(type: number, rule: RuleSpec, flags: number, operation: string): Promise<void> {
+    return this.request<void>(type, NLM_F_ACK | flags, encodeRule(rule), (done) => (buf, start, end, msgType) => {
+      if (msgType !== NLMSG_ERROR) return
+      const errno = end - start >= 4 ? -rdS32(buf, start) : 0
+      done(errno !== 0 ? netlinkError(errno, `${operation} ${ruleText(rule)}`) : undefined)
+    }, () => new NetlinkError(0, 'ENOACK', operation, undefined, `${operation} ${ruleText(rule)}: no acknowledgement within ${TIMEOUT_MS / 1000} s${this.why()}`))
+  }
 }
 
 type RawSocketClass = new (protocol: number, options?: {recvBufferSize?: number; messagePeeking?: boolean; msgBufferSize?: number}) => RawSocket
@@ -605,6 +639,7 @@ interface NativeNetlink {
   send(port: number, groups: number, data: Uint8Array, callback: (error?: Error) => void): void
   address(): {port: number}
   setRecvBufferSize(size: number): void
+  addMembership(group: number): void
   ref(): void
   unref(): void
   close(): void
@@ -674,6 +709,10 @@ class NativeSocket implements RawSocket {
     return this.native.address()
   }
 
+  addMembership(group: number): void {
+    this.native.addMembership(group)
+  }
+
   ref(): void {
     this.native.ref()
   }
@@ -718,4 +757,33 @@ export async function openRouteClient(): Promise<RouteClient> {
     if (e.code === 'EPERM' || e.code === 'EACCES') throw netlinkError(e.code === 'EPERM' ? 1 : 13, 'socket(NETLINK_ROUTE)')
     throw new RouteDoctorError(`cannot open an rtnetlink socket: ${e.message}`, 1, 'E_NETLINK_SOCKET')
   }
+}
+
+/** A socket subscribed to rtnetlink multicast groups (RTNLGRP_*): every notification datagram goes to `onDatagram`. */
+export interface MulticastSocket {
+  close(): void
+}
+
+export async function openMulticastSocket(
+  groups: readonly number[],
+  onDatagram: (datagram: Buffer) => void,
+  onError: (error: Error) => void,
+): Promise<MulticastSocket> {
+  const Native = loadNativeNetlink()
+  const RawNetlinkSocket = Native ? undefined : await loadRawSocket()
+  let raw: RawSocket
+  try {
+    const options = {recvBufferSize: RECV_BUFFER, messagePeeking: false, msgBufferSize: MESSAGE_BUFFER}
+    raw = Native ? new NativeSocket(Native, options) : new RawNetlinkSocket!(NETLINK_ROUTE, options)
+    for (const g of groups) raw.addMembership!(g)
+  } catch (error) {
+    const e = error as {code?: string; message: string}
+    if (e.code === 'EPERM' || e.code === 'EACCES') throw netlinkError(e.code === 'EPERM' ? 1 : 13, 'socket(NETLINK_ROUTE)')
+    throw new RouteDoctorError(`cannot subscribe to rtnetlink notifications: ${e.message}`, 1, 'E_NETLINK_SOCKET')
+  }
+  raw.on('message', onDatagram)
+  // an overflow (ENOBUFS) loses notifications: the caller must read everything again
+  raw.on('error', (error) => onError(error instanceof Error ? error : new Error(String(error))))
+  raw.on('truncatedMessage', () => onError(new Error(`a notification was larger than ${MESSAGE_BUFFER} bytes`)))
+  return {close: () => raw.close()}
 }

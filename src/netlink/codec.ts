@@ -814,3 +814,88 @@ export function encodeRouteDumpRequest(family: Family | 'all'): Buffer {
 export function encodeLinkDumpRequest(): Buffer {
   return Buffer.alloc(16)
 }
+
+// ------------------------------------------------------------------ rules (RTM_NEWRULE / RTM_DELRULE)
+
+export const RTM_NEWRULE = 32
+export const RTM_DELRULE = 33
+export const RTM_GETRULE = 34
+const FRA_DST = 1
+const FRA_SRC = 2
+const FRA_IIFNAME = 3
+const FRA_PRIORITY = 6
+const FRA_FWMARK = 10
+const FRA_TABLE = 15
+const FRA_OIFNAME = 17
+const FRA_PROTOCOL = 21
+const FR_ACT_TO_TBL = 1
+const FIB_RULE_INVERT = 0x2
+
+/** An `ip rule` as the kernel identifies it, in numbers: routedoctor writes `to DST lookup TABLE` at a priority. */
+export interface RuleSpec {
+  family: Family
+  priority: number
+  dst?: string // canonical prefix of the `to` selector
+  src?: string // canonical prefix of the `from` selector
+  table: number // 0 for a rule that is no table lookup
+  action: number // FR_ACT_*: 1 lookup (to table)
+  protocol?: number // FRA_PROTOCOL (kernels from 4.17)
+  other?: boolean // it has selectors routedoctor never writes (iif, oif, fwmark, not, ...)
+}
+
+/** The RTM_NEWRULE / RTM_DELRULE payload (struct fib_rule_hdr + attributes) for a rule. */
+export function encodeRule(rule: RuleSpec): Buffer {
+  const w = new Writer(64)
+  const [dstBytes, dstLen] = rule.dst !== undefined ? prefixBytes(rule.dst) : [[], 0]
+  const [srcBytes, srcLen] = rule.src !== undefined ? prefixBytes(rule.src) : [[], 0]
+  // struct fib_rule_hdr: family, dst_len, src_len, tos, table, res1, res2, action, u32 flags
+  w.u8(rule.family === 'inet6' ? AF_INET6 : AF_INET).u8(dstLen).u8(srcLen).u8(0)
+  w.u8(rule.table < 256 ? rule.table : RT_TABLE_UNSPEC).u8(0).u8(0).u8(rule.action).u32(0)
+  w.attrU32(FRA_PRIORITY, rule.priority)
+  if (rule.table >= 256 || rule.action === FR_ACT_TO_TBL) w.attrU32(FRA_TABLE, rule.table)
+  if (rule.dst !== undefined) w.attr(FRA_DST, dstBytes)
+  if (rule.src !== undefined) w.attr(FRA_SRC, srcBytes)
+  if (rule.protocol !== undefined) w.attr(FRA_PROTOCOL, [rule.protocol])
+  return w.build()
+}
+
+function prefixBytes(prefix: string): [number[], number] {
+  const [bytes, len] = parseCidr(prefix)
+  return typeof bytes === 'number' ? [[bytes >>> 24, (bytes >>> 16) & 255, (bytes >>> 8) & 255, bytes & 255], len] : [bytes, len]
+}
+
+/** Decode an RTM_NEWRULE payload. */
+export function parseRuleMessage(payload: Buffer): RuleSpec {
+  if (payload.length < 12) throw new Error(`rule message too short: ${payload.length} bytes`)
+  const family = familyOfAf(payload[0])
+  const dstLen = payload[1]
+  const srcLen = payload[2]
+  const rule: RuleSpec = {family, priority: 0, table: payload[4], action: payload[7]}
+  const flags = rd32(payload, 8)
+  if (flags & FIB_RULE_INVERT || payload[3] !== 0) rule.other = true
+  for (const a of parseAttrs(payload.subarray(12))) {
+    if (a.type === FRA_PRIORITY) rule.priority = attrU32(a.data, 0, a.data.length)
+    else if (a.type === FRA_TABLE) rule.table = attrU32(a.data, 0, a.data.length)
+    else if (a.type === FRA_DST) rule.dst = `${addressText(a.data)}/${dstLen}`
+    else if (a.type === FRA_SRC) rule.src = `${addressText(a.data)}/${srcLen}`
+    else if (a.type === FRA_PROTOCOL && a.data.length >= 1) rule.protocol = a.data[0]
+    else if (a.type === FRA_IIFNAME || a.type === FRA_OIFNAME || a.type === FRA_FWMARK) rule.other = true
+  }
+  return rule
+}
+
+/** The same rule for routedoctor: priority, family, selectors, table and action (the protocol is a label). */
+export function sameRule(a: RuleSpec, b: RuleSpec): boolean {
+  return a.family === b.family && a.priority === b.priority && a.dst === b.dst && a.src === b.src && a.table === b.table &&
+    a.action === b.action && Boolean(a.other) === Boolean(b.other)
+}
+
+/** A lookup rule `to DST lookup TABLE` at a priority. */
+export function lookupRule(family: Family, priority: number, dst: string, table: number, protocol?: number): RuleSpec {
+  return {family, priority, dst, table, action: FR_ACT_TO_TBL, ...(protocol !== undefined ? {protocol} : {})}
+}
+
+/** `ip rule` text of a rule spec. */
+export function ruleText(r: RuleSpec): string {
+  return `${r.priority}: ${r.src ? `from ${r.src}` : 'from all'}${r.dst ? ` to ${r.dst}` : ''} ${r.action === FR_ACT_TO_TBL ? `lookup ${tableName(r.table)}` : `action ${r.action}`}`
+}

@@ -9,9 +9,9 @@ import {dirname, join} from 'node:path'
 import {RouteDoctorError} from '../model/errors.js'
 import {canonicalPrefix, familyOf} from '../model/prefix.js'
 import type {Family, KernelRoute, PlannedRoute} from '../model/types.js'
-import type {RouteSpec} from './codec.js'
+import type {RouteSpec, RuleSpec} from './codec.js'
 
-export type PlanMode = 'beside' | 'replace'
+export type PlanMode = 'beside' | 'replace' | 'overlay' | 'delete'
 
 /** The kernel's identity of a route for replace and delete (IPv4: table, dst, tos, metric). */
 export interface RouteKey {
@@ -57,14 +57,22 @@ export function changeKey(change: JournalChange): RouteKey {
 
 export type JournalState = 'pending' | 'applied' | 'restored' | 'reverted' | 'failed'
 
+/** One `ip rule` an apply adds or deletes, and whether the kernel held it before (what a restore puts back). */
+export interface JournalRule {
+  action: 'add' | 'delete'
+  rule: RuleSpec
+  existed: boolean
+}
+
 // Key order is file order: the changes, written once, come before state and history, which an
 // update rewrites in place (JournalFile.setState) without touching the bytes before them.
 export interface Journal {
-  schema: 1 | 2 // 2: changes without key and ipRoute (issue 7); both are read
+  schema: 1 | 2 | 3 // 2: changes without key and ipRoute; 3: `rules` too (the overlay's); all are read
   tool: 'routedoctor'
   time: string // ISO, when the journal was first written
   host: string
   pid: number
+  rules?: JournalRule[] // before the changes: written once, with the head
   changes: JournalChange[]
   state: JournalState
   history: Array<{time: string; state: JournalState; note?: string}>
@@ -290,8 +298,9 @@ export function readJournal(path: string): Journal {
     if (!recovered) throw new RouteDoctorError(`journal ${path} is not JSON: ${(error as Error).message}`, 2, 'E_JOURNAL')
     j = recovered
   }
-  if (j?.tool !== 'routedoctor' || (j.schema !== 1 && j.schema !== 2) || !Array.isArray(j.changes)) {
-    throw new RouteDoctorError(`${path} is not a routedoctor journal (schema 1 or 2)`, 2, 'E_JOURNAL')
+  if (j?.tool !== 'routedoctor' || (j.schema !== 1 && j.schema !== 2 && j.schema !== 3) || !Array.isArray(j.changes) ||
+    (j.rules !== undefined && !Array.isArray(j.rules))) {
+    throw new RouteDoctorError(`${path} is not a routedoctor journal (schema 1 to 3)`, 2, 'E_JOURNAL')
   }
   return j
 }
@@ -315,9 +324,11 @@ function recoverJournal(text: string): Journal | undefined {
   }
 }
 
-export function newJournal(changes: JournalChange[]): Journal {
+export function newJournal(changes: JournalChange[], rules?: JournalRule[]): Journal {
   const time = new Date().toISOString()
-  return {schema: 2, tool: 'routedoctor', time, host: hostname(), pid: process.pid, changes, state: 'pending', history: [{time, state: 'pending'}]}
+  const head = {tool: 'routedoctor' as const, time, host: hostname(), pid: process.pid}
+  const tail = {state: 'pending' as const, history: [{time, state: 'pending' as const}]}
+  return rules === undefined ? {schema: 2, ...head, changes, ...tail} : {schema: 3, ...head, rules, changes, ...tail}
 }
 
 function pidAlive(pid: number): boolean {

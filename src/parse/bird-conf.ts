@@ -2,7 +2,7 @@
 // Not a BIRD grammar: a tolerant scan for the few shapes Calico's templates (and the BIRD 2/3 ifname fix) use.
 // It never throws: a config it does not understand simply yields no pools.
 import {canonicalPrefix} from '../model/prefix.js'
-import type {BirdConfig, Pool} from '../model/types.js'
+import type {BgpExport, BirdConfig, Pool} from '../model/types.js'
 import {lineAt} from './ip-common.js'
 
 export interface BirdConfOptions {
@@ -171,5 +171,49 @@ export function parseBirdConf(text: string, file = 'bird.conf', opts: BirdConfOp
     if (metric && config.kernelMetric === undefined) config.kernelMetric = Number(metric[1])
     for (const t of block.matchAll(/\bkernel\s+table\s+(\d+)/g)) if (!config.kernelTables.includes(t[1])) config.kernelTables.push(t[1])
   }
+  config.bgpExports = bgpExports(s, file, functions)
   return config
+}
+
+// A condition on where a route came from: a filter that tests one can tell a kernel-learnt route from a BGP or static one
+const SOURCE_TEST = /\b(source|proto|krt_source|Kernel\.source|from)\b\s*(=|!=|~)/
+
+/** Can `body` accept a route whatever its source: it accepts somewhere, and never tests where a route came from? */
+function acceptsAnySource(body: string, functions: Map<string, string>): boolean {
+  let text = body
+  for (const m of body.matchAll(new RegExp(`\\b(${ID})\\s*\\(`, 'g'))) text += functions.get(m[1]) ?? ''
+  return /\baccept\b/.test(text) && !SOURCE_TEST.test(text)
+}
+
+/** The export of every BGP protocol and template (BIRD 1.6 at the top of the block, 2/3 inside the channel). */
+function bgpExports(s: string, file: string, functions: Map<string, string>): BgpExport[] {
+  const filters = new Map<string, {body: string; start: number; end: number}>()
+  for (const m of s.matchAll(new RegExp(`\\bfilter\\s+(${ID})\\s*\\{`, 'g'))) {
+    const open = m.index + m[0].length - 1
+    const end = closeBrace(s, open)
+    filters.set(m[1], {body: s.slice(open, end), start: m.index, end})
+  }
+  const out: BgpExport[] = []
+  for (const m of s.matchAll(new RegExp(`\\b(?:protocol|template)\\s+bgp\\s+(${ID})?[^{;]*\\{`, 'g'))) {
+    const open = m.index + m[0].length - 1
+    const block = s.slice(open, closeBrace(s, open))
+    for (const e of block.matchAll(/\bexport\s+(filter\s+([A-Za-z_][A-Za-z0-9_]*)|all|none|where\s+([^;]*))\s*;/g)) {
+      const at = open + e.index
+      const line = lineAt(s, at)
+      const name = m[1] ?? 'bgp'
+      if (e[2] !== undefined) {
+        const f = filters.get(e[2])
+        out.push({
+          protocol: name,
+          filter: e[2],
+          acceptsKernelRoutes: f !== undefined && acceptsAnySource(f.body, functions),
+          pos: f !== undefined ? {file, line: lineAt(s, f.start), endLine: lineAt(s, Math.max(f.start, f.end - 1))} : {file, line, endLine: line},
+        })
+      } else {
+        const accepts = e[1] === 'all' || (e[3] !== undefined && !SOURCE_TEST.test(e[3]))
+        out.push({protocol: name, filter: e[1].replace(/\s+/g, ' '), acceptsKernelRoutes: accepts, pos: {file, line, endLine: line}})
+      }
+    }
+  }
+  return out
 }

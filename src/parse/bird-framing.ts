@@ -83,6 +83,8 @@ export class BirdFramer {
 
   private payload(text: string, lineNo: number, code: number | undefined): void {
     if (isBlank(text)) return
+    // `birdc -r` (or `restrict` on the socket) answers `0016 Access restricted` before any reply
+    if ((code === 16 || code === undefined) && text === 'Access restricted') return
     if (code === 1 || code === undefined) {
       const version = bannerVersion(text)
       if (version !== undefined) {
@@ -101,7 +103,10 @@ export class BirdFramer {
  */
 export type BirdSpanSink = (text: string, start: number, end: number, line: number) => boolean
 
-/** Would BirdFramer (in birdc mode) hand text[start, end) to its sink as it is? Lines starting `BIRD ` are left to it. */
+/**
+ * Would BirdFramer (in birdc mode) hand text[start, end) to its sink as it is? `BIRD ...` and
+ * `Access restricted` are left to it.
+ */
 function isPlainPayload(text: string, start: number, end: number): boolean {
   if (start === end || text.charCodeAt(end - 1) === 13) return false
   const c0 = text.charCodeAt(start)
@@ -113,6 +118,7 @@ function isPlainPayload(text: string, start: number, end: number): boolean {
     return false // blank
   }
   if (c0 === 62 /* > */) return !text.startsWith('>>>', start)
+  if (c0 === 65 /* A */ && end - start === 17 && text.startsWith('Access restricted', start)) return false
   return !(c0 === 66 /* B */ && text.startsWith('BIRD ', start))
 }
 

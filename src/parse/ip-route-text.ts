@@ -2,9 +2,13 @@
 // A line-fed state machine: a route is a header line plus its `\tnexthop ...` continuation lines, so
 // a route is complete only when the next header (or the end) arrives. `feed`/`end` let a stream drive it.
 import {ParseError} from '../model/errors.js'
+import {canonicalAddress} from '../model/prefix.js'
 import type {KernelRoute, SourcePos} from '../model/types.js'
 import {ROUTE_FLAGS, ROUTE_TYPES, buildRoute, splitLines, type RawGateway, type RawNexthop, type RawRoute} from './ip-common.js'
 import type {IpRouteParseOptions} from './ip-route-json.js'
+
+// Words that open a line ip prints under a route (`cache users 1 age 0sec`, `-s` statistics).
+const CONTINUATION_WORDS = new Set(['cache', 'users', 'used', 'age', 'expires', 'ipid'])
 
 // Keywords ip prints followed by one value that the model does not keep (metrics, marks, timers...).
 const SKIP_WITH_VALUE = new Set([
@@ -37,8 +41,12 @@ export class IpRouteTextParser {
       this.pending.endLine = lineNo
       return undefined
     }
-    if (/^\s/.test(text) && this.pending) {
-      // another continuation line (`cache`, `expires` ... under a route): part of the route, not modelled
+    const c0 = text.charCodeAt(0)
+    if ((c0 === 32 || c0 === 9) && !startsRoute(tokens)) {
+      // a line ip prints under a route (`cache ...`): part of the route, not modelled; anything else
+      // indented is neither a route nor part of one, and is refused rather than dropped
+      if (!this.pending || !CONTINUATION_WORDS.has(tokens[0]))
+        throw new ParseError(this.file, lineNo, 'a route line, or a "nexthop" or "cache" line under a route', text.trim())
       this.pending.endLine = lineNo
       return undefined
     }
@@ -144,9 +152,37 @@ export class IpRouteTextParser {
   }
 }
 
+/** Does a line (its tokens) begin a route of its own: `[Deleted] [TYPE] PREFIX|default ...`? */
+function startsRoute(tokens: string[]): boolean {
+  const first = tokens[0] === 'Deleted' ? tokens[1] : tokens[0]
+  if (first === undefined) return false
+  if ((ROUTE_TYPES as readonly string[]).includes(first) || first === 'default') return true
+  const slash = first.indexOf('/')
+  return canonicalAddress(slash < 0 ? first : first.slice(0, slash)) !== undefined
+}
+
+/** The whitespace every non-blank line starts with (a quoted paste indents the whole dump). */
+function commonIndent(lines: string[]): string {
+  let indent: string | undefined
+  for (const line of lines) {
+    if (line.trim() === '') continue
+    const own = /^[ \t]*/.exec(line)![0]
+    if (indent === undefined) indent = own
+    else {
+      let n = 0
+      while (n < indent.length && n < own.length && indent[n] === own[n]) n++
+      indent = indent.slice(0, n)
+    }
+    if (indent === '') return ''
+  }
+  return indent ?? ''
+}
+
 export function parseIpRouteText(text: string, file = 'ip-d-route.txt', opts: IpRouteParseOptions = {}): KernelRoute[] {
   const parser = new IpRouteTextParser(file, opts)
-  splitLines(text).forEach((line, i) => parser.feed(line, i + 1))
+  const lines = splitLines(text)
+  const indent = commonIndent(lines).length
+  lines.forEach((line, i) => parser.feed(indent > 0 ? line.slice(indent) : line, i + 1))
   parser.end()
   return parser.result()
 }

@@ -4,7 +4,7 @@ import type * as YamlModule from 'yaml'
 import type {Node} from 'yaml'
 
 import {ParseError} from '../model/errors.js'
-import {canonicalPrefix} from '../model/prefix.js'
+import {canonicalPrefix, familyOf} from '../model/prefix.js'
 import type {Pool, PoolMode} from '../model/types.js'
 import {isRecord} from './ip-common.js'
 import {loadYaml} from './load-yaml.js'
@@ -21,7 +21,25 @@ function poolMode(spec: Record<string, unknown>): PoolMode {
   return 'none'
 }
 
-function toPool(item: unknown, file: string, line: number): Pool | undefined {
+const MODES = /^(always|crosssubnet|never)$/i
+
+/** ipipMode and vxlanMode hold Always, CrossSubnet or Never (Calico refuses anything else); v1's ipip.mode always or cross-subnet. */
+function checkModes(spec: Record<string, unknown>, file: string, lineOf: KeyLine): void {
+  for (const key of ['ipipMode', 'vxlanMode']) {
+    const v = spec[key]
+    if (v !== undefined && v !== null && (typeof v !== 'string' || !MODES.test(v))) {
+      throw new ParseError(file, lineOf(['spec', key]), `${key} Always, CrossSubnet or Never`, String(v))
+    }
+  }
+  if (isRecord(spec.ipip) && spec.ipip.mode !== undefined && (typeof spec.ipip.mode !== 'string' || !/^(always|cross-?subnet)$/i.test(spec.ipip.mode))) {
+    throw new ParseError(file, lineOf(['spec', 'ipip', 'mode']), 'ipip.mode always or cross-subnet', String(spec.ipip.mode))
+  }
+}
+
+/** The line of a key of the item (its first line when the key is not found). */
+type KeyLine = (keys: string[]) => number
+
+function toPool(item: unknown, file: string, line: number, lineOf: KeyLine = () => line): Pool | undefined {
   if (!isRecord(item)) throw new ParseError(file, line, 'an IPPool object', JSON.stringify(item) ?? String(item))
   if (typeof item.kind === 'string' && !/^ippool$/i.test(item.kind)) return undefined // another resource in the list
   const spec = isRecord(item.spec) ? item.spec : {}
@@ -30,7 +48,11 @@ function toPool(item: unknown, file: string, line: number): Pool | undefined {
   if (typeof rawCidr !== 'string') throw new ParseError(file, line, 'an IPPool with spec.cidr', JSON.stringify(item).slice(0, 80))
   const cidr = rawCidr.includes('/') ? canonicalPrefix(rawCidr) : undefined
   if (cidr === undefined) throw new ParseError(file, line, 'spec.cidr to be a CIDR', rawCidr)
+  checkModes(spec, file, lineOf)
   const pool: Pool = {cidr, mode: poolMode(spec), origin: 'ippools', pos: {file, line, endLine: line}}
+  if (pool.mode === 'ipip' && familyOf(cidr) === 'inet6') {
+    throw new ParseError(file, lineOf(['spec', 'cidr']), 'an IPv6 pool without IP-in-IP (Calico has no IPv6 IP-in-IP)', rawCidr)
+  }
   const ipipMode = typeof spec.ipipMode === 'string' ? spec.ipipMode : isRecord(spec.ipip) ? spec.ipip.mode : undefined
   if (pool.mode === 'ipip' && typeof ipipMode === 'string' && /^cross-?subnet$/i.test(ipipMode)) pool.crossSubnet = true
   if (typeof metadata.name === 'string') pool.name = metadata.name
@@ -77,7 +99,11 @@ export function parseIpPools(text: string, file = 'ippools.yaml'): Pool[] {
         // e.g. an alias bomb: yaml refuses to expand it
         throw new ParseError(file, line, 'an IPPool object', error instanceof Error ? error.message : String(error))
       }
-      const pool = toPool(value, file, line)
+      const keyLine: KeyLine = (keys) => {
+        const at = (node as {getIn?: (path: string[], keepScalar: boolean) => unknown} | null)?.getIn?.(keys, true) as {range?: [number, number, number]} | undefined
+        return at?.range ? lineOf(at.range[0]) : line
+      }
+      const pool = toPool(value, file, line, keyLine)
       if (pool) {
         if (range) {
           // the node's range takes in the newline after it; end at its last visible character

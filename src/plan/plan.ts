@@ -1,49 +1,145 @@
-// The corrected route for a tunnel prefix (DESIGN §5): one onlink next hop on the tunnel per
-// distinct BGP next hop of BIRD's best equal paths that the kernel can reach and that is not ours.
-import type {Context} from '../model/context.js'
+// The overlay plan (DESIGN §5): routedoctor's corrections live in a table of their own, reached by one
+// `ip rule to POOL lookup TABLE` per IP-in-IP pool, a table BIRD's kernel protocol never learns from. The plan
+// is the whole overlay: routes to add or change, stale routedoctor routes to delete (routes of earlier versions
+// in BIRD's table included), the rules to add, or to remove once the overlay is empty.
+import type {Context, PrefixFacts} from '../model/context.js'
 import type {PrefixDiagnosis} from '../diagnose/engine.js'
-import {wantedGateways} from '../diagnose/rule.js'
-import type {KernelRoute, Nexthop, PlannedNexthop, PlannedRoute} from '../model/types.js'
+import {carriesPlan, overlayGateways} from '../diagnose/rule.js'
+import {tableIdOf} from '../model/fib.js'
+import type {IpRule, KernelRoute, Nexthop, PlannedNexthop, PlannedRoute, PlannedRule} from '../model/types.js'
 import {compareAddresses} from '../model/context.js'
 
 export interface PlanItem {
-  planned: PlannedRoute
-  replaces?: KernelRoute // the kernel route it corrects
-  // beside: add at a lower metric than BIRD's, leaving BIRD's route untouched (removal restores it);
-  // replace: BIRD's metric is 0, nothing is lower, so replace it in place
-  mode: 'beside' | 'replace'
+  action: 'replace' | 'delete'
+  planned: PlannedRoute // replace: the route written; delete: the route withdrawn, as the kernel holds it
+  replaces?: KernelRoute // replace: the route of BIRD (or another owner) it takes precedence over; delete: the route withdrawn
+  // overlay: written into the overlay table; delete: withdrawn; beside / replace: a route in BIRD's table
+  // (earlier versions' plans, still revertible from their journals)
+  mode: 'overlay' | 'delete' | 'beside' | 'replace'
 }
 
-const NOTHING_TO_DO = new Set(['ok', 'local', 'not-in-pool'])
+/** Where the overlay lives: its table, the priority of its rules, the protocol of its routes. */
+export interface OverlaySettings {
+  table: number
+  rulePriority: number
+  protocol: string
+}
 
+/** A plan a long-running caller (watch --reconcile) can apply again and again: route changes, then rule changes. */
+export interface OverlayPlan {
+  settings: OverlaySettings
+  items: PlanItem[] // replaces first (in prefix order), then deletes
+  rules: PlannedRule[]
+  kept: number // routedoctor routes in the overlay that are right and stay as they are
+}
+
+/** The routes for one prefix: the corrected route to write (if it is not there as planned) and routes to withdraw. */
+export interface PrefixPlan {
+  replace?: PlanItem
+  deletes: PlanItem[]
+  kept?: KernelRoute // our route, already as planned
+}
+
+const NO_DELETES: PlanItem[] = []
+
+export function planPrefixOverlay(ctx: Context, facts: PrefixFacts): PrefixPlan {
+  if (!facts.pool) return {deletes: facts.ours.length === 0 ? NO_DELETES : facts.ours.map(deleteItem)}
+  if (tunnelDevMissing(ctx)) return {deletes: NO_DELETES} // plan nothing through a device that is not there
+  const gateways = overlayGateways(ctx, facts)
+  const table = ctx.overlayTable
+  let kept: KernelRoute | undefined
+  let deletes: PlanItem[] = NO_DELETES
+  for (const r of facts.ours) {
+    if (kept === undefined && r.tableId === table && r.metric === 0 && carriesPlan(ctx, r, gateways)) kept = r
+    else (deletes === NO_DELETES ? (deletes = []) : deletes).push(deleteItem(r))
+  }
+  if (gateways.length === 0 || kept !== undefined) return {deletes, ...(kept ? {kept} : {})}
+  const theirs = facts.kernel.find((r) => r.protocol !== ctx.fixProtocol)
+  const planned: PlannedRoute = {
+    action: 'replace',
+    dst: facts.prefix,
+    table: String(table),
+    tableId: table,
+    metric: 0,
+    protocol: ctx.fixProtocol,
+    nexthops: plannedNexthops(gateways, ctx.snapshot.tunnelDev, theirs?.nexthops),
+  }
+  // a delete at the key the replace writes is the replace itself
+  deletes = deletes.filter((d) => d.planned.tableId !== table || d.planned.metric !== 0)
+  return {replace: {action: 'replace', planned, ...(theirs ? {replaces: theirs} : {}), mode: 'overlay'}, deletes}
+}
+
+/** The corrected route of one diagnosed prefix (explain's `plan`): written into the overlay, or null. */
 export function planPrefix(ctx: Context, d: PrefixDiagnosis): PlanItem | null {
-  const facts = d.facts
-  if (NOTHING_TO_DO.has(d.verdict) || !facts.tunnelExpected) return null
-  const gateways = ownerGateways(ctx, facts.prefix, wantedGateways(facts))
-  if (gateways.length === 0) return null
-  const replaces = facts.kernel.find((r) => r.protocol === 'bird') ?? facts.kernel.find((r) => r.protocol !== ctx.fixProtocol)
-  const birdMetric = replaces?.metric ?? defaultKernelMetric(ctx)
-  const mode = birdMetric > 0 ? 'beside' : 'replace'
+  const p = planPrefixOverlay(ctx, d.facts)
+  if (p.replace) return p.replace
+  if (p.kept) return {action: 'replace', planned: fromKernel(p.kept, 'replace', ctx.snapshot.tunnelDev), mode: 'overlay'}
+  return null
+}
+
+function deleteItem(r: KernelRoute): PlanItem {
+  return {action: 'delete', planned: fromKernel(r, 'delete'), replaces: r, mode: 'delete'}
+}
+
+/** A kernel route as a planned one (a route routedoctor withdraws, or keeps). */
+function fromKernel(r: KernelRoute, action: 'replace' | 'delete', dev?: string): PlannedRoute {
   return {
-    planned: {
-      dst: facts.prefix,
-      table: replaces?.table ?? 'main',
-      tableId: replaces?.tableId ?? 254,
-      metric: mode === 'beside' ? birdMetric - 1 : birdMetric,
-      protocol: ctx.fixProtocol,
-      nexthops: plannedNexthops(gateways, ctx.snapshot.tunnelDev, replaces?.nexthops),
-    },
-    ...(replaces ? {replaces} : {}),
-    mode,
+    action,
+    dst: r.dst,
+    table: r.table,
+    tableId: r.tableId,
+    metric: r.metric,
+    protocol: r.protocol,
+    nexthops: r.nexthops.map((n) => ({
+      gateway: n.gateway?.address ?? '',
+      dev: n.dev ?? dev ?? '',
+      onlink: n.flags.includes('onlink') || r.flags.includes('onlink'),
+      weight: n.weight,
+    })),
   }
 }
 
-/** With Calico's truth, a block's one next hop is its owner's address, when the kernel can reach it (DESIGN §5). */
-function ownerGateways(ctx: Context, prefix: string, gateways: string[]): string[] {
-  const owner = ctx.cluster?.ownerOf(prefix)
-  if (owner?.address === undefined || owner.block === undefined || owner.node === ctx.clusterNode?.name) return gateways
-  if (gateways.length === 1 && gateways[0] === owner.address) return gateways
-  return ctx.resolve(owner.address).lookup.reachable ? [owner.address] : []
+/**
+ * The rules the overlay needs: one `to POOL lookup TABLE` at the priority for every IP-in-IP pool while the overlay
+ * holds a route, none once it is empty. A rule of the overlay's table that is not one of these goes.
+ */
+export function planRules(ctx: Context, settings: OverlaySettings, overlayHoldsRoutes: boolean): PlannedRule[] {
+  const existing = ctx.snapshot.rules.filter((r) => r.table !== undefined && tableIdOf(r.table) === settings.table)
+  const wanted = overlayHoldsRoutes ? ctx.snapshot.pools.filter((p) => p.mode === 'ipip').map((p) => p.cidr) : []
+  const out: PlannedRule[] = []
+  const matches = (r: IpRule, to: string) =>
+    r.to === to && r.priority === settings.rulePriority && r.from === undefined && !r.otherSelectors && r.action === 'lookup'
+  for (const to of wanted) {
+    if (!existing.some((r) => matches(r, to))) out.push({action: 'add', priority: settings.rulePriority, to, table: settings.table})
+  }
+  for (const r of existing) {
+    if (wanted.some((to) => matches(r, to))) continue
+    if (r.to === undefined || r.from !== undefined || r.otherSelectors) continue // not a rule routedoctor writes: not ours to remove
+    out.push({action: 'delete', priority: r.priority, to: r.to, table: settings.table})
+  }
+  return out
+}
+
+/** The links are known and the tunnel device is not among them: nothing can be routed through it. */
+function tunnelDevMissing(ctx: Context): boolean {
+  return ctx.haveLinks && !ctx.links.has(ctx.snapshot.tunnelDev)
+}
+
+/** Why planPrefix planned nothing for a prefix that is not healthy; undefined for a healthy or local one. */
+export function whyNoPlan(ctx: Context, d: PrefixDiagnosis): string | undefined {
+  const facts = d.facts
+  if (d.verdict === 'ok' || d.verdict === 'local') return undefined
+  if (d.verdict === 'not-in-pool' || !facts.tunnelExpected) return 'not in an IP-in-IP pool'
+  const dev = ctx.snapshot.tunnelDev
+  if (tunnelDevMissing(ctx)) return `there is no ${dev} device, so nothing can be routed through it; --tunnel-dev names the tunnel device`
+  if (!ctx.haveBird) return 'the snapshot has no BIRD routes: nothing can be planned without BIRD\'s BGP paths and next hops'
+  if (facts.bird.length === 0) return 'no BGP path: its owner\'s session is down or it is not announced'
+  if (facts.bgpNextHops.length === 0) return 'BIRD\'s paths carry no BGP next hop'
+  const owner = ctx.cluster?.ownerOf(facts.prefix)
+  if (owner?.address !== undefined && owner.node !== ctx.clusterNode?.name && !facts.bgpNextHops.includes(owner.address)) {
+    return `Calico's IPAM gives it to ${owner.node} (${owner.address}), and no best BGP path of BIRD's names that address`
+  }
+  return 'no BGP next hop the kernel can reach'
 }
 
 /**

@@ -130,6 +130,19 @@ export async function writeJson(out: Writable, value: Record<string, unknown>, e
   await w.add('}\n', true)
 }
 
+/** writeJson's text of a value small enough to be one string: top-level keys a line each, arrays an element per line. */
+export function jsonText(value: unknown): string {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return `${JSON.stringify(value)}\n`
+  const v = value as Record<string, unknown>
+  const keys = Object.keys(v).filter((k) => v[k] !== undefined && typeof v[k] !== 'function')
+  const lines = keys.map((k, i) => {
+    const x = v[k]
+    const json = Array.isArray(x) && x.length > 0 ? `[\n${x.map((e) => `    ${JSON.stringify(e) ?? 'null'}`).join(',\n')}\n  ]` : JSON.stringify(x)
+    return `  ${JSON.stringify(k)}: ${json}${i < keys.length - 1 ? ',' : ''}\n`
+  })
+  return `{\n${lines.join('')}}\n`
+}
+
 /** Per key of writeJson's value: how an element of that array is written (as JSON.stringify would, only faster). */
 export type ElementWriters = Record<string, (item: never) => string>
 

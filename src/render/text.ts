@@ -16,32 +16,71 @@ function indent(text: string, by: string): string {
   return text.split('\n').map((l) => by + l).join('\n')
 }
 
+function gracefulRestartText(gr: NonNullable<NodeSummary['gracefulRestart']>): string {
+  const waiting = gr.waiting !== undefined ? `, waiting for ${gr.waiting} ${gr.unit ?? 'protocols'} to recover` : ''
+  const timer = gr.remaining !== undefined ? `, wait timer ${gr.remaining}/${gr.wait ?? '?'} s` : ''
+  return `BIRD graceful restart recovery in progress${waiting}${timer}: ` +
+    'routes from before the restart stay in the kernel until it ends'
+}
+
 export function renderNode(n: NodeSummary, c: ChalkInstance): string {
   const pools = n.pools.length > 0
-    ? n.pools.map((p) => `${p.cidr} (${p.mode})`).join(', ') + ` from ${n.poolOrigin === 'flag' ? '--pool' : n.poolOrigin}`
+    ? n.pools.map((p) => `${p.cidr} (${p.mode}${p.crossSubnet ? ' CrossSubnet' : ''})`).join(', ') + ` from ${n.poolOrigin === 'flag' ? '--pool' : n.poolOrigin}`
+    : n.uncheckedPools?.length ? c.yellow('no IP-in-IP pool')
     : c.yellow('none found (give --pool CIDR=ipip, --ippools FILE, or a snapshot with ippools.yaml or a Calico bird.conf)')
+  const sessions = n.sessions.total === 0 && n.missing.includes('birdc-show-protocols-all.txt')
+    ? 'unknown (no BIRD protocols)'
+    : `${n.sessions.up}/${n.sessions.total} Established`
   const lines = [
-    `${c.bold('node')} ${n.host ?? '?'}${n.kubeNode && n.kubeNode !== n.host ? ` (Kubernetes node ${n.kubeNode})` : ''}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${n.sessions.up}/${n.sessions.total} Established  ${c.bold('tunnel')} ${n.tunnelDev}`,
+    `${c.bold('node')} ${n.host ?? '?'}${n.kubeNode && n.kubeNode !== n.host ? ` (Kubernetes node ${n.kubeNode})` : ''}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${sessions}  ${c.bold('tunnel')} ${n.tunnelDev}`,
     `${c.bold('pools')} ${pools}`,
   ]
-  if (n.missing.length > 0) lines.push(c.dim(`not in the snapshot: ${n.missing.join(', ')}`))
-  for (const f of n.failed) lines.push(c.yellow(`could not collect ${f.file}: ${f.error}`))
+  if (n.gracefulRestart !== undefined) lines.push(c.yellow(gracefulRestartText(n.gracefulRestart)))
+  for (const p of n.uncheckedPools ?? []) {
+    lines.push(c.yellow(`pool ${p.cidr} (${p.mode}) not checked: ${p.mode === 'vxlan' ? 'VXLAN routes are Felix\'s, over vxlan.calico' : 'no encapsulation: BIRD routes it directly'}; routedoctor judges IP-in-IP pools`))
+  }
+  // the same words for a snapshot and the live node (a report replays byte for byte)
+  if (n.missing.length > 0) lines.push(c.dim(`missing sources: ${n.missing.join(', ')}`))
+  lines.push(...failedLines(n.failed).map((l) => c.yellow(l)))
   for (const w of n.bundleWarnings) lines.push(c.yellow(`bundle: ${w}`))
   return lines.join('\n')
 }
 
+/** Sources that failed, one line per reason: a BIRD socket that cannot be reached fails three sources alike. */
+export function failedLines(failed: NodeSummary['failed']): string[] {
+  const byError = new Map<string, string[]>()
+  for (const f of failed) byError.set(f.error, [...(byError.get(f.error) ?? []), f.file])
+  return [...byError].map(([error, files]) => error.startsWith('the file is empty')
+    ? `${files.join(', ')}: ${error.slice('the file is '.length)}`
+    : `could not collect ${files.join(', ')}: ${error}`)
+}
+
+/** file:line[-endLine], or file[element] for a route of a one-line JSON dump. */
+export function evidenceWhere(x: Evidence): string {
+  if (x.element !== undefined) return `${x.file}[${x.element}]`
+  return `${x.file}:${x.line}${x.endLine !== x.line ? `-${x.endLine}` : ''}`
+}
+
 export function renderEvidence(e: Evidence[], c: ChalkInstance, by = '      '): string[] {
   return e.map((x) => {
-    const where = `${x.file}:${x.line}${x.endLine !== x.line ? `-${x.endLine}` : ''}`
+    const where = evidenceWhere(x)
     const text = x.text.split('\n')
     return `${by}${c.dim(where)}  ${text[0]}${text.slice(1).map((t) => `\n${by}${' '.repeat(where.length + 2)}${t}`).join('')}`
   })
 }
 
-export function renderFinding(f: Finding, c: ChalkInstance): string {
+const evidenceKey = (e: Evidence) => `${e.file}:${e.line}-${e.endLine}\n${e.text}`
+
+/** `shown`: evidence already on the screen, cited by file and line only (and the new evidence is added to it). */
+export function renderFinding(f: Finding, c: ChalkInstance, shown?: Set<string>): string {
   const sev = severityColor(c, f.severity)(f.severity.toUpperCase())
   const out = [`  ${sev} ${c.bold(f.id)}${f.prefix ? ` ${f.prefix}` : ''}: ${f.title}`, indent(f.detail, '      ')]
-  if (f.evidence.length > 0) out.push('      evidence:', ...renderEvidence(f.evidence, c, '        '))
+  const fresh = shown ? f.evidence.filter((e) => !shown.has(evidenceKey(e))) : f.evidence
+  const seen = shown ? f.evidence.filter((e) => shown.has(evidenceKey(e))) : []
+  if (fresh.length > 0) out.push('      evidence:', ...renderEvidence(fresh, c, '        '))
+  const cites = [...new Set(seen.map(evidenceWhere))].join(', ')
+  if (seen.length > 0) out.push(`      ${fresh.length > 0 ? 'and' : 'evidence:'} ${c.dim(cites)} ${c.dim('(above)')}`)
+  for (const e of fresh) shown?.add(evidenceKey(e))
   if (f.fix) out.push(`      ${c.bold('what to do:')} ${f.fix}`)
   return out.join('\n')
 }
@@ -86,7 +125,8 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
       continue
     }
     let ids = ''
-    for (const f of p.findings) if (f.severity !== 'info') ids += ids === '' ? f.id : `, ${f.id}`
+    // an id found for several next hops is listed once
+    for (const f of p.findings) if (f.severity !== 'info' && !(ids === f.id || ids.startsWith(`${f.id},`) || ids.includes(`, ${f.id}`))) ids += ids === '' ? f.id : `, ${f.id}`
     if (p.verdict === 'ok') later[0].push(p.prefix, p.verdict, ids)
     else if (p.verdict === 'local' || p.verdict === 'not-in-pool') later[1].push(p.prefix, p.verdict, ids)
     else yield row(p.prefix, p.verdict, ids)
@@ -103,7 +143,7 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
       }
     }
   }
-  if (!header) yield c.yellow(r.node.pools.length === 0 ? 'No pools: no prefix is a tunnel prefix.' : 'No prefix inside the pools is held by BIRD or routed by the kernel.')
+  if (!header) yield c.yellow(r.node.pools.length === 0 ? `No ${r.node.uncheckedPools?.length ? 'IP-in-IP ' : ''}pools: no prefix is a tunnel prefix.` : 'No prefix inside the pools is held by BIRD or routed by the kernel.')
   yield ''
   yield c.bold('Host')
   if (r.host.findings.length === 0) yield c.green('  no host findings')
@@ -115,26 +155,48 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
   if (summary.exitCode !== 0) yield c.dim('`routedoctor explain PREFIX` shows why, with evidence; `routedoctor fix` shows the corrected routes.')
 }
 
-const STEP_TITLE = {session: 'BGP session', bird: 'BIRD paths', resolution: 'Next hop', kernel: 'Kernel route', tunnel: 'Tunnel device'}
+const STEP_TITLE = {session: 'BGP session', bird: 'BIRD paths', resolution: 'Next hop', rule: 'Policy rule', kernel: 'Kernel route', tunnel: 'Tunnel device'}
 
-export function renderExplain(r: ExplainReport, c: ChalkInstance): string {
-  const out = [`${c.bold(r.prefix)}${r.query !== r.prefix ? c.dim(` (covers ${r.query})`) : ''}: ${verdictColor(c, r.verdict)(r.verdict.toUpperCase())}`, renderNode(r.node, c), '']
+export interface ExplainTextOptions {
+  node?: boolean // the node's header (default true; the TUI shows it in its own header)
+  evidenceOnce?: boolean // evidence already shown is cited by file and line only (default false)
+}
+
+export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainTextOptions = {}): string {
+  const covers = r.query !== r.prefix ? c.dim(` (holds ${r.query})`) : ''
+  if (r.scope) {
+    const out = [`${c.bold(r.prefix)}: ${c.dim('NOT A TUNNEL PREFIX')}`, renderNode(r.node, c), '', r.scope.summary]
+    if (r.scope.inside.length > 0) {
+      out.push('', c.bold('Tunnel prefixes inside it'), ...r.scope.inside.map((p) => `  ${p}`))
+      if (r.scope.insideCount > r.scope.inside.length) out.push(c.dim(`  and ${r.scope.insideCount - r.scope.inside.length} more (routedoctor check lists them)`))
+      out.push(c.dim('`routedoctor explain BLOCK` explains one of them.'))
+    }
+    for (const s of r.chain) out.push('', `${c.bold('Kernel route')} ${s.summary}`)
+    return out.join('\n')
+  }
+  const out = [`${c.bold(r.prefix)}${covers}: ${verdictColor(c, r.verdict)(r.verdict.toUpperCase())}`]
+  if (opts.node !== false) out.push(renderNode(r.node, c))
+  out.push('')
+  const shown = opts.evidenceOnce === false ? undefined : new Set<string>()
   let n = 1
   for (const s of r.chain) {
     const mark = s.status === 'ok' ? c.green('✔') : s.status === 'error' ? c.red('✘') : s.status === 'warning' ? c.yellow('!') : c.dim('·')
     const lines = s.summary.split('\n')
-    out.push(`${n++}. ${mark} ${c.bold(pad(STEP_TITLE[s.step], 14))}${lines[0]}`)
-    for (const l of lines.slice(1)) out.push(`${' '.repeat(19)}${l}`)
-    out.push(...renderEvidence(s.evidence, c, '       '))
+    // two spaces at least after the longest title: the text column is where wrapped rows continue
+    out.push(`${n++}. ${mark} ${c.bold(pad(STEP_TITLE[s.step], 15))}${lines[0]}`)
+    for (const l of lines.slice(1)) out.push(`${' '.repeat(20)}${l}`)
+    out.push(...renderEvidence(shown ? s.evidence.filter((e) => !shown.has(evidenceKey(e))) : s.evidence, c, '       '))
+    for (const e of s.evidence) shown?.add(evidenceKey(e))
   }
   out.push('', c.bold('Findings'))
   if (r.findings.length === 0) out.push(c.green('  none'))
-  for (const f of r.findings) out.push(renderFinding(f, c))
+  for (const f of r.findings) out.push(renderFinding(f, c, shown))
   out.push('', c.bold('Corrected route'))
-  if (!r.plan) out.push(`  none${r.verdict === 'missing' ? ': nothing to program until a BGP path for it is back' : r.verdict === 'ok' || r.verdict === 'local' ? ': the route is right as it is' : ''}`)
+  if (!r.plan) out.push(`  none${r.planNote ? `: ${r.planNote}` : r.verdict === 'ok' || r.verdict === 'local' ? ': the route is right as it is' : ''}`)
   else {
     out.push(indent(renderPlanned(r.plan), '  '))
-    out.push(c.dim(`  (${r.planMode === 'beside' ? `beside BIRD's route, at a lower metric; BIRD's stays as it is` : `replacing BIRD's route at its metric`}; routedoctor fix --apply programs it)`))
+    const beside = r.kernel.length === 0 ? 'the kernel has no route for it' : 'BIRD\'s route stays as it is'
+    out.push(c.dim(`  (in routedoctor's overlay table ${r.plan.table}, which BIRD never learns; ${beside}; routedoctor fix --apply programs it)`))
     out.push(`  ${ipRouteReplace(r.plan)}`)
   }
   return out.join('\n')
@@ -146,21 +208,41 @@ function plural(n: number, word: string): string {
 
 export function renderFix(r: FixReport, c: ChalkInstance): string {
   const out: string[] = []
-  for (const f of r.node.failed) out.push(c.yellow(`could not collect ${f.file}: ${f.error}`))
+  for (const l of failedLines(r.node.failed)) out.push(c.yellow(l))
   for (const w of r.node.bundleWarnings) out.push(c.yellow(`bundle: ${w}`))
   if (r.unavailable) out.push(c.red(`Cannot plan: ${r.unavailable}.`))
-  else if (r.entries.length === 0) out.push(c.green('Nothing to fix: every tunnel prefix is healthy or has nothing routedoctor can program.'))
+  else if (r.scope?.startsWith('no tunnel prefix')) out.push(c.yellow(`Nothing to fix: ${r.scope}.`))
+  else if (r.entries.length === 0 && r.rules.length === 0 && r.skipped.length > 0) {
+    out.push(c.yellow(`Nothing routedoctor can program${r.scope ? ` for ${r.scope}` : ''}:`))
+  } else if (r.entries.length === 0 && r.rules.length === 0) {
+    const inPlace = r.kept > 0 ? ` (${plural(r.kept, 'route')} in the overlay table ${r.table})` : ''
+    out.push(c.green(r.scope ? `Nothing to fix: ${r.scope} needs no correction${inPlace}.`
+      : `Nothing to fix: every tunnel prefix is healthy, has nothing routedoctor can program, or its correction is in place${inPlace}.`))
+  }
   for (const e of r.entries) {
     out.push(`${c.bold(e.prefix)}  ${c.red(e.verdict)}`)
     for (const k of e.current) {
-      const mark = e.mode === 'beside' || k.metric !== e.planned.metric || k.tableId !== e.planned.tableId ? c.dim('  =') : c.red('  -')
-      out.push(...formatKernelRoute(k).split('\n').map((l, i) => `${i === 0 ? mark : '   '} ${l}`))
+      const gone = e.action === 'delete' ? k.tableId === e.planned.tableId && k.metric === e.planned.metric && k.protocol === e.planned.protocol
+        : k.tableId === e.planned.tableId && k.metric === e.planned.metric
+      out.push(...formatKernelRoute(k).split('\n').map((l, i) => `${i === 0 ? (gone ? c.red('  -') : c.dim('  =')) : '   '} ${l}`))
     }
-    out.push(...renderPlanned(e.planned).split('\n').map((l, i) => `${i === 0 ? c.green('  +') : '   '} ${l}`))
-    out.push(c.dim(e.mode === 'beside'
-      ? `    added beside BIRD's route at metric ${e.planned.metric} (lower wins); BIRD's route is left as it is, removing ours restores it`
-      : `    replaces the route at metric ${e.planned.metric} (BIRD writes metric 0: nothing is lower)`))
+    if (e.action === 'replace') {
+      out.push(...renderPlanned(e.planned).split('\n').map((l, i) => `${i === 0 ? c.green('  +') : '   '} ${l}`))
+      const beside = e.current.length === 0 ? 'the kernel has no route for it' : 'BIRD\'s route stays as it is'
+      out.push(c.dim(`    in the overlay table ${e.planned.table}, which BIRD never learns; ${beside}`))
+    } else {
+      out.push(c.dim(`    withdrawn: routedoctor's route is stale or sits where BIRD learns it`))
+    }
     out.push(`    ${e.ipRoute}`, '')
+  }
+  if (r.rules.length > 0) {
+    out.push(c.bold(`Rules of the overlay table ${r.table}`))
+    for (let i = 0; i < r.rules.length; i++) {
+      const rule = r.rules[i]
+      out.push(`${rule.action === 'add' ? c.green('  +') : c.red('  -')} ${rule.priority}: from all to ${rule.to} lookup ${rule.table}`)
+      out.push(`    ${r.ruleLines[i]}`)
+    }
+    out.push('')
   }
   for (const s of r.skipped) out.push(c.yellow(`${s.prefix}  ${s.verdict}: nothing planned (${s.reason})`))
   return out.join('\n')

@@ -16,7 +16,7 @@ import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {renderCheck, renderExplain} from '../render/text.js'
 import {loadSourceFiles, readIppoolsFile, snapshotFrom, type SourceOptions} from './load.js'
-import {checkReport, explainReport} from './report.js'
+import {checkReport, explainReport, snapshotHost} from './report.js'
 
 export interface BundleOptions extends SourceOptions {
   out?: string // file or directory
@@ -49,6 +49,7 @@ async function checkOutputDir(out: string | undefined): Promise<void> {
 
 export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   const progress = opts.progress ?? (() => {})
+  if (opts.mappingFile !== undefined && !opts.redact) throw new UsageError('--mapping-file keeps the pseudonyms of --redact: give --redact too, or drop --mapping-file')
   await checkOutputDir(opts.out) // before the collection, which takes seconds on a full table
   progress(opts.from ? `reading ${opts.from}` : 'collecting from the live node (ip, /proc/sys, BIRD socket)')
   const source = await loadSourceFiles({...opts, everySource: true})
@@ -62,7 +63,8 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   let files = poolFile ? [...source.files.filter((f) => f.name !== 'ippools.yaml' && f.name !== 'ippools.json'), poolFile] : source.files
   // the node's name travels in the bundle, so that fleet names it (DESIGN §6)
   if (opts.node !== undefined) files = [...files.filter((f) => f.name !== NODE_NAME_FILE), {name: NODE_NAME_FILE, text: `${opts.node}\n`, command: `routedoctor --node ${opts.node}`}]
-  let host = source.origin.host ?? os.hostname()
+  // the snapshot's own node, not this machine, when the bundle is made of a snapshot directory
+  let host = snapshotHost({origin: source.origin, files}) ?? (source.origin.kind === 'live' ? os.hostname() : 'unknown')
   let mapping: Record<string, string> | undefined
   let command = opts.command
   if (opts.redact) {
@@ -73,7 +75,9 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     files = red.files
     host = red.redactor.text(host)
     mapping = red.mapping
-    command = command.map((arg) => red.redactor.text(arg)) // --pool and paths may carry addresses
+    command = withoutPaths(command).map((arg) => red.redactor.text(arg)) // --pool may carry addresses
+    // a file's recorded command names where it was read: the file's name is kept, not its directory
+    files = files.map((f) => (f.command?.startsWith('read ') ? {...f, command: `read ${f.name}`} : f))
     progress(`redacted ${Object.keys(mapping).length} addresses, names and MACs`)
   }
   const snapshot = await snapshotFrom({files, origin: {...source.origin, host}}, {...opts, pools: undefined, ippools: undefined})
@@ -121,6 +125,18 @@ function nodeNames(files: SourceFile[], node: string | undefined): string[] {
     for (const m of f.text.matchAll(/"(?:name|node)"\s*:\s*"([^"]+)"|"host:([^"]+)"/g)) if (!f.name.endsWith('blocks.json') || m[2] || m[0].startsWith('"node"')) names.add(m[1] ?? m[2])
   }
   return [...names]
+}
+
+// flags whose value is a local path: a redacted bundle records the flag, not the path
+const PATH_FLAGS = new Set(['--from', '-o', '--output', '--mapping-file', '--ippools', '--bird-socket', '--bird-conf', '--journal-dir', '--calico'])
+
+/** The command line with every local path replaced by PATH (`--from DIR`, `--from=DIR`, `-o FILE`). */
+export function withoutPaths(argv: string[]): string[] {
+  return argv.map((arg, i) => {
+    const eq = arg.indexOf('=')
+    if (arg.startsWith('-') && eq > 0 && PATH_FLAGS.has(arg.slice(0, eq))) return `${arg.slice(0, eq)}=PATH`
+    return i > 0 && PATH_FLAGS.has(argv[i - 1]) ? 'PATH' : arg
+  })
 }
 
 /** --pool flags as a Calico IPPool list, or the --ippools file as given. */

@@ -1,31 +1,41 @@
-// `fix`: the corrected routes for every unhealthy tunnel prefix, as a plan the netlink stage can apply.
-import {Context, type ContextOptions, type PrefixFacts} from '../model/context.js'
+// `fix`: the whole overlay (DESIGN §5) planned from a snapshot, as a plan the netlink stage applies with its journal.
+import {Context, type ContextOptions, DEFAULT_RULE_PRIORITY, type PrefixFacts} from '../model/context.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
-import {planPrefix, type PlanItem} from '../plan/plan.js'
+import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules, whyNoPlan} from '../plan/plan.js'
 import {birdConfigAdvice, type BirdConfigAdvice} from '../plan/bird-config.js'
 import {ipRouteReplace} from '../model/format.js'
-import type {KernelRoute, PlannedRoute, Verdict} from '../model/types.js'
-import {SCHEMA, nodeSummary, type NodeSummary} from './report.js'
-import {canonicalPrefix} from '../model/prefix.js'
+import type {KernelRoute, PlannedRoute, PlannedRule, Verdict} from '../model/types.js'
+import {SCHEMA, nodeSummary, resolveTarget, targetScope, type NodeSummary} from './report.js'
+import {prefixContains} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
+import type {ApplyOptions, ApplyResult} from '../netlink/apply.js'
 
 export interface FixEntry {
   prefix: string
   verdict: Verdict
-  current: KernelRoute[]
+  action: 'replace' | 'delete'
+  current: KernelRoute[] // the prefix's routes in BIRD's tables and routedoctor's own
   planned: PlannedRoute
   mode: PlanItem['mode']
   ipRoute: string
 }
+
+/** A route of the plan as `fix --json` lists it (DESIGN §4): the action first. */
+export type FixRoute = PlannedRoute & {action: 'replace' | 'delete'}
 
 export interface FixReport {
   schema: number
   node: NodeSummary
   // why nothing could be planned at all (BIRD's routes missing or not collected)
   unavailable?: string
-  routes: PlannedRoute[]
-  replaced: KernelRoute[] // the kernel routes the plan corrects (left in place when mode is beside)
+  scope?: string // with a PREFIX argument: what was planned (the block it resolved to, or the prefixes inside it)
+  table: number // the overlay table
+  routes: FixRoute[]
+  rules: PlannedRule[]
+  replaced: KernelRoute[] // the kernel routes the plan takes precedence over or withdraws
   entries: FixEntry[]
+  ruleLines: string[] // `ip rule add|del …` of `rules`
+  kept: number // routedoctor routes already as planned
   skipped: Array<{prefix: string; verdict: Verdict; reason: string}>
   birdConfig: BirdConfigAdvice
   applied?: PlannedRoute[]
@@ -42,31 +52,102 @@ export interface FixReport {
  */
 export const FIX_CONTEXT: Readonly<ContextOptions> = Object.freeze({evidence: false, texts: false})
 
-export function planFix(ctx: Context, only?: string): {report: FixReport; items: PlanItem[]} {
+export interface FixOptions {
+  table?: number // the overlay table (default DEFAULT_OVERLAY_TABLE); must be the Context's overlayTable
+  rulePriority?: number
+}
+
+/**
+ * Refuse an overlay BIRD could learn or one that is not routedoctor's (exit 2, before anything is written): a table
+ * inside 1-255, BIRD's kernel table, a table holding another owner's routes, a priority not below main's rule.
+ */
+export function checkOverlaySettings(ctx: Context, settings: OverlaySettings): void {
+  const {table, rulePriority} = settings
+  if (!Number.isInteger(table) || table < 256 || table > 0xffffffff) {
+    throw new UsageError(`--table ${table}: expected a table outside 1-255 (Felix may claim 1-250, 253-255 are the kernel's), up to 4294967295`)
+  }
+  if (!Number.isInteger(rulePriority) || rulePriority < 1 || rulePriority > 32765) {
+    throw new UsageError(`--rule-priority ${rulePriority}: expected 1-32765 (below main's rule at 32766, after local's at 0)`)
+  }
+  if (ctx.kernelTables.includes(table)) {
+    const pos = ctx.snapshot.bird.config?.pos
+    throw new UsageError(`--table ${table}: it is the table BIRD's kernel protocol syncs (\`kernel table ${table}\`${pos ? ` in ${pos.file}` : ''}): ` +
+      'BIRD would learn the overlay\'s routes and could advertise them. Choose another table.')
+  }
+  const foreign = ctx.snapshot.kernelRoutes.find((r) => r.tableId === table && r.protocol !== ctx.fixProtocol && r.tableId !== 255)
+  if (foreign) {
+    throw new UsageError(`--table ${table}: the table holds a route of another owner (${foreign.dst} proto ${foreign.protocol}): ` +
+      'the overlay must be a table of routedoctor\'s own. Choose another table.')
+  }
+}
+
+export function planFix(ctx: Context, only?: string, opts: FixOptions = {}): {report: FixReport; items: PlanItem[]; plan: OverlayPlan} {
+  const settings: OverlaySettings = {
+    table: opts.table ?? ctx.overlayTable,
+    rulePriority: opts.rulePriority ?? DEFAULT_RULE_PRIORITY,
+    protocol: ctx.fixProtocol,
+  }
+  if (settings.table !== ctx.overlayTable) throw new Error('planFix: the Context reads another overlay table than the plan writes')
+  checkOverlaySettings(ctx, settings)
   let facts: Iterable<PrefixFacts> = ctx.poolFacts()
+  let scope: string | undefined
   if (only) {
-    const p = canonicalPrefix(only)
-    if (!p) throw new UsageError(`${only}: expected a prefix such as 192.168.110.128/26`)
-    facts = [ctx.facts(p)]
+    // a prefix or address inside a block is that block; a wider prefix is every tunnel prefix inside it
+    const p = resolveTarget(ctx, only)
+    const wide = targetScope(ctx, p)
+    facts = wide ? ctx.poolPrefixes().filter((x) => prefixContains(p, x)).map((x) => ctx.facts(x)) : [ctx.facts(p)]
+    if (wide && wide.insideCount === 0) scope = `no tunnel prefix lies inside ${p}`
+    else if (wide) scope = `the tunnel prefixes inside ${p}`
+    else scope = p
   }
   const entries: FixEntry[] = []
-  const items: PlanItem[] = []
+  const replaces: PlanItem[] = []
+  const deletes: PlanItem[] = []
+  const deleteEntries: FixEntry[] = []
   const skipped: FixReport['skipped'] = []
+  const seen = new Set<string>()
+  let kept = 0
   for (const f of facts) {
-    const d = diagnoseFacts(ctx, f)
-    const prefix = d.prefix
-    const item = planPrefix(ctx, d)
-    if (!item) {
+    seen.add(f.prefix)
+    const p = planPrefixOverlay(ctx, f)
+    if (p.kept) kept++
+    if (!p.replace && p.deletes.length === 0) {
+      if (p.kept) continue
+      const d = diagnoseFacts(ctx, f)
       if (d.verdict !== 'ok' && d.verdict !== 'local') {
-        skipped.push({prefix, verdict: d.verdict, reason: d.verdict === 'missing'
-          ? 'no BGP path: its owner\'s session is down or it is not announced'
-          : d.verdict === 'not-in-pool' ? 'not in a tunnel pool' : 'no BGP next hop the kernel can reach'})
+        skipped.push({prefix: d.prefix, verdict: d.verdict, reason: whyNoPlan(ctx, d) ?? 'nothing to program'})
       }
       continue
     }
-    items.push(item)
-    entries.push({prefix, verdict: d.verdict, current: d.facts.kernel, planned: item.planned, mode: item.mode, ipRoute: ipRouteReplace(item.planned)})
+    const d = diagnoseFacts(ctx, f)
+    const current = f.ours.length === 0 ? f.kernel : [...f.kernel, ...f.ours.filter((r) => !f.kernel.includes(r))]
+    if (p.replace) {
+      replaces.push(p.replace)
+      entries.push({prefix: d.prefix, verdict: d.verdict, action: 'replace', current, planned: p.replace.planned, mode: p.replace.mode, ipRoute: ipRouteReplace(p.replace.planned)})
+    }
+    for (const del of p.deletes) {
+      deletes.push(del)
+      deleteEntries.push({prefix: d.prefix, verdict: d.verdict, action: 'delete', current, planned: del.planned, mode: del.mode, ipRoute: ipRouteDel(del.planned)})
+    }
   }
+  if (!only) {
+    // routedoctor's routes outside every pool prefix walked (a pool removed): withdrawn
+    for (const r of ctx.oursRoutes) {
+      if (seen.has(r.dst) || r.type === 'local') continue
+      const p = planPrefixOverlay(ctx, ctx.facts(r.dst))
+      for (const del of p.deletes) {
+        if (del.replaces !== r) continue
+        deletes.push(del)
+        deleteEntries.push({prefix: r.dst, verdict: 'not-in-pool', action: 'delete', current: [r], planned: del.planned, mode: del.mode, ipRoute: ipRouteDel(del.planned)})
+      }
+    }
+  }
+  const items = [...replaces, ...deletes]
+  // does the overlay hold a route once the plan is applied?
+  const deleted = new Set(deletes.map((d) => d.replaces))
+  const holds = replaces.length > 0 || ctx.oursRoutes.some((r) => r.tableId === settings.table && !deleted.has(r))
+  const rules = planRules(ctx, settings, holds)
+  const plan: OverlayPlan = {settings, items, rules, kept}
   const status = ctx.snapshot.bird.status
   const node = nodeSummary(ctx)
   const birdFailed = node.failed.find((f) => f.file === 'birdc-show-route-all.txt')
@@ -75,15 +156,45 @@ export function planFix(ctx: Context, only?: string): {report: FixReport; items:
     : 'the snapshot has no BIRD routes (birdc-show-route-all.txt): nothing can be planned without BIRD\'s BGP next hops'
   return {
     items,
+    plan,
     report: {
       schema: SCHEMA,
       node,
       ...(unavailable ? {unavailable} : {}),
-      routes: items.map((i) => i.planned),
+      ...(scope ? {scope} : {}),
+      table: settings.table,
+      routes: items.map((i) => fixRoute(i)),
+      rules,
       replaced: items.flatMap((i) => (i.replaces ? [i.replaces] : [])),
-      entries,
+      entries: [...entries, ...deleteEntries],
+      ruleLines: rules.map(ipRuleLine),
+      kept,
       skipped,
       birdConfig: birdConfigAdvice(status?.version, status?.calicoFork ?? false, ctx.snapshot.pools, ctx.snapshot.tunnelDev),
     },
   }
+}
+
+function fixRoute(i: PlanItem): FixRoute {
+  const p = i.planned
+  return {action: i.action, dst: p.dst, table: p.table, tableId: p.tableId, metric: p.metric, protocol: p.protocol, nexthops: p.nexthops}
+}
+
+/** `ip route del` of a route routedoctor withdraws. */
+export function ipRouteDel(p: PlannedRoute): string {
+  return `ip${p.dst.includes(':') ? ' -6' : ''} route del ${p.dst}${p.table !== 'main' ? ` table ${p.table}` : ''} proto ${p.protocol} metric ${p.metric}`
+}
+
+/** `ip rule add|del` of a planned rule. */
+export function ipRuleLine(r: PlannedRule): string {
+  return `ip${r.to.includes(':') ? ' -6' : ''} rule ${r.action === 'add' ? 'add' : 'del'} priority ${r.priority} to ${r.to} lookup ${r.table}`
+}
+
+/**
+ * Apply a plan (DESIGN §5): lock, journal first, write, read back, watch for a route war, restore on any failure.
+ * What `fix --apply`, the UI and `watch --reconcile` call with a plan from planFix.
+ */
+export async function applyFix(plan: OverlayPlan, opts: ApplyOptions): Promise<ApplyResult> {
+  const {applyPlan} = await import('../netlink/apply.js')
+  return applyPlan(plan, opts)
 }

@@ -29,7 +29,12 @@ export interface SourceOptions {
   ownTruth?: boolean // false: a snapshot's or bundle's own calico/ is not read (the truth comes from elsewhere)
   /** Live: collect every source, also those a diagnosis does not read when others are there (a bundle keeps them all). */
   everySource?: boolean
+  /** Read the text route dump beside the JSON one (not too large): explain cites a route by its line there. */
+  routeTextToo?: boolean
 }
+
+// explain reads the text route dump beside the JSON one up to this size (model/route-cite.ts indexes no larger one)
+const CITED_ROUTE_TEXT = 32 * 2 ** 20
 
 export interface LoadedSource {
   files: SourceFile[]
@@ -64,7 +69,14 @@ async function loadNodeFiles(opts: SourceOptions): Promise<LoadedSource> {
     const info = await stat(opts.from).catch(() => undefined)
     if (!info) throw new RouteDoctorError(`${opts.from}: no such snapshot directory or bundle`, 2, 'E_FROM')
     // a diagnosis reads a text form only without its JSON form; a bundle (everySource) keeps them all
-    const fallbacks = opts.everySource ? undefined : unreadFallbacks
+    let fallbacks = opts.everySource ? undefined : unreadFallbacks
+    if (fallbacks && opts.routeTextToo && (await routeTextFits(opts.from, info.isDirectory()))) {
+      fallbacks = (present) => {
+        const u = unreadFallbacks(present)
+        u.delete('ip-d-route.txt')
+        return u
+      }
+    }
     // a truth given otherwise (--calico, --kube, fleet's shared one): the source's own calico/ is not read
     const unread = opts.ownTruth === false ? withoutTruth(fallbacks) : fallbacks
     if (info.isDirectory()) return {files: await readSnapshotDir(opts.from, {unread, calico: opts.ownTruth !== false}), origin: {kind: 'dir', path: opts.from}}
@@ -167,8 +179,11 @@ function queryKeys(query: string): (key: number) => boolean {
 
 function queryKeyList(query: string): number[] {
   if (query.includes('/')) {
+    // the prefix, and every network that covers it (a prefix inside a block is that block's)
     const key = prefixKey(canonicalPrefix(query) ?? '')
-    return key < 0 ? [] : [key]
+    if (key < 0) return []
+    const len = key % 64
+    return coveringKeys((key - len) / 64).filter((k) => k % 64 <= len)
   }
   const v = ipv4Value(canonicalAddress(query) ?? '')
   return v < 0 ? [] : coveringKeys(v)
@@ -223,6 +238,26 @@ export function settledSource(files: SourceFile[], opts: BuildOptions): SettledS
       return last.context
     },
   }
+}
+
+/**
+ * What `explain QUERY` reads: on the live node, for an IPv4 prefix or address, only what that prefix's chain needs
+ * (services/targeted.ts); else loadSettledSnapshot. The explanation is the same either way.
+ */
+export async function loadExplainSnapshot(opts: SourceOptions, query: string): Promise<Snapshot> {
+  if (opts.from) return loadSettledSnapshot(opts, query)
+  const {collectTargeted, isTargetable} = await import('./targeted.js')
+  if (!isTargetable(query)) return loadSettledSnapshot(opts, query)
+  const source = await collectTargeted(query, {birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev})
+  const snapshot = await snapshotFrom(source, opts)
+  return source.otherNextHops.length > 0 ? {...snapshot, otherNextHops: source.otherNextHops} : snapshot
+}
+
+/** Is a snapshot directory's text route dump small enough to be read for citations (a bundle's: yes)? */
+async function routeTextFits(from: string, dir: boolean): Promise<boolean> {
+  if (!dir) return true
+  const info = await stat(path.join(from, 'ip-d-route.txt')).catch(() => undefined)
+  return info !== undefined && info.isFile() && info.size <= CITED_ROUTE_TEXT
 }
 
 /** settledSnapshot of the source: for `explain QUERY` and `fix [PREFIX]`. */

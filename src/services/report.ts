@@ -3,9 +3,9 @@ import {Context, isEstablished, linkUsable} from '../model/context.js'
 import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
 import {NONE} from '../diagnose/rule.js'
 import {keyPrefix, keyPrefixLength} from '../model/aside.js'
-import {planPrefix, type PlanItem} from '../plan/plan.js'
+import {planPrefix, whyNoPlan, type PlanItem} from '../plan/plan.js'
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
-import {canonicalAddress, canonicalPrefix, prefixContains, prefixLength} from '../model/prefix.js'
+import {canonicalAddress, canonicalPrefix, coveringPrefix, familyOf, hostBitsSet, prefixContains, prefixLength} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
 import type {BirdRoute, Evidence, Finding, KernelRoute, Pool, PlannedRoute, Snapshot, Verdict} from '../model/types.js'
 
@@ -17,11 +17,14 @@ export interface NodeSummary {
   host?: string
   birdVersion?: string
   routerId?: string
+  // BIRD is recovering from a graceful restart: routes of before the restart stay until it ends
+  gracefulRestart?: {waiting?: number; unit?: string; remaining?: number; wait?: number}
   sessions: {up: number; total: number}
   tunnelDev: string
   pools: Pool[]
   poolOrigin: Snapshot['poolOrigin']
-  missing: string[] // sources not in the snapshot
+  uncheckedPools?: Pool[] // vxlan and no-encapsulation pools: not judged (VXLAN routes are Felix's, over vxlan.calico)
+  missing: string[] // sources not in the snapshot, or not collected live
   failed: Array<{file: string; error: string}> // sources that could not be collected
   bundleWarnings: string[] // a replayed bundle's: files edited after collection, members missing
   kubeNode?: string // with Calico's truth: which Kubernetes node this is
@@ -61,7 +64,7 @@ export interface CheckReport {
 }
 
 export interface ChainStep {
-  step: 'session' | 'bird' | 'resolution' | 'kernel' | 'tunnel'
+  step: 'session' | 'bird' | 'resolution' | 'rule' | 'kernel' | 'tunnel'
   status: 'ok' | 'error' | 'warning' | 'info' | 'absent'
   summary: string
   evidence: Evidence[]
@@ -77,26 +80,45 @@ export interface ExplainReport {
   bird: BirdRoute[]
   plan: PlannedRoute | null
   planMode?: PlanItem['mode']
+  planNote?: string // why there is no corrected route, when there is none
+  scope?: TargetScope // the prefix is no tunnel prefix: what it is
   chain: ChainStep[]
   node: NodeSummary
 }
 
 export function nodeSummary(ctx: Context): NodeSummary {
   const s = ctx.snapshot
-  const hostLine = s.files.find((f) => f.name === 'birdc-show-status.txt')?.text?.match(/^Hostname is (\S+)/m)
   return {
-    host: s.origin.host ?? hostLine?.[1],
+    host: snapshotHost(s),
     birdVersion: s.bird.status?.version,
     routerId: s.bird.status?.routerId,
+    ...gracefulRestart(s),
     sessions: {up: ctx.bgpProtocols.filter(isEstablished).length, total: ctx.bgpProtocols.length},
     tunnelDev: s.tunnelDev,
     pools: s.pools,
     poolOrigin: s.poolOrigin,
-    missing: s.missing,
+    ...(s.uncheckedPools ? {uncheckedPools: s.uncheckedPools} : {}),
+    // a source that failed is said once, with why: not also as missing
+    // (live, IPPools come from --ippools or --pool, never from the node: not a missing source)
+    missing: s.missing.filter((m) => !s.files.some((f) => f.name === m && f.error !== undefined) && !(s.origin.kind === 'live' && m === 'ippools.yaml')),
     failed: s.files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error!})),
     bundleWarnings: s.origin.warnings ?? [],
     ...(s.calico && s.nodeName ? {kubeNode: s.nodeName} : {}),
   }
+}
+
+function gracefulRestart(s: Snapshot): Pick<NodeSummary, 'gracefulRestart'> {
+  const gr = s.bird.status?.gracefulRestart
+  if (gr === undefined) return {}
+  const {pos: _pos, ...state} = gr
+  return {gracefulRestart: state}
+}
+
+/** The node's name: the bundle's or live host's, else the snapshot's `hostname` file, else BIRD's `show status` (BIRD 2+). */
+export function snapshotHost(s: Pick<Snapshot, 'origin' | 'files'>): string | undefined {
+  const file = s.files.find((f) => f.name === 'hostname')?.text?.trim().split(/\s+/)[0]
+  const hostLine = s.files.find((f) => f.name === 'birdc-show-status.txt')?.text?.match(/^Hostname is (\S+)/m)
+  return s.origin.host ?? (file || undefined) ?? hostLine?.[1]
 }
 
 function line(ctx: Context, d: PrefixDiagnosis, plans: boolean): PrefixLine {
@@ -183,20 +205,67 @@ export function checkReport(ctx: Context): CheckReport {
   return {schema: run.schema, node: run.node, prefixes, host: run.host, summary: run.summary()}
 }
 
-/** PREFIX as given, or the pool prefix (BIRD or kernel) that covers ADDRESS. */
+const EXPECTED_TARGET = 'expected a prefix (192.168.110.128/26) or an address (192.168.110.130)'
+
+/**
+ * What `explain` and `fix` are about: PREFIX or ADDRESS as given when something holds it, else the tunnel prefix that
+ * covers it (a prefix or address inside a block is that block), else as given. Host bits in a prefix are a usage error.
+ */
 export function resolveTarget(ctx: Context, query: string): string {
-  if (query.includes('/')) {
-    const prefix = canonicalPrefix(query)
-    if (!prefix) throw new UsageError(`${query}: expected a prefix (192.168.110.128/26) or an address (192.168.110.130)`)
-    return prefix
+  const prefix = query.includes('/') ? canonicalPrefix(query) : canonicalPrefix(canonicalAddress(query) ?? '')
+  if (!prefix) throw new UsageError(`${query}: ${EXPECTED_TARGET}`)
+  const network = hostBitsSet(query)
+  if (network) {
+    throw new UsageError(`${query}: host bits set in a prefix; give the prefix ${network} or the address ${query.slice(0, query.indexOf('/'))}`)
   }
-  const address = canonicalAddress(query)
-  if (!address) throw new UsageError(`${query}: expected a prefix (192.168.110.128/26) or an address (192.168.110.130)`)
-  const covering = ctx.poolPrefixes().filter((p) => prefixContains(p, address))
-  if (covering.length > 0) return covering.reduce((a, b) => (prefixLength(b) > prefixLength(a) ? b : a))
-  const route = ctx.fib.lookupInTable(address, 254)[0]
-  if (route && route.dst !== '0.0.0.0/0' && ctx.poolOf(route.dst)) return route.dst
-  return canonicalPrefix(address)!
+  if (ctx.birdRoutesFor(prefix).length > 0 || ctx.kernelRoutesFor(prefix).length > 0) return prefix
+  const covering = coveringPrefix(ctx.poolPrefixes(), prefix)
+  if (covering) return covering
+  if (!query.includes('/')) {
+    const route = ctx.fib.lookupInTable(canonicalAddress(query)!, 254)[0]
+    if (route && route.dst !== '0.0.0.0/0' && ctx.poolOf(route.dst)) return route.dst
+  }
+  return prefix
+}
+
+/** What a prefix nothing holds is, when it is no tunnel prefix: a pool, wider than a block, outside the pools. */
+export interface TargetScope {
+  kind: 'pool' | 'wider-than-block' | 'outside-pools' | 'unchecked-pool'
+  pool?: Pool // the pool it is or lies in (for outside-pools: none)
+  blockSize?: number // Calico's default block length for the family
+  inside: string[] // the tunnel prefixes it holds, at most SCOPE_LIST
+  insideCount: number
+  summary: string
+}
+
+const SCOPE_LIST = 20
+
+/** The scope of `prefix` when it is not a tunnel prefix (undefined when it is one, or something holds it). */
+export function targetScope(ctx: Context, prefix: string): TargetScope | undefined {
+  const held = ctx.birdRoutesFor(prefix).length > 0 || ctx.kernelRoutesFor(prefix).length > 0
+  const pool = ctx.poolOf(prefix)
+  const blockSize = familyOf(prefix) === 'inet6' ? 122 : 26
+  const len = prefixLength(prefix)
+  if (pool && (held || len >= blockSize)) return undefined
+  const all = ctx.poolPrefixes().filter((p) => prefixContains(prefix, p))
+  const inside = all.slice(0, SCOPE_LIST)
+  const settled = ctx.snapshot.healthy?.keys.filter((k) => prefixContains(prefix, keyPrefix(k))).length ?? 0
+  const insideCount = all.length + settled
+  const holds = insideCount === 0 ? 'it holds no tunnel prefix' : `it holds ${insideCount} tunnel prefix${insideCount === 1 ? '' : 'es'}`
+  const unchecked = (ctx.snapshot.uncheckedPools ?? []).find((p) => prefixContains(p.cidr, prefix))
+  if (!pool && unchecked) {
+    return {kind: 'unchecked-pool', pool: unchecked, inside, insideCount,
+      summary: `${prefix} lies in the ${unchecked.mode} pool ${unchecked.cidr}: not checked (${unchecked.mode === 'vxlan' ? 'VXLAN routes are Felix\'s, over vxlan.calico' : 'no encapsulation'}); routedoctor judges IP-in-IP pools`}
+  }
+  if (!pool) {
+    const pools = ctx.snapshot.pools.filter((p) => prefixContains(prefix, p.cidr)).map((p) => p.cidr)
+    return {kind: 'outside-pools', inside, insideCount,
+      summary: `${prefix} is not a tunnel prefix: ${pools.length > 0 ? `it is wider than the pool${pools.length === 1 ? '' : 's'} ${pools.join(', ')}; ${holds}` : 'it lies outside every tunnel pool'}`}
+  }
+  const kind = pool.cidr === prefix ? 'pool' : 'wider-than-block'
+  return {kind, pool, blockSize, inside, insideCount,
+    summary: `${prefix} is ${kind === 'pool' ? `the ${pool.mode} pool ${pool.cidr} itself` : `inside the pool ${pool.cidr}`}, wider than any block (/${blockSize}): ` +
+      `not a tunnel prefix, and nothing routes it; ${holds}`}
 }
 
 /**
@@ -205,6 +274,8 @@ export function resolveTarget(ctx: Context, query: string): string {
  */
 export function explainReport(ctx: Context, query: string, shared?: {host: Finding[]; node: NodeSummary}): ExplainReport {
   const prefix = resolveTarget(ctx, query)
+  const scope = targetScope(ctx, prefix)
+  if (scope) return scopeReport(ctx, prefix, query, scope, shared?.node)
   const d = diagnosePrefix(ctx, prefix)
   const item = planPrefix(ctx, d)
   const host = shared?.host ?? diagnoseHost(ctx)
@@ -216,6 +287,8 @@ export function explainReport(ctx: Context, query: string, shared?: {host: Findi
     .filter((p) => (p.neighborAddress !== undefined && peers.has(p.neighborAddress)) || f.bird.some((r) => r.protocol === p.name))
     .map((p) => p.pos.line))
   const relevant = host.filter((h) => {
+    // the hash policy matters to a prefix whose next hop the kernel reaches through an ECMP route
+    if (h.id === 'hash-policy-l3') return d.verdict !== 'local' && d.verdict !== 'not-in-pool' && f.resolutions.some((r) => r.multipath)
     if (h.id !== 'peer-down') return d.verdict !== 'local' && d.verdict !== 'not-in-pool'
     // every session down when the prefix is missing; otherwise the ones its paths came (or would come) over
     return d.verdict === 'missing' || h.evidence.some((e) => e.file === 'birdc-show-protocols-all.txt' && downLines.has(e.line))
@@ -226,12 +299,31 @@ export function explainReport(ctx: Context, query: string, shared?: {host: Findi
     query,
     verdict: d.verdict,
     findings: [...d.findings, ...relevant],
-    kernel: f.kernel,
+    kernel: kernelRoutesOf(f),
     bird: f.bird,
     plan: item?.planned ?? null,
-    ...(item ? {planMode: item.mode} : {}),
+    ...(item ? {planMode: item.mode} : {planNote: whyNoPlan(ctx, d)}),
     chain: chain(ctx, d),
     node: shared?.node ?? nodeSummary(ctx),
+  }
+}
+
+/** The prefix's kernel routes: the one in force first (an overlay route), then BIRD's tables', then routedoctor's elsewhere. */
+function kernelRoutesOf(f: PrefixDiagnosis['facts']): KernelRoute[] {
+  const e = f.effective
+  if ((e === undefined || f.kernel.includes(e)) && f.ours.every((r) => f.kernel.includes(r))) return f.kernel
+  return [...new Set([...(e ? [e] : []), ...f.kernel, ...f.ours])]
+}
+
+/** explain of a prefix that is no tunnel prefix: what it is, and the tunnel prefixes it holds. */
+function scopeReport(ctx: Context, prefix: string, query: string, scope: TargetScope, node?: NodeSummary): ExplainReport {
+  const kernel = ctx.kernelRoutesFor(prefix)
+  const steps: ChainStep[] = kernel.length > 0
+    ? [{step: 'kernel', status: 'info', summary: kernel.map((r) => formatKernelRoute(r)).join('\n'), evidence: kernel.flatMap((r) => ctx.citeKernelRoute(r))}]
+    : []
+  return {
+    schema: SCHEMA, prefix, query, verdict: 'not-in-pool', findings: [], kernel, bird: ctx.birdRoutesFor(prefix), plan: null,
+    scope, chain: steps, node: node ?? nodeSummary(ctx),
   }
 }
 
@@ -257,7 +349,9 @@ function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
         : `no path received over any of ${ctx.bgpProtocols.length} Established sessions`,
       evidence: down.flatMap((p) => ctx.cite({...p.pos, endLine: p.pos.line}))})
   } else {
-    steps.push({step: 'session', status: 'absent', summary: ctx.haveBird ? 'BIRD has no BGP protocols' : 'no BIRD data in the snapshot', evidence: []})
+    const summary = ctx.has('birdc-show-protocols-all.txt') ? 'BIRD has no BGP protocols'
+      : ctx.haveBird ? 'no BGP session data in the snapshot (no birdc-show-protocols-all.txt)' : 'no BIRD data in the snapshot'
+    steps.push({step: 'session', status: 'absent', summary, evidence: []})
   }
   // 2. BIRD's paths
   steps.push(f.bird.length > 0
@@ -275,15 +369,21 @@ function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
         : `${r.bgpNextHop} → no kernel route`,
       evidence: ctx.resolutionEvidence(r)})
   }
-  // 4. the kernel route
+  // 4. the policy routing rule that decides, when it is not one of the kernel's own three
   const e = f.effective
+  if (f.rule && e) {
+    steps.push({step: 'rule', status: 'info', summary: `${f.rule.priority}: ${f.rule.text}\n→ table ${e.table} holds ${f.prefix}: it is looked up before main`,
+      evidence: ctx.cite(f.rule.pos)})
+  }
+  // 5. the kernel route (the one in force first)
+  const shown = kernelRoutesOf(f)
   steps.push(e
     ? {step: 'kernel', status: d.verdict === 'ok' || d.verdict === 'local' ? 'ok' : 'error',
-      summary: f.kernel.map((r) => formatKernelRoute(r)).join('\n') +
+      summary: shown.map((r) => formatKernelRoute(r)).join('\n') +
         (e.type === 'unicast' && !f.local ? (e.nexthops.every((n) => n.dev === dev) ? `\n→ through ${dev}` : `\n→ not through ${dev}`) : ''),
-      evidence: f.kernel.flatMap((r) => ctx.citeKernelRoute(r))}
+      evidence: shown.flatMap((r) => ctx.citeKernelRoute(r))}
     : {step: 'kernel', status: ctx.haveKernel ? 'error' : 'absent', summary: ctx.haveKernel ? 'no kernel route for this prefix' : 'no kernel routes in the snapshot', evidence: []})
-  // 5. the tunnel device
+  // 6. the tunnel device
   const link = ctx.links.get(dev)
   steps.push(link
     ? {step: 'tunnel', status: linkUsable(link) ? 'ok' : 'error',

@@ -6,14 +6,14 @@ import type {ChalkInstance} from 'chalk'
 import {Context} from '../model/context.js'
 import {palette} from '../render/style.js'
 import {renderFix} from '../render/text.js'
-import {loadSettledSnapshot, loadSettledSource, type SettledSource, type SourceOptions} from '../services/load.js'
+import {loadExplainSnapshot, loadSettledSnapshot, loadSettledSource, type SettledSource, type SourceOptions} from '../services/load.js'
 import {checkReport, explainReport, type CheckReport, type ExplainReport} from '../services/report.js'
 import type {Capabilities} from './state.js'
 
 export interface UiActions {
   /** Collect (live) or read (--from) a snapshot and diagnose it. */
   loadReport(): Promise<CheckReport>
-  /** The explanation of one prefix, from the data of the last loadReport(). */
+  /** The explanation of one prefix: from the data of the last loadReport(), or (live) collected for that prefix. */
   explain(prefix: string): Promise<ExplainReport>
   /** The planned change for one prefix, as text (diff + `ip route replace` line). */
   previewFix?(prefix: string): Promise<string>
@@ -46,6 +46,8 @@ export function createActions(opts: SourceOptions, options: ActionOptions = {}):
       return checkReport(held.list)
     },
     async explain(prefix) {
+      // live: collected afresh for that prefix alone, as `explain` collects it
+      if (!opts.from) return explainReport(new Context(await loadExplainSnapshot(opts, prefix)), prefix)
       return explainReport((await source()).contextFor(prefix), prefix)
     },
     async previewFix(prefix) {
@@ -65,11 +67,11 @@ export function createActions(opts: SourceOptions, options: ActionOptions = {}):
     actions.applyFix = async (prefix) => {
       const {planFix} = await import('../services/fix.js')
       const fresh = new Context(await loadSettledSnapshot(opts, prefix)) // as `fix PREFIX` plans it
-      const {items} = planFix(fresh, prefix)
-      if (items.length === 0) return `Nothing to apply for ${prefix}: no corrected route is planned now.`
-      const {applyPlan} = await import('../netlink/apply.js')
+      const {plan} = planFix(fresh, prefix)
+      if (plan.items.length + plan.rules.length === 0) return `Nothing to apply for ${prefix}: no corrected route is planned now.`
+      const {applyFix} = await import('../services/fix.js')
       const {renderApply} = await import('../render/apply.js')
-      const result = await applyPlan(items, {journalDir: options.journalDir ?? '/var/lib/routedoctor', watchSeconds: options.watchSeconds ?? 5})
+      const result = await applyFix(plan, {journalDir: options.journalDir ?? '/var/lib/routedoctor', watchSeconds: options.watchSeconds ?? 5})
       return renderApply(result, c)
     }
   }

@@ -83,15 +83,28 @@ export function truncate(s: string, width: number): string {
 }
 
 /**
+ * Where a line's continuation rows start: under its text, that is after its indent, or after a
+ * leading label that two or more spaces end ("3. ✔ BIRD paths    unicast …", "file.txt:12  text"), or two
+ * columns past that label when the gap is wide.
+ */
+export function hangColumn(plain: string, width: number): number {
+  const indent = plain.match(/^ */)![0].length
+  const label = /^( *\S.*?)( {2,})(?=\S)/.exec(plain)
+  if (!label) return Math.min(Math.floor(width / 2), indent)
+  // under the text after the gap; when that is far right, two columns past the label
+  const column = [label[0].length, label[1].length + 2].find((n) => n <= width * 0.6)
+  return column ?? Math.min(Math.floor(width / 2), indent)
+}
+
+/**
  * Wrap to `width` columns at the last space that fits (hard break where there is none), keeping
- * colours across breaks; continuation rows are indented by `hangBy` (default: as the line itself).
+ * colours across breaks; continuation rows are indented by `hangBy` (default: hangColumn).
  */
 export function wrap(s: string, width: number, hangBy?: number): string[] {
   const rows: string[] = []
   for (const raw of s.split('\n')) {
     const line = expandTabs(raw)
-    // by default a continuation row lines up with its line's own indentation
-    const hang = hangBy ?? Math.min(Math.floor(width / 3), stripAnsi(line).match(/^ */)![0].length)
+    const hang = hangBy ?? hangColumn(stripAnsi(line), width)
     if (width <= hang + 1) { rows.push(truncate(line, width)); continue }
     if (visibleWidth(line) <= width) { rows.push(line); continue }
     interface Item { text: string; esc: boolean; before: string[] }

@@ -27,7 +27,11 @@ export async function runEffect(effect: Effect, actions: UiActions, c: ChalkInst
         dispatch({type: 'load-failed', error: message(error)})
       }
       return
-    case 'explain': return pane(effect.seq, async () => renderExplain(await actions.explain(effect.prefix), c))
+    // the TUI's header shows the node; evidence is shown once, where the chain first cites it
+    case 'explain': {
+      const opts = {node: false, evidenceOnce: true}
+      return pane(effect.seq, async () => renderExplain(await actions.explain(effect.prefix), c, opts))
+    }
     case 'preview-fix': return pane(effect.seq, () => actions.previewFix!(effect.prefix))
     case 'apply-fix': return pane(effect.seq, () => actions.applyFix!(effect.prefix))
     case 'write-bundle': return pane(effect.seq, () => actions.writeBundle!())

@@ -4,6 +4,7 @@
 import type {CheckReport, PrefixLine} from '../services/report.js'
 import type {Verdict} from '../model/types.js'
 import {wrap} from './ansi.js'
+import {splitKeys} from './keys.js'
 
 export type Mode = 'list' | 'filter' | 'pane' | 'confirm'
 export type PaneKind = 'explain' | 'fix' | 'apply' | 'bundle' | 'help' | 'host'
@@ -45,6 +46,7 @@ export interface UiState {
   seq: number
   changes: Record<string, Change>
   notice?: string
+  refreshAsked?: boolean // the load under way was asked for with `r`: say when it is in
   confirm?: {prefix: string}
   size: {columns: number; rows: number}
   live: boolean
@@ -141,10 +143,24 @@ export function selectedIndex(state: UiState): number {
   return visibleRows(state).findIndex((p) => p.prefix === state.selected)
 }
 
-/** Rows for each region at the current size: header 2, column titles 1, list, [pane title 1 + pane], footer 1. */
+/** The selected prefix when the list shows it (a filter can hide every row): the one keys act on. */
+export function shownSelection(state: UiState): string | undefined {
+  return state.selected !== undefined && selectedIndex(state) >= 0 ? state.selected : undefined
+}
+
+/** Sources that could not be collected (or a replayed bundle's warnings): the header gives them a row. */
+export function hasSourceProblems(state: UiState): boolean {
+  const n = state.report?.node
+  return n !== undefined && (n.failed.length > 0 || n.bundleWarnings.length > 0)
+}
+
+/**
+ * Rows for each region at the current size: header 2 (3 with source problems), column titles 1, list,
+ * [pane title 1 + pane], footer 1.
+ */
 export function layout(state: UiState): {list: number; pane: number} {
   const rows = Math.max(8, state.size.rows)
-  const body = rows - 4
+  const body = rows - 4 - (hasSourceProblems(state) ? 1 : 0)
   if (!state.pane) return {list: body, pane: 0}
   const count = Math.max(1, visibleRows(state).length)
   const list = Math.min(count, Math.max(2, Math.floor((body - 1) / 3)))
@@ -201,7 +217,30 @@ function applyReport(state: UiState, report: CheckReport, at: string): UiState {
 }
 
 function selectedLine(state: UiState): PrefixLine | undefined {
-  return state.report?.prefixes.find((p) => p.prefix === state.selected)
+  const prefix = shownSelection(state)
+  return prefix === undefined ? undefined : state.report?.prefixes.find((p) => p.prefix === prefix)
+}
+
+function nothingShown(state: UiState): Update {
+  const notice = state.filter
+    ? `no prefix is listed: the filter ${JSON.stringify(state.filter)} matches none (Esc clears it)`
+    : 'no prefix selected'
+  return {state: {...state, notice}, effects: []}
+}
+
+/** A pane about one prefix (explanation, fix preview) follows the selection, and closes when no prefix is listed. */
+function follow(state: UiState): Update {
+  const p = state.pane
+  const prefix = shownSelection(state)
+  if (!p || (p.kind !== 'explain' && p.kind !== 'fix') || p.prefix === prefix) return {state, effects: []}
+  if (prefix === undefined) {
+    return {state: {...state, pane: undefined, mode: state.mode === 'pane' ? 'list' : state.mode}, effects: []}
+  }
+  return p.kind === 'explain' ? explain(state, false) : previewFix(state, false)
+}
+
+function refilter(state: UiState, filter: string, mode: Mode): Update {
+  return follow(keepSelection({...state, filter, mode}))
 }
 
 function openPane(state: UiState, kind: PaneKind, status: Pane['status'], text: string, prefix?: string): UiState {
@@ -214,10 +253,7 @@ function move(state: UiState, delta: number | 'first' | 'last'): Update {
   if (rows.length === 0) return {state, effects: []}
   const i = Math.max(0, selectedIndex(state))
   const next = delta === 'first' ? 0 : delta === 'last' ? rows.length - 1 : Math.max(0, Math.min(rows.length - 1, i + delta))
-  const s = {...state, selected: rows[next].prefix}
-  // an open explanation follows the selection
-  if (s.pane?.kind === 'explain' && s.selected !== state.selected) return explain(s, false)
-  return {state: s, effects: []}
+  return follow({...state, selected: rows[next].prefix})
 }
 
 function scroll(state: UiState, delta: number | 'top' | 'bottom'): UiState {
@@ -227,25 +263,28 @@ function scroll(state: UiState, delta: number | 'top' | 'bottom'): UiState {
 }
 
 function explain(state: UiState, focus: boolean): Update {
-  const prefix = state.selected
-  if (!prefix) return {state: {...state, notice: 'no prefix selected'}, effects: []}
+  const prefix = shownSelection(state)
+  if (!prefix) return nothingShown(state)
   const keepScroll = state.pane?.kind === 'explain' && state.pane.prefix === prefix ? state.pane.scroll : 0
   const s = openPane(state, 'explain', 'loading', `explaining ${prefix}…`, prefix)
   s.pane!.scroll = keepScroll
   return {state: {...s, mode: focus ? 'pane' : s.mode}, effects: [{type: 'explain', prefix, seq: s.seq}]}
 }
 
-function previewFix(state: UiState): Update {
-  const prefix = state.selected
-  if (!prefix) return {state: {...state, notice: 'no prefix selected'}, effects: []}
-  if (!state.capabilities.previewFix) return {state: {...openPane(state, 'fix', 'unavailable', NOT_AVAILABLE.previewFix, prefix), mode: 'pane'}, effects: []}
+function previewFix(state: UiState, focus = true): Update {
+  const prefix = shownSelection(state)
+  if (!prefix) return nothingShown(state)
+  const mode = focus ? 'pane' : state.mode
+  if (!state.capabilities.previewFix) {
+    return {state: {...openPane(state, 'fix', 'unavailable', NOT_AVAILABLE.previewFix, prefix), mode}, effects: []}
+  }
   const s = openPane(state, 'fix', 'loading', `planning the fix for ${prefix}…`, prefix)
-  return {state: {...s, mode: 'pane'}, effects: [{type: 'preview-fix', prefix, seq: s.seq}]}
+  return {state: {...s, mode}, effects: [{type: 'preview-fix', prefix, seq: s.seq}]}
 }
 
 function askApply(state: UiState): Update {
   const line = selectedLine(state)
-  if (!line) return {state: {...state, notice: 'no prefix selected'}, effects: []}
+  if (!line) return nothingShown(state)
   if (!state.capabilities.applyFix) return {state: {...openPane(state, 'apply', 'unavailable', NOT_AVAILABLE.applyFix, line.prefix), mode: 'pane'}, effects: []}
   if (!line.plan) return {state: {...state, notice: `nothing to apply for ${line.prefix} (${line.verdict}): no corrected route`}, effects: []}
   return {state: {...state, mode: 'confirm', confirm: {prefix: line.prefix}, notice: undefined}, effects: []}
@@ -261,6 +300,16 @@ function writeBundle(state: UiState): Update {
 function resting(state: UiState, now: number | undefined): boolean {
   if (now === undefined || state.loadMs === undefined || state.loadedAt === undefined) return false
   return now - Date.parse(state.loadedAt) < state.loadMs
+}
+
+/** What `r` says once its load is in: when, and what changed (or that nothing did). */
+function refreshedNotice(before: UiState, after: UiState, at: string): string {
+  const d = new Date(at)
+  const when = Number.isNaN(d.getTime()) ? '' : ` at ${d.toTimeString().slice(0, 8)}`
+  const what = after.notice !== before.notice && after.notice
+    ? after.notice
+    : `no verdict changed (${after.report?.prefixes.length ?? 0} prefixes)`
+  return `refreshed${when}: ${what}`
 }
 
 function refresh(state: UiState): Update {
@@ -287,7 +336,10 @@ function common(state: UiState, input: string, key: KeyInfo, hostText: (s: UiSta
     case 'f': return previewFix(state)
     case 'a': return askApply(state)
     case 'b': return writeBundle(state)
-    case 'r': return refresh(state)
+    case 'r': {
+      const u = refresh(state)
+      return u.effects.length > 0 ? {...u, state: {...u.state, refreshAsked: true}} : u
+    }
     case '?': return toggleHelp(state)
     case 'h': return hostPane(state, hostText)
   }
@@ -297,24 +349,55 @@ function common(state: UiState, input: string, key: KeyInfo, hostText: (s: UiSta
 
 export function defaultHostText(state: UiState): string {
   const f = state.report?.host.findings ?? []
-  if (f.length === 0) return 'Host: no host findings.'
-  return ['Host findings', ...f.map((x) => `  ${x.severity.toUpperCase()} ${x.id}: ${x.title}\n      ${x.detail}${x.fix ? `\n      what to do: ${x.fix}` : ''}`)].join('\n')
+  const n = state.report?.node
+  const sources = [
+    ...(n?.failed ?? []).map((x) => `  could not collect ${x.file}: ${x.error}`),
+    ...(n?.bundleWarnings ?? []).map((w) => `  bundle: ${w}`),
+  ]
+  const problems = sources.length > 0 ? ['Sources', ...sources, ''] : []
+  if (f.length === 0) return [...problems, 'Host: no host findings.'].join('\n')
+  const finding = (x: (typeof f)[number]) =>
+    `  ${x.severity.toUpperCase()} ${x.id}: ${x.title}\n      ${x.detail}${x.fix ? `\n      what to do: ${x.fix}` : ''}`
+  return [...problems, 'Host findings', ...f.map(finding)].join('\n')
+}
+
+/**
+ * Every key of one input chunk, in order. A run of text is one key per character outside the
+ * filter, and the filter's text as a whole. Keys after the one that asks "apply?" are dropped:
+ * they were typed before the question was on the screen, so none of them is its answer.
+ */
+function onInput(state: UiState, input: string, key: KeyInfo, hostText: (s: UiState) => string): Update {
+  let s = state
+  const effects: Effect[] = []
+  const step = (i: string, k: KeyInfo) => {
+    const asked = s.mode === 'confirm'
+    const u = onKey(s, i, k, hostText)
+    s = u.state
+    effects.push(...u.effects)
+    return s.quit || (!asked && s.mode === 'confirm')
+  }
+  for (const k of splitKeys(input, key)) {
+    if (k.key.ctrl || k.key.meta || [...k.input].length <= 1) {
+      if (step(k.input, k.key)) break
+      continue
+    }
+    let text = k.input
+    let stop = false
+    while (text !== '' && !stop) {
+      const one = s.mode === 'filter' ? text : String.fromCodePoint(text.codePointAt(0)!)
+      text = text.slice(one.length)
+      stop = step(one, {})
+    }
+    if (stop) break
+  }
+  // a read-only pane request that a later key of the chunk replaced would be dropped as stale: not made at all
+  const current = s.pane?.seq
+  const stale = (e: Effect) => (e.type === 'explain' || e.type === 'preview-fix') && e.seq !== current
+  return {state: s, effects: effects.filter((e) => !stale(e))}
 }
 
 function onKey(state: UiState, input: string, key: KeyInfo, hostText: (s: UiState) => string): Update {
   if (key.ctrl && input === 'c') return quit(state)
-  // keys typed faster than they are read arrive as one string ("jjj"): outside text entry, one key each
-  if (state.mode !== 'filter' && [...input].length > 1 && !key.ctrl && !key.meta) {
-    let s = state
-    const effects: Effect[] = []
-    for (const ch of input) {
-      const u = onKey(s, ch, {}, hostText)
-      s = u.state
-      effects.push(...u.effects)
-      if (s.quit) break
-    }
-    return {state: s, effects}
-  }
   const s = state.notice && state.mode !== 'confirm' ? {...state, notice: undefined} : state
   switch (s.mode) {
     case 'confirm': {
@@ -327,15 +410,15 @@ function onKey(state: UiState, input: string, key: KeyInfo, hostText: (s: UiStat
       return {state: {...back, notice: `not applied: ${prefix} left as it is`}, effects: []}
     }
     case 'filter': {
-      if (key.escape) return {state: keepSelection({...s, filter: '', mode: 'list'}), effects: []}
+      if (key.escape) return refilter(s, '', 'list')
       if (key.return) return {state: {...s, mode: 'list'}, effects: []}
       if (key.upArrow) return move(s, -1)
       if (key.downArrow) return move(s, 1)
-      if (key.backspace || key.delete) return {state: keepSelection({...s, filter: s.filter.slice(0, -1)}), effects: []}
+      if (key.backspace || key.delete) return refilter(s, s.filter.slice(0, -1), 'filter')
       if (key.ctrl || key.meta || key.tab || input === '') return {state: s, effects: []}
       // eslint-disable-next-line no-control-regex
       const text = input.replace(/[\x00-\x1f\x7f]/g, '')
-      return {state: keepSelection({...s, filter: s.filter + text}), effects: []}
+      return refilter(s, s.filter + text, 'filter')
     }
     case 'pane': {
       const page = Math.max(1, layout(s).pane - 1)
@@ -352,7 +435,7 @@ function onKey(state: UiState, input: string, key: KeyInfo, hostText: (s: UiStat
     }
     case 'list': {
       if (key.escape) {
-        if (s.filter) return {state: keepSelection({...s, filter: ''}), effects: []}
+        if (s.filter) return refilter(s, '', 'list')
         if (s.pane) return {state: {...s, pane: undefined}, effects: []}
         return {state: s, effects: []}
       }
@@ -370,12 +453,20 @@ function onKey(state: UiState, input: string, key: KeyInfo, hostText: (s: UiStat
 
 export function update(state: UiState, event: UiEvent, hostText: (s: UiState) => string = defaultHostText): Update {
   switch (event.type) {
-    case 'key': return onKey(state, event.input, event.key, hostText)
+    case 'key': return onInput(state, event.input, event.key, hostText)
     case 'resize': return {state: clampScroll({...state, size: {columns: event.columns, rows: event.rows}}), effects: []}
     case 'tick': return state.live && !resting(state, event.now) ? refresh(state) : {state, effects: []}
-    case 'load-failed': return {state: {...state, loading: false, loadError: event.error, notice: `refresh failed: ${event.error}`}, effects: []}
+    case 'load-failed': {
+      const notice = `refresh failed: ${event.error}`
+      return {state: {...state, loading: false, refreshAsked: false, loadError: event.error, notice}, effects: []}
+    }
     case 'loaded': {
-      const s = {...applyReport(state, event.report, event.at), loadMs: event.tookMs}
+      const s = {...applyReport(state, event.report, event.at), loadMs: event.tookMs, refreshAsked: false}
+      if (state.refreshAsked) s.notice = refreshedNotice(state, s, event.at)
+      // a pane about a prefix no longer listed follows the selection
+      if (s.pane && (s.pane.kind === 'explain' || s.pane.kind === 'fix') && s.pane.prefix !== shownSelection(s)) {
+        return follow(s)
+      }
       // the open explanation is re-read from the new data, keeping its scroll position
       if (s.pane?.kind === 'explain' && s.pane.prefix) {
         const seq = s.seq + 1

@@ -6,13 +6,24 @@ import type {ChalkInstance} from 'chalk'
 
 import {verdictColor} from '../render/style.js'
 import type {CheckReport, PrefixLine} from '../services/report.js'
-import {fit} from './ansi.js'
-import {layout, paneRows, selectedIndex, visibleRows, type UiState} from './state.js'
+import {fit, visibleWidth} from './ansi.js'
+import {hasSourceProblems, layout, paneRows, selectedIndex, visibleRows, type UiState} from './state.js'
 
 const SEP = ' │ '
 
 function pad(s: string, n: number): string {
   return s.length >= n ? `${s} ` : s + ' '.repeat(n - s.length)
+}
+
+/** As many items as fit in `width` columns, in the order given (most important first), joined by `sep`. */
+export function fitItems(items: string[], width: number, sep = ' · '): string {
+  let out = ''
+  for (const item of items) {
+    const next = out === '' ? item : out + sep + item
+    if (visibleWidth(next) > width) break
+    out = next
+  }
+  return out
 }
 
 function clock(iso?: string): string {
@@ -24,10 +35,15 @@ function clock(iso?: string): string {
 export function headerLines(s: UiState, c: ChalkInstance): string[] {
   const w = s.size.columns
   const n = s.report?.node
-  const sessions = n ? `${n.sessions.up}/${n.sessions.total}` : '?'
+  // a source that could not be read is "not read", never a count of zero
+  const unread = (file: string) => n?.failed.some((f) => f.file === file) ?? false
+  const sessions = !n ? '?'
+    : unread('birdc-show-protocols-all.txt') ? c.yellow('not read')
+      : `${n.sessions.up}/${n.sessions.total} up`
   const sessionsText = n && n.sessions.up < n.sessions.total ? c.red(sessions) : sessions
+  const bird = unread('birdc-show-status.txt') ? c.yellow('not read') : n?.birdVersion ?? '?'
   const source = s.live ? `live${s.loadedAt ? ` ${clock(s.loadedAt)}` : ''}` : `from ${s.source.length > 24 ? `…/${path.basename(s.source)}` : s.source}`
-  const first = [c.bold('routedoctor'), `node ${c.bold(n?.host ?? '?')}`, `BIRD ${n?.birdVersion ?? '?'}`, `sessions ${sessionsText} up`,
+  const first = [c.bold('routedoctor'), `node ${c.bold(n?.host ?? '?')}`, `BIRD ${bird}`, `sessions ${sessionsText}`,
     source + (s.loading ? c.dim(' refreshing…') : '')].join(SEP)
   let second: string
   const shown = visibleRows(s).length
@@ -43,7 +59,18 @@ export function headerLines(s: UiState, c: ChalkInstance): string[] {
     second = [`${r.summary.prefixes} prefix${r.summary.prefixes === 1 ? '' : 'es'}${verdicts ? `: ${verdicts}` : ''}`, `${errs}, ${r.summary.warnings} warning${r.summary.warnings === 1 ? '' : 's'}`,
       hostCount > 0 ? `host: ${hostCount} (h)` : 'host: ok'].join(SEP)
   }
-  return [fit(first, w), fit(second, w)]
+  const lines = [fit(first, w), fit(second, w)]
+  if (n && hasSourceProblems(s)) lines.push(fit(c.yellow(sourceProblems(n)), w))
+  return lines
+}
+
+/** The sources that failed, grouped by reason, the reason first (it is what to act on); `h` lists them in full. */
+function sourceProblems(n: CheckReport['node']): string {
+  const byError = new Map<string, string[]>()
+  for (const f of n.failed) byError.set(f.error, [...(byError.get(f.error) ?? []), f.file])
+  const parts = [...byError].map(([error, files]) => `${error}: ${files.join(', ')}`)
+  parts.push(...n.bundleWarnings.map((w) => `bundle: ${w}`))
+  return `${n.failed.length > 0 ? 'not collected' : 'bundle warnings'} (h lists them): ${parts.join('; ')}`
 }
 
 const widths = new WeakMap<CheckReport, number>()
@@ -98,7 +125,9 @@ export function listLines(s: UiState, c: ChalkInstance): string[] {
     const why = !s.report ? (s.loadError ? c.red(`could not load: ${s.loadError}`) : 'loading…')
       : s.filter ? `no prefix matches ${JSON.stringify(s.filter)} (Esc clears the filter)`
         : s.report.node.pools.length === 0 ? c.yellow('No pools: no prefix is a tunnel prefix (give --pool CIDR=ipip or --ippools FILE).')
-          : c.yellow('No prefix inside the pools is held by BIRD or routed by the kernel.')
+          : s.report.node.failed.some((f) => f.file === 'birdc-show-route-all.txt')
+            ? c.yellow('BIRD\'s routes could not be read (see above), and the kernel routes no prefix inside the pools.')
+            : c.yellow('No prefix inside the pools is held by BIRD or routed by the kernel.')
     out.push(fit(`  ${why}`, s.size.columns))
   } else {
     const off = listOffset(s)
@@ -116,8 +145,11 @@ export function paneTitle(s: UiState, c: ChalkInstance): string {
   const h = layout(s).pane
   const range = total > h ? ` ${p.scroll + 1}-${Math.min(total, p.scroll + h)} of ${total} ` : ''
   const name = ` ${PANE_TITLE[p.kind]}${p.prefix ? ` ${p.prefix}` : ''} `
-  const hint = s.mode === 'pane' ? ' ↑↓ scroll · Tab list · Esc close ' : ' Tab: focus pane '
   const w = s.size.columns
+  // the name and range always; of the hints, what fits (Esc close first)
+  const room = w - 3 - name.length - range.length - 2
+  const hints = fitItems(s.mode === 'pane' ? ['Esc close', '↑↓ scroll', 'Tab list'] : ['Tab: focus pane'], room)
+  const hint = hints ? ` ${hints} ` : ''
   const fill = Math.max(1, w - 2 - name.length - range.length - hint.length)
   const title = `──${name}${'─'.repeat(fill)}${range}${hint}`
   return fit(s.mode === 'pane' ? c.bold(title) : c.dim(title), w)
@@ -132,6 +164,15 @@ export function paneLines(s: UiState, c: ChalkInstance): string[] {
   return rows
 }
 
+// most important first: the bar shows as many as fit; `?` lists every key
+const FOOTER_KEYS: Record<'list' | 'pane' | 'filter', string[]> = {
+  list: ['? help', 'q quit', 'Enter explain', '/ filter', 'f fix', 'a apply', 'h host', 'r refresh', 'b bundle',
+    '↑↓ jk move'],
+  pane: ['? help', 'q quit', 'Esc close', '↑↓ jk scroll', 'Tab list', 'f fix', 'a apply', 'r refresh', 'b bundle',
+    'PgUp/PgDn page'],
+  filter: ['Enter keep', 'Esc clear', 'type to filter', '↑↓ move'],
+}
+
 export function footerLine(s: UiState, c: ChalkInstance): string {
   const w = s.size.columns
   if (s.mode === 'confirm' && s.confirm) {
@@ -140,10 +181,7 @@ export function footerLine(s: UiState, c: ChalkInstance): string {
     return fit(c.bold.yellow(`Apply ${s.confirm.prefix} ${nh}? [y/N] `), w)
   }
   if (s.notice) return fit(c.cyan(s.notice), w)
-  const keys = s.mode === 'filter' ? 'type to filter · ↑↓ move · Enter keep · Esc clear'
-    : s.mode === 'pane' ? '↑↓ jk scroll · PgUp/PgDn · Tab list · Esc close · f fix · a apply · b bundle · r refresh · ? help · q quit'
-      : '↑↓ jk move · / filter · Enter explain · f fix · a apply · b bundle · h host · r refresh · ? help · q quit'
-  return fit(c.dim(keys), w)
+  return fit(c.dim(fitItems(FOOTER_KEYS[s.mode === 'confirm' ? 'list' : s.mode], w)), w)
 }
 
 /** The whole screen, exactly size.rows lines (what the components show, for tests and debugging). */

@@ -13,7 +13,11 @@ import {renderFleet} from '../../src/render/fleet.js'
 import {runFleet} from '../../src/services/fleet.js'
 import {BIN, ROOT} from '../helpers.js'
 import {BIRD2, fixtureDir, LAB_HEALTHY} from '../diagnose/helpers.js'
+import {chromiumSkipReason, dumpDom, textOf} from './chromium.js'
 import {FIXTURE_CLUSTER, writeTruth} from './truth.js'
+
+const chromiumSkip = chromiumSkipReason()
+if (chromiumSkip) console.warn(`fleet page test skipped: ${chromiumSkip}`)
 
 let tmp: string
 let truth: string
@@ -61,6 +65,26 @@ describe('fleet over snapshot directories', () => {
   it('two sources of one node are a usage error', async () => {
     await expect(runFleet({sources: [asNode(LAB_HEALTHY, 'n1'), asNode(BIRD2, 'n1')], calico: truth})).rejects.toThrow(/node n1 is already given by another source/)
   })
+})
+
+describe('fleet --html', () => {
+  // the page as a browser makes it: a real headless Chromium, no network, its DOM after load read back as text
+  it.skipIf(chromiumSkip !== null)('renders in headless Chromium: the matrix, the broken pair\'s blocks and why, the cluster findings', async () => {
+    const html = path.join(tmp, 'offline.html')
+    const r = await execa('node', [BIN, 'fleet', asNode(BIRD2, 'n1'), asNode(LAB_HEALTHY, 'n3'), '--calico', truth, '--html', html], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
+    expect(r.exitCode, String(r.stderr)).toBe(1)
+    const page = readFileSync(html, 'utf8')
+    expect(page).not.toMatch(/https?:\/\/|<link |src=/)
+    const dom = textOf(await dumpDom(html))
+    expect(dom).toContain('routedoctor fleet: 3 nodes, 3 broken pairs')
+    expect(dom).toContain('n3 → n1: 1 of 1 blocks broken')
+    expect(dom).toContain('192.168.162.128/26 misrouted')
+    expect(dom).toMatch(/block-owner-mismatch\s*: 192\.168\.162\.128\/26 leads to this node \(n3\), but Calico's IPAM gives it to n1/)
+    expect(dom).toContain('n1 → n2: 1 of 1 blocks broken 192.168.110.128/26 not-tunneled tunnel-bypassed-by-ecmp')
+    expect(dom).toMatch(/error owner-disagreement Nodes disagree about who owns 192\.168\.162\.128\/26/)
+    expect(dom).toMatch(/warning node-without-source n2/)
+    expect(page).toMatch(/<td class="v-misrouted" data-from="n3" data-to="n1"><details><summary>misrouted<\/summary>/)
+  }, 120_000)
 })
 
 describe('the text matrix', () => {

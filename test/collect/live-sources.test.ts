@@ -199,13 +199,15 @@ describe('collectLive', () => {
     expect(byName.get('sysctl.txt')!.text).toBe('net.ipv4.ip_forward = 0\n')
     expect(byName.get('bird.conf')!.text).toBe('router id 5.5.5.5;\n')
     expect(byName.get('birdc-show-status.txt')!.error).toContain('no-bird.ctl')
+    // the node's name travels with its sources (a snapshot directory or bundle made of them knows it)
+    expect(byName.get('hostname')!.text).toBe(`${os.hostname()}\n`)
   })
 })
 
 describe('collectLive for a diagnosis', () => {
   // an ip that logs each invocation; with FAIL_JSON set, `ip -j -d route` fails
   const log = path.join(dir, 'ip-calls.log')
-  const loggingIp = put('bin/logging-ip', `#!/bin/sh\necho "$*" >> ${log}\nif [ -n "$FAIL_JSON" ] && [ "$1 $3" = "-j route" ]; then echo boom >&2; exit 1; fi\necho '[]'\n`)
+  const loggingIp = put('bin/logging-ip', `#!/bin/sh\necho "$*" >> ${log}\nif [ -n "$FAIL_JSON" ] && [ "$1 $3" = "-j route" ]; then echo boom >&2; exit 1; fi\nif [ -n "$FAIL_LINK" ] && [ "$1 $3" = "-j link" ]; then echo boom >&2; exit 1; fi\necho '[]'\n`)
   chmodSync(loggingIp, 0o755)
   const base = {ipBinary: loggingIp, procSys: path.join(dir, 'proc2'), birdSocket: path.join(dir, 'no-bird.ctl'), birdTimeoutMs: 500, birdConfigCandidates: []}
   const calls = () => readFileSync(log, 'utf8').trim().split('\n')
@@ -234,6 +236,34 @@ describe('collectLive for a diagnosis', () => {
     const every = await collectLive(base)
     expect(calls()).toContain('-d route show table all')
     expect(every.find((f) => f.name === 'ip-d-route.txt')!.text).toBe('[]\n')
+  })
+
+  it('reads the text link list only when the JSON one could not be read; a bundle reads both', async () => {
+    rmSync(log, {force: true})
+    const lean = await collectLive({...base, routeText: 'fallback'})
+    expect(calls()).not.toContain('-d link show')
+    expect(lean.map((f) => f.name)).not.toContain('ip-d-link.txt')
+    rmSync(log, {force: true})
+    process.env.FAIL_LINK = '1'
+    try {
+      const failed = await collectLive({...base, routeText: 'fallback'})
+      expect(calls()).toContain('-d link show')
+      expect(failed.find((f) => f.name === 'ip-d-link.txt')!.text).toBe('[]\n')
+      const names = failed.map((f) => f.name)
+      expect(names).toEqual(SNAPSHOT_FILE_NAMES.filter((n) => names.includes(n)))
+    } finally {
+      delete process.env.FAIL_LINK
+    }
+    rmSync(log, {force: true})
+    await collectLive(base)
+    expect(calls()).toContain('-d link show')
+  })
+
+  it('without the route tables (a targeted explanation\'s collection) runs no `ip route` at all', async () => {
+    rmSync(log, {force: true})
+    const files = await collectLive({...base, routeText: 'fallback', routeTables: false})
+    expect(calls().filter((c) => c.includes('route'))).toEqual([])
+    expect(files.map((f) => f.name).filter((n) => n.includes('route') && n.startsWith('ip'))).toEqual([])
   })
 })
 

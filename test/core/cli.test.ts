@@ -89,29 +89,42 @@ describe('pools', () => {
 })
 
 describe('fix', () => {
-  it('dry run prints the planned routes and paste-able ip route lines', async () => {
+  it('dry run prints the planned routes and paste-able ip route and ip rule lines', async () => {
     const res = await run(['fix', '--from', ecmp])
     expect(res.exitCode).toBe(0)
-    expect(res.stdout).toContain('ip route replace 192.168.110.128/26 proto 158 metric 31 via 172.31.20.5 dev tunl0 onlink')
+    expect(res.stdout).toContain('ip route replace 192.168.110.128/26 table 1158 proto 158 metric 0 via 172.31.20.5 dev tunl0 onlink')
     expect(res.stdout).toMatch(/nexthop via 172\.31\.20\.5 dev tunl0 weight 1 onlink nexthop via 172\.31\.30\.6 dev tunl0 weight 1 onlink/)
+    expect(res.stdout).toContain('ip rule add priority 32000 to 192.168.0.0/16 lookup 1158')
   })
 
-  it('--json routes follow DESIGN §4 and keep BIRD 2 metric 32 routes beside', async () => {
+  it('--json routes follow DESIGN §4: the overlay table, BIRD\'s routes left where they are, the rule', async () => {
     const json = JSON.parse((await run(['fix', '--from', ecmp, '--json'])).stdout)
     expect(json.schema).toBe(1)
     const r = json.routes.find((x: {dst: string}) => x.dst === '192.168.200.10/32')
-    expect(r.metric).toBe(31)
-    expect(r.table).toBe('main')
+    expect([r.action, r.table, r.metric, r.protocol]).toEqual(['replace', '1158', 0, '158'])
     expect(r.nexthops.map((n: {gateway: string}) => n.gateway)).toEqual(['172.31.20.5', '172.31.30.6'])
+    expect(json.rules).toEqual([{action: 'add', priority: 32000, to: '192.168.0.0/16', table: 1158}])
     expect(json.replaced.every((k: {protocol: string; metric: number}) => k.protocol === 'bird' && k.metric === 32)).toBe(true)
     expect(json.birdConfig.supported).toBe(true)
   })
 
-  it('BIRD 1.6 replaces at metric 0 and says no filter can do it', async () => {
+  it('BIRD 1.6 says no filter can do it; the overlay is the same', async () => {
     const json = JSON.parse((await run(['fix', '--from', path.join(FIXTURES, 'bird16-ecmp-not-tunneled'), '--json'])).stdout)
-    expect(json.routes.every((r: {metric: number}) => r.metric === 0)).toBe(true)
+    expect(json.routes.every((r: {metric: number; table: string}) => r.metric === 0 && r.table === '1158')).toBe(true)
     expect(json.birdConfig.supported).toBe(false)
     expect(json.birdConfig.reason).toContain('1.6.8')
+  })
+
+  it('--table inside 1-255, or BIRD\'s own, and --rule-priority not below main\'s: exit 2, a clear message, no stack', async () => {
+    for (const [flags, message] of [
+      [['--table', '100'], /--table 100: expected a table outside 1-255/],
+      [['--rule-priority', '32766'], /--rule-priority 32766: expected 1-32765/],
+    ] as const) {
+      const res = await run(['fix', '--from', ecmp, ...flags])
+      expect(res.exitCode).toBe(2)
+      expect(res.stderr).toMatch(message)
+      expect(res.stderr).not.toMatch(/\n\s+at /)
+    }
   })
 
   it('--bird-config prints the kernel filter in the order BIRD 3.2 needs', async () => {
@@ -189,8 +202,12 @@ describe('bundle', () => {
     }
     for (const cmd of [['check'], ['explain', '192.168.110.128/26'], ['fix']]) {
       const res = await run([...cmd, '--from', dir, '--json'])
-      expect(res.exitCode, cmd[0]).toBe((await run([...cmd, '--from', ecmp, '--json'])).exitCode)
-      expect(res.stdout, cmd[0]).toBe((await run([...cmd, '--from', ecmp, '--json'])).stdout)
+      const want = await run([...cmd, '--from', ecmp, '--json'])
+      expect(res.exitCode, cmd[0]).toBe(want.exitCode)
+      // explain cites a kernel route by its line in the text dump when it can read one, else by its JSON element
+      const uncited = (stdout: string) => (cmd[0] === 'explain' ? stdout.replace(/"file":"ip-(d-route\.txt|j-d-route\.json)","line":\d+,"endLine":\d+,("element":\d+,)?"text":"[^"]*"/g, 'KERNEL') : stdout)
+      expect(uncited(res.stdout), cmd[0]).toBe(uncited(want.stdout))
+      if (cmd[0] === 'explain') expect(res.stdout).toContain('"file":"ip-j-d-route.json","line":1,"endLine":1,"element":')
     }
     // a bundle reads every source: there the directory is bad input
     const bad = await run(['bundle', '--from', dir, '-o', path.join(dir, 'b.tar.gz')])

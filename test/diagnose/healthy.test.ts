@@ -180,8 +180,10 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
     const kernelDamage = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
     // a pool of /8 holds every block; from /20 most are outside it, where only the underlay resolving next hops is read
     const poolLength = fc.constantFrom(8, 20, 22, 23, 24, 25)
-    fc.assert(fc.property(fc.array(birdDamage, {maxLength: 5}), fc.array(kernelDamage, {maxLength: 5}), poolLength, (bird, kernel, len) => {
+    fc.assert(fc.property(fc.array(birdDamage, {maxLength: 5}), fc.array(kernelDamage, {maxLength: 5}), poolLength, fc.boolean(), (bird, kernel, len, rule) => {
       const texts = new Map(base)
+      // the overlay's rule: a prefix the overlay table holds is then in force from there
+      if (rule) texts.set('ip-rule.txt', '0:\tfrom all lookup local\n32000:\tfrom all to 10.0.0.0/8 lookup 1158\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n')
       texts.set('ippools.yaml', texts.get('ippools.yaml')!.replace('cidr: 10.0.0.0/8', `cidr: 10.0.0.0/${len}`))
       texts.set(BIRD_FILE, damageBird(texts.get(BIRD_FILE)!, bird))
       texts.set(KERNEL_FILE, damageKernel(texts.get(KERNEL_FILE)!, kernel))
@@ -371,7 +373,8 @@ function filesOf(texts: Map<string, string>): SourceFile[] {
 }
 
 const BIRD_DAMAGE = ['delete', 'secondary', 'again-later', 'nexthop-far', 'nexthop-v6', 'nexthop-other', 'nexthop-in-pool', 'static', 'unreachable', 'not-primary', 'sync-failed', 'other-table',
-  'continuation', 'crlf', 'blank-inside', 'nexthop-twice', 'nexthop-pair', 'bad-via', 'no-colon', 'odd-indent', 'async-inside', 'banner-inside'] as const
+  'continuation', 'crlf', 'blank-inside', 'nexthop-twice', 'nexthop-pair', 'bad-via', 'no-colon', 'odd-indent', 'async-inside', 'banner-inside',
+  'kernel-learnt'] as const
 
 /** Damage the pool networks' blocks of a birdc dump (a header line and its TAB lines). */
 function damageBird(text: string, damage: Array<{kind: (typeof BIRD_DAMAGE)[number]; at: number}>): string {
@@ -414,12 +417,18 @@ function damageBird(text: string, damage: Array<{kind: (typeof BIRD_DAMAGE)[numb
       // what the framer drops inside a network's lines: birdc's rendering of an asynchronous message, a banner
       case 'async-inside': lines.splice(h + 2, 0, '>>> Reconfigured'); break
       case 'banner-inside': lines.splice(h + 2, 0, 'BIRD 2.0.12 ready.'); break
+      // a path BIRD's kernel protocol learnt (a routedoctor route of an earlier version), not a BGP path
+      case 'kernel-learnt':
+        lines.splice(h, end - h, block[0].replace(/\[\S+/, '[kernel1').replace(/\(\d+(\/\?)?\)( \[\S+\])?/, '(10)'),
+          ...block.slice(1).filter((l) => !l.startsWith('\tBGP.')).map((l) => l.replace(/^\tType: BGP.*/, '\tType: inherit univ')), '\tKernel.source: 158')
+        break
     }
   }
   return lines.join('\n')
 }
 
-const KERNEL_DAMAGE = ['delete', 'dev', 'no-onlink', 'linkdown', 'felix', 'felix-too', 'static', 'table', 'unreachable', 'metric', 'gateway', 'host-bits', 'prefsrc', 'cover-nexthops', 'local-copy'] as const
+const KERNEL_DAMAGE = ['delete', 'dev', 'no-onlink', 'linkdown', 'felix', 'felix-too', 'static', 'table', 'unreachable', 'metric', 'gateway', 'host-bits', 'prefsrc', 'cover-nexthops', 'local-copy',
+  'overlay', 'overlay-other', 'ours-in-main'] as const
 
 /** Damage the pool routes of a one-line `ip -j -d route` dump (iproute2's key order kept). */
 function damageKernel(text: string, damage: Array<{kind: (typeof KERNEL_DAMAGE)[number]; at: number}>): string {
@@ -446,6 +455,10 @@ function damageKernel(text: string, damage: Array<{kind: (typeof KERNEL_DAMAGE)[
       // BIRD's tunnel shape, covering BGP next hops: it takes part in resolving them
       case 'cover-nexthops': routes.splice(i, 0, {type: 'unicast', dst: '172.20.0.0/16', gateway: '172.31.11.1', dev: 'tunl0', table: 'main', protocol: 'bird', scope: 'global', metric: 32, flags: ['onlink']}); break
       case 'local-copy': routes.push({type: 'local', dst: r.dst, dev: 'lo', table: 'local', protocol: 'kernel', scope: 'host', prefsrc: '10.0.0.1', flags: []}); break
+      // routedoctor's routes: in the overlay table (right, or to another endpoint), and one of an earlier version in main
+      case 'overlay': routes.push({...r, table: '1158', protocol: '158', metric: undefined}); break
+      case 'overlay-other': routes.push({...r, gateway: '172.20.5.20', table: '1158', protocol: '158', metric: undefined}); break
+      case 'ours-in-main': routes.push({...r, protocol: '158', metric: 31}); break
     }
   }
   return JSON.stringify(routes)

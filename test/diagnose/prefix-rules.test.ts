@@ -451,7 +451,7 @@ describe('prefix-missing', () => {
     const found = prefixFindings(ctx, '192.168.5.0/26', 'prefix-missing')
     expect(found).toHaveLength(1)
     expect(found[0].severity).toBe('error')
-    expect(found[0].detail).toContain('All BGP sessions are Established')
+    expect(found[0].detail).toContain('All 2 BGP sessions are Established')
     // nothing holds the prefix and no session is down: there is no line to cite
     expectRealEvidence(ctx, found[0], {allowEmpty: true})
   })

@@ -78,9 +78,9 @@ const CASES: Case[] = [
     prefix: '192.168.82.0/26', verdict: 'ok', present: ['conflicting-route-owners'],
   },
   {
-    title: 'ok with a warning: healthy variant with BIRD\'s entry for 192.168.82.0/26 gone (stale proto bird route)',
+    title: 'misrouted: healthy variant with BIRD\'s entry for 192.168.82.0/26 gone (a stale proto bird route, no BGP path)',
     files: () => dropBirdRoute(healthyFiles(), '192.168.82.0/26'),
-    prefix: '192.168.82.0/26', verdict: 'ok', present: ['stale-kernel-route'],
+    prefix: '192.168.82.0/26', verdict: 'misrouted', present: ['stale-kernel-route'],
   },
   {
     title: 'local stands alone: the own block with a Felix proto 80 blackhole beside BIRD\'s (bird2 + a proto 80 route object)',

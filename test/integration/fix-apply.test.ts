@@ -1,6 +1,7 @@
-// `fix --apply` LIVE in n1's namespace (issue 4) on every broken scenario: the effective route of each
-// pool prefix becomes what BIRD 2.0.12 with the onlink filter programs on a healthy node, nothing
-// outside the plan changes, `check` is then clean, and `fix --revert` puts the table back exactly.
+// `fix --apply` LIVE in n1's namespace on every broken scenario: the effective route of each pool prefix
+// becomes what BIRD 2.0.12 with the onlink filter programs on a healthy node, written into the overlay
+// table and reached by one `ip rule` per pool, nothing outside the plan changes (BIRD's routes in main are
+// untouched), `check` is then clean, and `fix --revert` puts the routes and the rules back exactly.
 // Safety (no --yes without a TTY; no CAP_NET_ADMIN) runs first on bird2-ecmp.
 import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import os from 'node:os'
@@ -23,6 +24,18 @@ for (const s of BROKEN) {
 }
 
 /** An address inside each prefix for `ip route get`, and the gateway the tunnel must use. */
+const TABLE = '1158'
+const RULE_PRIORITY = 32000
+
+/** n1's rules as `ip -j rule` lists them, as stable text. */
+async function ipRules(lab: Lab): Promise<string[]> {
+  const r = await execa('ip', ['-n', lab.ns('n1'), '-j', 'rule', 'show'], {reject: false})
+  return (JSON.parse(String(r.stdout) || '[]') as unknown[]).map(stableJson).sort()
+}
+
+const overlayRoutesFor = (routes: KernelRoute[], prefix: string): KernelRoute[] =>
+  routes.filter((r) => r.table === TABLE && normDst(r.dst) === prefix)
+
 const PROBES: Record<string, string> = {'192.168.110.128/26': '192.168.110.130', '192.168.82.0/26': '192.168.82.5', '192.168.200.10/32': '192.168.200.10'}
 
 async function ipRouteGet(lab: Lab, addr: string): Promise<{gateway?: string; dev?: string} | null> {
@@ -89,6 +102,7 @@ function applySuite(scenario: ScenarioName) {
   describe.skipIf(liveUnavailableReason(scenario) !== null)(`fix --apply on ${scenario}`, () => {
     let lab: Lab
     let before: KernelRoute[]
+    let rulesBefore: string[]
     let dry: any
     let applyExit: number
     let applied: any
@@ -119,8 +133,11 @@ function applySuite(scenario: ScenarioName) {
     it('the dry run plans exactly the fixture\'s routes and changes nothing', async () => {
       expect(dry.routes.map((r: {dst: string}) => r.dst).sort()).toEqual(planned)
       for (const r of dry.routes) expect(sortHops(r.nexthops), r.dst).toEqual(sortHops(expected.prefixes[r.dst].plan!.nexthops))
-      for (const r of dry.routes) expect(r.metric, r.dst).toBe(bird2 ? 31 : 0)
+      for (const r of dry.routes) expect([r.action, r.table, r.metric, r.protocol], r.dst).toEqual(['replace', TABLE, 0, '158'])
+      expect(dry.rules).toEqual([{action: 'add', priority: RULE_PRIORITY, to: '192.168.0.0/16', table: Number(TABLE)}])
       before = await lab.routes('n1')
+      rulesBefore = await ipRules(lab)
+      expect(rulesBefore.join('\n')).not.toContain(TABLE)
     })
 
     it('fix --apply --yes --watch 3 --json: verified, journal listed, no route war', async () => {
@@ -142,7 +159,7 @@ function applySuite(scenario: ScenarioName) {
 
     it('the effective route of each planned prefix is what BIRD 2.0.12 with the onlink filter programs (via N dev tunl0 onlink)', async () => {
       for (const prefix of planned) {
-        const eff = mainRoutesFor(afterApply, prefix)[0]
+        const eff = overlayRoutesFor(afterApply, prefix)[0]
         expect(eff, prefix).toBeDefined()
         expect(eff.protocol, prefix).toBe('158')
         expect(eff.type ?? 'unicast').toBe('unicast')
@@ -161,33 +178,22 @@ function applySuite(scenario: ScenarioName) {
       expect(await ipRouteGet(lab, '192.168.110.130')).toMatchObject({gateway: '172.31.20.5', dev: 'tunl0'})
     })
 
-    it(bird2 ? 'BIRD 2: our routes sit beside BIRD\'s at metric 31; BIRD\'s metric-32 routes are untouched' : 'BIRD 1.6: our routes replaced BIRD\'s at metric 0', () => {
+    it('our routes are in the overlay table, reached by one rule per pool; BIRD\'s routes in main are untouched', async () => {
       for (const prefix of planned) {
-        const routes = mainRoutesFor(afterApply, prefix)
-        const ours = routes.filter((r) => r.protocol === '158')
-        expect(ours, prefix).toHaveLength(1)
-        expect(ours[0].metric ?? 0, prefix).toBe(bird2 ? 31 : 0)
-        const birds = routes.filter((r) => r.protocol === 'bird')
-        if (bird2) {
-          expect(birds.map((r) => r.metric), prefix).toEqual([32])
-          expect(birds.map(stableJson), prefix).toEqual(mainRoutesFor(before, prefix).filter((r) => r.protocol === 'bird').map(stableJson))
-        } else {
-          expect(birds, prefix).toEqual([])
-        }
+        const ours = afterApply.filter((r) => r.protocol === '158' && normDst(r.dst) === prefix)
+        expect(ours.map((r) => [r.table, r.metric ?? 0]), prefix).toEqual([[TABLE, 0]])
+        expect(mainRoutesFor(afterApply, prefix).map(stableJson), prefix).toEqual(mainRoutesFor(before, prefix).map(stableJson))
       }
+      const rules = (await ipRules(lab)).filter((r) => !rulesBefore.includes(r)).map((r) => JSON.parse(r) as Record<string, unknown>)
+      expect(rules.map((r) => [r.priority, r.dst, r.dstlen, r.table])).toEqual([[RULE_PRIORITY, '192.168.0.0', 16, TABLE]])
     })
 
-    it('a full-table diff shows nothing changed but the planned routes', () => {
+    it('a full-table diff shows nothing changed but the planned routes, in the overlay table', () => {
       const added = routeDiff(afterApply, before).map((s) => JSON.parse(s) as KernelRoute)
       const removed = routeDiff(before, afterApply).map((s) => JSON.parse(s) as KernelRoute)
       expect(added.map((r) => normDst(r.dst)).sort()).toEqual(planned)
-      for (const r of added) expect(r.protocol).toBe('158')
-      if (bird2) expect(removed).toEqual([])
-      else {
-        // exactly the routes at the planned keys (BIRD 1.6's metric-0 routes) were replaced
-        expect(removed.map((r) => normDst(r.dst)).sort()).toEqual(planned)
-        for (const r of removed) expect(r.protocol).toBe('bird')
-      }
+      for (const r of added) expect([r.protocol, r.table]).toEqual(['158', TABLE])
+      expect(removed).toEqual([])
     })
 
     it('check afterwards: the planned prefixes are ok without error findings; BIRD did not put its route back', async () => {
@@ -199,6 +205,7 @@ function applySuite(scenario: ScenarioName) {
       for (const prefix of planned) {
         const p = c.prefixes.find((x) => x.prefix === prefix)
         expect(p?.verdict, prefix).toBe('ok')
+        expect(p?.findings.map((f) => f.id), prefix).toContain('overlay-active')
         const errs = p?.findings.filter((f) => f.severity === 'error').map((f) => f.id) ?? []
         expect(errs.filter((id) => !(residual[prefix] ?? []).includes(id)), prefix).toEqual([])
       }
@@ -226,11 +233,12 @@ function applySuite(scenario: ScenarioName) {
       expect(res.errors).toEqual([])
       expect(res.verified).toBe(true)
       expect(r.exitCode).toBe(0)
-      if (bird2) expect(res.deleted.map((d: {dst: string}) => d.dst).sort()).toEqual(planned)
-      else expect(res.restored.map((d: {dst: string}) => normDst(d.dst)).sort()).toEqual(planned)
+      expect(res.deleted.map((d: {dst: string}) => d.dst).sort()).toEqual(planned)
+      expect(res.rules).toEqual([`removed ${RULE_PRIORITY}: from all to 192.168.0.0/16 lookup ${TABLE}`])
       const after = await lab.routes('n1')
       expect(routeDiff(after, before)).toEqual([])
       expect(routeDiff(before, after)).toEqual([])
+      expect(await ipRules(lab)).toEqual(rulesBefore)
     })
   })
 }

@@ -10,6 +10,7 @@ import {captureSnapshot} from './capture.js'
 import {
   cleanupStaleLabs,
   labUnavailableReason,
+  calicoExportFilter,
   n1BirdConfig,
   parseBgpProtocols,
   SCENARIO_SPECS,
@@ -54,13 +55,19 @@ describe('lab helpers (no root needed)', () => {
     expect(s16.every((s) => s.established)).toBe(true)
   })
 
-  it('writes n1 configurations in the fixtures\' shapes', () => {
+  it('writes n1 configurations in the fixtures\' shapes, with Calico\'s BGP export filter', () => {
+    // the fixtures were captured with a stricter export (static routes only); the lab now exports as Calico does
+    const calico = (conf: string) => conf.replace(
+      /filter calico_export_to_bgp_peers \{\n {2}if net ~ \[ 192\.168\.0\.0\/16\{26,32\} \] && source = RTS_STATIC then accept;\n {2}reject;\n\}/,
+      calicoExportFilter(['192.168.162.128/26']).join('\n'))
     expect(n1BirdConfig(SCENARIO_SPECS['bird2-ecmp']).trim()).toBe(
-      readFileSync('test/fixtures/bird2-ecmp-not-tunneled/bird.conf', 'utf8').replace(/\n\s*\n/g, '\n').trim(),
+      calico(readFileSync('test/fixtures/bird2-ecmp-not-tunneled/bird.conf', 'utf8').replace(/\n\s*\n/g, '\n').trim()),
     )
     expect(n1BirdConfig(SCENARIO_SPECS['bird16-ecmp']).trim()).toBe(
-      readFileSync('test/fixtures/bird16-ecmp-not-tunneled/bird.conf', 'utf8').trim(),
+      calico(readFileSync('test/fixtures/bird16-ecmp-not-tunneled/bird.conf', 'utf8').trim()),
     )
+    expect(n1BirdConfig(SCENARIO_SPECS['bird2-ecmp'])).toContain('calico_aggr();\n  if ( net ~ 192.168.0.0/16 ) then { accept; }\n  reject;')
+    expect(n1BirdConfig(SCENARIO_SPECS['bird2-ecmp'])).toMatch(/learn; persist; scan time 2; merge paths on;/)
     expect(n1BirdConfig(SCENARIO_SPECS['bird2-healthy'])).toContain('ifname = "tunl0"; onlink = true; gw = bgp_next_hop; onlink = true;')
   })
 })

@@ -140,6 +140,8 @@ export interface Lab {
     timeoutMs?: number,
   ): Promise<KernelRoute[]>
   stopBird(node: BirdNode): Promise<void>
+  /** Write a node's BIRD config and `birdc configure` it (a block moved or released). */
+  reconfigure(node: BirdNode, config: string): Promise<void>
   teardown(): Promise<void>
 }
 
@@ -291,12 +293,7 @@ export function n1BirdConfig(spec: ScenarioSpec): string {
         '}',
       ]
     : ['filter calico_kernel_programming { accept; }']
-  const exportFilter = [
-    'filter calico_export_to_bgp_peers {',
-    `  if net ~ [ ${TOPOLOGY.pool}{26,32} ] && source = RTS_STATIC then accept;`,
-    '  reject;',
-    '}',
-  ]
+  const exportFilter = calicoExportFilter([me.block])
   const sessions = peers.map(
     (p) => `protocol bgp Mesh_${p.replaceAll('.', '_')} from mesh { neighbor ${p} as ${TOPOLOGY.as}; }`,
   )
@@ -345,27 +342,46 @@ export function n1BirdConfig(spec: ScenarioSpec): string {
   ].join('\n')
 }
 
-/** n2 / n3: BIRD 2 announcing their block and the shared anycast /32 (no graceful restart, so a stopped peer's routes go at once). */
-export function peerBirdConfig(node: 'n2' | 'n3'): string {
+/**
+ * Calico's BGP export (bird.cfg.template): `calico_aggr` accepts the node's own blocks and rejects what lies inside
+ * them (its workloads' routes), then every pool prefix is accepted, whatever its source, a route BIRD learnt from
+ * the kernel included (DESIGN §1 item 4, §8).
+ */
+export function calicoExportFilter(ownBlocks: readonly string[]): string[] {
+  return [
+    'function calico_aggr() {',
+    ...ownBlocks.flatMap((b) => [`  if ( net = ${b} ) then { accept; }`, `  if ( net ~ ${b} ) then { reject; }`]),
+    '}',
+    'filter calico_export_to_bgp_peers {',
+    '  calico_aggr();',
+    `  if ( net ~ ${TOPOLOGY.pool} ) then { accept; }`,
+    '  reject;',
+    '}',
+  ]
+}
+
+/**
+ * n2 / n3: BIRD 2 announcing their blocks (default: the node's own and the shared anycast /32), with Calico's kernel
+ * protocol shape (`learn; persist; scan time 2; import all; merge paths on;`) and export filter. No graceful restart,
+ * so a stopped peer's routes go at once.
+ */
+export function peerBirdConfig(node: 'n2' | 'n3', announce: readonly string[] = [TOPOLOGY.nodes[node].block, TOPOLOGY.anycast]): string {
   const me = TOPOLOGY.nodes[node]
   const peers = (['n1', 'n2', 'n3'] as const).filter((n) => n !== node).map((n) => TOPOLOGY.nodes[n].loopback)
+  const blocks = announce.filter((b) => b.endsWith('/26'))
   return [
     `router id ${me.loopback};`,
     'protocol device { scan time 2; }',
-    'protocol kernel { ipv4 { import all; export none; }; learn; scan time 2; }',
+    'protocol kernel { ipv4 { import all; export none; }; learn; persist; scan time 2; merge paths on; }',
     'protocol static blocks {',
     '  ipv4 { import all; export none; };',
-    `  route ${me.block} blackhole;`,
-    `  route ${TOPOLOGY.anycast} blackhole;`,
+    ...announce.map((b) => `  route ${b} blackhole;`),
     '}',
-    'filter export_to_bgp_peers {',
-    `  if net ~ [ ${TOPOLOGY.pool}{26,32} ] && source = RTS_STATIC then accept;`,
-    '  reject;',
-    '}',
+    ...calicoExportFilter(blocks),
     'template bgp mesh {',
     `  local ${me.loopback} as ${TOPOLOGY.as};`,
     '  multihop;',
-    '  ipv4 { import all; export filter export_to_bgp_peers; gateway recursive; next hop self; add paths on; };',
+    '  ipv4 { import all; export filter calico_export_to_bgp_peers; gateway recursive; next hop self; add paths on; };',
     '  connect delay time 2; connect retry time 5; error wait time 5,30;',
     '}',
     ...peers.map((p) => `protocol bgp Mesh_${p.replaceAll('.', '_')} from mesh { neighbor ${p} as ${TOPOLOGY.as}; }`),
@@ -603,6 +619,11 @@ export async function startLab(scenario: ScenarioName, opts: StartOptions = {}):
     routes,
     waitRoute,
     stopBird,
+    reconfigure: async (node, config) => {
+      writeFileSync(birdConfigPath(node), config)
+      const out = await birdc(node, 'configure')
+      if (!/Reconfigur|Reconfigured|reconfiguration/i.test(out)) throw new Error(`lab: birdc ${node} configure: ${out.trim()}`)
+    },
     teardown,
   }
 

@@ -43,8 +43,10 @@ async function main(): Promise<unknown> {
       }
     }
     case 'apply': {
-      // {items, journalDir, watchSeconds, failAfter?, vanish?: {index, dev}, shareNexthops?}
-      const {items, vanish, shareNexthops, ...opts} = input
+      // {items | plan (an overlay plan: items and rules), journalDir, watchSeconds, failAfter?, vanish?: {index, dev}, shareNexthops?}
+      const {plan, vanish, shareNexthops, ...opts} = input
+      const items = plan ? plan.items : input.items
+      delete opts.items
       // shareNexthops: items with equal next hops share one frozen list, as the planner makes them (src/plan/plan.ts);
       // JSON on stdin gives each item a list of its own
       if (shareNexthops) {
@@ -55,7 +57,7 @@ async function main(): Promise<unknown> {
           item.planned.nexthops = lists.get(text)
         }
       }
-      return applyPlan(items, {
+      return applyPlan(plan ?? items, {
         ...opts,
         beforeWrite: vanish
           ? async (i: number) => {

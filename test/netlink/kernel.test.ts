@@ -222,6 +222,62 @@ describe.skipIf(!netnsWorks)(`apply and revert${skipNote}`, () => {
     expect(JSON.parse(readFileSync(res.journal, 'utf8')).state).toBe('reverted')
   })
 
+  it('the overlay: a rule and routes in table 1158 written, a routedoctor route of an earlier version in main withdrawn; revert and a failure put routes and rules back exactly', SLOW, async () => {
+    const ns = await makeNamespace()
+    await addBirdRoutes(ns)
+    await ip(ns, 'route', 'add', '192.168.140.0/26', 'via', '172.31.20.5', 'dev', 'tunl0', 'onlink', 'proto', '158', 'metric', '31')
+    const before = await fullTable(ns)
+    const rulesBefore = await ip(ns, 'rule', 'show')
+    const old = (JSON.parse(await ip(ns, '-j', '-d', 'route', 'show', 'table', 'all')) as any[]).find((r) => r.dst === '192.168.140.0/26')
+    expect(old.protocol).toBe('158')
+    const overlay = (dst: string, gws: string[]) => planned(dst, 0, gws.map((g) => [g, 'tunl0']), {action: 'replace', table: '1158', tableId: 1158, protocol: '158'})
+    const withdraw = {...planned('192.168.140.0/26', 31, [['172.31.20.5', 'tunl0']]), action: 'delete', protocol: '158'}
+    const plan = {
+      settings: {table: 1158, rulePriority: 32000, protocol: '158'},
+      items: [
+        {action: 'replace', mode: 'overlay', planned: overlay('192.168.110.128/26', ['172.31.20.5'])},
+        {action: 'replace', mode: 'overlay', planned: overlay('192.168.140.0/26', ['172.31.30.6'])},
+        {action: 'delete', mode: 'delete', planned: withdraw},
+      ],
+      rules: [{action: 'add', priority: 32000, to: '192.168.0.0/16', table: 1158}],
+      kept: 0,
+    }
+    const res = await driver(ns, 'apply', {plan, journalDir, watchSeconds: 1})
+    expect(res).toMatchObject({verified: true, errors: []})
+    expect(res.rules).toEqual(['added 32000: from all to 192.168.0.0/16 lookup 1158'])
+    expect(await ip(ns, 'rule', 'show')).toContain('32000:\tfrom all to 192.168.0.0/16 lookup 1158 proto 158')
+    expect((await routesAt(ns, '192.168.140.0/26')).map((r) => [r.table, r.protocol, r.gateway])).toEqual([['1158', '158', '172.31.30.6']])
+    // the kernel follows the rule into the overlay table, and falls through to main where the overlay has nothing
+    expect(JSON.parse(await ip(ns, '-j', 'route', 'get', '192.168.110.130'))[0]).toMatchObject({gateway: '172.31.20.5', dev: 'tunl0'})
+    expect(JSON.parse(await ip(ns, '-j', 'route', 'get', '192.168.200.10'))[0]).toMatchObject({gateway: '172.31.20.5', dev: 'tunl0'})
+    const journal = JSON.parse(readFileSync(res.journal, 'utf8'))
+    expect(journal).toMatchObject({schema: 3, state: 'applied', rules: [{action: 'add', existed: false}]})
+    expect(journal.changes.map((c: any) => [c.mode, c.before.length])).toEqual([['overlay', 0], ['overlay', 0], ['delete', 1]])
+
+    const rev = await driver(ns, 'revert', {journal: res.journal})
+    expect(rev).toMatchObject({verified: true, errors: []})
+    expect(rev.rules).toEqual(['removed 32000: from all to 192.168.0.0/16 lookup 1158'])
+    expect(await fullTable(ns)).toEqual(before)
+    expect(await ip(ns, 'rule', 'show')).toBe(rulesBefore)
+
+    // a failure after the first route write: the rule and every route as they were
+    const failed = await driver(ns, 'apply', {plan, journalDir, watchSeconds: 0, failAfter: 1})
+    expect(failed.errors[0]).toMatchObject({code: 'E_INJECTED'})
+    expect(failed).toMatchObject({restored: true, verified: false})
+    expect(await fullTable(ns)).toEqual(before)
+    expect(await ip(ns, 'rule', 'show')).toBe(rulesBefore)
+
+    // a rule removed (the overlay emptied) is put back by revert, with its protocol
+    await ip(ns, 'rule', 'add', 'priority', '32000', 'to', '192.168.0.0/16', 'lookup', '1158', 'proto', '158')
+    const withRule = await ip(ns, 'rule', 'show')
+    const empty = {...plan, items: [], rules: [{action: 'delete', priority: 32000, to: '192.168.0.0/16', table: 1158}]}
+    const del = await driver(ns, 'apply', {plan: empty, journalDir, watchSeconds: 0})
+    expect(del).toMatchObject({verified: true, errors: [], rules: ['removed 32000: from all to 192.168.0.0/16 lookup 1158']})
+    expect(await ip(ns, 'rule', 'show')).toBe(rulesBefore)
+    expect(await driver(ns, 'revert', {journal: del.journal})).toMatchObject({verified: true, errors: []})
+    expect(await ip(ns, 'rule', 'show')).toBe(withRule)
+  })
+
   it('replace: overwrites BIRD 1.6 style metric-0 routes; revert puts them back exactly', SLOW, async () => {
     const ns = await makeNamespace()
     await addBirdRoutes(ns)

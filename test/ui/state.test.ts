@@ -1,25 +1,14 @@
 import {beforeAll, describe, expect, it} from 'vitest'
 
 import type {CheckReport} from '../../src/services/report.js'
-import {CHANGE_MEMORY, HELP, NOT_AVAILABLE, layout, paneRows, sortedRows, update, visibleRows, type KeyInfo, type UiEvent, type UiState} from '../../src/ui/state.js'
-import {ALL, TARGET, expected, fixtureReport, stateFor, withVerdict} from './fixture.js'
+import {CHANGE_MEMORY, HELP, NOT_AVAILABLE, layout, paneRows, sortedRows, visibleRows} from '../../src/ui/state.js'
+import {ALL, TARGET, expected, fixtureReport, key, run, stateFor, withVerdict} from './fixture.js'
 
 let report: CheckReport
 beforeAll(async () => {
   report = await fixtureReport()
 })
 
-const key = (input: string, k: KeyInfo = {}): UiEvent => ({type: 'key', input, key: k})
-function run(state: UiState, ...events: UiEvent[]) {
-  let s = state
-  const effects = []
-  for (const e of events) {
-    const u = update(s, e)
-    s = u.state
-    effects.push(...u.effects)
-  }
-  return {state: s, effects}
-}
 const typed = (text: string) => [...text].map((ch) => key(ch))
 
 describe('ui state: list and selection', () => {

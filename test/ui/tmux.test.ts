@@ -1,4 +1,4 @@
-// End to end: the real binary in a real terminal (tmux, 80×24). dist/ must be built
+// End to end: the real binary in a real terminal (tmux, 80×24 and 100×30). dist/ must be built
 // (`npm test` builds first). Uses its own tmux server socket, killed in afterAll.
 import {spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
@@ -7,8 +7,8 @@ import path from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {hugePageEnv, probeMachine} from '../../src/cli/hugepages.js'
-import {BIN, ROOT} from '../helpers.js'
-import {ECMP, TARGET, expected} from './fixture.js'
+import {BIN, FIXTURES, ROOT} from '../helpers.js'
+import {ECMP, EXAMPLE, TARGET, expected} from './fixture.js'
 
 const haveTmux = spawnSync('tmux', ['-V'], {encoding: 'utf8'}).status === 0
 const haveDist = existsSync(path.join(ROOT, 'dist/app/cli.js'))
@@ -56,6 +56,46 @@ describe.skipIf(!haveTmux || !haveDist)(`routedoctor ui in tmux 80x24${!haveTmux
     }, 180_000)
   }
 
+  // keys written in one chunk (send-keys of a whole string: what fast typing over SSH or a paste delivers)
+  for (const from of [EXAMPLE, path.join(FIXTURES, 'bird16-ecmp-not-tunneled')]) {
+    it(`takes chunks of keys whole and acts on no hidden prefix, at 100x30 (${path.relative(ROOT, from)})`, async () => {
+      session = `chunk${path.basename(from)}`
+      exitFile = path.join(dir, `exit-${session}`)
+      const cmd = `cd ${quote(ROOT)} && ${quote(process.execPath)} ${quote(BIN)} ui --from ${quote(from)}; echo EXIT=$? > ${quote(exitFile)}`
+      const started = tmux('new-session', '-d', '-s', session, '-x', '100', '-y', '30', '-e', 'NO_COLOR=1', 'sh', '-c', cmd)
+      expect(started.status, started.stderr).toBe(0)
+      const list = await waitFor((s) => s.includes('PREFIX') && s.includes('q quit'), 'the list and its key bar')
+      const rows = list.split('\n').filter((l) => /^[ ›][ *]\d+\.\d+\.\d+\.\d+\//.test(l)).map((l) => l.match(/\d+\.\d+\.\d+\.\d+\/\d+/)![0])
+      expect(rows.length).toBeGreaterThan(2)
+      const chunk = (text: string) => expect(tmux('send-keys', '-t', session, '-l', text).status).toBe(0)
+
+      // "/local" and Enter in one chunk: the filter is kept, not left in edit mode
+      chunk('/local\r')
+      const kept = await waitFor((s) => s.includes('filter "local"'), 'the filter kept')
+      expect(kept).not.toContain('Enter keeps')
+      for (const l of kept.split('\n').filter((x) => /^[ ›][ *]\d/.test(x))) expect(l).toMatch(/\slocal\s*$/)
+
+      // Esc clears it; "g j j Enter" in one chunk explains the third row
+      tmux('send-keys', '-t', session, 'Escape')
+      await waitFor((s) => !s.includes('filter "local"'), 'the filter cleared')
+      chunk('gjj\r')
+      await waitFor((s) => s.includes(`Explanation ${rows[2]}`), `the explanation of ${rows[2]}`)
+
+      // a filter that matches nothing closes the pane; Enter, f and a then act on nothing
+      chunk('/nomatch\r')
+      const empty = await waitFor((s) => s.includes('no prefix matches "nomatch"'), 'the empty list')
+      expect(empty).not.toContain('Explanation')
+      chunk('\rfa')
+      const after = await waitFor((s) => s.includes('no prefix is listed'), 'the notice that nothing is listed')
+      expect(after).not.toMatch(/Explanation|Fix preview|Apply fix|\[y\/N\]/)
+
+      tmux('send-keys', '-t', session, 'q')
+      const end = Date.now() + 30_000
+      while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 200))
+      expect(readFileSync(exitFile, 'utf8').trim()).toBe('EXIT=0')
+    }, 120_000)
+  }
+
   async function uiSession(knob: string): Promise<void> {
     session = `ui${knob}`
     exitFile = path.join(dir, `exit${knob}`)
@@ -84,7 +124,8 @@ describe.skipIf(!haveTmux || !haveDist)(`routedoctor ui in tmux 80x24${!haveTmux
     tmux('send-keys', '-t', session, 'Enter')
     const explained = await waitFor((s) => s.includes(`Explanation ${TARGET}`) && s.includes('NOT-TUNNELED'), 'the explanation')
     expect(explained).toContain('172.31.20.5')
-    expect(explained).toContain('tunl0')
+    tmux('send-keys', '-t', session, 'G')
+    await waitFor((s) => s.includes('ip route replace 192.168.110.128/26 table 1158'), 'the corrected route at the end of the explanation')
 
     tmux('send-keys', '-t', session, 'q')
     const end = Date.now() + 30_000

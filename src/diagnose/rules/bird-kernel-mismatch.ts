@@ -4,15 +4,24 @@ import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
 import {formatBirdPath} from '../../model/format.js'
 import {isBgp} from '../../model/context.js'
 
+const KERNELS_OWN = new Set(['inherit', 'device', 'kernel', 'direct'])
+const DROPS = new Set(['unreachable', 'blackhole', 'prohibit'])
+
 export const rule: PrefixRule = {
   id: 'bird-kernel-mismatch',
   scope: 'prefix',
   run(ctx, facts) {
     const p = facts.birdPrimary
     if (!p || facts.local || !ctx.haveKernel) return NONE
-    if (p.dest !== 'unicast' || !isBgp(p.source)) return NONE
+    // a route BIRD learnt from the kernel (inherit) or a connected one (device) is the kernel's own; no source: unknown
+    const source = p.source
+    const exported = isBgp(source) || (source !== undefined && source !== '' && !KERNELS_OWN.has(source))
+    if (p.dest !== 'unicast' || !exported) return NONE
     // BIRD's own route, or routedoctor's that took its place (BIRD 1.6: replaced at metric 0)
-    for (const r of facts.kernel) if (r.protocol === 'bird' || r.protocol === ctx.fixProtocol) return NONE
+    // (a route of theirs that drops the packets is no route: BIRD's is usable, the kernel's is not)
+    for (const r of facts.kernel) {
+      if ((r.protocol === 'bird' || r.protocol === ctx.fixProtocol) && !DROPS.has(r.type)) return NONE
+    }
     const others = facts.kernel.filter((r) => r.protocol !== ctx.fixProtocol)
     // Felix programming cluster routes (proto 80) while BIRD only speaks BGP: the kernel is right, nothing is missing
     const dev = ctx.snapshot.tunnelDev
@@ -20,7 +29,10 @@ export const rule: PrefixRule = {
     if (others.some((r) => r.type === 'unicast' && r.nexthops.length > 0 &&
       r.nexthops.every((n) => n.dev === dev && n.gateway && hops.has(n.gateway.address)))) return NONE
     return [prefixFinding(ctx, 'bird-kernel-mismatch', facts.prefix, () => ({
-      title: `BIRD has ${facts.prefix} but the kernel ${others.length > 0 ? `has it only from proto ${others.map((r) => r.protocol).join(', ')}` : 'does not'}`,
+      title: facts.effective !== undefined && DROPS.has(facts.effective.type)
+        ? `BIRD has a usable path for ${facts.prefix} but the kernel's route drops it ` +
+          `(${facts.effective.type}, proto ${facts.effective.protocol ?? '?'})`
+        : `BIRD has ${facts.prefix} but the kernel ${others.length > 0 ? `has it only from proto ${others.map((r) => r.protocol).join(', ')}` : 'does not'}`,
       detail: `BIRD's best path is ${formatBirdPath(p)}, yet no proto bird route for it is in the kernel` +
         `${p.kernelSyncFailed ? ' (BIRD marks it "!": its kernel sync failed)' : ''}. The kernel protocol's export filter may reject it, or the write failed.`,
       evidence: [...ctx.cite(p.pos), ...others.flatMap((r) => ctx.citeKernelRoute(r))],

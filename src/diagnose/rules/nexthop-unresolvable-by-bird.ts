@@ -2,7 +2,10 @@
 // IPv6 link-local next hops that BIRD before 2.0.8 drops as a "strange multipath route"), so BIRD
 // holds the path as unreachable.
 import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
-import type {BirdRoute} from '../../model/types.js'
+import type {Context, PrefixFacts} from '../../model/context.js'
+import type {BirdRoute, Finding} from '../../model/types.js'
+
+const DROPS = new Set(['unreachable', 'blackhole', 'prohibit'])
 
 function anyUnreachable(paths: readonly BirdRoute[]): boolean {
   for (const p of paths) if (p.dest === 'unreachable') return true
@@ -13,7 +16,9 @@ export const rule: PrefixRule = {
   id: 'nexthop-unresolvable-by-bird',
   scope: 'prefix',
   run(ctx, facts) {
-    if (facts.local || !anyUnreachable(facts.bestSet)) return NONE
+    if (facts.local) return NONE
+    const drops = facts.effective !== undefined && DROPS.has(facts.effective.type)
+    if (!anyUnreachable(facts.bestSet)) return drops ? unnamedNexthop(ctx, facts) : NONE
     // the kernel already sends the prefix through the tunnel to N (routedoctor's route): nothing is broken now
     const tunnelled = new Set((facts.effective?.type === 'unicast' ? facts.effective.nexthops : [])
       .filter((n) => n.dev === ctx.snapshot.tunnelDev && n.gateway).map((n) => n.gateway!.address))
@@ -35,6 +40,44 @@ export const rule: PrefixRule = {
         fix: `Program ${facts.prefix} via ${res.bgpNextHop} dev ${ctx.snapshot.tunnelDev} onlink (the outer packet follows the kernel's underlay route); durably, an underlay BIRD can import (IPv4 next hops) or BIRD 2.0.12+ with the onlink kernel filter.`,
       })))
     }
-    return out
+    if (out.length > 0 || !drops) return out
+    return unnamedNexthop(ctx, facts)
   },
+}
+
+/**
+ * BIRD installed `unreachable PREFIX` and the input does not name the BGP next hop: a plain `show route`
+ * (no attributes; the path's `from` is the peer), or no BIRD routes at all beside BIRD's kernel route.
+ */
+function unnamedNexthop(ctx: Context, facts: PrefixFacts): Finding[] {
+  const e = facts.effective!
+  const paths = facts.bestSet.filter((p) => p.dest === 'unreachable' && p.bgpNextHop === undefined)
+  // no BIRD data at all, and BIRD's own unreachable route in the kernel
+  const kernelOnly = paths.length === 0 && facts.bird.length === 0 && !ctx.haveBird && e.protocol === 'bird' &&
+    e.type === 'unreachable'
+  if (paths.length === 0 && !kernelOnly) return NONE
+  const peers = [...new Set(paths.map((p) => p.from).filter((a) => a !== undefined))]
+  const reach = peers.map((peer) => {
+    const res = ctx.resolve(peer)
+    const v6 = res.viaInet6 ? ' (IPv6 link-local next hops: BIRD before 2.0.8 cannot import such a route)' : ''
+    const text = res.lookup.reachable ? `the kernel reaches ${peer} through ${res.lookup.route!.dst}${v6}` : `the kernel cannot reach ${peer} either`
+    return {res, text}
+  })
+  return [prefixFinding(ctx, 'nexthop-unresolvable-by-bird', facts.prefix, () => ({
+    title: kernelOnly
+      ? `BIRD installed unreachable ${facts.prefix}: it could not resolve the path's BGP next hop`
+      : `BIRD holds ${facts.prefix} as unreachable: it cannot resolve the BGP next hop of the path` +
+        (peers.length > 0 ? ` from ${peers.join(', ')}` : ''),
+    detail: kernelOnly
+      ? `The kernel route \`unreachable ${facts.prefix} proto bird\` is how BIRD installs a path whose next hop it ` +
+        'cannot resolve. ' +
+        'The snapshot has no BIRD routes (birdc-show-route-all.txt), so the next hop cannot be named; ' +
+        '`birdc show route all` would.'
+      : `BIRD marks the path unreachable${reach.length > 0 ? `; ${reach.map((r) => r.text).join('; ')}` : ''}. ` +
+        'This `show route` has no attributes, so it does not name the BGP next hop; `birdc show route all` does.',
+    evidence: [...paths.flatMap((p) => ctx.cite(p.pos)), ...reach.flatMap((r) => ctx.resolutionEvidence(r.res)),
+      ...ctx.citeKernelRoute(e)],
+    fix: `Find the BGP next hop (birdc show route all for ${facts.prefix}), then make it resolvable for BIRD (an underlay ` +
+      `route with IPv4 next hops), or program ${facts.prefix} via it dev ${ctx.snapshot.tunnelDev} onlink.`,
+  }))]
 }

@@ -1,6 +1,6 @@
 // Failure 1: the BGP next hop resolved through an ECMP underlay, the route became multipath, and
 // Calico's fork (krt_tunnel honoured only on single-path routes) wrote it without the tunnel.
-import {NONE, prefixEvidence, prefixFinding, type PrefixRule, resolutionEvidence, throughTunnel} from '../rule.js'
+import {NONE, prefixEvidence, prefixFinding, type PrefixRule, resolutionEvidence, throughTunnel, tunnelFixAdvice, whyOffTunnel} from '../rule.js'
 import {formatNexthops} from '../../model/format.js'
 import type {NexthopResolution} from '../../model/context.js'
 
@@ -17,9 +17,9 @@ export const rule: PrefixRule = {
         title: `${facts.prefix} is multipath over the underlay, not through ${ctx.snapshot.tunnelDev}`,
         detail: `The kernel sends ${facts.prefix} ${formatNexthops(r)}: unencapsulated. ` +
           (via ? `Its BGP next hop ${via}, so BIRD made the route multipath; ` : 'The route is multipath; ') +
-          `Calico's BIRD rewrites a route to ${ctx.snapshot.tunnelDev} only when it has a single next hop, so the tunnel was skipped.`,
+          whyOffTunnel(ctx, true),
         evidence: [...prefixEvidence(ctx, facts), ...resolutionEvidence(ctx, facts)],
-        fix: `Program ${facts.prefix} via ${facts.bgpNextHops.join(', ')} dev ${ctx.snapshot.tunnelDev} onlink (routedoctor fix), and durably the BIRD kernel filter (routedoctor fix --bird-config).`,
+        fix: tunnelFixAdvice(ctx, facts),
       }
     })]
   },

@@ -1,5 +1,5 @@
 // A single-path route for a tunnel prefix that does not use the tunnel device.
-import {NONE, prefixEvidence, prefixFinding, type PrefixRule, resolutionEvidence, throughTunnel} from '../rule.js'
+import {NONE, prefixEvidence, prefixFinding, type PrefixRule, resolutionEvidence, throughTunnel, tunnelFixAdvice, whyOffTunnel} from '../rule.js'
 import {formatNexthops} from '../../model/format.js'
 
 export const rule: PrefixRule = {
@@ -12,9 +12,9 @@ export const rule: PrefixRule = {
     return [prefixFinding(ctx, 'tunnel-not-programmed', facts.prefix, () => ({
       title: `${facts.prefix} goes ${formatNexthops(r)}, not through ${ctx.snapshot.tunnelDev}`,
       detail: `The pool is IP-in-IP, yet the kernel sends ${facts.prefix} ${formatNexthops(r)} unencapsulated. ` +
-        `BIRD's kernel export did not point it at ${ctx.snapshot.tunnelDev} (no krt_tunnel/ifname rewrite applied to this route).`,
+        whyOffTunnel(ctx, false),
       evidence: [...prefixEvidence(ctx, facts), ...resolutionEvidence(ctx, facts)],
-      fix: `Program ${facts.prefix} via ${facts.bgpNextHops.join(', ') || 'the owning node'} dev ${ctx.snapshot.tunnelDev} onlink.`,
+      fix: tunnelFixAdvice(ctx, facts),
     }))]
   },
 }

@@ -1,0 +1,114 @@
+// `routedoctor watch --listen` on a live node: bird-lab.mjs's lab with COUNT blocks (n1's BIRD 2 learnt them over
+// iBGP and exported them to its kernel, not through the tunnel). Measured, against the issue's goals:
+//   idle    the agent's CPU (user + system, /proc) over IDLE seconds with nothing changing: share of one core (≤ 2%)
+//   scrape  GET /metrics, best and median of 20 (≤ 50 ms)
+//   event   one block's route corrected (a route via tunl0 onlink at a lower metric): from the write until /metrics
+//           counts it ok (≤ 2 s at 100k)
+//   rss     the agent's RSS before and after EVENTS route changes (each block's correction added, then removed),
+//           growth (≤ 10%)
+// Prints one JSON line: {count, idle: {cpuShare}, scrape: {best, median}, event: {seconds}, rss: {before, after, growth}}.
+// Needs root, ip(8) and BIRD 2 (bird-lab.mjs).
+// Usage: node bench/watch-lab.mjs [COUNT] [IDLE] [EVENTS]
+import {spawn} from 'node:child_process'
+import {readFileSync, writeFileSync} from 'node:fs'
+import path from 'node:path'
+import {performance} from 'node:perf_hooks'
+import {fileURLToPath} from 'node:url'
+
+import {blockOf} from './apply-routes.mjs'
+import {labScript, must, sh, startLab} from './bird-lab.mjs'
+
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+const BIN = path.join(HERE, '..', 'bin', 'run.js')
+const count = Number(process.argv[2] ?? 100000)
+const idleSeconds = Number(process.argv[3] ?? 10)
+const events = Number(process.argv[4] ?? 200)
+const PORT = 21179
+const TICK = 100 // clock ticks a second (USER_HZ)
+
+const dir = labScript('rdwatch')
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+/** GET from inside n1 (its loopback is its own): {status, body, ms}. */
+function get(ns, url) {
+  const r = sh('ip', ['netns', 'exec', ns, process.execPath, '-e',
+    `const t=performance.now();fetch(${JSON.stringify(url)}).then(async r=>{const b=await r.text();` +
+    'process.stdout.write(JSON.stringify({status:r.status,ms:performance.now()-t,body:b}))})'])
+  return JSON.parse(r.stdout || '{"status":0,"body":""}')
+}
+
+// run inside n1, so that neither a process start nor a namespace switch is measured: 20 scrapes, then one route
+// written and /metrics polled until it counts the block ok
+const PROBE = `import {execFileSync} from 'node:child_process'
+const [url, ...write] = process.argv.slice(2)
+const scrape = async () => { const t = performance.now(); const b = await (await fetch(url)).text(); return {ms: performance.now() - t, b} }
+const ok = (b) => Number(/^routedoctor_prefixes\\{verdict="ok"\\} (\\d+)/m.exec(b)?.[1] ?? -1)
+const times = []
+for (let i = 0; i < 21; i++) times.push((await scrape()).ms)
+times.shift() // the first pays for fetch's own start
+times.sort((a, b) => a - b)
+const before = ok((await scrape()).b)
+const t0 = performance.now()
+execFileSync('ip', write)
+let after
+while ((after = ok((await scrape()).b)) === before && performance.now() - t0 < 120000) await new Promise((r) => setTimeout(r, 20))
+console.log(JSON.stringify({scrape: {best: times[0] / 1000, median: times[10] / 1000}, event: {seconds: (performance.now() - t0) / 1000, okBefore: before, okAfter: after}}))
+`
+
+const cpuTicks = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return Number(f[11]) + Number(f[12]) // utime, stime
+}
+const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024
+const diagnoses = (body) => Number(/^routedoctor_diagnosis_duration_seconds_count (\d+)/m.exec(body)?.[1] ?? -1)
+
+async function main() {
+  const lab = await startLab(count, {prefix: `rdwatch-${process.pid}`})
+  const {ns, sock, nexthop} = lab
+  const agent = spawn('ip', ['netns', 'exec', ns.n1, process.execPath, BIN, 'watch', '--bird-socket', sock.n1, '--pool', '10.0.0.0/8=ipip',
+    '--listen', `127.0.0.1:${PORT}`, '--json'], {stdio: ['ignore', 'ignore', 'pipe']})
+  const pid = agent.pid // ip netns exec runs node in its own process
+  const metrics = `http://127.0.0.1:${PORT}/metrics`
+  try {
+    const deadline = Date.now() + 600_000
+    while (get(ns.n1, `http://127.0.0.1:${PORT}/readyz`).status !== 200) {
+      if (Date.now() > deadline || agent.exitCode !== null) throw new Error('the agent never became ready')
+      await sleep(500)
+    }
+    await sleep(3000) // BIRD's kernel scan after start
+    // idle
+    const d0 = diagnoses(get(ns.n1, metrics).body)
+    const t0 = cpuTicks(pid)
+    await sleep(idleSeconds * 1000)
+    const idle = {cpuShare: (cpuTicks(pid) - t0) / TICK / idleSeconds, diagnoses: diagnoses(get(ns.n1, metrics).body) - d0}
+    // scrape, and one event until /metrics shows it
+    const fix = (i, op) => ['route', op, blockOf(i), 'via', nexthop, 'dev', 'tunl0', 'onlink', 'metric', '10', 'proto', 'static']
+    writeFileSync(path.join(dir, 'probe.mjs'), PROBE)
+    const probe = JSON.parse(must('ip', ['netns', 'exec', ns.n1, process.execPath, path.join(dir, 'probe.mjs'), metrics, ...fix(1, 'add')]))
+    const {scrape, event} = probe
+    must('ip', ['-n', ns.n1, ...fix(1, 'del')])
+    // RSS over many route changes
+    await sleep(2000)
+    const rssBefore = rssOf(pid)
+    for (let i = 2; i < 2 + events; i++) {
+      must('ip', ['-n', ns.n1, ...fix(i, 'add')])
+      must('ip', ['-n', ns.n1, ...fix(i, 'del')])
+    }
+    await sleep(5000)
+    const rssAfter = rssOf(pid)
+    const rss = {events: events * 2, before: rssBefore, after: rssAfter, growth: rssAfter / rssBefore - 1}
+    const m = get(ns.n1, metrics).body
+    const diagnosis = {count: diagnoses(m), meanSeconds: Number(/^routedoctor_diagnosis_duration_seconds_sum (\S+)/m.exec(m)?.[1]) / diagnoses(m)}
+    console.log(JSON.stringify({count, idle, scrape, event, rss, diagnosis}))
+  } finally {
+    agent.kill('SIGTERM')
+    await new Promise((resolve) => agent.once('close', resolve))
+    lab.teardown()
+  }
+}
+
+try {
+  await main()
+} catch (error) {
+  console.log(JSON.stringify({error: error.message})) // a report, not a test: exit 0
+}

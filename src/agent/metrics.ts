@@ -1,0 +1,101 @@
+// `/metrics`: the agent's state in Prometheus' text format (prom-client), made fresh at every scrape. Bounded
+// cardinality: counts by verdict, finding id and severity, session state and source; no series per prefix
+// or per peer.
+import {Counter, Gauge, Histogram, Registry} from 'prom-client'
+
+import {SEVERITY} from '../diagnose/rule.js'
+import type {WatchAgent} from './watch.js'
+
+// every verdict of DESIGN §4, so that each series exists (0) before the first prefix has it
+const VERDICTS = ['ok', 'local', 'not-tunneled', 'unreachable', 'missing', 'misrouted', 'multipath-lost', 'not-in-pool']
+const WATCH_FINDINGS: Record<string, 'warning'> = {'route-flapping': 'warning', 'peer-flapping': 'warning'}
+// BIRD's BGP states: present at 0 so that "sessions not Established" alerts see a series
+const BGP_STATES = ['Established', 'Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Close', 'Down']
+
+export interface AgentMetrics {
+  registry: Registry
+  contentType: string
+  metrics(): Promise<string>
+}
+
+export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
+  const registry = new Registry()
+  const severities: Record<string, string> = {...SEVERITY, ...WATCH_FINDINGS}
+  new Gauge({
+    name: 'routedoctor_prefixes', help: 'Tunnel-pool prefixes by verdict, as of the last diagnosis.', labelNames: ['verdict'], registers: [registry],
+    collect() {
+      this.reset()
+      const counts = agent.state.verdicts
+      for (const v of new Set([...VERDICTS, ...Object.keys(counts)])) this.set({verdict: v}, counts[v] ?? 0)
+    },
+  })
+  new Gauge({
+    name: 'routedoctor_findings', help: 'Findings by id and severity (prefix and host findings, and watch\'s flapping), as of the last diagnosis.',
+    labelNames: ['id', 'severity'], registers: [registry],
+    collect() {
+      this.reset()
+      const counts = new Map<string, number>(Object.keys(severities).map((id) => [id, 0]))
+      const add = (id: string) => counts.set(id, (counts.get(id) ?? 0) + 1)
+      for (const p of agent.state.prefixes.values()) for (const f of p.findings) add(f.id)
+      for (const f of agent.state.host) add(f.id)
+      for (let i = 0; i < agent.routeFlaps.current.size; i++) add('route-flapping')
+      for (let i = 0; i < agent.peerFlaps.current.size; i++) add('peer-flapping')
+      for (const [id, n] of counts) this.set({id, severity: severities[id] ?? 'warning'}, n)
+    },
+  })
+  new Gauge({
+    name: 'routedoctor_bgp_sessions', help: 'BIRD\'s BGP sessions by state.', labelNames: ['state'], registers: [registry],
+    collect() {
+      this.reset()
+      const counts = new Map<string, number>(BGP_STATES.map((s) => [s, 0]))
+      for (const s of agent.state.sessions.values()) counts.set(s.state, (counts.get(s.state) ?? 0) + 1)
+      for (const [state, n] of counts) this.set({state}, n)
+    },
+  })
+  new Gauge({
+    name: 'routedoctor_overlay_routes', help: 'Kernel routes carrying routedoctor\'s protocol number.', registers: [registry],
+    collect() {
+      this.set(agent.overlayRoutes)
+    },
+  })
+  let verdictChanges = 0
+  new Counter({
+    name: 'routedoctor_verdict_changes_total', help: 'Times a prefix\'s verdict changed.', registers: [registry],
+    collect() {
+      this.inc(agent.counters.verdictChanges - verdictChanges)
+      verdictChanges = agent.counters.verdictChanges
+    },
+  })
+  let sessionFlaps = 0
+  new Counter({
+    name: 'routedoctor_bgp_session_flaps_total', help: 'Times a BGP session changed state.', registers: [registry],
+    collect() {
+      this.inc(agent.counters.sessionFlaps - sessionFlaps)
+      sessionFlaps = agent.counters.sessionFlaps
+    },
+  })
+  new Histogram({
+    name: 'routedoctor_diagnosis_duration_seconds', help: 'How long a diagnosis took (collection included).',
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [registry],
+    collect() {
+      for (const d of agent.durations.splice(0)) this.observe(d)
+    },
+  })
+  new Gauge({
+    name: 'routedoctor_last_diagnosis_timestamp_seconds', help: 'When the last diagnosis finished (Unix time).', registers: [registry],
+    collect() {
+      this.set((agent.counters.lastDiagnosisAt ?? 0) / 1000)
+    },
+  })
+  new Gauge({
+    name: 'routedoctor_source_up', help: 'Whether a source was read at the last diagnosis or poll (1) or failed (0).',
+    labelNames: ['source'], registers: [registry],
+    collect() {
+      this.reset()
+      for (const [source, error] of agent.sources()) this.set({source}, error === undefined ? 1 : 0)
+    },
+  })
+  const info = new Gauge({name: 'routedoctor_build_info', help: 'routedoctor\'s version.', labelNames: ['version'], registers: [registry]})
+  info.set({version}, 1)
+  return {registry, contentType: registry.contentType, metrics: () => registry.metrics()}
+}

@@ -1,0 +1,125 @@
+// `watch --reconcile`: keeps routedoctor's own routes equal to the fix service's plan as things change. A plan
+// must hold --settle seconds before it is written, writes are at least --write-interval apart, each one goes
+// through the fix service's apply (journal, read-back, route-war watch, restore on failure), and a prefix whose
+// route another writer puts back is left alone for a while (doubling up to an hour), never fought.
+import type {OverlayPlan} from '../plan/plan.js'
+import type {SourceOptions} from '../services/load.js'
+import type {WatchChange} from './state.js'
+
+export interface ReconcileOptions {
+  source: SourceOptions
+  fixProtocol: string
+  settleSeconds: number
+  writeIntervalSeconds: number
+  journalDir: string
+  cleanupOnExit: boolean
+}
+
+// how long apply watches for another writer putting its route back
+const WAR_WATCH_SECONDS = 3
+const BACKOFF_FIRST_MS = 60_000
+const BACKOFF_MAX_MS = 3_600_000
+
+/**
+ * The fix service's plan → apply path: the one place reconcile reaches it (plan as `fix` plans, apply and revert
+ * as `fix --apply` and `fix --revert` do).
+ */
+export const fixPath = {
+  async plan(source: SourceOptions, fixProtocol: string): Promise<OverlayPlan> {
+    const [{Context}, {loadSettledSnapshot}, {FIX_CONTEXT, planFix}] = await Promise.all([
+      import('../model/context.js'), import('../services/load.js'), import('../services/fix.js')])
+    return planFix(new Context(await loadSettledSnapshot(source), {...FIX_CONTEXT, fixProtocol})).plan
+  },
+  async apply(plan: OverlayPlan, journalDir: string) {
+    const {applyFix} = await import('../services/fix.js')
+    return applyFix(plan, {journalDir, watchSeconds: WAR_WATCH_SECONDS})
+  },
+  async revert(journal: string) {
+    const {revertJournal} = await import('../netlink/apply.js')
+    return revertJournal(journal)
+  },
+}
+
+const signature = (plan: OverlayPlan): string =>
+  JSON.stringify([plan.items.map((i) => i.planned).sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0)), plan.rules])
+
+export class Reconciler {
+  private pending: {signature: string; since: number} | undefined
+  private lastWriteAt = Number.NEGATIVE_INFINITY
+  private readonly backoff = new Map<string, {until: number; ms: number}>()
+  readonly journals: string[] = [] // written by this run, oldest first
+
+  constructor(
+    readonly opts: ReconcileOptions,
+    private readonly emit: (change: WatchChange) => void,
+    private readonly again: (ms: number) => void, // reconcile again after ms (a diagnosis, then reconcile)
+    private readonly path = fixPath,
+  ) {}
+
+  /** After a diagnosis: plan, and write what has held for --settle seconds. */
+  async reconcile(now: number): Promise<void> {
+    let full: OverlayPlan
+    try {
+      full = await this.path.plan(this.opts.source, this.opts.fixProtocol)
+    } catch (error) {
+      this.emit({kind: 'reconcile', op: 'failed', detail: `planning: ${(error as Error).message}`})
+      return
+    }
+    // the overlay's routes and rules only (DESIGN §5): a prefix in a route war waits out its back-off
+    const items = full.items.filter((item) => {
+      const b = this.backoff.get(item.planned.dst)
+      return b === undefined || b.until <= now
+    })
+    const plan: OverlayPlan = {...full, items}
+    if (items.length === 0 && plan.rules.length === 0) {
+      this.pending = undefined
+      return
+    }
+    const sig = signature(plan)
+    if (this.pending?.signature !== sig) {
+      this.pending = {signature: sig, since: now}
+      this.again(this.opts.settleSeconds * 1000)
+      return
+    }
+    const settled = this.pending.since + this.opts.settleSeconds * 1000
+    const wait = Math.max(settled, this.lastWriteAt + this.opts.writeIntervalSeconds * 1000) - now
+    if (wait > 0) {
+      this.again(wait)
+      return
+    }
+    this.pending = undefined
+    this.lastWriteAt = now
+    let result: Awaited<ReturnType<typeof fixPath.apply>>
+    try {
+      result = await this.path.apply(plan, this.opts.journalDir)
+    } catch (error) {
+      this.emit({kind: 'reconcile', op: 'failed', detail: (error as Error).message})
+      return
+    }
+    this.journals.push(result.journal)
+    if (result.errors.length > 0 || !result.verified) {
+      this.emit({kind: 'reconcile', op: 'failed', routes: items.length, journal: result.journal,
+        detail: `${result.errors.map((e) => e.message).join('; ') || 'the read-back did not match'}${result.restored ? ' (restored from the journal)' : ''}`})
+    } else {
+      this.emit({kind: 'reconcile', op: 'applied', routes: result.applied.length, journal: result.journal})
+    }
+    for (const war of result.routeWar ?? []) {
+      const ms = Math.min((this.backoff.get(war.dst)?.ms ?? BACKOFF_FIRST_MS / 2) * 2, BACKOFF_MAX_MS)
+      this.backoff.set(war.dst, {until: now + ms, ms})
+      this.emit({kind: 'reconcile', op: 'route-war', prefix: war.dst, detail: `${war.detail}; backing off for ${ms / 1000} s`})
+    }
+  }
+
+  /** --cleanup-on-exit: every write of this run undone, newest first, as `fix --revert` undoes one. */
+  async cleanup(): Promise<void> {
+    for (const journal of [...this.journals].reverse()) {
+      try {
+        const r = await this.path.revert(journal)
+        this.emit({kind: 'reconcile', op: r.verified && r.errors.length === 0 ? 'withdrawn' : 'failed', journal,
+          routes: r.deleted.length + r.restored.length, ...(r.errors.length > 0 ? {detail: r.errors.map((e) => e.message).join('; ')} : {})})
+      } catch (error) {
+        this.emit({kind: 'reconcile', op: 'failed', journal, detail: (error as Error).message})
+      }
+    }
+  }
+}

@@ -1,0 +1,106 @@
+// The `watch` service: checks its options (exit 2 on bad input before anything starts), serves --listen,
+// runs the agent until SIGTERM or SIGINT, and prints each change.
+import {mkdirSync, readFileSync} from 'node:fs'
+import type {Server} from 'node:http'
+
+import {UsageError} from '../model/errors.js'
+import {palette} from '../render/style.js'
+import {watchLineJson, watchLineText, type WatchStarted} from '../render/watch.js'
+import type {SourceOptions} from '../services/load.js'
+import {WatchAgent, type TimedChange} from './watch.js'
+
+export interface RunWatchOptions {
+  source: SourceOptions
+  json: boolean
+  interval: string // seconds, as given
+  listen?: string
+  tokenFile?: string
+  flapCount: number
+  flapWindow: string // seconds, as given
+  fixProtocol: number
+  version: string
+  debounceMs?: number
+  reconcile: boolean
+  settle: string // seconds, as given
+  writeInterval: string // seconds, as given
+  journalDir: string
+  cleanupOnExit: boolean
+}
+
+// a stop that waits for a diagnosis under way no longer than this
+const STOP_WAIT_MS = 3000
+
+export function parseSeconds(flag: string, text: string, max: number): number {
+  const n = Number(text)
+  if (text.trim() === '' || !Number.isFinite(n) || n <= 0 || n > max) {
+    throw new UsageError(`--${flag} ${text}: expected a number of seconds greater than 0 and at most ${max}`)
+  }
+  return n
+}
+
+export function readToken(file: string): Buffer {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new UsageError(`--token-file ${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+  }
+  const token = text.trim()
+  if (token === '' || /\s/.test(token)) {
+    throw new UsageError(`--token-file ${file}: expected one bearer token (no spaces), found ${token === '' ? 'an empty file' : 'spaces'}`)
+  }
+  return Buffer.from(token)
+}
+
+/** Runs until SIGTERM or SIGINT; resolves when stopped cleanly. */
+export async function runWatch(opts: RunWatchOptions): Promise<void> {
+  if (opts.source.from) throw new UsageError('watch reads the live node: --from cannot be used (run check --from for a snapshot)')
+  const intervalSeconds = parseSeconds('interval', opts.interval, 3600)
+  const flapWindowSeconds = parseSeconds('flap-window', opts.flapWindow, 7 * 86400)
+  const {parseListen} = await import('./server.js')
+  const listen = opts.listen === undefined ? undefined : parseListen(opts.listen)
+  const token = opts.tokenFile === undefined ? undefined : readToken(opts.tokenFile)
+  if (token && !listen) throw new UsageError('--token-file needs --listen')
+  const settleSeconds = parseSeconds('settle', opts.settle, 3600)
+  const writeIntervalSeconds = parseSeconds('write-interval', opts.writeInterval, 86400)
+  if (!opts.reconcile && opts.cleanupOnExit) throw new UsageError('--cleanup-on-exit needs --reconcile')
+  if (opts.reconcile) {
+    try {
+      mkdirSync(opts.journalDir, {recursive: true})
+    } catch (error) {
+      throw new UsageError(`--journal-dir ${opts.journalDir}: cannot create (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    }
+  }
+  const p = palette()
+  const write = (line: TimedChange | WatchStarted) => {
+    process.stdout.write(`${opts.json ? watchLineJson(line) : watchLineText(line, p)}\n`)
+  }
+  const agent = new WatchAgent({
+    source: opts.source, intervalSeconds, debounceMs: opts.debounceMs ?? 500, flapCount: opts.flapCount,
+    flapWindowSeconds, fixProtocol: String(opts.fixProtocol),
+    ...(opts.reconcile ? {reconcile: {settleSeconds, writeIntervalSeconds, journalDir: opts.journalDir, cleanupOnExit: opts.cleanupOnExit}} : {}),
+  }, write)
+  let server: Server | undefined
+  if (listen) {
+    const [{agentMetrics}, {serve}] = await Promise.all([import('./metrics.js'), import('./server.js')])
+    server = await serve(agent, agentMetrics(agent, opts.version), {listen, token, source: opts.source})
+  }
+  let stop!: () => void
+  const stopped = new Promise<void>((resolve) => (stop = resolve))
+  process.once('SIGTERM', stop)
+  process.once('SIGINT', stop)
+  await Promise.race([agent.start(), stopped])
+  const s = agent.state
+  if (agent.ready) {
+    const up = [...s.sessions.values()].filter((x) => x.state === 'Established').length
+    write({at: new Date().toISOString(), kind: 'started', prefixes: Object.values(s.verdicts).reduce((a, b) => a + b, 0),
+      verdicts: s.verdicts, sessions: {up, total: s.sessions.size}, ...(opts.listen ? {listen: opts.listen} : {})})
+  }
+  await stopped
+  server?.close()
+  server?.closeAllConnections()
+  // withdrawing the overlay (--cleanup-on-exit) is waited for; a diagnosis under way only briefly
+  const stopping = agent.stop()
+  if (opts.cleanupOnExit) await stopping
+  else await Promise.race([stopping, new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref())])
+}

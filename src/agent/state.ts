@@ -1,0 +1,155 @@
+// What `watch` knows of the node after a diagnosis, and the changes between two such states: pure, no I/O.
+// Prefixes settled healthy in bulk are held as their keys only (most of a full table); every other prefix
+// keeps its verdict and finding ids.
+import {prefixKey} from '../model/aside.js'
+import type {Severity} from '../model/types.js'
+
+export interface SeenFinding {
+  id: string
+  severity: Severity
+  title: string
+}
+
+export interface SeenPrefix {
+  verdict: string
+  findings: SeenFinding[]
+}
+
+export interface SeenSession {
+  state: string // BGP state (Established, Active, ...), else the protocol's state
+  neighbor?: string
+  lastError?: string
+}
+
+export interface NodeState {
+  prefixes: Map<string, SeenPrefix> // every prefix not settled healthy
+  healthyKeys: Float64Array // sorted keys of the prefixes settled ok in bulk (model/aside.ts prefixKey)
+  verdicts: Record<string, number>
+  host: SeenFinding[]
+  sessions: Map<string, SeenSession>
+  sources: Map<string, string | undefined> // source → its error, undefined when it was read
+  overlayRoutes: number
+}
+
+export type WatchChange =
+  | {kind: 'verdict'; prefix: string; from: string; to: string}
+  | {kind: 'finding'; op: 'appeared' | 'cleared'; id: string; severity: Severity; prefix?: string; title: string}
+  | {kind: 'session'; name: string; neighbor?: string; from: string; to: string; lastError?: string}
+  | {kind: 'source'; source: string; op: 'failed' | 'recovered'; error?: string}
+  | {kind: 'reconcile'; op: 'applied' | 'failed' | 'route-war' | 'skipped' | 'withdrawn'; prefix?: string; routes?: number; journal?: string; detail?: string}
+
+/** A prefix's verdict in `s`: its own, `ok` when settled healthy, `absent` when neither BIRD nor the kernel holds it. */
+export function verdictIn(s: NodeState, prefix: string): string {
+  const seen = s.prefixes.get(prefix)
+  if (seen) return seen.verdict
+  return hasKey(s.healthyKeys, prefixKey(prefix)) ? 'ok' : 'absent'
+}
+
+function hasKey(keys: Float64Array, key: number): boolean {
+  if (key < 0) return false
+  let lo = 0
+  let hi = keys.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (keys[mid] < key) lo = mid + 1
+    else hi = mid
+  }
+  return lo < keys.length && keys[lo] === key
+}
+
+const findingsOf = (s: NodeState, prefix: string): SeenFinding[] => s.prefixes.get(prefix)?.findings ?? []
+
+/** Host findings by id: one appears when the first of its id does, and clears when the last goes. */
+function hostById(host: SeenFinding[]): Map<string, SeenFinding> {
+  const out = new Map<string, SeenFinding>()
+  for (const f of host) if (!out.has(f.id)) out.set(f.id, f)
+  return out
+}
+
+/** What changed from `before` to `after`, in a stable order: sources, sessions, prefixes (verdict then findings), host findings. */
+export function changesBetween(before: NodeState, after: NodeState): WatchChange[] {
+  const out: WatchChange[] = []
+  for (const [source, error] of after.sources) {
+    const was = before.sources.has(source) ? before.sources.get(source) : undefined
+    if (error !== undefined && was === undefined) out.push({kind: 'source', source, op: 'failed', error})
+    else if (error === undefined && was !== undefined) out.push({kind: 'source', source, op: 'recovered'})
+  }
+  const names = new Set([...before.sessions.keys(), ...after.sessions.keys()])
+  for (const name of names) {
+    const a = before.sessions.get(name)
+    const b = after.sessions.get(name)
+    const from = a?.state ?? 'absent'
+    const to = b?.state ?? 'absent'
+    if (from === to) continue
+    const neighbor = b?.neighbor ?? a?.neighbor
+    out.push({kind: 'session', name, ...(neighbor ? {neighbor} : {}), from, to, ...(b?.lastError ? {lastError: b.lastError} : {})})
+  }
+  const prefixes = [...new Set([...before.prefixes.keys(), ...after.prefixes.keys()])].sort()
+  for (const prefix of prefixes) {
+    const from = verdictIn(before, prefix)
+    const to = verdictIn(after, prefix)
+    if (from !== to) out.push({kind: 'verdict', prefix, from, to})
+    const was = new Map(findingsOf(before, prefix).map((f) => [f.id, f]))
+    const now = new Map(findingsOf(after, prefix).map((f) => [f.id, f]))
+    for (const [id, f] of now) if (!was.has(id)) out.push({kind: 'finding', op: 'appeared', id, severity: f.severity, prefix, title: f.title})
+    for (const [id, f] of was) if (!now.has(id)) out.push({kind: 'finding', op: 'cleared', id, severity: f.severity, prefix, title: f.title})
+  }
+  const was = hostById(before.host)
+  const now = hostById(after.host)
+  for (const [id, f] of now) if (!was.has(id)) out.push({kind: 'finding', op: 'appeared', id, severity: f.severity, title: f.title})
+  for (const [id, f] of was) if (!now.has(id)) out.push({kind: 'finding', op: 'cleared', id, severity: f.severity, title: f.title})
+  return out
+}
+
+export function emptyState(): NodeState {
+  return {prefixes: new Map(), healthyKeys: new Float64Array(0), verdicts: {}, host: [], sessions: new Map(), sources: new Map(), overlayRoutes: 0}
+}
+
+/**
+ * Flapping (DESIGN §4 `route-flapping`, `peer-flapping`): a thing that changed state more than `count` times
+ * within `windowMs`. Keeps each thing's recent change times only; a thing flaps until its changes in the
+ * window fall back to `count` or fewer.
+ */
+export class FlapTracker {
+  private readonly times = new Map<string, number[]>()
+  private readonly flapping = new Set<string>()
+
+  constructor(readonly count: number, readonly windowMs: number) {}
+
+  /** Records a change of `key` at `now`; true when `key` starts flapping with it. */
+  record(key: string, now: number): boolean {
+    const t = this.times.get(key) ?? []
+    t.push(now)
+    this.times.set(key, t)
+    this.prune(key, t, now)
+    if (t.length > this.count && !this.flapping.has(key)) {
+      this.flapping.add(key)
+      return true
+    }
+    return false
+  }
+
+  /** The keys that stopped flapping by `now` (their changes left the window). */
+  expire(now: number): string[] {
+    const stopped: string[] = []
+    for (const [key, t] of this.times) {
+      this.prune(key, t, now)
+      if (this.flapping.has(key) && t.length <= this.count) {
+        this.flapping.delete(key)
+        stopped.push(key)
+      }
+    }
+    return stopped
+  }
+
+  get current(): ReadonlySet<string> {
+    return this.flapping
+  }
+
+  private prune(key: string, t: number[], now: number): void {
+    let drop = 0
+    while (drop < t.length && t[drop] <= now - this.windowMs) drop++
+    if (drop > 0) t.splice(0, drop)
+    if (t.length === 0 && !this.flapping.has(key)) this.times.delete(key)
+  }
+}

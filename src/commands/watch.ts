@@ -1,0 +1,42 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
+import {DEFAULT_FIX_PROTOCOL_NUMBER} from '../model/context.js'
+
+export default class Watch extends BaseCommand {
+  static summary = 'Keep the diagnosis current: one line per change; --listen serves Prometheus metrics and health'
+  static description = `Runs until SIGTERM or SIGINT. The kernel's route, link, address and rule notifications (rtnetlink) and a poll of
+BIRD's \`show protocols\` every --interval seconds trigger a diagnosis; each change (a verdict, a finding, a BGP
+session, a source) is printed with its time. --listen ADDR:PORT serves /metrics, /healthz, /readyz, and /report and
+/explain?prefix= to loopback clients or with the bearer token of --token-file.`
+  static examples = [
+    '<%= config.bin %> watch --bird-socket /var/run/calico/bird.ctl --pool 192.168.0.0/16',
+    '<%= config.bin %> watch --listen 0.0.0.0:21179 --token-file /etc/routedoctor/token --json',
+  ]
+  static flags = {
+    ...sourceFlags,
+    interval: Flags.string({description: 'seconds between polls of BIRD\'s socket', default: '5', helpValue: 'SECONDS'}),
+    listen: Flags.string({description: 'serve /metrics, /healthz, /readyz, /report, /explain (default port 21179)', helpValue: 'ADDR:PORT'}),
+    'token-file': Flags.string({description: 'bearer token /report and /explain require from non-loopback clients', helpValue: 'FILE'}),
+    'flap-count': Flags.integer({description: 'a verdict or session changing more than this often within --flap-window is flapping', default: 3, min: 1}),
+    'flap-window': Flags.string({description: 'seconds', default: '600', helpValue: 'SECONDS'}),
+    reconcile: Flags.boolean({description: 'keep routedoctor\'s own routes equal to the fix plan (needs CAP_NET_ADMIN)', default: false}),
+    settle: Flags.string({description: 'with --reconcile: seconds a plan must hold before it is written', default: '10', helpValue: 'SECONDS'}),
+    'write-interval': Flags.string({description: 'with --reconcile: least seconds between two writes', default: '30', helpValue: 'SECONDS'}),
+    'journal-dir': Flags.string({description: 'with --reconcile: where each write\'s journal goes', default: '/var/lib/routedoctor', helpValue: 'DIR'}),
+    'cleanup-on-exit': Flags.boolean({description: 'with --reconcile: withdraw what this run wrote when it stops', default: false}),
+    protocol: Flags.integer({description: 'protocol number of routedoctor\'s own routes', default: DEFAULT_FIX_PROTOCOL_NUMBER, min: 1, max: 255}),
+  }
+
+  async run(): Promise<void> {
+    const {flags} = await this.parse(Watch)
+    this.jsonOutput = flags.json
+    const {runWatch} = await import('../agent/run.js')
+    await runWatch({
+      source: sourceOptions(flags), json: flags.json, interval: flags.interval, listen: flags.listen, tokenFile: flags['token-file'],
+      flapCount: flags['flap-count'], flapWindow: flags['flap-window'], fixProtocol: flags.protocol, version: this.config.version,
+      reconcile: flags.reconcile, settle: flags.settle, writeInterval: flags['write-interval'], journalDir: flags['journal-dir'],
+      cleanupOnExit: flags['cleanup-on-exit'],
+    })
+  }
+}

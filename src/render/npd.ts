@@ -1,0 +1,38 @@
+// `check --npd`: node-problem-detector's custom-plugin protocol. One line of at most 80 characters on stdout,
+// and the exit status: 0 ok (the condition is False), 1 a problem (True), 3 unknown (what the diagnosis rests
+// on could not be read).
+import {isSettledPrefixes, type CheckRun} from '../services/report.js'
+
+export const NPD_MAX = 80
+export const NPD_UNKNOWN = 3
+
+// without these a diagnosis says nothing about the node's routes (the kernel's in either form)
+const ESSENTIAL = ['ip-j-d-route.json', 'birdc-show-route-all.txt', 'birdc-show-protocols-all.txt']
+const KERNEL_TEXT = 'ip-d-route.txt'
+
+function cut(text: string): string {
+  return text.length <= NPD_MAX ? text : `${text.slice(0, NPD_MAX - 1)}…`
+}
+
+export function npdResult(run: CheckRun): {line: string; exitCode: 0 | 1 | typeof NPD_UNKNOWN} {
+  const textRead = !run.node.missing.includes(KERNEL_TEXT) && !run.node.failed.some((f) => f.file === KERNEL_TEXT)
+  const failed = run.node.failed.find((f) => ESSENTIAL.includes(f.file) && !(f.file === 'ip-j-d-route.json' && textRead))
+  const broken = new Map<string, string[]>() // verdict → prefixes with an error finding
+  for (const l of run.lines) {
+    if (isSettledPrefixes(l) || !l.findings.some((f) => f.severity === 'error')) continue
+    const list = broken.get(l.verdict) ?? []
+    list.push(l.prefix)
+    broken.set(l.verdict, list)
+  }
+  const summary = run.summary()
+  if (failed) return {line: cut(`unknown: cannot read ${failed.file}: ${failed.error}`), exitCode: NPD_UNKNOWN}
+  const {up, total} = run.node.sessions
+  if (summary.errors === 0) return {line: cut(`ok: ${summary.prefixes} prefixes, BGP ${up}/${total} Established`), exitCode: 0}
+  const parts = [...broken].map(([verdict, prefixes]) => `${prefixes.length} ${verdict} (${prefixes[0]}${prefixes.length > 1 ? ' …' : ''})`)
+  const host = [...new Set(run.host.findings.filter((f) => f.severity === 'error').map((f) => f.id))]
+  return {line: cut([...parts, ...host].join('; ')), exitCode: 1}
+}
+
+export function npdUnknown(error: Error): {line: string; exitCode: typeof NPD_UNKNOWN} {
+  return {line: cut(`unknown: ${error.message}`), exitCode: NPD_UNKNOWN}
+}

@@ -1,0 +1,199 @@
+// deploy/: the kustomizations built (resources, generated ConfigMaps, namespace, labels, the overlay's JSON patches)
+// and every object validated against the Kubernetes OpenAPI schemas (kubernetes-models; the Prometheus Operator's
+// CRD schemas for ServiceMonitor and PrometheusRule), then what the issue asks of each checked. promtool checks
+// and unit-tests the alert rules.
+import {existsSync, readFileSync} from 'node:fs'
+import path from 'node:path'
+
+import {execa} from 'execa'
+import {describe, expect, it} from 'vitest'
+import {parse, parseAllDocuments} from 'yaml'
+import {ClusterRole} from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole'
+import {ClusterRoleBinding} from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding'
+import {DaemonSet} from 'kubernetes-models/apps/v1/DaemonSet'
+import {ConfigMap} from 'kubernetes-models/v1/ConfigMap'
+import {Namespace} from 'kubernetes-models/v1/Namespace'
+import {Service} from 'kubernetes-models/v1/Service'
+import {ServiceAccount} from 'kubernetes-models/v1/ServiceAccount'
+import {PrometheusRule} from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule'
+import {ServiceMonitor} from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor'
+
+import {DEFAULT_PORT} from '../../src/agent/server.js'
+import {ROOT} from '../helpers.js'
+
+const DEPLOY = path.join(ROOT, 'deploy')
+type Obj = {apiVersion: string; kind: string; metadata: {name: string; namespace?: string; labels?: Record<string, string>}; [k: string]: unknown}
+
+const MODELS: Record<string, new (o: never) => {validate(): void}> = {
+  'v1/Namespace': Namespace, 'v1/ServiceAccount': ServiceAccount, 'v1/Service': Service, 'v1/ConfigMap': ConfigMap,
+  'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole, 'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
+  'apps/v1/DaemonSet': DaemonSet,
+  'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor, 'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,
+}
+const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding'])
+
+/** A JSON pointer's parent and last key; `-` appends. */
+function applyPatch(target: Obj, ops: Array<{op: string; path: string; value: unknown}>): void {
+  for (const op of ops) {
+    expect(op.op, 'the overlay only adds').toBe('add')
+    const keys = op.path.split('/').slice(1).map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'))
+    const last = keys.pop()!
+    let at: any = target
+    for (const k of keys) {
+      expect(at[k], `${op.path}: ${k} exists`).toBeDefined()
+      at = at[k]
+    }
+    if (Array.isArray(at)) at.splice(last === '-' ? at.length : Number(last), 0, op.value)
+    else at[last] = op.value
+  }
+}
+
+/** kustomize build of `dir`, for the features deploy/ uses. */
+function build(dir: string): Obj[] {
+  const k = parse(readFileSync(path.join(dir, 'kustomization.yaml'), 'utf8'))
+  const out: Obj[] = []
+  for (const r of k.resources ?? []) {
+    const p = path.join(dir, r)
+    if (existsSync(path.join(p, 'kustomization.yaml'))) out.push(...build(p))
+    else for (const d of parseAllDocuments(readFileSync(p, 'utf8'))) out.push(d.toJS() as Obj)
+  }
+  for (const g of k.configMapGenerator ?? []) {
+    expect(k.generatorOptions?.disableNameSuffixHash, 'names stable for the DaemonSet and node-problem-detector').toBe(true)
+    const data: Record<string, string> = {}
+    for (const f of g.files) {
+      const [key, file] = f.includes('=') ? f.split('=') : [path.basename(f), f]
+      expect(path.resolve(dir, file).startsWith(dir + path.sep), `${file} inside ${dir} (kustomize's load restrictor)`).toBe(true)
+      data[key] = readFileSync(path.join(dir, file), 'utf8')
+    }
+    out.push({apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: g.name}, data})
+  }
+  for (const o of out) {
+    if (k.namespace && !CLUSTER_SCOPED.has(o.kind)) o.metadata.namespace = k.namespace
+    for (const l of k.labels ?? []) o.metadata.labels = {...o.metadata.labels, ...l.pairs}
+  }
+  for (const p of k.patches ?? []) {
+    const targets = out.filter((o) => o.kind === p.target.kind && o.metadata.name === p.target.name)
+    expect(targets, `patch target ${p.target.kind}/${p.target.name}`).toHaveLength(1)
+    applyPatch(targets[0], parse(p.patch))
+  }
+  return out
+}
+
+function validateAll(objects: Obj[]): void {
+  for (const o of objects) {
+    const Model = MODELS[`${o.apiVersion}/${o.kind}`]
+    expect(Model, `a schema for ${o.apiVersion} ${o.kind}`).toBeDefined()
+    expect(() => new Model(o as never).validate(), `${o.kind}/${o.metadata.name}`).not.toThrow()
+  }
+}
+
+const find = (objects: Obj[], kind: string) => objects.find((o) => o.kind === kind) as any
+
+describe('deploy/ manifests', () => {
+  const base = build(path.join(DEPLOY, 'base'))
+  const reconcile = build(path.join(DEPLOY, 'overlays/reconcile'))
+
+  it('every object of the base and of the reconcile overlay is valid against its OpenAPI schema', () => {
+    expect(base.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'DaemonSet', 'Namespace', 'PrometheusRule', 'Service', 'ServiceAccount', 'ServiceMonitor'])
+    validateAll(base)
+    validateAll(reconcile)
+  })
+
+  it('the schemas catch a broken DaemonSet (the validation can fail)', () => {
+    const broken = structuredClone(find(base, 'DaemonSet'))
+    broken.spec.template.spec.containers[0].ports[0].containerPort = 'metrics'
+    expect(() => new DaemonSet(broken).validate()).toThrow(/containerPort/)
+  })
+
+  it('the DaemonSet: host network, every taint tolerated, BIRD read-only, limits, probes, no NET_ADMIN', () => {
+    const ds = find(base, 'DaemonSet')
+    const pod = ds.spec.template.spec
+    const c = pod.containers[0]
+    expect(pod.hostNetwork).toBe(true)
+    expect(pod.tolerations).toEqual([{operator: 'Exists'}])
+    const calico = c.volumeMounts.find((m: any) => m.mountPath === '/var/run/calico')
+    expect(calico.readOnly).toBe(true)
+    expect(pod.volumes.find((v: any) => v.name === calico.name).hostPath.path).toBe('/var/run/calico')
+    expect(c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.cpu && c.resources.limits.memory).toBeTruthy()
+    expect(c.livenessProbe.httpGet.path).toBe('/healthz')
+    expect(c.readinessProbe.httpGet.path).toBe('/readyz')
+    expect(c.ports[0].containerPort).toBe(DEFAULT_PORT)
+    expect(c.args).toContain(`--listen=$(HOST_IP):${DEFAULT_PORT}`)
+    expect(c.args).not.toContain('--reconcile')
+    expect(c.securityContext.capabilities.add ?? []).not.toContain('NET_ADMIN')
+    expect(c.securityContext.capabilities.drop).toEqual(['ALL'])
+  })
+
+  it('the reconcile overlay adds NET_ADMIN and --reconcile, and nothing else changes the base', () => {
+    const c = find(reconcile, 'DaemonSet').spec.template.spec.containers[0]
+    expect(c.securityContext.capabilities.add).toEqual(['NET_ADMIN'])
+    expect(c.args).toContain('--reconcile')
+    expect(reconcile.filter((o) => o.kind !== 'DaemonSet')).toEqual(base.filter((o) => o.kind !== 'DaemonSet'))
+  })
+
+  it('the ClusterRole reads Calico\'s resources in both API groups and Nodes, and writes nothing', () => {
+    const role = find(base, 'ClusterRole')
+    const verbs = new Set(role.rules.flatMap((r: any) => r.verbs))
+    expect([...verbs].sort()).toEqual(['get', 'list', 'watch'])
+    const calico = role.rules.find((r: any) => r.apiGroups.includes('crd.projectcalico.org'))
+    expect(calico.apiGroups).toEqual(expect.arrayContaining(['crd.projectcalico.org', 'projectcalico.org']))
+    expect(calico.resources).toEqual(expect.arrayContaining(['ippools', 'ipamblocks', 'blockaffinities', 'bgpconfigurations', 'bgppeers', 'felixconfigurations']))
+    expect(role.rules.find((r: any) => r.apiGroups.includes('')).resources).toEqual(['nodes'])
+  })
+
+  it('a headless Service and a ServiceMonitor on its metrics port', () => {
+    const svc = find(base, 'Service')
+    expect(svc.spec.clusterIP).toBe('None')
+    expect(svc.spec.ports[0]).toMatchObject({name: 'metrics', port: DEFAULT_PORT})
+    const sm = find(base, 'ServiceMonitor')
+    expect(sm.spec.endpoints[0].port).toBe('metrics')
+    expect(sm.spec.selector.matchLabels).toEqual(svc.spec.selector)
+  })
+
+  it('the PrometheusRule holds exactly the groups of prometheus/rules.yaml', () => {
+    const rules = parse(readFileSync(path.join(DEPLOY, 'prometheus/rules.yaml'), 'utf8'))
+    expect(find(base, 'PrometheusRule').spec.groups).toEqual(rules.groups)
+    const alerts = rules.groups.flatMap((g: any) => g.rules.map((r: any) => r.alert))
+    expect(alerts).toEqual(['RoutedoctorBlocksMisrouted', 'RoutedoctorBgpSessionsDown', 'RoutedoctorFlapping', 'RoutedoctorAgentDown', 'RoutedoctorSourceFailing'])
+  })
+
+  it('the node-problem-detector plugin config follows its rules (permanent rule on a default condition, timeouts, 80 characters)', () => {
+    const [cm] = build(path.join(DEPLOY, 'node-problem-detector'))
+    validateAll([cm])
+    const config = JSON.parse((cm as any).data['routedoctor-plugin.json'])
+    expect(config.plugin).toBe('custom')
+    expect(config.pluginConfig.max_output_length).toBe(80)
+    const rule = config.rules[0]
+    expect(config.conditions.map((c: any) => c.type)).toContain(rule.condition)
+    expect(parseInt(rule.timeout, 10)).toBeLessThanOrEqual(parseInt(config.pluginConfig.timeout, 10))
+    expect(rule.args.slice(0, 2)).toEqual(['check', '--npd'])
+  })
+
+  it('the Dockerfile: Node 20 slim, production dependencies only', () => {
+    const text = readFileSync(path.join(DEPLOY, 'Dockerfile'), 'utf8')
+    const froms = [...text.matchAll(/^FROM (\S+)/gm)].map((m) => m[1])
+    expect(froms.every((f) => /^node:20[-.\w]*-slim$/.test(f))).toBe(true)
+    expect(text).toMatch(/npm ci --omit=dev/)
+  })
+
+  it.runIf(existsSync('/usr/bin/kubectl'))('kubectl kustomize builds the same objects, where kubectl is installed', async () => {
+    for (const [dir, ours] of [['base', base], ['overlays/reconcile', reconcile]] as const) {
+      const r = await execa('kubectl', ['kustomize', path.join(DEPLOY, dir)])
+      const theirs = parseAllDocuments(r.stdout).map((d) => d.toJS() as Obj)
+      const key = (o: Obj) => `${o.kind}/${o.metadata.name}`
+      expect(theirs.map(key).sort()).toEqual(ours.map(key).sort())
+      for (const o of theirs) expect(o, key(o)).toEqual(ours.find((x) => key(x) === key(o)))
+    }
+  })
+})
+
+describe('alert rules (promtool)', () => {
+  it('check rules and the unit tests of every alert pass', async () => {
+    const check = await execa('promtool', ['check', 'rules', path.join(DEPLOY, 'prometheus/rules.yaml')], {reject: false})
+    expect(check.exitCode, check.stdout + check.stderr).toBe(0)
+    const test = await execa('promtool', ['test', 'rules', path.join(DEPLOY, 'prometheus/rules.test.yaml')], {reject: false})
+    expect(test.exitCode, test.stdout + test.stderr).toBe(0)
+    const tested = new Set([...readFileSync(path.join(DEPLOY, 'prometheus/rules.test.yaml'), 'utf8').matchAll(/alertname: (\w+)/g)].map((m) => m[1]))
+    expect([...tested].sort()).toEqual(['RoutedoctorAgentDown', 'RoutedoctorBgpSessionsDown', 'RoutedoctorBlocksMisrouted', 'RoutedoctorFlapping', 'RoutedoctorSourceFailing'])
+  })
+})

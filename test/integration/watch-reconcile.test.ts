@@ -1,0 +1,114 @@
+// `watch --reconcile` in the lab (issue 26): on n1 of the ECMP scenario (three blocks not tunneled) the agent
+// writes the fix service's plan once it has held for --settle seconds, through the fix service's apply (a
+// journal each), the blocks become ok; a process that keeps deleting one of its routes is a route war, reported
+// and backed off from; SIGTERM with --cleanup-on-exit withdraws what the run wrote and exits 0.
+import {existsSync, mkdtempSync, readdirSync, rmSync} from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+import {execa, type ResultPromise} from 'execa'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {BIN, ROOT} from '../helpers.js'
+import {cleanupStaleLabs, type Lab, startLab} from '../lab/lab.js'
+import {liveFlags, liveUnavailableReason, POOL} from './live.js'
+
+const N3_BLOCK = '192.168.82.0/26'
+const PORT = 21179
+const reason = liveUnavailableReason('bird2-ecmp')
+if (reason) console.warn(`watch --reconcile in the lab skipped: ${reason}`)
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function until<T>(what: string, get: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    const v = await get()
+    if (v !== undefined) return v
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await sleep(250)
+  }
+}
+
+describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_000}, () => {
+  let lab: Lab
+  let dir: string
+  let agent: ResultPromise
+  let fighter: ResultPromise | undefined
+  const lines: any[] = []
+  let stderr = ''
+
+  const ours = async () => (await lab.routes('n1')).filter((r) => r.protocol === '158')
+
+  beforeAll(async () => {
+    await cleanupStaleLabs()
+    dir = mkdtempSync(path.join(os.tmpdir(), 'rd-reconcile-'))
+    lab = await startLab('bird2-ecmp')
+    agent = execa('ip', ['netns', 'exec', lab.ns('n1'), 'node', BIN, 'watch', ...liveFlags(lab), ...POOL, '--json', '--interval', '1',
+      '--reconcile', '--settle', '2', '--write-interval', '2', '--journal-dir', dir, '--cleanup-on-exit', '--listen', `127.0.0.1:${PORT}`], {
+      reject: false, cwd: ROOT, env: {NO_COLOR: '1'}, stdin: 'ignore',
+    })
+    agent.stdout!.setEncoding('utf8')
+    let buffered = ''
+    agent.stdout!.on('data', (chunk: string) => {
+      buffered += chunk
+      const parts = buffered.split('\n')
+      buffered = parts.pop()!
+      for (const l of parts) if (l) lines.push(JSON.parse(l))
+    })
+    agent.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  }, 120_000)
+
+  afterAll(async () => {
+    fighter?.kill('SIGKILL')
+    agent?.kill('SIGKILL')
+    await Promise.allSettled([agent, fighter])
+    await lab?.teardown()
+    if (dir) rmSync(dir, {recursive: true, force: true})
+  })
+
+  it('writes the plan once it held, journaled, and the blocks become ok', async () => {
+    const started = await until('the started line', () => lines.find((l) => l.kind === 'started'))
+    expect(started.verdicts['not-tunneled']).toBe(3)
+    const applied = await until('the applied line', () => lines.find((l) => l.kind === 'reconcile' && l.op === 'applied'))
+    expect(applied.routes).toBe(3)
+    expect(existsSync(applied.journal)).toBe(true)
+    expect(path.dirname(applied.journal)).toBe(dir)
+    await until('three blocks ok', () => lines.filter((l) => l.kind === 'verdict' && l.to === 'ok').length === 3 ? true : undefined)
+    const routes = await ours()
+    expect(routes.map((r) => r.dst).sort()).toEqual(['192.168.110.128/26', '192.168.200.10', N3_BLOCK])
+    expect(routes.find((r) => r.dst === N3_BLOCK)).toMatchObject({gateway: '172.31.30.6', dev: 'tunl0'})
+    // the agent counts them from the kernel's notifications
+    const r = await execa('ip', ['netns', 'exec', lab.ns('n1'), 'node', '-e',
+      `fetch('http://127.0.0.1:${PORT}/metrics').then((r) => r.text()).then((t) => process.stdout.write(t))`])
+    expect(r.stdout).toMatch(/^routedoctor_overlay_routes 3$/m)
+    // BIRD's own routes are untouched beside ours
+    expect((await lab.routes('n1')).filter((r) => r.dst === N3_BLOCK && r.protocol === 'bird')).toHaveLength(1)
+  })
+
+  it('a writer that keeps deleting one of its routes is a route war: reported and backed off from, not fought', async () => {
+    const appliedBefore = lines.filter((l) => l.kind === 'reconcile' && l.op === 'applied').length
+    fighter = execa('ip', ['netns', 'exec', lab.ns('n1'), 'sh', '-c',
+      `while true; do ip route del ${N3_BLOCK} table 1158 proto 158 2>/dev/null; sleep 0.2; done`], {reject: false})
+    const war = await until('the route-war line', () => lines.find((l) => l.kind === 'reconcile' && l.op === 'route-war'), 45_000)
+    expect(war.prefix).toBe(N3_BLOCK)
+    expect(war.detail).toMatch(/backing off for 60 s/)
+    const writes = lines.filter((l) => l.kind === 'reconcile' && (l.op === 'applied' || l.op === 'failed')).length
+    await sleep(6000) // three write intervals: nothing more is written for that block
+    expect(lines.filter((l) => l.kind === 'reconcile' && (l.op === 'applied' || l.op === 'failed')).length).toBe(writes)
+    expect(appliedBefore).toBeGreaterThan(0)
+    fighter.kill('SIGKILL')
+    await fighter
+    fighter = undefined
+  })
+
+  it('SIGTERM with --cleanup-on-exit withdraws what the run wrote, and exits 0', async () => {
+    agent.kill('SIGTERM')
+    const r = await Promise.race([agent, sleep(30_000).then(() => undefined)])
+    expect(r, 'the agent exited after SIGTERM').toBeDefined()
+    expect(r!.exitCode, stderr).toBe(0)
+    expect(lines.filter((l) => l.kind === 'reconcile' && l.op === 'withdrawn').length).toBeGreaterThan(0)
+    expect(await ours()).toEqual([])
+    expect(readdirSync(dir).filter((f) => f.endsWith('.json')).length).toBeGreaterThan(0)
+  })
+})
