@@ -7,9 +7,7 @@ import {FleetJoin, type FleetReport} from '../fleet/join.js'
 import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
 import {Context} from '../model/context.js'
 import {UsageError} from '../model/errors.js'
-import {parseCalicoTruth} from '../parse/calico.js'
-import type {SourceFile} from '../model/types.js'
-import {checkSnapshot, loadSourceFiles, truthFiles} from './load.js'
+import {checkSnapshot, loadClusterTruth, loadSourceFiles, parseTruthFiles} from './load.js'
 import {checkRun} from './report.js'
 import {fleetExitCode, renderFleet} from '../render/fleet.js'
 import {palette} from '../render/style.js'
@@ -25,15 +23,14 @@ export interface FleetOptions {
 
 export async function runFleet(opts: FleetOptions): Promise<FleetReport> {
   if (opts.sources.length === 0) throw new UsageError('fleet: give one bundle or snapshot directory per node')
-  const given = await truthFiles(opts)
-  let truth: CalicoTruth | undefined = given ? parseTruth(given) : undefined
+  let truth: CalicoTruth | undefined = (await loadClusterTruth(opts))?.truth
   let join: FleetJoin | undefined = truth ? new FleetJoin(truth) : undefined
   for (const source of opts.sources) {
     const loaded = await loadSourceFiles({from: source, ownTruth: join === undefined})
     // without --calico/--kube, the first source that carries Calico's truth gives it to every node
     if (!join) {
       const own = loaded.files.filter((f) => f.name.startsWith(CALICO_DIR))
-      if (own.length > 0) truth = parseTruth(own)
+      if (own.length > 0) truth = parseTruthFiles(own)
       join = new FleetJoin(truth)
     }
     const snapshot = checkSnapshot(loaded.files, {pools: opts.pools, tunnelDev: opts.tunnelDev, origin: loaded.origin, truth})
@@ -44,10 +41,6 @@ export async function runFleet(opts: FleetOptions): Promise<FleetReport> {
     opts.progress?.(`${name}: ${source}`)
   }
   return join!.finish()
-}
-
-function parseTruth(files: SourceFile[]): CalicoTruth {
-  return parseCalicoTruth(files.filter((f) => f.text !== undefined).map((f) => ({name: f.name, text: f.text!})))
 }
 
 /** The command's whole service: the join, its text, the HTML page when asked for, and the exit status. */

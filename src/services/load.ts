@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 
 import {readCalicoDir, readSnapshotDir} from '../collect/snapshot-dir.js'
-import {CALICO_DIR} from '../model/calico.js'
+import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
 import {settleHealthy} from '../diagnose/healthy.js'
 import {Context, type ContextOptions} from '../model/context.js'
 import {buildSnapshot, type BuildOptions, unreadFallbacks} from '../model/build.js'
@@ -14,6 +14,7 @@ import {coveringKeys, prefixKey} from '../model/aside.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Value} from '../model/prefix.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
+import {parseCalicoTruth} from '../parse/calico.js'
 import {checkRun, type CheckRun} from './report.js'
 
 export interface SourceOptions {
@@ -27,6 +28,8 @@ export interface SourceOptions {
   kube?: boolean // --kube: Calico's truth read live from the Kubernetes API
   node?: string // --node NAME
   ownTruth?: boolean // false: a snapshot's or bundle's own calico/ is not read (the truth comes from elsewhere)
+  /** Calico's truth read and parsed already (loadClusterTruth): used instead of reading --calico/--kube again. */
+  clusterTruth?: ClusterTruth
   /** Live: collect every source, also those a diagnosis does not read when others are there (a bundle keeps them all). */
   everySource?: boolean
   /** Read the text route dump beside the JSON one (not too large): explain cites a route by its line there. */
@@ -42,10 +45,32 @@ export interface LoadedSource {
 }
 
 export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource> {
-  const source = await loadNodeFiles(opts.calico !== undefined || opts.kube ? {...opts, ownTruth: false} : opts)
-  const truth = await truthFiles(opts)
+  const elsewhere = opts.clusterTruth !== undefined || opts.calico !== undefined || opts.kube
+  const source = await loadNodeFiles(elsewhere ? {...opts, ownTruth: false} : opts)
+  const truth = opts.clusterTruth?.files ?? (await truthFiles(opts))
   if (truth) source.files = [...source.files.filter((f) => !f.name.startsWith(CALICO_DIR)), ...truth]
   return source
+}
+
+/** Calico's truth as read (its `calico/*.json` files, which findings cite and bundles carry) and as parsed. */
+export interface ClusterTruth {
+  files: SourceFile[]
+  truth: CalicoTruth
+}
+
+/**
+ * Calico's truth of --calico DIR or --kube, read and parsed once, for a caller that diagnoses again and again (watch):
+ * given as SourceOptions.clusterTruth, no diagnosis reads or parses it again. Undefined without either flag; a file
+ * that is not what it should be is an error naming the file and the item (exit 2).
+ */
+export async function loadClusterTruth(opts: Pick<SourceOptions, 'calico' | 'kube'>): Promise<ClusterTruth | undefined> {
+  const files = await truthFiles(opts)
+  return files ? {files, truth: parseTruthFiles(files)} : undefined
+}
+
+/** Calico's truth of its `calico/*.json` files. */
+export function parseTruthFiles(files: SourceFile[]): CalicoTruth {
+  return parseCalicoTruth(files.filter((f) => f.text !== undefined).map((f) => ({name: f.name, text: f.text!})))
 }
 
 /** Calico's truth from --calico DIR or --kube (the API client is loaded only then); undefined without either. */
@@ -102,7 +127,7 @@ export async function snapshotFrom(source: LoadedSource, opts: SourceOptions): P
 async function buildOptions(source: LoadedSource, opts: SourceOptions): Promise<BuildOptions> {
   let ippools: SourceFile | undefined
   if (opts.ippools) ippools = {name: path.basename(opts.ippools), text: await readIppoolsFile(opts.ippools)}
-  return {pools: opts.pools, ippools, tunnelDev: opts.tunnelDev, origin: source.origin, node: opts.node}
+  return {pools: opts.pools, ippools, tunnelDev: opts.tunnelDev, origin: source.origin, node: opts.node, truth: opts.clusterTruth?.truth}
 }
 
 /** The --ippools file's text; a usage error (exit 2) naming it when it cannot be read. */
