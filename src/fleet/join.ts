@@ -102,11 +102,11 @@ export class FleetJoin {
     node.source = source
     const address = this.index?.nodesByName.get(name)?.ipv4Address
     if (address) node.address = address
-    if (s.bird.status?.version) node.birdVersion = s.bird.status.version
+    if (s.bird.status?.version) node.birdVersion = own(s.bird.status.version)
     const mtu = ctx.links.get(s.tunnelDev)?.mtu
     if (mtu !== undefined) node.tunnelMtu = mtu
     const hash = ctx.sysctlValue('net.ipv4.fib_multipath_hash_policy')?.value.trim()
-    if (hash !== undefined) node.hashPolicy = hash
+    if (hash !== undefined) node.hashPolicy = own(hash)
     node.routeOwner = routeOwner(ctx)
     this.nodes.set(name, node)
     const mine = new Map<string, FleetPair>() // this node's pairs by the to-node
@@ -143,12 +143,13 @@ export class FleetJoin {
       }
       p.verdict = worse(p.verdict, verdict)
       const full = p.blocks.length < EXPLAINED_PER_PAIR
-      p.blocks.push({prefix: l.prefix, verdict, findings: l.findings.map((f) => full
-        ? {id: f.id, severity: f.severity, title: f.title, detail: f.detail, ...(f.fix ? {fix: f.fix} : {})}
-        : {id: f.id, severity: f.severity, title: f.title, detail: ''})})
-      const where = endpointOf(ctx, l.prefix)
-      let seen = this.endpoints.get(l.prefix)
-      if (!seen) this.endpoints.set(l.prefix, (seen = new Map()))
+      const prefix = own(l.prefix)
+      p.blocks.push({prefix, verdict, findings: l.findings.map((f) => full
+        ? {id: f.id, severity: f.severity, title: own(f.title), detail: own(f.detail), ...(f.fix ? {fix: own(f.fix)} : {})}
+        : {id: f.id, severity: f.severity, title: own(f.title), detail: ''})})
+      const where = own(endpointOf(ctx, l.prefix))
+      let seen = this.endpoints.get(prefix)
+      if (!seen) this.endpoints.set(prefix, (seen = new Map()))
       const list = seen.get(where)
       if (list) list.push(name)
       else seen.set(where, [name])
@@ -217,6 +218,14 @@ export class FleetJoin {
     }
     return {schema: FLEET_SCHEMA, nodes, pairs, findings, truth: this.truth ? {files: this.truth.files, ...(this.truth.apiGroup ? {apiGroup: this.truth.apiGroup} : {})} : null}
   }
+}
+
+/**
+ * A copy of a string kept past its node that shares no memory with the node's texts: V8 makes a substring of 13 or
+ * more characters (and a concatenation of them) a view into the string it was cut from, which then stays alive whole.
+ */
+function own(s: string): string {
+  return s.length < 13 ? s : Buffer.from(s, 'utf8').toString('utf8')
 }
 
 /** When the nodes that have a value do not all have the same one: "n1, n2: 1480; n3: 1440". */
