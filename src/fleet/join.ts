@@ -1,11 +1,11 @@
 // The fleet's join (DESIGN §9): each node's check, one node at a time, folded into a node × node matrix (from each
 // node, the worst verdict of another node's blocks) and the cluster findings no single node can see. A node's
 // diagnosis is dropped once folded: only its broken blocks are kept.
-import {indexOfKey, prefixKey} from '../model/aside.js'
+import {indexOfKey, prefixKey} from '../model/prefix-key.js'
 import {clusterIndex, type CalicoTruth, type ClusterIndex} from '../model/calico.js'
 import {FELIX_PROTOCOL, type Context} from '../model/context.js'
 import type {Finding, Severity, Verdict} from '../model/types.js'
-import {isSettledPrefixes, type CheckRun} from '../services/report.js'
+import {isSettledPrefixes, type CheckRun} from '../report/report.js'
 
 export const FLEET_SCHEMA = 1
 
@@ -71,7 +71,7 @@ const worse = (a: Verdict, b: Verdict): Verdict => (VERDICT_ORDER.indexOf(a) <= 
 
 export class FleetJoin {
   private readonly index?: ClusterIndex
-  // the blocks' keys (model/aside.ts prefixKey) ascending, and each one's owner: settled runs are looked up by key
+  // the blocks' keys (model/prefix-key.ts prefixKey) ascending, and each one's owner: settled runs are looked up by key
   private ownerKeys = new Float64Array(0)
   private ownerNames: string[] = []
   private readonly nodes = new Map<string, FleetNode>()

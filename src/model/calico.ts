@@ -119,7 +119,7 @@ export class ClusterIndex {
     return this.owners.get(cidr)
   }
 
-  /** The keys of `owners`' CIDRs (`keyOf`: model/aside.ts prefixKey), computed once. */
+  /** The keys of `owners`' CIDRs (`keyOf`: model/prefix-key.ts prefixKey), computed once. */
   ownerKeys(keyOf: (cidr: string) => number): number[] {
     return (this.ownerKeyList ??= [...this.owners.keys()].map(keyOf))
   }
@@ -159,7 +159,7 @@ interface SettleTruth {
 const settleTruths = new WeakMap<ClusterIndex, Map<number, SettleTruth>>()
 
 /**
- * For the bulk settling of healthy prefixes (diagnose/healthy.ts): which prefix keys the truth forbids settling
+ * For the bulk settling of healthy prefixes (bulk/healthy.ts): which prefix keys the truth forbids settling
  * with BGP next hop `hop`: a block whose owner's address is not `hop`, this node's own block, a block whose
  * affinities conflict or that has no IPAMBlock, a borrowed address. The rules read those.
  */

@@ -8,7 +8,7 @@ import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
 import {Context} from '../model/context.js'
 import {UsageError} from '../model/errors.js'
 import {checkSnapshot, loadClusterTruth, loadSourceFiles, parseTruthFiles} from './load.js'
-import {checkRun} from './report.js'
+import {checkRun} from '../report/report.js'
 import {fleetExitCode, renderFleet} from '../render/fleet.js'
 import {palette} from '../render/style.js'
 

@@ -8,7 +8,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {RouteDoctorError} from '../../src/model/errors.js'
 import {loadCheckContext, loadClusterTruth, loadSnapshot} from '../../src/services/load.js'
-import {checkReport} from '../../src/services/report.js'
+import {checkReport} from '../../src/report/report.js'
 import {fixtureDir, LAB_HEALTHY} from '../diagnose/helpers.js'
 import {FIXTURE_CLUSTER, writeTruth} from './truth.js'
 

@@ -3,9 +3,9 @@
 import {describe, expect, it} from 'vitest'
 
 import {CALICO_FILES} from '../../src/model/calico.js'
-import {buildSnapshot} from '../../src/model/build.js'
+import {buildSnapshot} from '../../src/snapshot/build.js'
 import {Context} from '../../src/model/context.js'
-import {checkReport} from '../../src/services/report.js'
+import {checkReport} from '../../src/report/report.js'
 import {checkSnapshot} from '../../src/services/load.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {BIRD2, BIRD16, BIRD16_LL, LAB_HEALTHY, PEER_DOWN, fixtureExists, loadFiles} from '../diagnose/helpers.js'
