@@ -17,6 +17,7 @@ export interface RoutesWanted {
 }
 
 const RT_TABLE_LOCAL = 255
+const RT_TABLE_COMPAT = 252 // a dumped route's header table when its id is 256 or more
 // netlink's integers are in the host's byte order; addresses in the network's
 const LE = endianness() === 'LE'
 
@@ -40,14 +41,23 @@ export async function kernelRoutesFor(client: RouteClient, wanted: RoutesWanted)
   await client.scanRoutes('inet', (buf, start, end, index) => {
     if (end - start < 12 || buf[start] !== AF_INET) return
     const len = buf[start + 1]
+    // the header's table is the route's when below 256 (RT_TABLE_COMPAT or none: RTA_TABLE has it); RTA_DST is there
+    // when the length is not 0: the attributes are read until both are known
     let table = buf[start + 4]
+    let tableKnown = table !== RT_TABLE_COMPAT && table !== 0
     let dst = 0
-    for (let o = start + 12; o + 4 <= end;) {
-      const alen = LE ? buf.readUInt16LE(o) : buf.readUInt16BE(o)
-      const type = (LE ? buf.readUInt16LE(o + 2) : buf.readUInt16BE(o + 2)) & 0x3fff
+    let dstKnown = len === 0
+    for (let o = start + 12; o + 4 <= end && !(tableKnown && dstKnown);) {
+      const alen = LE ? buf[o] | (buf[o + 1] << 8) : (buf[o] << 8) | buf[o + 1]
+      const type = (LE ? buf[o + 2] | (buf[o + 3] << 8) : (buf[o + 2] << 8) | buf[o + 3]) & 0x3fff
       if (alen < 4 || o + alen > end) break // malformed: the decoder below says so, if it is wanted
-      if (type === RTA_DST && alen === 8) dst = buf.readUInt32BE(o + 4)
-      else if (type === RTA_TABLE && alen === 8) table = LE ? buf.readUInt32LE(o + 4) : buf.readUInt32BE(o + 4)
+      if (type === RTA_DST && alen === 8) {
+        dst = ((buf[o + 4] << 24) | (buf[o + 5] << 16) | (buf[o + 6] << 8) | buf[o + 7]) >>> 0
+        dstKnown = true
+      } else if (type === RTA_TABLE && alen === 8) {
+        table = LE ? buf.readUInt32LE(o + 4) : buf.readUInt32BE(o + 4)
+        tableKnown = true
+      }
       o += (alen + 3) & ~3
     }
     if (table !== RT_TABLE_LOCAL && !wantedAt(dst, len)) return
