@@ -82,14 +82,10 @@ export async function readIppoolsFile(file: string): Promise<string> {
   })
 }
 
-export async function loadSnapshot(opts: SourceOptions): Promise<Snapshot> {
-  return snapshotFrom(await loadSourceFiles(opts), opts)
-}
-
 /**
  * What `check` walks: the snapshot with its healthy prefixes settled in bulk (bulk/healthy.ts) and the
- * rest as loadSnapshot gives it, without its big texts once settled (bulk/release.ts: check reads nothing
- * raw but the lines it cites). Its report is loadSnapshot's, byte for byte.
+ * rest as buildSnapshot gives it, without its big texts once settled (bulk/release.ts: check reads nothing
+ * raw but the lines it cites). Its report is buildSnapshot's, byte for byte.
  */
 export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}): Promise<Context> {
   const snapshot = await loadReleasedSnapshot(opts)
@@ -128,7 +124,7 @@ export function checkSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
 /**
  * What `explain QUERY` and `fix [PREFIX]` read: the snapshot with its healthy prefixes settled in bulk as `check`
  * settles them, except every prefix QUERY names or whose network covers the address it names, whose routes stay
- * objects. The texts are kept (evidence cites any line). An explanation, or a plan, made of it is loadSnapshot's, byte
+ * objects. The texts are kept (evidence cites any line). An explanation, or a plan, made of it is buildSnapshot's, byte
  * for byte: a healthy prefix has no plan, so `fix` of every prefix loses nothing by settling them all. On a full
  * table the healthy prefixes' routes are never built.
  */
@@ -181,7 +177,7 @@ export function settlesQuery(snapshot: Snapshot, query: string): boolean {
  * table's healthy routes are never built): `list`, a Context for the list of prefixes (verdicts, finding ids and plans:
  * no evidence or texts, which only an explanation shows), and `contextFor(query)`, the Context an explanation or a
  * plan of `query` is made of (the same snapshot with evidence and texts; when it settled what the query names, the
- * same parse settled again as settledSnapshot settles it for the query, the last one kept). Each is loadSnapshot's.
+ * same parse settled again as settledSnapshot settles it for the query, the last one kept). Each is buildSnapshot's.
  */
 export interface SettledSource {
   list: Context
