@@ -372,16 +372,6 @@ function writeRoute(w: Writer, route: RouteSpec, op: RouteOp): void {
   writeRouteGeneral(w, route, op)
 }
 
-/**
- * encodeRoute without its fast path for simple IPv4 routes (writeIPv4Route): the two give the same
- * bytes, which the tests hold them to.
- */
-export function encodeRouteGeneral(route: RouteSpec, op: RouteOp = 'new'): Buffer {
-  const w = new Writer()
-  writeRouteGeneral(w, route, op)
-  return w.build()
-}
-
 function writeRouteGeneral(w: Writer, route: RouteSpec, op: RouteOp): void {
   const [addr, len] = parseCidr(route.dst)
   const single = route.nexthops.length === 1 ? route.nexthops[0] : undefined
