@@ -205,10 +205,10 @@ export interface RouteClient {
   /** Optional: replaceRoutes in two steps, encode now and send slices later. */
   prepareReplaces?(routes: RouteSpec[]): PreparedWrites
   /**
-   * Optional: a dump read in place. `visit` sees every RTM_NEWROUTE payload of the family (decode one
-   * with decodeDumpedRoute and `links`, which the caller fetched); resolves when the dump is done.
+   * A dump read in place. `visit` sees every RTM_NEWROUTE payload of the family (decode one with
+   * decodeDumpedRoute and `links`, which the caller fetched); resolves when the dump is done.
    */
-  scanRoutes?(family: Family | 'all', visit: RouteVisitor): Promise<void>
+  scanRoutes(family: Family | 'all', visit: RouteVisitor): Promise<void>
   addRoute(route: RouteSpec): Promise<void>
   deleteRoute(route: RouteSpec): Promise<void>
   /** The kernel's rules of a family (RTM_GETRULE dump). Optional: a client without it cannot write the overlay's rules. */
