@@ -111,7 +111,6 @@ export const protocolNumber = (name: string): number => reverse(PROTOCOL_NAMES, 
 export const scopeName = (n: number): string => SCOPE_NAMES[n] ?? String(n)
 export const scopeNumber = (name: string): number => reverse(SCOPE_NAMES, name === 'universe' ? 'global' : name, 'scope')
 export const tableName = (n: number): string => TABLE_NAMES[n] ?? String(n)
-export const tableNumber = (name: string): number => reverse(TABLE_NAMES, name, 'table')
 
 const flagNamesSeen = new Map<number, readonly string[]>()
 
