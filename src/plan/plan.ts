@@ -160,4 +160,3 @@ function plannedNexthops(gateways: string[], dev: string, replaced: readonly Nex
 // no replaced route: no next hop weighs anything, every weight is 1
 const NO_HOPS: readonly Nexthop[] = Object.freeze([])
 const hopsOf = new WeakMap<string[], WeakMap<readonly Nexthop[], {dev: string; hops: PlannedNexthop[]}>>()
-
