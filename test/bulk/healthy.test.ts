@@ -190,7 +190,7 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
       const r = both(filesOf(texts))
       expect(r.bulk).toBe(r.rules)
       expect(r.leanText).toBe(r.rulesText)
-    }), {numRuns: 90})
+    }), {numRuns: 30})
   })
 })
 
@@ -349,7 +349,7 @@ describe('explain, fix and the UI settle every prefix but the one asked about, a
       } catch {
         // bad input: compared above, as the same error
       }
-    }), {numRuns: 25})
+    }), {numRuns: 10})
     expect(settledSome).toBe(true) // most of the table really was settled around the prefix explained
   })
 })
