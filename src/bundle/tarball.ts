@@ -162,15 +162,15 @@ function* bundleEntries(input: BundleInput, manifest: (m: Manifest) => void, spo
 }
 
 // zlib's and the file streams' piece size, both ways: with their defaults (16 and 64 KiB) a full table's
-// archive went through in hundreds of thousands of round trips between this thread and zlib's, each
-// waiting for the other (a 100k bundle gunzipped and hashed in 0.83 s, against 0.18-0.21 s in 1 MiB pieces)
+// archive goes through in hundreds of thousands of round trips between this thread and zlib's, each
+// waiting for the other
 const STREAM_CHUNK = 2 ** 20
 
 // writeBundle's members larger than this are spooled to a file beside the output while they are made
 const SPOOL_AT = 64 * 2 ** 20
 
-// A full table's bundle is a few GB of text: zlib's level 3 compresses it ~2.5x faster than the default
-// (6), for a file a fifth larger; level 9 took four times as long again
+// A full table's bundle is a few GB of text: zlib's level 3 compresses it much faster than the default
+// (6), for a somewhat larger file
 const GZIP_LEVEL = 3
 
 function mtimeOf(input: BundleInput): number {

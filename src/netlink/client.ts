@@ -728,7 +728,7 @@ class NativeSocket implements RawSocket {
 
 // Only the package's raw socket (dist/raw.js) is used: its index also builds the generated structs
 // of every family (genl, nl80211, wg, rt), which takes several times as long to load.
-// It is CommonJS: require()d, it skips the ESM loader's translation of it (about 10 ms).
+// It is CommonJS: require()d, it skips the ESM loader's translation of it.
 async function loadRawSocket(): Promise<RawSocketClass> {
   let mod: Record<string, unknown>
   try {

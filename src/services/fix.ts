@@ -14,7 +14,7 @@ import {loadSettledSnapshot, type SourceOptions} from './load.js'
 
 /**
  * The Context a plan is made of: a plan shows verdicts and routes, never a finding's texts or evidence, so they are
- * not made (for 10k broken blocks, a third of planning's time); verdicts and plans are the same either way.
+ * not made (on many broken blocks, much of planning's time); verdicts and plans are the same either way.
  */
 export const FIX_CONTEXT: Readonly<ContextOptions> = Object.freeze({evidence: false, texts: false})
 

@@ -59,8 +59,8 @@ export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource
   }
   const {collectLive} = await import('../collect/live.js')
   const files = await collectLive({birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev, routeText: opts.everySource ? 'always' : 'fallback'})
-  // a full table's replies arrived as ~0.4 GB of socket chunks and command output, garbage now: freed before
-  // the parse grows the heap, not at V8's next full collection (on a small heap, a collection is a few ms)
+  // a full table's replies arrived as socket chunks and command output, garbage now: freed before the parse
+  // grows the heap, not at V8's next full collection
   collectAfter(files, (f) => f.text?.length ?? 0)
   return {files, origin: {kind: 'live', collectedAt: new Date().toISOString(), host: os.hostname()}}
 }
@@ -232,7 +232,7 @@ export async function loadSettledSnapshot(opts: SourceOptions, query?: string): 
   return settledSnapshot(source.files, await buildOptions(source, opts), query)
 }
 
-// a collection takes ~0.1 s on a full table's heap, ~10 ms on 100k routes: not for small snapshots
+// a full collection costs more than it frees on a small snapshot
 const RELEASED_ENOUGH = 16 * 2 ** 20
 
 /** A full collection when the files let go of more than RELEASED_ENOUGH characters (`chars` of each). */
