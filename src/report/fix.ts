@@ -1,4 +1,5 @@
-// `fix`'s report: the overlay plan as `fix` prints it and `fix --json` writes it (DESIGN §4); built by services/fix.ts.
+// `fix`'s report: the overlay plan as `fix` prints it and `fix --json` writes it (DESIGN §4).
+// services/fix.ts builds it.
 import type {OverlayPlan, PlanItem} from '../plan/plan.js'
 import type {BirdConfigAdvice} from '../plan/bird-config.js'
 import type {KernelRoute, PlannedRoute, PlannedRule, Verdict} from '../model/types.js'
@@ -49,7 +50,7 @@ export interface PlannedFix {
   changes: number
 }
 
-/** What `fix` shows: the plan (`dry-run`), the BIRD filter (`bird-config`), or the plan about to be applied (`apply`). */
+/** What `fix` shows: the plan (`dry-run`), the BIRD filter (`bird-config`), or the plan it is about to apply. */
 export type FixMode = 'dry-run' | 'bird-config' | 'apply'
 
 /** `fix --json`'s document when nothing is applied: an apply with nothing to change says so as an apply would. */
