@@ -26,17 +26,16 @@ const BACKOFF_MAX_MS = 3_600_000
  */
 export const fixPath = {
   async plan(source: SourceOptions, fixProtocol: string): Promise<OverlayPlan> {
-    const [{Context}, {loadSettledSnapshot}, {FIX_CONTEXT, planFix}] = await Promise.all([
-      import('../model/context.js'), import('../services/load.js'), import('../services/fix.js')])
-    return planFix(new Context(await loadSettledSnapshot(source), {...FIX_CONTEXT, fixProtocol})).plan
+    const {loadFixPlan} = await import('../services/fix.js')
+    return (await loadFixPlan(source, {fixProtocol: Number(fixProtocol)})).plan
   },
   async apply(plan: OverlayPlan, journalDir: string) {
     const {applyFix} = await import('../services/fix.js')
     return applyFix(plan, {journalDir, watchSeconds: WAR_WATCH_SECONDS})
   },
   async revert(journal: string) {
-    const {revertJournal} = await import('../netlink/apply.js')
-    return revertJournal(journal)
+    const {revertFix} = await import('../services/fix.js')
+    return revertFix(journal)
   },
 }
 

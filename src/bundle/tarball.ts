@@ -9,7 +9,7 @@ import {once} from 'node:events'
 import {closeSync, createReadStream, createWriteStream, openSync, readSync, rmSync, writeSync} from 'node:fs'
 import {open, rename, rm} from 'node:fs/promises'
 import {pipeline} from 'node:stream/promises'
-import {createGunzip, createGzip, gunzipSync, gzipSync} from 'node:zlib'
+import {createGunzip, createGzip} from 'node:zlib'
 
 import {RouteDoctorError} from '../model/errors.js'
 import type {SourceFile} from '../model/types.js'
@@ -124,7 +124,7 @@ function writeAll(fd: number, data: Buffer): void {
 /**
  * The archive members of a bundle, in archive order, each made when it is reached (a full table's model
  * alone is over a GB: one member at a time is in memory, or in `spool`'s file), manifest.json last, as it
- * lists the others' checksums; `manifest` receives it. Pure without a spool (packBundle).
+ * lists the others' checksums; `manifest` receives it. Pure without a spool.
  */
 function* bundleEntries(input: BundleInput, manifest: (m: Manifest) => void, spool?: Spool): Generator<Entry> {
   const files = scrubSecrets(input.files)
@@ -163,15 +163,15 @@ function* bundleEntries(input: BundleInput, manifest: (m: Manifest) => void, spo
 }
 
 // zlib's and the file streams' piece size, both ways: with their defaults (16 and 64 KiB) a full table's
-// archive went through in hundreds of thousands of round trips between this thread and zlib's, each
-// waiting for the other (a 100k bundle gunzipped and hashed in 0.83 s, against 0.18-0.21 s in 1 MiB pieces)
+// archive goes through in hundreds of thousands of round trips between this thread and zlib's, each
+// waiting for the other
 const STREAM_CHUNK = 2 ** 20
 
 // writeBundle's members larger than this are spooled to a file beside the output while they are made
 const SPOOL_AT = 64 * 2 ** 20
 
-// A full table's bundle is a few GB of text: zlib's level 3 compresses it ~2.5x faster than the default
-// (6), for a file a fifth larger; level 9 took four times as long again
+// A full table's bundle is a few GB of text: zlib's level 3 compresses it much faster than the default
+// (6), for a somewhat larger file
 const GZIP_LEVEL = 3
 
 function mtimeOf(input: BundleInput): number {
@@ -179,18 +179,9 @@ function mtimeOf(input: BundleInput): number {
   return Number.isFinite(t) ? Math.floor(t / 1000) : 0
 }
 
-/** The gzip-compressed tar of a bundle, in memory (what writeBundle streams to its file). Pure and deterministic. */
-export function packBundle(input: BundleInput): {data: Buffer; manifest: Manifest} {
-  let manifest: Manifest | undefined
-  const blocks: Buffer[] = []
-  for (const e of bundleEntries(input, (m) => (manifest = m))) for (const b of tarBlocks(e, mtimeOf(input))) blocks.push(b)
-  blocks.push(END_OF_ARCHIVE)
-  return {data: gzipSync(Buffer.concat(blocks), {level: GZIP_LEVEL}), manifest: manifest!}
-}
-
 /**
  * Write a bundle to outPath, streamed through gzip a member at a time (via a temporary file and a rename);
- * returns the manifest written. The file is packBundle's, byte for byte.
+ * returns the manifest written. The same input always makes the same file.
  */
 export async function writeBundle(input: BundleInput, outPath: string, opts: {spoolAt?: number} = {}): Promise<Manifest> {
   const tmp = `${outPath}.${randomBytes(4).toString('hex')}.tmp`
@@ -368,22 +359,6 @@ export async function readBundle(path: string, opts: ReadOptions = {}): Promise<
     fail(`corrupt or truncated gzip data (${e.message})`)
   }
   return bundleOf(tar.end(), fail, opts)
-}
-
-/** readBundle for bytes already in memory; `name` is what error messages call the file. */
-export function parseBundle(raw: Buffer, name: string, opts: ReadOptions = {}): Bundle {
-  const fail = failFor(name)
-  checkGzipMagic(raw, fail)
-  let tar: Buffer
-  try {
-    tar = gunzipSync(raw, {maxOutputLength: Math.min(MAX_UNPACKED, 2 ** 31 - 1)})
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException
-    tar = fail(e.code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError ? 'unpacks to more than fits in memory, refusing' : `corrupt or truncated gzip data (${e.message})`)
-  }
-  const reader = new TarReader(fail, opts.reportReadLimit)
-  reader.feed(tar)
-  return bundleOf(reader.end(), fail, opts)
 }
 
 type Fail = (why: string) => never

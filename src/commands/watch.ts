@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
-import {DEFAULT_FIX_PROTOCOL_NUMBER} from '../model/context.js'
+import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR} from '../model/context.js'
 
 export default class Watch extends BaseCommand {
   static summary = 'Keep the diagnosis current: one line per change; --listen serves Prometheus metrics and health'
@@ -23,7 +23,7 @@ session, a source) is printed with its time. --listen ADDR:PORT serves /metrics,
     reconcile: Flags.boolean({description: 'keep routedoctor\'s own routes equal to the fix plan (needs CAP_NET_ADMIN)', default: false}),
     settle: Flags.string({description: 'with --reconcile: seconds a plan must hold before it is written', default: '10', helpValue: 'SECONDS'}),
     'write-interval': Flags.string({description: 'with --reconcile: least seconds between two writes', default: '30', helpValue: 'SECONDS'}),
-    'journal-dir': Flags.string({description: 'with --reconcile: where each write\'s journal goes', default: '/var/lib/routedoctor', helpValue: 'DIR'}),
+    'journal-dir': Flags.string({description: 'with --reconcile: where each write\'s journal goes', default: DEFAULT_JOURNAL_DIR, helpValue: 'DIR'}),
     'cleanup-on-exit': Flags.boolean({description: 'with --reconcile: withdraw what this run wrote when it stops', default: false}),
     protocol: Flags.integer({description: 'protocol number of routedoctor\'s own routes', default: DEFAULT_FIX_PROTOCOL_NUMBER, min: 1, max: 255}),
   }

@@ -19,6 +19,10 @@ export const DEFAULT_FIX_PROTOCOL_NUMBER = 158
 export const DEFAULT_OVERLAY_TABLE = 1158
 /** The priority of the overlay's `ip rule`s: below main's 32766, so the overlay is looked up first. */
 export const DEFAULT_RULE_PRIORITY = 32000
+/** Where an apply writes its journal and takes its lock. */
+export const DEFAULT_JOURNAL_DIR = '/var/lib/routedoctor'
+/** How long an apply watches for another writer putting a replaced route back. */
+export const DEFAULT_WATCH_SECONDS = 5
 
 export interface NexthopResolution {
   bgpNextHop: string

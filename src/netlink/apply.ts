@@ -248,14 +248,9 @@ type RoutesAt = (key: RouteKey) => readonly DumpedRoute[]
 
 /**
  * Dump the families once and keep the routes at `keys`, decoded (devices named from `links`, else
- * a fresh links dump). A client that reads dumps in place looks each message up by its key bytes,
- * so only those routes are decoded; any other client's dumpRoutes is asked for the keys' text.
+ * a fresh links dump). Each message is looked up by its key bytes, so only those routes are decoded.
  */
 async function routesAtKeys(client: RouteClient, families: Set<Family>, keys: readonly RouteKey[], links?: ReadonlyMap<number, string>): Promise<RoutesAt> {
-  if (!client.scanRoutes) {
-    const index = await dumpFamilies(client, families, new Set(keys.map(keyText)))
-    return (key) => atKey(index, key)
-  }
   const index = new WireKeyIndex<DumpedRoute[]>()
   for (const k of keys) index.obtain(k.family, k.tableId, k.dst, k.metric, () => [])
   const names = links ?? (await client.links())
@@ -393,15 +388,10 @@ function checkPlanned(routesAt: (p: Pending) => readonly DumpedRoute[], pending:
 
 /**
  * Read the kernel back: which planned routes are not there as planned (DESIGN §5), as route wars.
- * With a client that reads dumps in place, one dump looked up in the apply's index: each route at
- * a planned key is checked on its bytes (scan.ts's wireMatches) and decoded only when they cannot
- * tell, so the answer is the decoding path's, which any other client takes.
+ * One dump looked up in the apply's index: each route at a planned key is checked on its bytes
+ * (scan.ts's wireMatches) and decoded only when they cannot tell.
  */
 async function readBack(client: RouteClient, families: Set<Family>, pending: readonly Pending[], index: WireKeyIndex<Slot>): Promise<RouteWar[]> {
-  if (!client.scanRoutes) {
-    const routes = await dumpFamilies(client, families, new Set(pending.map((w) => keyText(changeKey(w.change)))))
-    return checkPlanned((w) => atKey(routes, changeKey(w.change)), pending)
-  }
   const links = await client.links()
   for (const w of pending) {
     w.matched = false
@@ -538,30 +528,19 @@ export async function applyPlan(plan: OverlayPlan | PlanItem[], opts: ApplyOptio
     const replacesAt = replacesOf.map((r) => (r ? index.obtain(r.family, r.tableId, r.dst, r.metric, newSlot) : undefined))
 
     // one dump: the routes at those keys, decoded (every other route is passed over on its key bytes)
-    if (client.scanRoutes) {
-      for (const f of families) {
-        await client.scanRoutes(f, (buf, start, end, i) => {
-          const slot = index.lookup(buf, start, end)
-          if (!slot) return
-          if (slot.change) {
-            // at a planned key: journaled as "before", so decoded now
-            const d = decodeDumpedRoute(buf, start, end, links, i)
-            if (d) (slot.routes ??= []).push(d)
-          } else if (wireDecodesLookedUp(buf, start, end)) {
-            // only the route an item corrects (BIRD's, beside ours): read only if a route war needs it
-            ;(slot.routes ??= []).push(lazyDumpedRoute(buf, start, end, links, i))
-          }
-        })
-      }
-    } else {
-      const keys = new Set(pending.map((w) => keyText(changeKey(w.change))))
-      for (const r of replacesOf) if (r) keys.add(keyText(keyOf(r)))
-      for (const list of (await dumpFamilies(client, families, keys)).values()) {
-        for (const d of list) {
-          const slot = index.get(d.spec.family, d.spec.tableId, d.spec.dst, d.spec.metric)
-          if (slot) (slot.routes ??= []).push(d)
+    for (const f of families) {
+      await client.scanRoutes(f, (buf, start, end, i) => {
+        const slot = index.lookup(buf, start, end)
+        if (!slot) return
+        if (slot.change) {
+          // at a planned key: journaled as "before", so decoded now
+          const d = decodeDumpedRoute(buf, start, end, links, i)
+          if (d) (slot.routes ??= []).push(d)
+        } else if (wireDecodesLookedUp(buf, start, end)) {
+          // only the route an item corrects (BIRD's, beside ours): read only if a route war needs it
+          ;(slot.routes ??= []).push(lazyDumpedRoute(buf, start, end, links, i))
         }
-      }
+      })
     }
     for (let i = 0; i < pending.length; i++) {
       const w = pending[i]

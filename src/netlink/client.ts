@@ -205,10 +205,10 @@ export interface RouteClient {
   /** Optional: replaceRoutes in two steps, encode now and send slices later. */
   prepareReplaces?(routes: RouteSpec[]): PreparedWrites
   /**
-   * Optional: a dump read in place. `visit` sees every RTM_NEWROUTE payload of the family (decode one
-   * with decodeDumpedRoute and `links`, which the caller fetched); resolves when the dump is done.
+   * A dump read in place. `visit` sees every RTM_NEWROUTE payload of the family (decode one with
+   * decodeDumpedRoute and `links`, which the caller fetched); resolves when the dump is done.
    */
-  scanRoutes?(family: Family | 'all', visit: RouteVisitor): Promise<void>
+  scanRoutes(family: Family | 'all', visit: RouteVisitor): Promise<void>
   addRoute(route: RouteSpec): Promise<void>
   deleteRoute(route: RouteSpec): Promise<void>
   /** The kernel's rules of a family (RTM_GETRULE dump). Optional: a client without it cannot write the overlay's rules. */
@@ -728,7 +728,7 @@ class NativeSocket implements RawSocket {
 
 // Only the package's raw socket (dist/raw.js) is used: its index also builds the generated structs
 // of every family (genl, nl80211, wg, rt), which takes several times as long to load.
-// It is CommonJS: require()d, it skips the ESM loader's translation of it (about 10 ms).
+// It is CommonJS: require()d, it skips the ESM loader's translation of it.
 async function loadRawSocket(): Promise<RawSocketClass> {
   let mod: Record<string, unknown>
   try {

@@ -230,7 +230,7 @@ export class JournalFile {
    * Write `journal` at `path` (which must not exist). The file is open and its text written when
    * this returns; `durable` resolves once it and its directory entry are synced, and rejects if
    * that fails. The syncs run on the thread pool, started before this returns, so the caller can
-   * work meanwhile (an fsync takes about 2 ms a MiB here).
+   * work meanwhile.
    */
   static create(path: string, journal: Journal): {file: JournalFile; durable: Promise<void>} {
     const dir = dirname(path)

@@ -22,7 +22,6 @@ const LE = endianness() === 'LE'
 
 /** The routes of `wanted` in dump order (the kernel's: by table, then prefix), as KernelRoutes. */
 export async function kernelRoutesFor(client: RouteClient, wanted: RoutesWanted): Promise<KernelRoute[]> {
-  if (client.scanRoutes === undefined) throw new Error('kernelRoutesFor: the route client cannot read a dump in place')
   const links = await client.links()
   // a few prefixes and addresses: plain lists of numbers, compared with the two numbers read off each message
   const nets: number[] = []

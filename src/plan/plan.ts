@@ -164,10 +164,3 @@ function plannedNexthops(gateways: string[], dev: string, replaced: readonly Nex
 // no replaced route: no next hop weighs anything, every weight is 1
 const NO_HOPS: readonly Nexthop[] = Object.freeze([])
 const hopsOf = new WeakMap<string[], WeakMap<readonly Nexthop[], {dev: string; hops: PlannedNexthop[]}>>()
-
-/** BIRD 2 and 3 write metric 32 unless configured; BIRD 1.6 and Calico's fork write 0. */
-export function defaultKernelMetric(ctx: Context): number {
-  const configured = ctx.snapshot.bird.config?.kernelMetric
-  if (configured !== undefined) return configured
-  return (ctx.snapshot.bird.status?.major ?? 2) >= 2 ? 32 : 0
-}

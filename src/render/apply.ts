@@ -2,6 +2,7 @@
 import type {ChalkInstance} from 'chalk'
 
 import type {ApplyResult, RevertResult} from '../netlink/apply.js'
+import {appliedCleanly, type PlannedFix} from '../report/fix.js'
 import {renderPlanned} from './text.js'
 
 export function renderApply(r: ApplyResult, c: ChalkInstance): string {
@@ -14,7 +15,7 @@ export function renderApply(r: ApplyResult, c: ChalkInstance): string {
   for (const e of r.errors) out.push(c.red(`error: ${e.message}`))
   for (const w of r.routeWar ?? []) out.push(c.yellow(`route war on ${w.dst} (table ${w.table}, metric ${w.metric}): ${w.detail}`), `  ${w.advice}`)
   if (r.restored) out.push(c.yellow('The kernel was restored from the journal: nothing routedoctor wrote remains.'))
-  out.push(r.verified && r.errors.length === 0 && !(r.routeWar?.length)
+  out.push(appliedCleanly(r)
     ? c.green(`Verified: the kernel holds the planned routes and rules. Journal: ${r.journal} (undo: routedoctor fix --revert ${r.journal})`)
     : `Journal: ${r.journal}`)
   return out.join('\n')
@@ -28,4 +29,12 @@ export function renderRevert(r: RevertResult, c: ChalkInstance): string {
   for (const e of r.errors) out.push(c.red(`error: ${e.message}`))
   out.push(r.verified ? c.green(`Verified: the routes and rules are as the journal saved them before the apply.`) : c.red('The routes do not match the journal\'s "before": see the errors above.'))
   return out.join('\n')
+}
+
+/** The question `fix --apply` asks: what it is about to change. */
+export function applyQuestion(p: Pick<PlannedFix, 'items' | 'plan'>): string {
+  const routes = p.items.length
+  const rules = p.plan.rules.length
+  const what = [routes > 0 ? `${routes} route change${routes === 1 ? '' : 's'}` : '', rules > 0 ? `${rules} rule change${rules === 1 ? '' : 's'}` : '']
+  return `Make ${what.filter(Boolean).join(' and ')} now?`
 }

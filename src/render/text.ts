@@ -2,7 +2,7 @@
 import type {ChalkInstance} from 'chalk'
 
 import {formatKernelRoute, ipRouteReplace} from '../model/format.js'
-import type {FixReport} from '../report/fix.js'
+import type {FixMode, FixReport, PlannedFix} from '../report/fix.js'
 import type {Evidence, Finding, PlannedRoute, Verdict} from '../model/types.js'
 import {type CheckReport, type CheckRun, type ExplainReport, type NodeSummary, type SettledPrefixes, isSettledPrefixes} from '../report/report.js'
 import {settledRows} from './settled.js'
@@ -253,4 +253,11 @@ export function renderBirdConfig(r: FixReport, c: ChalkInstance): string {
   const out = [a.supported ? c.green(a.reason) : c.yellow(a.reason)]
   if (a.snippet) out.push('', a.snippet)
   return out.join('\n')
+}
+
+/** `fix`'s text for `mode`: the BIRD filter, or the plan (a dry run's with a note on how to apply it). */
+export function renderFixPlan(p: Pick<PlannedFix, 'report' | 'changes'>, mode: FixMode, c: ChalkInstance): string {
+  if (mode === 'bird-config') return renderBirdConfig(p.report, c)
+  const note = mode === 'dry-run' && p.report.unavailable === undefined && p.changes > 0
+  return renderFix(p.report, c) + (note ? c.dim('\nDry run: nothing was changed. `routedoctor fix --apply` makes these changes.') : '')
 }

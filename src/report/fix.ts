@@ -1,7 +1,9 @@
-// `fix`'s report: the overlay plan as `fix` prints it and `fix --json` writes it (DESIGN §4); built by services/fix.ts.
-import type {PlanItem} from '../plan/plan.js'
+// `fix`'s report: the overlay plan as `fix` prints it and `fix --json` writes it (DESIGN §4).
+// services/fix.ts builds it.
+import type {OverlayPlan, PlanItem} from '../plan/plan.js'
 import type {BirdConfigAdvice} from '../plan/bird-config.js'
 import type {KernelRoute, PlannedRoute, PlannedRule, Verdict} from '../model/types.js'
+import type {ApplyResult} from '../netlink/apply.js'
 import type {NodeSummary} from './report.js'
 
 export interface FixEntry {
@@ -38,4 +40,26 @@ export interface FixReport {
   routeWar?: unknown[]
   restored?: boolean
   errors?: unknown[]
+}
+
+/** `fix`'s plan: the report, the route changes and the whole overlay plan; `changes` counts routes and rules. */
+export interface PlannedFix {
+  report: FixReport
+  items: PlanItem[]
+  plan: OverlayPlan
+  changes: number
+}
+
+/** What `fix` shows: the plan (`dry-run`), the BIRD filter (`bird-config`), or the plan it is about to apply. */
+export type FixMode = 'dry-run' | 'bird-config' | 'apply'
+
+/** `fix --json`'s document when nothing is applied: an apply with nothing to change says so as an apply would. */
+export function fixPlanJson(p: PlannedFix, mode: FixMode): object {
+  if (mode === 'apply' && p.report.unavailable === undefined && p.changes === 0) return {...p.report, applied: [], verified: true, journal: null}
+  return p.report
+}
+
+/** Did an apply leave the kernel as planned: verified, no error, no route war? */
+export function appliedCleanly(r: Pick<ApplyResult, 'verified' | 'errors' | 'routeWar'>): boolean {
+  return r.verified && r.errors.length === 0 && !(r.routeWar?.length)
 }

@@ -1,4 +1,5 @@
-// `watch`'s changes: what moved between two diagnoses of the node (agent/state.ts finds them, render/watch.ts prints them).
+// `watch`'s changes: what moved between two diagnoses of the node.
+// agent/state.ts finds them, render/watch.ts prints them.
 import type {Severity} from '../model/types.js'
 
 export type WatchChange =

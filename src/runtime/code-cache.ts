@@ -1,6 +1,6 @@
 // Loads the CLI's start-up chunk through V8's code cache. Compiling that chunk (oclif, chalk,
-// ipaddr.js and every command: 620 KB) and the functions a command calls was most of routedoctor's
-// start-up beyond Node's own (README "Performance"). Node 20 has no compile cache for ES modules
+// ipaddr.js and every command) and the functions a command calls is most of routedoctor's
+// start-up beyond Node's own (docs/performance.md). Node 20 has no compile cache for ES modules
 // (module.enableCompileCache came in Node 22), so scripts/bundle.mjs turns that chunk into a
 // CommonJS function body, compiled here by vm.Script with the cache `npm run build` recorded
 // (scripts/code-cache.mjs). A cache that does not fit — another Node or V8, other V8 flags, an edited

@@ -1,14 +1,13 @@
 // Large inputs are mostly memory that is touched once: a full table's snapshot is read into buffers
-// and copied into strings (~1 GB for a million routes). On a virtual machine whose free memory goes
-// back to the host (virtio-balloon free page reporting, as here), each fresh 4 KiB page costs the
-// host a fault: touching 1 GiB took 3-5 s here, and 1.1 s as transparent huge pages. With THP in
-// "madvise" mode only memory that asks gets them, and V8's heap never asks, but glibc's malloc
-// does when started with the tunable glibc.malloc.hugetlb=1 (glibc 2.35+) — and Node's buffers and
-// external strings, where the file texts live, come from malloc. glibc reads tunables only when a
-// process starts, so bin/run.js runs this first: for a large input it runs the CLI again as a child
-// with the tunable and passes its exit on. The second start (~40-90 ms) is paid only above
-// HUGE_INPUT_BYTES, where it saves seconds (README "Performance"). This module is loaded before the
-// CLI's bundle: it imports Node's built-ins and the snapshot's file names only.
+// and copied into strings. On a virtual machine whose free memory goes back to the host (virtio-balloon
+// free page reporting), each fresh 4 KiB page costs the host a fault; transparent huge pages cost far
+// fewer. With THP in "madvise" mode only memory that asks gets them, and V8's heap never asks, but
+// glibc's malloc does when started with the tunable glibc.malloc.hugetlb=1 (glibc 2.35+) — and Node's
+// buffers and external strings, where the file texts live, come from malloc. glibc reads tunables only
+// when a process starts, so bin/run.js runs this first: for a large input it runs the CLI again as a
+// child with the tunable and passes its exit on. The second start is paid only above HUGE_INPUT_BYTES,
+// where it saves more than it costs (docs/performance.md). This module is loaded before the CLI's
+// bundle: it imports Node's built-ins and the snapshot's file names only.
 import {readdirSync, readFileSync, statSync} from 'node:fs'
 import path from 'node:path'
 

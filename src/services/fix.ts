@@ -1,5 +1,5 @@
 // `fix`: the whole overlay (DESIGN §5) planned from a snapshot, as a plan the netlink stage applies with its journal.
-import {Context, type ContextOptions, DEFAULT_RULE_PRIORITY, type PrefixFacts} from '../model/context.js'
+import {Context, type ContextOptions, DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS, type PrefixFacts} from '../model/context.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
 import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules, whyNoPlan} from '../plan/plan.js'
 import {birdConfigAdvice} from '../plan/bird-config.js'
@@ -8,12 +8,13 @@ import type {PlannedRoute, PlannedRule} from '../model/types.js'
 import {SCHEMA, nodeSummary, resolveTarget, targetScope} from '../report/report.js'
 import {prefixContains} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
-import type {ApplyOptions, ApplyResult} from '../netlink/apply.js'
-import type {FixEntry, FixReport, FixRoute} from '../report/fix.js'
+import type {ApplyOptions, ApplyResult, RevertResult} from '../netlink/apply.js'
+import type {FixEntry, FixReport, FixRoute, PlannedFix} from '../report/fix.js'
+import {loadSettledSnapshot, type SourceOptions} from './load.js'
 
 /**
  * The Context a plan is made of: a plan shows verdicts and routes, never a finding's texts or evidence, so they are
- * not made (for 10k broken blocks, a third of planning's time); verdicts and plans are the same either way.
+ * not made (on many broken blocks, much of planning's time); verdicts and plans are the same either way.
  */
 export const FIX_CONTEXT: Readonly<ContextOptions> = Object.freeze({evidence: false, texts: false})
 
@@ -155,11 +156,32 @@ export function ipRuleLine(r: PlannedRule): string {
   return `ip${r.to.includes(':') ? ' -6' : ''} rule ${r.action === 'add' ? 'add' : 'del'} priority ${r.priority} to ${r.to} lookup ${r.table}`
 }
 
+export interface FixRequest extends FixOptions {
+  prefix?: string // only this prefix (or the block an address is in, or the tunnel prefixes inside a wider prefix)
+  fixProtocol?: number
+  apply?: boolean // the plan is to be written: only on the live node
+}
+
+/** `fix [PREFIX]`'s plan, from the snapshot as `fix` reads it (the healthy prefixes settled, PREFIX's routes kept). */
+export async function loadFixPlan(source: SourceOptions, req: FixRequest = {}): Promise<PlannedFix> {
+  if (req.apply && source.from) throw new UsageError('--apply programs the live kernel: it cannot be used with --from')
+  const fixProtocol = String(req.fixProtocol ?? DEFAULT_FIX_PROTOCOL_NUMBER)
+  const ctx = new Context(await loadSettledSnapshot(source, req.prefix), {...FIX_CONTEXT, fixProtocol, overlayTable: req.table})
+  const {report, items, plan} = planFix(ctx, req.prefix, {table: req.table, rulePriority: req.rulePriority})
+  return {report, items, plan, changes: items.length + plan.rules.length}
+}
+
 /**
  * Apply a plan (DESIGN §5): lock, journal first, write, read back, watch for a route war, restore on any failure.
  * What `fix --apply`, the UI and `watch --reconcile` call with a plan from planFix.
  */
-export async function applyFix(plan: OverlayPlan, opts: ApplyOptions): Promise<ApplyResult> {
+export async function applyFix(plan: OverlayPlan, opts: Partial<ApplyOptions> = {}): Promise<ApplyResult> {
   const {applyPlan} = await import('../netlink/apply.js')
-  return applyPlan(plan, opts)
+  return applyPlan(plan, {...opts, journalDir: opts.journalDir ?? DEFAULT_JOURNAL_DIR, watchSeconds: opts.watchSeconds ?? DEFAULT_WATCH_SECONDS})
+}
+
+/** Undo an apply from its journal (`fix --revert`). */
+export async function revertFix(journal: string): Promise<RevertResult> {
+  const {revertJournal} = await import('../netlink/apply.js')
+  return revertJournal(journal)
 }

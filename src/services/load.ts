@@ -114,8 +114,8 @@ async function loadNodeFiles(opts: SourceOptions): Promise<LoadedSource> {
   }
   const {collectLive} = await import('../collect/live.js')
   const files = await collectLive({birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev, routeText: opts.everySource ? 'always' : 'fallback'})
-  // a full table's replies arrived as ~0.4 GB of socket chunks and command output, garbage now: freed before
-  // the parse grows the heap, not at V8's next full collection (on a small heap, a collection is a few ms)
+  // a full table's replies arrived as socket chunks and command output, garbage now: freed before the parse
+  // grows the heap, not at V8's next full collection
   collectAfter(files, (f) => f.text?.length ?? 0)
   return {files, origin: {kind: 'live', collectedAt: new Date().toISOString(), host: os.hostname()}}
 }
@@ -137,14 +137,10 @@ export async function readIppoolsFile(file: string): Promise<string> {
   })
 }
 
-export async function loadSnapshot(opts: SourceOptions): Promise<Snapshot> {
-  return snapshotFrom(await loadSourceFiles(opts), opts)
-}
-
 /**
  * What `check` walks: the snapshot with its healthy prefixes settled in bulk (bulk/healthy.ts) and the
- * rest as loadSnapshot gives it, without its big texts once settled (bulk/release.ts: check reads nothing
- * raw but the lines it cites). Its report is loadSnapshot's, byte for byte.
+ * rest as buildSnapshot gives it, without its big texts once settled (bulk/release.ts: check reads nothing
+ * raw but the lines it cites). Its report is buildSnapshot's, byte for byte.
  */
 export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}): Promise<Context> {
   const snapshot = await loadReleasedSnapshot(opts)
@@ -183,7 +179,7 @@ export function checkSnapshot(files: SourceFile[], opts: BuildOptions = {}): Sna
 /**
  * What `explain QUERY` and `fix [PREFIX]` read: the snapshot with its healthy prefixes settled in bulk as `check`
  * settles them, except every prefix QUERY names or whose network covers the address it names, whose routes stay
- * objects. The texts are kept (evidence cites any line). An explanation, or a plan, made of it is loadSnapshot's, byte
+ * objects. The texts are kept (evidence cites any line). An explanation, or a plan, made of it is buildSnapshot's, byte
  * for byte: a healthy prefix has no plan, so `fix` of every prefix loses nothing by settling them all. On a full
  * table the healthy prefixes' routes are never built.
  */
@@ -236,7 +232,7 @@ export function settlesQuery(snapshot: Snapshot, query: string): boolean {
  * table's healthy routes are never built): `list`, a Context for the list of prefixes (verdicts, finding ids and plans:
  * no evidence or texts, which only an explanation shows), and `contextFor(query)`, the Context an explanation or a
  * plan of `query` is made of (the same snapshot with evidence and texts; when it settled what the query names, the
- * same parse settled again as settledSnapshot settles it for the query, the last one kept). Each is loadSnapshot's.
+ * same parse settled again as settledSnapshot settles it for the query, the last one kept). Each is buildSnapshot's.
  */
 export interface SettledSource {
   list: Context
@@ -291,7 +287,7 @@ export async function loadSettledSnapshot(opts: SourceOptions, query?: string): 
   return settledSnapshot(source.files, await buildOptions(source, opts), query)
 }
 
-// a collection takes ~0.1 s on a full table's heap, ~10 ms on 100k routes: not for small snapshots
+// a full collection costs more than it frees on a small snapshot
 const RELEASED_ENOUGH = 16 * 2 ** 20
 
 /** A full collection when the files let go of more than RELEASED_ENOUGH characters (`chars` of each). */

@@ -6,7 +6,7 @@ import type {ChalkInstance} from 'chalk'
 import {Context} from '../model/context.js'
 import {palette} from '../render/style.js'
 import {renderFix} from '../render/text.js'
-import {loadExplainSnapshot, loadSettledSnapshot, loadSettledSource, type SettledSource, type SourceOptions} from '../services/load.js'
+import {loadExplainSnapshot, loadSettledSource, type SettledSource, type SourceOptions} from '../services/load.js'
 import {checkReport, explainReport, type CheckReport, type ExplainReport} from '../report/report.js'
 import type {Capabilities} from './state.js'
 
@@ -65,14 +65,10 @@ export function createActions(opts: SourceOptions, options: ActionOptions = {}):
   // fresh collection, not from what the screen shows, so it matches the kernel at the moment of writing.
   if (!opts.from) {
     actions.applyFix = async (prefix) => {
-      const {planFix} = await import('../services/fix.js')
-      const fresh = new Context(await loadSettledSnapshot(opts, prefix)) // as `fix PREFIX` plans it
-      const {plan} = planFix(fresh, prefix)
-      if (plan.items.length + plan.rules.length === 0) return `Nothing to apply for ${prefix}: no corrected route is planned now.`
-      const {applyFix} = await import('../services/fix.js')
-      const {renderApply} = await import('../render/apply.js')
-      const result = await applyFix(plan, {journalDir: options.journalDir ?? '/var/lib/routedoctor', watchSeconds: options.watchSeconds ?? 5})
-      return renderApply(result, c)
+      const [{applyFix, loadFixPlan}, {renderApply}] = await Promise.all([import('../services/fix.js'), import('../render/apply.js')])
+      const {plan, changes} = await loadFixPlan(opts, {prefix, apply: true}) // as `fix PREFIX --apply` plans it
+      if (changes === 0) return `Nothing to apply for ${prefix}: no corrected route is planned now.`
+      return renderApply(await applyFix(plan, {journalDir: options.journalDir, watchSeconds: options.watchSeconds}), c)
     }
   }
   return actions

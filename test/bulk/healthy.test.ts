@@ -193,7 +193,7 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
       const r = both(filesOf(texts))
       expect(r.bulk).toBe(r.rules)
       expect(r.leanText).toBe(r.rulesText)
-    }), {numRuns: 90})
+    }), {numRuns: 30})
   }, RANDOM_DAMAGE_TIMEOUT)
 })
 
@@ -352,7 +352,7 @@ describe('explain, fix and the UI settle every prefix but the one asked about, a
       } catch {
         // bad input: compared above, as the same error
       }
-    }), {numRuns: 25})
+    }), {numRuns: 10})
     expect(settledSome).toBe(true) // most of the table really was settled around the prefix explained
   }, RANDOM_DAMAGE_TIMEOUT)
 })

@@ -9,7 +9,7 @@ import {afterAll, describe, expect, it} from 'vitest'
 import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
 import {readBundle} from '../../src/bundle/tarball.js'
 import {createBundle, EXPLAINED} from '../../src/services/bundle.js'
-import {loadSnapshot} from '../../src/services/load.js'
+import {loadSnapshot} from '../load-snapshot.js'
 import {Context} from '../../src/model/context.js'
 import {checkReport} from '../../src/report/report.js'
 

@@ -121,11 +121,10 @@ class FakeKernel implements RouteClient {
   writes: RouteSpec[] = []
   failAt = new Map<string, number>() // dst → errno for its write
   batches: number[] = []
-  // batched: replaceRoutes (and, scanning, prepareReplaces); scanning: dumps read in place (scanRoutes)
-  constructor(private readonly batched: boolean, scanning = false) {
+  // batched: replaceRoutes and prepareReplaces
+  constructor(private readonly batched: boolean) {
     if (!batched) (this as {replaceRoutes?: unknown}).replaceRoutes = undefined
-    if (!batched || !scanning) (this as {prepareReplaces?: unknown}).prepareReplaces = undefined
-    if (!scanning) (this as {scanRoutes?: unknown}).scanRoutes = undefined
+    if (!batched) (this as {prepareReplaces?: unknown}).prepareReplaces = undefined
   }
   private key = (s: RouteSpec): string => routeKeyText(s.family, s.tableId, s.dst, s.metric)
   async links(): Promise<Map<number, string>> {
@@ -195,15 +194,11 @@ function prefill(k: FakeKernel, plan: PlanItem[]): void {
   })
 }
 
-describe.each([
-  [true, true],
-  [true, false],
-  [false, false],
-])('applyPlan, pipelined writes (client with replaceRoutes: %s, dumps read in place: %s)', (batched, scanning) => {
+describe.each([true, false])('applyPlan, pipelined writes (client with replaceRoutes: %s)', (batched) => {
   const n = WRITE_WINDOW * 2 + 37
 
   it('writes every route in plan order, verifies, journals', async () => {
-    const k = new FakeKernel(batched, scanning)
+    const k = new FakeKernel(batched)
     const plan = items(n)
     prefill(k, plan)
     const res = await applyPlan(plan, {journalDir: tmp(), watchSeconds: 0, client: k})
@@ -217,7 +212,7 @@ describe.each([
   })
 
   it('a kernel error in the middle of a batch: that route is named, nothing after its batch is sent, the table is restored exactly', async () => {
-    const k = new FakeKernel(batched, scanning)
+    const k = new FakeKernel(batched)
     const plan = items(n)
     prefill(k, plan)
     const before = k.snapshot()
@@ -235,7 +230,7 @@ describe.each([
   })
 
   it('an injected failure after N writes: exactly N go out, then the table is restored', async () => {
-    const k = new FakeKernel(batched, scanning)
+    const k = new FakeKernel(batched)
     const plan = items(n)
     prefill(k, plan)
     const before = k.snapshot()
@@ -249,7 +244,7 @@ describe.each([
   })
 
   it('beforeWrite runs before each route, each write landed before the next hook', async () => {
-    const k = new FakeKernel(batched, scanning)
+    const k = new FakeKernel(batched)
     const plan = items(5)
     const seen: number[] = []
     const res = await applyPlan(plan, {
@@ -264,7 +259,7 @@ describe.each([
   })
 
   it('a route gone right after its write is caught by the read-back, and the table restored', async () => {
-    const k = new FakeKernel(batched, scanning)
+    const k = new FakeKernel(batched)
     const plan = items(40)
     prefill(k, plan)
     const before = k.snapshot()
@@ -281,9 +276,9 @@ describe.each([
   })
 })
 
-describe.each([true, false])('read-back (dumps read in place: %s)', (scanning) => {
+describe('read-back', () => {
   it('a route of another protocol at our key right after the write is a route war; the restore leaves it alone', async () => {
-    const k = new FakeKernel(true, scanning)
+    const k = new FakeKernel(true)
     const plan = items(40)
     prefill(k, plan)
     const before = k.snapshot()

@@ -8,7 +8,7 @@ import {canonicalPrefix} from '../../src/model/prefix.js'
 import type {PlannedRoute} from '../../src/model/types.js'
 import {plannedSpec, specMatchesPlanned} from '../../src/netlink/apply.js'
 import {
-  type RouteSpec, encodeRoute, encodeRouteBatch, encodeRouteGeneral, parseRouteMessage, routeKeyText, routeMessageKey,
+  type RouteSpec, encodeRoute, encodeRouteBatch, parseRouteMessage, routeKeyText, routeMessageKey,
 } from '../../src/netlink/codec.js'
 import {WireKeyIndex, ipv4PrefixKey, wireCheckable, wireDecodesLookedUp, wireMatches} from '../../src/netlink/scan.js'
 
@@ -171,22 +171,17 @@ describe('wireMatches', () => {
   })
 })
 
-describe('encodeRoute fast path', () => {
-  it('gives the general encoder\'s bytes, alone and in a batch', () => {
+describe('encodeRouteBatch', () => {
+  it('holds each route as encodeRoute writes it, at its offset', () => {
     fc.assert(fc.property(fc.array(spec, {minLength: 1, maxLength: 5}), fc.constantFrom('new' as const, 'del' as const), (routes, op) => {
-      let ok = true
-      const general = routes.map((r) => {
-        try {
-          return encodeRouteGeneral(r, op)
-        } catch {
-          ok = false
-          return undefined
-        }
-      })
-      if (!ok) return
-      routes.forEach((r, i) => expect(encodeRoute(r, op).toString('hex')).toBe(general[i]!.toString('hex')))
+      let single: string[]
+      try {
+        single = routes.map((r) => encodeRoute(r, op).toString('hex'))
+      } catch {
+        return // a spec the encoder refuses (a gateway of neither family's form)
+      }
       const {buf, offsets} = encodeRouteBatch(routes, op, 24, 0x501, 7, 99)
-      routes.forEach((_, i) => expect(buf.subarray(offsets[i] + 16, offsets[i + 1]).toString('hex')).toBe(general[i]!.toString('hex')))
-    }), {numRuns: 1000})
+      routes.forEach((_, i) => expect(buf.subarray(offsets[i] + 16, offsets[i + 1]).toString('hex')).toBe(single[i]))
+    }), {numRuns: 200})
   })
 })

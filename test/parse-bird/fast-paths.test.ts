@@ -76,7 +76,7 @@ describe('isCanonicalIpv4Prefix agrees with canonicalPrefix', () => {
           expect(canonicalPrefix(s, 'inet')).toBe(s)
         }
       }),
-      {numRuns: 5000},
+      {numRuns: 1000},
     )
   })
 
@@ -96,7 +96,7 @@ describe('isCanonicalIpv4Prefix agrees with canonicalPrefix', () => {
         expect(canonicalIpv4Key(text(network), 0, text(network).length)).toBe(network * 64 + l)
         if (network !== v) expect(isCanonicalIpv4Prefix(text(v), 0, text(v).length)).toBe(false)
       }),
-      {numRuns: 2000},
+      {numRuns: 500},
     )
   })
 })
@@ -127,7 +127,7 @@ describe('attributeKind tells apart exactly the attributes the parser reads', ()
       fc.property(fc.oneof(nearMiss, fc.string({maxLength: 20}), fc.constantFrom('Kernel.scope', 'BGP.community', 'BGP.local_prex', 'BGP.local_pr')), (name) => {
         if (!known.has(name)) expect(kind(name)).toBe(0)
       }),
-      {numRuns: 5000},
+      {numRuns: 1000},
     )
   })
 })
@@ -183,7 +183,7 @@ describe('frameBirdText offers the span handler exactly the payload lines the si
         for (const o of offered) expect(plain.calls).toContain(o)
         expect(frame(text, () => true)).toEqual({...plain, calls: plain.calls.filter((c) => !offered.includes(c))})
       }),
-      {numRuns: 2000},
+      {numRuns: 500},
     )
   })
 })
@@ -214,7 +214,7 @@ describe('whole-text parsing equals the line-by-line stream: every field, sharin
         const text = `${head}${top}\n${lines.join('\n')}`
         expect(whole(text)).toEqual(streamed(text))
       }),
-      {numRuns: 3000},
+      {numRuns: 600},
     )
   })
 
@@ -298,7 +298,7 @@ describe('next-hop sharing in the whole-text parse', () => {
         const text = routes.join('\n')
         expectSharingByText(text, parseBirdRoutes(text))
       }),
-      {numRuns: 1000},
+      {numRuns: 250},
     )
     for (const [, cmd, text] of allCaptureSections()) {
       if (!cmd.startsWith('show route') || cmd.includes('export') || cmd.includes('count')) continue
@@ -351,7 +351,7 @@ describe('decision values read from the attributes, cached by text, follow the a
           })
         }
       }),
-      {numRuns: 1000},
+      {numRuns: 250},
     )
   })
 })
@@ -371,7 +371,7 @@ describe('show protocols all: detail lines read in place equal the sink reading 
         expect(parseBirdProtocols(toRawSocket(text, () => false, '1006'))).toEqual(inPlace)
         expect(inPlace).toHaveLength(protocols.length)
       }),
-      {numRuns: 1000},
+      {numRuns: 250},
     )
   })
 })

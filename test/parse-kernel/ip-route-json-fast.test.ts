@@ -201,7 +201,7 @@ describe('scanIpRouteJson gives what the generic path gives', () => {
       fc.property(table, fc.array(spoil, {maxLength: 2}), fc.constantFrom(...Object.keys(layouts)), fc.integer({min: 32, max: 4096}), (routes, spoils, layout, piece) => {
         checkText(layouts[layout](spoiled(routes, spoils)), piece)
       }),
-      {numRuns: 500},
+      {numRuns: 150},
     )
   })
 
@@ -210,7 +210,7 @@ describe('scanIpRouteJson gives what the generic path gives', () => {
       fc.property(table, fc.array(damage, {minLength: 1, maxLength: 3}), (routes, damages) => {
         checkText(damages.reduce((t, d) => d(t), oneLine(routes)))
       }),
-      {numRuns: 500},
+      {numRuns: 150},
     )
   })
 
@@ -222,7 +222,7 @@ describe('scanIpRouteJson gives what the generic path gives', () => {
         expect(fast).toBeDefined()
         expectSame(fast!, parseIpRouteJsonGeneric(text, FILE))
       }),
-      {numRuns: 300},
+      {numRuns: 100},
     )
   })
 })
