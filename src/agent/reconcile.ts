@@ -28,7 +28,7 @@ export const fixPath = {
   async plan(source: SourceOptions, fixProtocol: string): Promise<OverlayPlan> {
     const [{Context}, {loadSettledSnapshot}, {FIX_CONTEXT, planFix}] = await Promise.all([
       import('../model/context.js'), import('../services/load.js'), import('../services/fix.js')])
-    return planFix(new Context(await loadSettledSnapshot(source), {...FIX_CONTEXT, fixProtocol})).plan
+    return planFix(new Context(await loadSettledSnapshot({...source, requireKernelRoutes: true}), {...FIX_CONTEXT, fixProtocol})).plan
   },
   async apply(plan: OverlayPlan, journalDir: string) {
     const {applyFix} = await import('../services/fix.js')

@@ -1,6 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
-import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
+import {BaseCommand, judged, sourceFlags, sourceOptions} from '../cli/base.js'
 import {Context, DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, DEFAULT_RULE_PRIORITY} from '../model/context.js'
 import {UsageError} from '../model/errors.js'
 import {loadSettledSnapshot} from '../services/load.js'
@@ -49,7 +49,7 @@ Corrections live in an overlay table BIRD never learns from (--table), reached b
       return
     }
     if (flags.apply && flags.from) throw new UsageError('--apply programs the live kernel: it cannot be used with --from')
-    const ctx = new Context(await loadSettledSnapshot(sourceOptions(flags), args.prefix), {...FIX_CONTEXT, fixProtocol: String(flags.protocol), overlayTable: flags.table})
+    const ctx = new Context(await loadSettledSnapshot(flags['bird-config'] && !flags.apply ? sourceOptions(flags) : judged(sourceOptions(flags)), args.prefix), {...FIX_CONTEXT, fixProtocol: String(flags.protocol), overlayTable: flags.table})
     const {report, items, plan} = planFix(ctx, args.prefix, {table: flags.table, rulePriority: flags['rule-priority']})
     const changes = items.length + plan.rules.length
     if (flags['bird-config'] && !flags.apply) {

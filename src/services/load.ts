@@ -6,7 +6,7 @@ import path from 'node:path'
 import {readSnapshotDir} from '../collect/snapshot-dir.js'
 import {settleHealthy} from '../diagnose/healthy.js'
 import {Context, type ContextOptions} from '../model/context.js'
-import {buildSnapshot, type BuildOptions, unreadFallbacks} from '../model/build.js'
+import {buildSnapshot, type BuildOptions, haveKernelRoutes, KERNEL_ROUTE_FILES, unreadFallbacks} from '../model/build.js'
 import {releaseTexts, withoutUnreadRoutes} from '../model/release.js'
 import {collectGarbage} from './collect-garbage.js'
 import {coveringKeys, prefixKey} from '../model/aside.js'
@@ -26,6 +26,11 @@ export interface SourceOptions {
   everySource?: boolean
   /** Read the text route dump beside the JSON one (not too large): explain cites a route by its line there. */
   routeTextToo?: boolean
+  /**
+   * Refuse (exit 2) a source without the kernel's routes: every verdict compares BIRD with the kernel's route
+   * (check, explain, fix). `bundle` writes what it got; `ui` and `watch` show the source as failed.
+   */
+  requireKernelRoutes?: boolean
 }
 
 // explain reads the text route dump beside the JSON one up to this size (model/route-cite.ts indexes no larger one)
@@ -37,6 +42,26 @@ export interface LoadedSource {
 }
 
 export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource> {
+  const source = await loadSource(opts)
+  if (opts.requireKernelRoutes) requireKernelRoutes(source)
+  return source
+}
+
+/** Refuses (exit 2) a source that holds neither kernel route dump, naming the snapshot or the failed command. */
+export function requireKernelRoutes(source: LoadedSource): void {
+  if (haveKernelRoutes(source.files)) return
+  const failed = source.files.filter((f) => KERNEL_ROUTE_FILES.includes(f.name) && f.error !== undefined)
+  const expected = `(expected ${KERNEL_ROUTE_FILES.join(' or ')} from \`ip -j -d route show table all\`)`
+  if (source.origin.kind === 'live') {
+    const why = failed.map((f) => f.error!.includes('`') || f.command === undefined ? f.error! : `\`${f.command}\`: ${f.error!}`)
+    throw new RouteDoctorError(`no kernel routes: ${why.join('; ') || 'the kernel\'s routes were not collected'}; nothing can be judged without them`, 2, 'E_NO_KERNEL_ROUTES')
+  }
+  const what = `${source.origin.kind === 'bundle' ? 'bundle' : 'snapshot'} ${source.origin.path ?? '?'}`
+  const recorded = failed.length > 0 ? `: when collected, ${failed.map((f) => `${f.name} failed (${f.error})`).join(', ')} ` : ' '
+  throw new RouteDoctorError(`${what} has no kernel routes${recorded}${expected}`, 2, 'E_NO_KERNEL_ROUTES')
+}
+
+async function loadSource(opts: SourceOptions): Promise<LoadedSource> {
   if (opts.from) {
     const info = await stat(opts.from).catch(() => undefined)
     if (!info) throw new RouteDoctorError(`${opts.from}: no such snapshot directory or bundle`, 2, 'E_FROM')
@@ -219,6 +244,7 @@ export async function loadExplainSnapshot(opts: SourceOptions, query: string): P
   const {collectTargeted, isTargetable} = await import('./targeted.js')
   if (!isTargetable(query)) return loadSettledSnapshot(opts, query)
   const source = await collectTargeted(query, {birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev})
+  if (opts.requireKernelRoutes) requireKernelRoutes(source)
   const snapshot = await snapshotFrom(source, opts)
   return source.otherNextHops.length > 0 ? {...snapshot, otherNextHops: source.otherNextHops} : snapshot
 }

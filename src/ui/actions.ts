@@ -66,7 +66,7 @@ export function createActions(opts: SourceOptions, options: ActionOptions = {}):
   if (!opts.from) {
     actions.applyFix = async (prefix) => {
       const {planFix} = await import('../services/fix.js')
-      const fresh = new Context(await loadSettledSnapshot(opts, prefix)) // as `fix PREFIX` plans it
+      const fresh = new Context(await loadSettledSnapshot({...opts, requireKernelRoutes: true}, prefix)) // as `fix PREFIX` plans it
       const {plan} = planFix(fresh, prefix)
       if (plan.items.length + plan.rules.length === 0) return `Nothing to apply for ${prefix}: no corrected route is planned now.`
       const {applyFix} = await import('../services/fix.js')

@@ -67,6 +67,49 @@ describe('bad input', () => {
   })
 })
 
+describe('no kernel routes: nothing is judged', () => {
+  const why = (dir: string) => `snapshot ${dir} has no kernel routes (expected ip-j-d-route.json or ip-d-route.txt from \`ip -j -d route show table all\`)`
+
+  it('check, explain and fix refuse a snapshot without either route dump (exit 2, one line); bundle writes what it got', async () => {
+    const dir = tempDir('rd-nokernel-')
+    cpSync(ecmp, dir, {recursive: true})
+    rmSync(path.join(dir, 'ip-j-d-route.json'))
+    rmSync(path.join(dir, 'ip-d-route.txt'), {force: true})
+    for (const args of [['check'], ['check', '--npd'], ['explain', '192.168.110.128/26'], ['fix'], ['fix', '192.168.110.128/26']]) {
+      const res = await run([...args, '--from', dir])
+      if (args.includes('--npd')) {
+        // node-problem-detector's Unknown, on stdout
+        expect(res.exitCode).toBe(3)
+        expect(res.stdout).toContain('no kernel routes')
+        continue
+      }
+      expect(res.exitCode, args.join(' ')).toBe(2)
+      expect(res.stderr.trim(), args.join(' ')).toBe(`routedoctor: ${why(dir)}`)
+      expect(res.stdout, args.join(' ')).toBe('')
+      const json = await run([...args, '--from', dir, '--json'])
+      expect(json.exitCode).toBe(2)
+      expect(JSON.parse(json.stdout).error).toEqual({code: 'E_NO_KERNEL_ROUTES', message: why(dir)})
+    }
+    const out = tempDir('rd-nokernel-bundle-')
+    const b = await run(['bundle', '--from', dir, '-o', path.join(out, 'b.tar.gz')])
+    expect(b.exitCode, b.stderr).toBe(0)
+    const replay = await run(['check', '--from', path.join(out, 'b.tar.gz')])
+    expect(replay.exitCode).toBe(2)
+    expect(replay.stderr).toContain(`bundle ${path.join(out, 'b.tar.gz')} has no kernel routes`)
+  })
+
+  it('an empty route dump is data: BIRD\'s blocks are missing, with an error, exit 1', async () => {
+    const dir = tempDir('rd-emptykernel-')
+    cpSync(ecmp, dir, {recursive: true})
+    rmSync(path.join(dir, 'ip-j-d-route.json'))
+    writeFileSync(path.join(dir, 'ip-d-route.txt'), '')
+    const res = await run(['check', '--from', dir])
+    expect(res.exitCode).toBe(1)
+    expect(res.stdout).toContain('ip-d-route.txt: empty: read as an empty table')
+    expect(res.stdout).toMatch(/192\.168\.110\.128\/26\s+missing\s+bird-kernel-mismatch/)
+  })
+})
+
 describe('pools', () => {
   it('--pool overrides the snapshot: outside it every prefix is not-in-pool', async () => {
     const res = await run(['check', '--from', ecmp, '--pool', '10.244.0.0/16=ipip', '--json'])
