@@ -18,7 +18,7 @@ export interface UiActions {
   /** The planned change for one prefix, as text (diff + `ip route replace` line). */
   previewFix?(prefix: string): Promise<string>
   /** Program the planned route for one prefix; the text says what was applied and verified. */
-  applyFix?(prefix: string): Promise<string>
+  applyFix?(prefix?: string): Promise<string> // no prefix: the whole plan
   /** Write a support bundle; the text names the file. */
   writeBundle?(): Promise<string>
 }
@@ -65,10 +65,13 @@ export function createActions(opts: SourceOptions, options: ActionOptions = {}):
   // fresh collection, not from what the screen shows, so it matches the kernel at the moment of writing.
   if (!opts.from) {
     actions.applyFix = async (prefix) => {
-      const {planFix} = await import('../services/fix.js')
-      const fresh = new Context(await loadSettledSnapshot({...opts, requireKernelRoutes: true}, prefix)) // as `fix PREFIX` plans it
+      const {FIX_CONTEXT, planFix} = await import('../services/fix.js')
+      // as `fix PREFIX` (or `fix`) plans it
+      const fresh = new Context(await loadSettledSnapshot({...opts, requireKernelRoutes: true}, prefix), FIX_CONTEXT)
       const {plan} = planFix(fresh, prefix)
-      if (plan.items.length + plan.rules.length === 0) return `Nothing to apply for ${prefix}: no corrected route is planned now.`
+      if (plan.items.length + plan.rules.length === 0) {
+        return prefix === undefined ? 'Nothing to apply: no correction, withdrawal or rule change is planned now.' : `Nothing to apply for ${prefix}: nothing is planned for it now.`
+      }
       const {applyFix} = await import('../services/fix.js')
       const {renderApply} = await import('../render/apply.js')
       const result = await applyFix(plan, {journalDir: options.journalDir ?? '/var/lib/routedoctor', watchSeconds: options.watchSeconds ?? 5})
