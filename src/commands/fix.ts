@@ -38,7 +38,7 @@ Corrections live in an overlay table BIRD never learns from (--table), reached b
     this.jsonOutput = flags.json
     const c = palette()
     // only this command needs them: not at start-up
-    const [{FIX_CONTEXT, planFix}, {confirm}, {renderApply, renderRevert}] = await Promise.all([import('../services/fix.js'), import('../cli/confirm.js'), import('../render/apply.js')])
+    const [{FIX_CONTEXT, appliedReport, planFix}, {confirm}, {renderApply, renderRevert}] = await Promise.all([import('../services/fix.js'), import('../cli/confirm.js'), import('../render/apply.js')])
     if (flags.revert) {
       if (!(await confirm(`Revert the routes journaled in ${flags.revert}?`, flags.yes))) return
       const {revertJournal} = await import('../netlink/apply.js')
@@ -79,7 +79,7 @@ Corrections live in an overlay table BIRD never learns from (--table), reached b
     if (!(await confirm(`Make ${what.filter(Boolean).join(' and ')} now?`, flags.yes))) return
     const {applyFix} = await import('../services/fix.js')
     const result = await applyFix(plan, {journalDir: flags['journal-dir'], watchSeconds: flags.watch})
-    if (flags.json) await this.streamJson({...report, ...result})
+    if (flags.json) await this.streamJson(appliedReport(report, result))
     else this.print(renderApply(result, c))
     process.exitCode = result.verified && result.errors.length === 0 && !(result.routeWar?.length) ? 0 : 1
   }

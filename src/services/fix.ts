@@ -20,8 +20,8 @@ export interface FixEntry {
   ipRoute: string
 }
 
-/** A route of the plan as `fix --json` lists it (DESIGN §4): the action first. */
-export type FixRoute = PlannedRoute & {action: 'replace' | 'delete'}
+/** A route of the plan as `fix --json` lists it (DESIGN §4): the action first; its table by number, as a rule's. */
+export type FixRoute = Omit<PlannedRoute, 'action' | 'table' | 'tableId'> & {action: 'replace' | 'delete'; table: number}
 
 export interface FixReport {
   schema: number
@@ -38,12 +38,13 @@ export interface FixReport {
   kept: number // routedoctor routes already as planned
   skipped: Array<{prefix: string; verdict: Verdict; reason: string}>
   birdConfig: BirdConfigAdvice
-  applied?: PlannedRoute[]
+  applied?: FixRoute[]
   verified?: boolean
   journal?: string
   routeWar?: unknown[]
   restored?: boolean
   errors?: unknown[]
+  appliedRules?: string[] // with --apply: what it did to the rules, as `added|removed PRIORITY: RULE`
 }
 
 /**
@@ -176,8 +177,20 @@ export function planFix(ctx: Context, only?: string, opts: FixOptions = {}): {re
 }
 
 function fixRoute(i: PlanItem): FixRoute {
-  const p = i.planned
-  return {action: i.action, dst: p.dst, table: p.table, tableId: p.tableId, metric: p.metric, protocol: p.protocol, nexthops: p.nexthops}
+  return jsonRoute(i.planned, i.action)
+}
+
+function jsonRoute(p: PlannedRoute, action: 'replace' | 'delete' = p.action ?? 'replace'): FixRoute {
+  return {action, dst: p.dst, table: p.tableId, metric: p.metric, protocol: p.protocol, nexthops: p.nexthops}
+}
+
+/**
+ * `fix --apply --json`: the plan's report with the apply's result, its routes shaped as the plan's; `rules` stays the
+ * plan's rules, and what the apply did to them (`added 32000: from all to … lookup 1158`) is `appliedRules`.
+ */
+export function appliedReport(report: FixReport, result: ApplyResult): FixReport {
+  const {applied, rules, ...rest} = result
+  return {...report, ...rest, applied: applied.map((p) => jsonRoute(p)), ...(rules === undefined ? {} : {appliedRules: rules})}
 }
 
 /** `ip route del` of a route routedoctor withdraws. */

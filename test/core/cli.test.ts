@@ -144,7 +144,9 @@ describe('fix', () => {
     const json = JSON.parse((await run(['fix', '--from', ecmp, '--json'])).stdout)
     expect(json.schema).toBe(1)
     const r = json.routes.find((x: {dst: string}) => x.dst === '192.168.200.10/32')
-    expect([r.action, r.table, r.metric, r.protocol]).toEqual(['replace', '1158', 0, '158'])
+    // a route's table and a rule's are the table's number alike
+    expect([r.action, r.table, r.metric, r.protocol]).toEqual(['replace', 1158, 0, '158'])
+    expect(json.routes.every((x: {table: unknown}) => typeof x.table === 'number')).toBe(true)
     expect(r.nexthops.map((n: {gateway: string}) => n.gateway)).toEqual(['172.31.20.5', '172.31.30.6'])
     expect(json.rules).toEqual([{action: 'add', priority: 32000, to: '192.168.0.0/16', table: 1158}])
     expect(json.replaced.every((k: {protocol: string; metric: number}) => k.protocol === 'bird' && k.metric === 32)).toBe(true)
@@ -153,7 +155,7 @@ describe('fix', () => {
 
   it('BIRD 1.6 says no filter can do it; the overlay is the same', async () => {
     const json = JSON.parse((await run(['fix', '--from', path.join(FIXTURES, 'bird16-ecmp-not-tunneled'), '--json'])).stdout)
-    expect(json.routes.every((r: {metric: number; table: string}) => r.metric === 0 && r.table === '1158')).toBe(true)
+    expect(json.routes.every((r: {metric: number; table: number}) => r.metric === 0 && r.table === 1158)).toBe(true)
     expect(json.birdConfig.supported).toBe(false)
     expect(json.birdConfig.reason).toContain('1.6.8')
   })
