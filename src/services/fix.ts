@@ -1,10 +1,10 @@
 // `fix`: the whole overlay (DESIGN §5) planned from a snapshot, as a plan the netlink stage applies with its journal.
 import {Context, type ContextOptions, DEFAULT_RULE_PRIORITY, type PrefixFacts} from '../model/context.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
-import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules, whyNoPlan} from '../plan/plan.js'
+import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules, reportedRoute, whyNoPlan} from '../plan/plan.js'
 import {birdConfigAdvice, type BirdConfigAdvice} from '../plan/bird-config.js'
 import {ipRouteReplace} from '../model/format.js'
-import type {KernelRoute, PlannedRoute, PlannedRule, Verdict} from '../model/types.js'
+import type {KernelRoute, PlannedRoute, PlannedRule, ReportedRoute, Verdict} from '../model/types.js'
 import {SCHEMA, nodeSummary, resolveTarget, targetScope, type NodeSummary} from './report.js'
 import {prefixContains} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
@@ -21,7 +21,7 @@ export interface FixEntry {
 }
 
 /** A route of the plan as `fix --json` lists it (DESIGN §4): the action first; its table by number, as a rule's. */
-export type FixRoute = Omit<PlannedRoute, 'action' | 'table' | 'tableId'> & {action: 'replace' | 'delete'; table: number}
+export type FixRoute = ReportedRoute
 
 export interface FixReport {
   schema: number
@@ -177,11 +177,7 @@ export function planFix(ctx: Context, only?: string, opts: FixOptions = {}): {re
 }
 
 function fixRoute(i: PlanItem): FixRoute {
-  return jsonRoute(i.planned, i.action)
-}
-
-function jsonRoute(p: PlannedRoute, action: 'replace' | 'delete' = p.action ?? 'replace'): FixRoute {
-  return {action, dst: p.dst, table: p.tableId, metric: p.metric, protocol: p.protocol, nexthops: p.nexthops}
+  return reportedRoute(i.planned, i.action)
 }
 
 /**
@@ -190,7 +186,7 @@ function jsonRoute(p: PlannedRoute, action: 'replace' | 'delete' = p.action ?? '
  */
 export function appliedReport(report: FixReport, result: ApplyResult): FixReport {
   const {applied, rules, ...rest} = result
-  return {...report, ...rest, applied: applied.map((p) => jsonRoute(p)), ...(rules === undefined ? {} : {appliedRules: rules})}
+  return {...report, ...rest, applied: applied.map((p) => reportedRoute(p)), ...(rules === undefined ? {} : {appliedRules: rules})}
 }
 
 /** `ip route del` of a route routedoctor withdraws. */

@@ -147,6 +147,11 @@ describe('fix', () => {
     // a route's table and a rule's are the table's number alike
     expect([r.action, r.table, r.metric, r.protocol]).toEqual(['replace', 1158, 0, '158'])
     expect(json.routes.every((x: {table: unknown}) => typeof x.table === 'number')).toBe(true)
+    // explain's and check's plan is shaped like a fix route, the same route
+    const explained = JSON.parse((await run(['explain', '192.168.200.10/32', '--from', ecmp, '--json'])).stdout)
+    expect(explained.plan).toEqual(r)
+    const checked = JSON.parse((await run(['check', '--from', ecmp, '--json'])).stdout)
+    expect(checked.prefixes.find((p: {prefix: string}) => p.prefix === '192.168.200.10/32').plan).toEqual(r)
     expect(r.nexthops.map((n: {gateway: string}) => n.gateway)).toEqual(['172.31.20.5', '172.31.30.6'])
     expect(json.rules).toEqual([{action: 'add', priority: 32000, to: '192.168.0.0/16', table: 1158}])
     expect(json.replaced.every((k: {protocol: string; metric: number}) => k.protocol === 'bird' && k.metric === 32)).toBe(true)
