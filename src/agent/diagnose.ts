@@ -2,7 +2,7 @@
 // rules as `check`), reduced to the NodeState that changes are computed from.
 import {isEstablished} from '../model/context.js'
 import {loadCheckContext, type SourceOptions} from '../services/load.js'
-import {checkRun, isSettledPrefixes} from '../services/report.js'
+import {checkRun, isSettledPrefixes} from '../report/report.js'
 import type {NodeState, SeenFinding} from './state.js'
 
 const NO_KEYS = new Float64Array(0)

@@ -9,7 +9,7 @@ import {Context} from '../model/context.js'
 import {RouteDoctorError, UsageError} from '../model/errors.js'
 import {checkLineJson, writeJson} from '../render/json.js'
 import {loadCheckRun, loadSettledSnapshot, type SourceOptions} from '../services/load.js'
-import {explainReport} from '../services/report.js'
+import {explainReport} from '../report/report.js'
 import type {AgentMetrics} from './metrics.js'
 import type {WatchAgent} from './watch.js'
 

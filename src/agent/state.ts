@@ -1,8 +1,9 @@
 // What `watch` knows of the node after a diagnosis, and the changes between two such states: pure, no I/O.
 // Prefixes settled healthy in bulk are held as their keys only (most of a full table); every other prefix
 // keeps its verdict and finding ids.
-import {prefixKey} from '../model/aside.js'
+import {prefixKey} from '../model/prefix-key.js'
 import type {Severity} from '../model/types.js'
+import type {WatchChange} from '../report/watch.js'
 
 export interface SeenFinding {
   id: string
@@ -23,7 +24,7 @@ export interface SeenSession {
 
 export interface NodeState {
   prefixes: Map<string, SeenPrefix> // every prefix not settled healthy
-  healthyKeys: Float64Array // sorted keys of the prefixes settled ok in bulk (model/aside.ts prefixKey)
+  healthyKeys: Float64Array // sorted keys of the prefixes settled ok in bulk (bulk/aside.ts prefixKey)
   verdicts: Record<string, number>
   host: SeenFinding[]
   sessions: Map<string, SeenSession>
@@ -31,12 +32,7 @@ export interface NodeState {
   overlayRoutes: number
 }
 
-export type WatchChange =
-  | {kind: 'verdict'; prefix: string; from: string; to: string}
-  | {kind: 'finding'; op: 'appeared' | 'cleared'; id: string; severity: Severity; prefix?: string; title: string}
-  | {kind: 'session'; name: string; neighbor?: string; from: string; to: string; lastError?: string}
-  | {kind: 'source'; source: string; op: 'failed' | 'recovered'; error?: string}
-  | {kind: 'reconcile'; op: 'applied' | 'failed' | 'route-war' | 'skipped' | 'withdrawn'; prefix?: string; routes?: number; journal?: string; detail?: string}
+export type {WatchChange} from '../report/watch.js'
 
 /** A prefix's verdict in `s`: its own, `ok` when settled healthy, `absent` when neither BIRD nor the kernel holds it. */
 export function verdictIn(s: NodeState, prefix: string): string {

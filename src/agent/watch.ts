@@ -6,7 +6,8 @@ import {BirdSocket, findBirdSocket} from '../collect/bird-socket.js'
 import type {SourceOptions} from '../services/load.js'
 import {diagnoseNode} from './diagnose.js'
 import {Reconciler, type ReconcileOptions} from './reconcile.js'
-import {changesBetween, emptyState, FlapTracker, type NodeState, type WatchChange} from './state.js'
+import type {TimedChange} from '../report/watch.js'
+import {changesBetween, emptyState, FlapTracker, type NodeState} from './state.js'
 
 export interface WatchOptions {
   source: SourceOptions
@@ -18,7 +19,7 @@ export interface WatchOptions {
   reconcile?: Omit<ReconcileOptions, 'source' | 'fixProtocol'>
 }
 
-export type TimedChange = WatchChange & {at: string}
+export type {TimedChange} from '../report/watch.js'
 
 /** What the agent counts for its metrics (render/metrics.ts reads these, never the other way round). */
 export interface WatchCounters {

@@ -1,7 +1,7 @@
 // `watch`'s output: one line per change, timestamped; text, or JSON lines (schema 1).
 import type {ChalkInstance} from 'chalk'
 
-import type {TimedChange} from '../agent/watch.js'
+import type {TimedChange} from '../report/watch.js'
 import type {Verdict} from '../model/types.js'
 import {severityColor, verdictColor} from './style.js'
 

@@ -10,7 +10,7 @@ import {footerLine} from '../../src/ui/view.js'
 import {FIXTURES} from '../helpers.js'
 import {stripAnsi} from '../../src/ui/ansi.js'
 
-import type {CheckReport} from '../../src/services/report.js'
+import type {CheckReport} from '../../src/report/report.js'
 import {CHANGE_MEMORY, HELP, NOT_AVAILABLE, layout, paneRows, sortedRows, visibleRows} from '../../src/ui/state.js'
 import {ALL, TARGET, expected, fixtureReport, key, run, stateFor, withVerdict} from './fixture.js'
 
