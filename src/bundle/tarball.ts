@@ -486,6 +486,8 @@ function kept(path: string, size: number, reportReadLimit: number): boolean {
   return true
 }
 
+const NOT_TAR = 'the gzip data is not a tar archive (expected a .tar.gz written by `routedoctor bundle`)'
+
 /**
  * A tar archive read as it streams by (chunks of any size): each member checksummed, and kept when
  * `kept` says so. Rejects anything that could escape a folder.
@@ -536,6 +538,7 @@ class TarReader {
   }
 
   end(): Members {
+    if (this.offset === 0 && !this.sawEnd) this.fail(NOT_TAR) // not one whole header
     if (this.member || this.headAt > 0 || this.skip > 0) this.fail('truncated tar archive (an entry runs past the end)')
     if (!this.sawEnd) this.fail('truncated tar archive (no end-of-archive marker)')
     return this.members
@@ -551,7 +554,7 @@ class TarReader {
     const stored = parseOctal(h.subarray(148, 156))
     let sum = 0
     for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : h[i]
-    if (stored === undefined || stored !== sum) this.fail(`corrupt tar archive (bad header checksum at offset ${off})`)
+    if (stored === undefined || stored !== sum) this.fail(off === 0 ? NOT_TAR : `corrupt tar archive (bad header checksum at offset ${off})`)
     const size = parseOctal(h.subarray(124, 136))
     if (size === undefined) this.fail(`corrupt tar archive (bad size field at offset ${off})`)
     const type = String.fromCharCode(h[156] || 0x30)

@@ -70,7 +70,7 @@ export async function readCalicoDir(dir: string): Promise<SourceFile[]> {
   }
   const files: SourceFile[] = []
   for (const name of CALICO_FILES) {
-    if (names.includes(name)) files.push({name: CALICO_DIR + name, text: decodeText(await readWhole(path.join(dir, name)))})
+    if (names.includes(name)) files.push({name: CALICO_DIR + name, path: path.join(dir, name), text: decodeText(await readWhole(path.join(dir, name)))})
   }
   return files
 }

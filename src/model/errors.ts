@@ -13,6 +13,11 @@ export class ParseError extends RouteDoctorError {
     super(`${file}:${line}: expected ${expected}${found === undefined ? '' : `, found ${JSON.stringify(found.length > 80 ? found.slice(0, 77) + '...' : found)}`}`, 2, 'E_PARSE')
     this.name = 'ParseError'
   }
+
+  /** The same error naming `file` instead: the path the user gave, where the parser knew only the snapshot's name. */
+  at(file: string): ParseError {
+    return new ParseError(file, this.line, this.expected, this.found)
+  }
 }
 
 export class UsageError extends RouteDoctorError {

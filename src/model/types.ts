@@ -233,6 +233,7 @@ export interface CitedLines {
 
 export interface SourceFile {
   name: string // DESIGN §3 file name
+  path?: string // where it was read from, when not the snapshot's own NAME (a parse error names it)
   text?: string // raw as collected ('' once released: bulk/release.ts)
   kept?: CitedLines // once its text is released, the lines still cited
   released?: number // once its text is released, how long it was

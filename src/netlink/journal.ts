@@ -311,9 +311,9 @@ export function readJournal(path: string): Journal {
   let j: Journal
   try {
     j = JSON.parse(text) as Journal
-  } catch (error) {
+  } catch {
     const recovered = recoverJournal(text)
-    if (!recovered) throw new RouteDoctorError(`journal ${path} is not JSON: ${(error as Error).message}`, 2, 'E_JOURNAL')
+    if (!recovered) throw new RouteDoctorError(`${path}: not a routedoctor journal (expected the JSON that fix --apply writes; this does not parse as JSON)`, 2, 'E_JOURNAL')
     j = recovered
   }
   if (j?.tool !== 'routedoctor' || (j.schema !== 1 && j.schema !== 2 && j.schema !== 3) || !Array.isArray(j.changes) ||

@@ -162,7 +162,7 @@ function listItems(text: string, file: string, kind: string, groups: string[], t
     root = JSON.parse(text)
   } catch (error) {
     const m = /position (\d+)/.exec((error as Error).message)
-    throw new ParseError(file, m ? lineAt(text, Number(m[1])) : 1, `kubectl -o json output (a ${kind}List)`, (error as Error).message)
+    throw new ParseError(file, m ? lineAt(text, Number(m[1])) : 1, `kubectl -o json output (${an(kind)}List)`, (error as Error).message)
   }
   if (!isRecord(root) || !Array.isArray(root.items)) throw new ParseError(file, 1, `a List of ${kind} (kubectl get … -o json)`, JSON.stringify(isRecord(root) ? root.kind ?? Object.keys(root).join(',') : root))
   if (typeof root.kind === 'string' && root.kind !== 'List' && root.kind !== `${kind}List`) throw new ParseError(file, 1, `a List of ${kind}`, root.kind)
@@ -172,13 +172,18 @@ function listItems(text: string, file: string, kind: string, groups: string[], t
     const pos = {file, line: span.line, endLine: span.endLine}
     const metadata = isRecord(value) && isRecord(value.metadata) ? value.metadata : {}
     const item: Item = {value: isRecord(value) ? value : {}, pos, name: typeof metadata.name === 'string' ? metadata.name : `items[${i}]`}
-    if (!isRecord(value)) fail(item, `a ${kind} object`, value)
-    if (value.kind !== undefined && value.kind !== kind) fail(item, `a ${kind}`, value.kind)
+    if (!isRecord(value)) fail(item, `${an(kind)} object`, value)
+    if (value.kind !== undefined && value.kind !== kind) fail(item, an(kind), value.kind)
     const group = value.apiVersion
     if (group !== undefined && (typeof group !== 'string' || !groups.includes(group))) fail(item, `apiVersion ${groups.join(' or ')}`, group)
     if (group !== undefined && kind !== 'Node') truth.apiGroup ??= group as string
     return item
   })
+}
+
+/** `a BGPPeer`, `an IPPool`: the kinds' leading capitals are read as letters (I-P-Pool, I-P-A-M-Block). */
+function an(kind: string): string {
+  return `${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind}`
 }
 
 function lineAt(text: string, offset: number): number {

@@ -17,6 +17,8 @@ const SKIP_WITH_VALUE = new Set([
   'hoplimit', 'rto_min', 'error', 'ttl-propagate', 'users', 'age', 'used',
 ])
 
+const NEXTHOP_EXPECTED = 'a next hop "nexthop via GW dev IF" or "nexthop dev IF"'
+
 interface Pending {
   raw: RawRoute
   line: number
@@ -37,7 +39,7 @@ export class IpRouteTextParser {
     if (tokens[0] === 'nexthop') {
       if (!this.pending) throw new ParseError(this.file, lineNo, 'a route line before a "nexthop" line', text)
       this.pending.raw.nexthops ??= []
-      this.pending.raw.nexthops.push(this.nexthop(tokens, lineNo))
+      this.pending.raw.nexthops.push(this.nexthop(tokens, lineNo, text.trim()))
       this.pending.endLine = lineNo
       return undefined
     }
@@ -130,8 +132,11 @@ export class IpRouteTextParser {
     return raw
   }
 
-  private nexthop(tokens: string[], lineNo: number): RawNexthop {
+  // What iproute2's print_rta_multipath prints: `[encap ...] [as to ADDR] [via [FAMILY] ADDR] dev IF weight N FLAG...`
+  // (`realm[s] ...` too); a word it never prints there is refused, not skipped, and so is a next hop with no `dev`/`via`.
+  private nexthop(tokens: string[], lineNo: number, text: string): RawNexthop {
     const nh: RawNexthop = {flags: []}
+    const refuse = () => new ParseError(this.file, lineNo, NEXTHOP_EXPECTED, text)
     for (let i = 1; i < tokens.length; i++) {
       const t = tokens[i]
       switch (t) {
@@ -143,11 +148,18 @@ export class IpRouteTextParser {
         }
         case 'dev': nh.dev = this.value(tokens, i++, lineNo); break
         case 'weight': nh.weight = this.number(tokens, i++, lineNo); break
+        case 'src': this.value(tokens, i++, lineNo); break
+        case 'as': i += tokens[i + 1] === 'to' ? 2 : 1; break // `as to LABEL` (MPLS)
+        case 'encap': // `encap TYPE ...`, printed first: its words run up to `as`, `via` or `dev`
+          while (i + 1 < tokens.length && !['as', 'via', 'dev'].includes(tokens[i + 1])) i++
+          break
         default:
           if (ROUTE_FLAGS.has(t)) nh.flags.push(t)
-          else if (SKIP_WITH_VALUE.has(t)) i++
+          else if (SKIP_WITH_VALUE.has(t)) this.value(tokens, i++, lineNo)
+          else throw refuse()
       }
     }
+    if (nh.dev === undefined && nh.gateway === undefined) throw refuse()
     return nh
   }
 }

@@ -108,8 +108,9 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
   yield renderNode(r.node, c)
   yield ''
   const width = Math.max(20, r.maxPrefixLength + 2)
-  const row = (prefix: string, verdict: Verdict, ids: string) => pad(prefix, width) + verdictColor(c, verdict)(pad(verdict, 16)) + ids
-  const settled = {before: '', after: verdictColor(c, 'ok')(pad('ok', 16)), sep: '\n', width} // row(prefix, 'ok', '')
+  // a row without findings ends at its verdict (no trailing spaces)
+  const row = (prefix: string, verdict: Verdict, ids: string) => pad(prefix, width) + verdictColor(c, verdict)(ids === '' ? verdict : pad(verdict, 16)) + ids
+  const settled = {before: '', after: verdictColor(c, 'ok')('ok'), sep: '\n', width} // row(prefix, 'ok', '')
   let header = false
   // held until the broken ones are written: ok, then local and not-in-pool, as [prefix, verdict, ids] triples
   // (three references, not a rendered line: a full table holds most of its prefixes here), and among the ok

@@ -7,7 +7,7 @@ import {planPrefix, reportedRoute, whyNoPlan, type PlanItem} from '../plan/plan.
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
 import {canonicalAddress, canonicalPrefix, coveringPrefix, familyOf, hostBitsSet, prefixContains, prefixLength} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
-import type {BirdRoute, Evidence, Finding, KernelRoute, Pool, ReportedRoute, Snapshot, Verdict} from '../model/types.js'
+import type {BirdRoute, Evidence, Finding, KernelRoute, Nexthop, Pool, ReportedRoute, Snapshot, Verdict} from '../model/types.js'
 
 export const SCHEMA = 1
 
@@ -366,7 +366,7 @@ function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
     const route = r.lookup.route
     steps.push({step: 'resolution', status: !r.lookup.reachable ? 'error' : r.viaInet6 || r.multipath ? 'warning' : 'ok',
       summary: route
-        ? `${r.bgpNextHop} → ${formatKernelRoute(route).split('\n')[0]}${r.multipath ? ` (ECMP: ${route.nexthops.map((n) => `${n.gateway ? `via ${n.gateway.family === 'inet6' ? 'inet6 ' : ''}${n.gateway.address} ` : ''}dev ${n.dev}`).join(', ')})` : ''}` +
+        ? `${r.bgpNextHop} → ${formatKernelRoute(route).split('\n')[0]}${r.multipath ? ` (ECMP: ${route.nexthops.map(ecmpHop).join(', ')})` : ''}` +
           `${r.viaInet6 ? '; IPv6 link-local next hops that BIRD 1.6/2.0.<8 cannot import' : ''}${r.own ? '; this is our own address' : ''}`
         : `${r.bgpNextHop} → no kernel route`,
       evidence: ctx.resolutionEvidence(r)})
@@ -392,4 +392,10 @@ function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
       summary: formatLink(link), evidence: ctx.cite(link.pos, () => formatLink(link))}
     : {step: 'tunnel', status: ctx.haveLinks ? 'error' : 'absent', summary: ctx.haveLinks ? `no ${dev} device` : 'no links in the snapshot', evidence: []})
   return steps
+}
+
+/** One next hop of an ECMP route as `[via [inet6] GW] [dev IF]`: a next hop may have no device (or no gateway). */
+function ecmpHop(n: Nexthop): string {
+  const via = n.gateway ? `via ${n.gateway.family === 'inet6' ? 'inet6 ' : ''}${n.gateway.address}` : ''
+  return n.dev === undefined ? via : via === '' ? `dev ${n.dev}` : `${via} dev ${n.dev}`
 }

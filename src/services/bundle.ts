@@ -150,7 +150,7 @@ async function poolSourceFile(opts: SourceOptions): Promise<SourceFile | undefin
   }
   if (opts.ippools) {
     const text = await readIppoolsFile(opts.ippools)
-    return {name: /\.json$/i.test(opts.ippools) ? 'ippools.json' : 'ippools.yaml', text, command: `read ${opts.ippools}`}
+    return {name: /\.json$/i.test(opts.ippools) ? 'ippools.json' : 'ippools.yaml', path: opts.ippools, text, command: `read ${opts.ippools}`}
   }
   return undefined
 }

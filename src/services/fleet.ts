@@ -6,7 +6,7 @@ import path from 'node:path'
 import {FleetJoin, type FleetReport} from '../fleet/join.js'
 import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
 import {Context} from '../model/context.js'
-import {UsageError} from '../model/errors.js'
+import {RouteDoctorError, UsageError} from '../model/errors.js'
 import {checkSnapshot, loadClusterTruth, loadSourceFiles, parseTruthFiles} from './load.js'
 import {checkRun} from '../report/report.js'
 import {fleetExitCode, renderFleet} from '../render/fleet.js'
@@ -26,22 +26,34 @@ export async function runFleet(opts: FleetOptions): Promise<FleetReport> {
   let truth: CalicoTruth | undefined = (await loadClusterTruth(opts))?.truth
   let join: FleetJoin | undefined = truth ? new FleetJoin(truth) : undefined
   for (const source of opts.sources) {
-    // every verdict compares BIRD with the kernel's route: a node without them is refused, as check refuses it
-    const loaded = await loadSourceFiles({from: source, ownTruth: join === undefined, requireKernelRoutes: true})
-    // without --calico/--kube, the first source that carries Calico's truth gives it to every node
-    if (!join) {
-      const own = loaded.files.filter((f) => f.name.startsWith(CALICO_DIR))
-      if (own.length > 0) truth = parseTruthFiles(own)
-      join = new FleetJoin(truth)
-    }
-    const snapshot = checkSnapshot(loaded.files, {pools: opts.pools, tunnelDev: opts.tunnelDev, origin: loaded.origin, truth})
+    const snapshot = await fromSource(source, async () => {
+      // every verdict compares BIRD with the kernel's route: a node without them is refused, as check refuses it
+      const loaded = await loadSourceFiles({from: source, ownTruth: join === undefined, requireKernelRoutes: true})
+      // without --calico/--kube, the first source that carries Calico's truth gives it to every node
+      if (!join) {
+        const own = loaded.files.filter((f) => f.name.startsWith(CALICO_DIR))
+        if (own.length > 0) truth = parseTruthFiles(own, loaded.origin)
+        join = new FleetJoin(truth)
+      }
+      return checkSnapshot(loaded.files, {pools: opts.pools, tunnelDev: opts.tunnelDev, origin: loaded.origin, truth})
+    })
     const name = snapshot.nodeName ?? path.basename(source).replace(/\.tar\.gz$/, '')
-    if (join.has(name)) throw new UsageError(`${source}: node ${name} is already given by another source (record each node's name: bundle --node NAME)`)
+    if (join!.has(name)) throw new UsageError(`${source}: node ${name} is already given by another source (record each node's name: bundle --node NAME)`)
     const ctx = new Context(snapshot, {evidence: false})
-    join.add(name, source, ctx, checkRun(ctx, {plans: false}))
+    join!.add(name, source, ctx, checkRun(ctx, {plans: false}))
     opts.progress?.(`${name}: ${source}`)
   }
   return join!.finish()
+}
+
+/** Runs one source's load or parse; an error that does not name the source is prefixed with it (same exit and code). */
+async function fromSource<T>(source: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run()
+  } catch (error) {
+    if (!(error instanceof RouteDoctorError) || error.message.includes(source)) throw error
+    throw new RouteDoctorError(`${source}: ${error.message}`, error.exit, error.code)
+  }
 }
 
 /** The command's whole service: the join, its text, the HTML page when asked for, and the exit status. */

@@ -7,7 +7,7 @@ import {readCalicoDir, readSnapshotDir} from '../collect/snapshot-dir.js'
 import {settleHealthy} from '../bulk/healthy.js'
 import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
 import {Context, type ContextOptions} from '../model/context.js'
-import {buildSnapshot, type BuildOptions, haveKernelRoutes, KERNEL_ROUTE_FILES, unreadFallbacks} from '../snapshot/build.js'
+import {buildSnapshot, type BuildOptions, haveKernelRoutes, KERNEL_ROUTE_FILES, namingPaths, unreadFallbacks} from '../snapshot/build.js'
 import {releaseTexts, withoutUnreadRoutes} from '../bulk/release.js'
 import {collectGarbage} from '../runtime/collect-garbage.js'
 import {coveringKeys, prefixKey} from '../model/prefix-key.js'
@@ -88,9 +88,9 @@ export async function loadClusterTruth(opts: Pick<SourceOptions, 'calico' | 'kub
   return files ? {files, truth: parseTruthFiles(files)} : undefined
 }
 
-/** Calico's truth of its `calico/*.json` files. */
-export function parseTruthFiles(files: SourceFile[]): CalicoTruth {
-  return parseCalicoTruth(files.filter((f) => f.text !== undefined).map((f) => ({name: f.name, text: f.text!})))
+/** Calico's truth of its `calico/*.json` files (of a snapshot or bundle from `origin`). */
+export function parseTruthFiles(files: SourceFile[], origin?: Snapshot['origin']): CalicoTruth {
+  return namingPaths(files, origin, () => parseCalicoTruth(files.filter((f) => f.text !== undefined).map((f) => ({name: f.name, text: f.text!}))))
 }
 
 /** Calico's truth from --calico DIR or --kube (the API client is loaded only then); undefined without either. */
@@ -146,7 +146,7 @@ export async function snapshotFrom(source: LoadedSource, opts: SourceOptions): P
 
 async function buildOptions(source: LoadedSource, opts: SourceOptions): Promise<BuildOptions> {
   let ippools: SourceFile | undefined
-  if (opts.ippools) ippools = {name: path.basename(opts.ippools), text: await readIppoolsFile(opts.ippools)}
+  if (opts.ippools) ippools = {name: path.basename(opts.ippools), path: opts.ippools, text: await readIppoolsFile(opts.ippools)}
   return {pools: opts.pools, ippools, tunnelDev: opts.tunnelDev, origin: source.origin, node: opts.node, truth: opts.clusterTruth?.truth}
 }
 

@@ -16,7 +16,7 @@ import {parseCalicoTruth} from '../parse/calico.js'
 import {AsideBirdPaths, AsideKernelRoutes, BesideKernelRoutes, KeyTable, type AsideRoutes, type AsideSnapshot} from '../bulk/aside.js'
 import {CALICO_DIR, NODE_NAME_FILE, nodeNameOf, type CalicoTruth} from '../model/calico.js'
 import {outsidePools} from '../model/context.js'
-import {UsageError} from '../model/errors.js'
+import {ParseError, UsageError} from '../model/errors.js'
 import {canonicalPrefix, familyOf, hostBitsSet} from '../model/prefix.js'
 import {releaseKernelText} from '../bulk/release.js'
 import type {BirdConfig, BirdProtocol, BirdRoute, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from '../model/types.js'
@@ -94,7 +94,26 @@ function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions): TunnelPools {
   return {calico, config, pools: [], poolOrigin: 'none'}
 }
 
+/** A parse error in any of `files` names the file as the user gave it; findings' evidence keeps the snapshot's names. */
 export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): AsideSnapshot {
+  return namingPaths(opts.ippools ? [opts.ippools, ...files] : files, opts.origin, () => parseSnapshot(files, opts))
+}
+
+/** Runs `parse`; a ParseError in it names the file by its path, a snapshot directory's file or a bundle's member. */
+export function namingPaths<T>(files: readonly SourceFile[], origin: Snapshot['origin'] | undefined, parse: () => T): T {
+  try {
+    return parse()
+  } catch (error) {
+    if (!(error instanceof ParseError)) throw error
+    const own = files.find((f) => f.name === error.file)?.path
+    const at = own ?? (origin?.path === undefined ? undefined
+      : origin.kind === 'dir' ? `${origin.path.replace(/\/+$/, '')}/${error.file}`
+      : origin.kind === 'bundle' ? `${origin.path}:snapshot/${error.file}` : undefined)
+    throw at === undefined || at === error.file ? error : error.at(at)
+  }
+}
+
+function parseSnapshot(files: SourceFile[], opts: BuildOptions): AsideSnapshot {
   markEmpty(files)
   const text = (name: string) => files.find((f) => f.name === name && f.text !== undefined)?.text
   const tunnelDev = opts.tunnelDev ?? 'tunl0'

@@ -275,7 +275,13 @@ describe('readBundle rejects', () => {
   it('gzip data that is not a tar archive', async () => {
     const p = path.join(tmp, 'notar.tar.gz')
     writeFileSync(p, gzipSync(Buffer.from('x'.repeat(2000))))
-    await expectBundleError(p, /corrupt tar archive|truncated tar/)
+    await expectBundleError(p, /: the gzip data is not a tar archive \(expected a \.tar\.gz written by `routedoctor bundle`\)/)
+    // shorter than one tar header (a gzipped text file), and empty
+    for (const [name, data] of [['short.tar.gz', 'hello\n'], ['empty.tar.gz', '']]) {
+      const q = path.join(tmp, name)
+      writeFileSync(q, gzipSync(Buffer.from(data)))
+      await expectBundleError(q, /: the gzip data is not a tar archive/)
+    }
   })
 
   it('a member too large to hold, before reading its data', async () => {

@@ -133,7 +133,7 @@ describe('faults in the truth', () => {
 describe('bad truth exits 2 naming the file and the item', () => {
   const bad = (name: string, text: string) => () => buildSnapshot([...loadFiles(LAB_HEALTHY), {name: `calico/${name}`, text}])
   it('not a List of the expected kind', () => {
-    expect(bad('ipamblocks.json', truthTexts({nodes: FIXTURE_CLUSTER})['blockaffinities.json'])).toThrow(/calico\/ipamblocks\.json:\d+: expected a IPAMBlock, found "n1-192-168-162-128-26: BlockAffinity"/)
+    expect(bad('ipamblocks.json', truthTexts({nodes: FIXTURE_CLUSTER})['blockaffinities.json'])).toThrow(/calico\/ipamblocks\.json:\d+: expected an IPAMBlock, found "n1-192-168-162-128-26: BlockAffinity"/)
     expect(bad('nodes.json', '{"kind": "Node", "metadata": {}}')).toThrow(/calico\/nodes\.json:1: expected a List of Node/)
   })
   it('a CIDR that does not parse', () => {

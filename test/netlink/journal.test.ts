@@ -5,6 +5,7 @@ import {join} from 'node:path'
 
 import {afterEach, describe, expect, it} from 'vitest'
 
+import {RouteDoctorError} from '../../src/model/errors.js'
 import type {KernelRoute, PlannedRoute} from '../../src/model/types.js'
 import {matchesPlanned, plannedSpec, routeIdentity} from '../../src/netlink/apply.js'
 import {ipRouteReplace as toIpRouteReplace} from '../../src/model/format.js'
@@ -85,7 +86,11 @@ describe('journal', () => {
     writeFileSync(path, '{"hello": 1}')
     expect(() => readJournal(path)).toThrow(/not a routedoctor journal/)
     writeFileSync(path, 'nope')
-    expect(() => readJournal(path)).toThrow(/not JSON/)
+    expect(() => readJournal(path)).toThrow(/not a routedoctor journal .*does not parse as JSON/)
+    // one line naming the journal and what was expected, not V8's message (which quotes the text, newlines and all)
+    writeFileSync(path, 'line one\nline two\n')
+    expect(() => readJournal(path)).toThrow(
+      new RouteDoctorError(`${path}: not a routedoctor journal (expected the JSON that fix --apply writes; this does not parse as JSON)`, 2, 'E_JOURNAL'))
   })
 })
 
@@ -155,7 +160,7 @@ describe('journal file of an apply', () => {
     expect(back.history[0].note).toMatch(/not recorded whole/)
     // cut inside the changes: nothing to recover
     truncateSync(path, readFileSync(path, 'utf8').indexOf('"planned"') + 5)
-    expect(() => readJournal(path)).toThrow(/not JSON/)
+    expect(() => readJournal(path)).toThrow(/not a routedoctor journal .*does not parse as JSON/)
   })
 })
 

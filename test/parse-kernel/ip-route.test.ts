@@ -215,6 +215,42 @@ describe('ip route text: hand-written edge cases', () => {
     }
   })
 
+  it('a nexthop line with neither dev nor via, or with a word ip never prints there, is refused', () => {
+    const expected = 'expected a next hop "nexthop via GW dev IF" or "nexthop dev IF"'
+    const cases: Array<[string, string]> = [
+      ['\tnexthop blah blah', 'nexthop blah blah'],
+      ['\tnexthop weight 1', 'nexthop weight 1'],
+      ['\tnexthop onlink', 'nexthop onlink'],
+      ['\tnexthop via 10.1.0.1 dev eth0 weight 1 bogus', 'nexthop via 10.1.0.1 dev eth0 weight 1 bogus'],
+      ['\tnexthop dev eth0 frobnicate 3', 'nexthop dev eth0 frobnicate 3'],
+    ]
+    for (const [line, found] of cases) {
+      expect(() => parseIpRouteText(`10.0.0.0/24 proto bird\n\tnexthop via 10.1.0.2 dev eth1 weight 1\n${line}`, 'r.txt'), line)
+        .toThrow(new ParseError('r.txt', 3, expected.slice('expected '.length), found))
+    }
+  })
+
+  it('accepts every word iproute2 prints on a nexthop line', () => {
+    const text = [
+      '10.0.0.0/24 proto bird',
+      '\tnexthop via 10.1.0.1 dev eth0 weight 1 dead linkdown',
+      '\tnexthop via inet6 fe80::1 dev eth1 weight 2 onlink pervasive offload rt_offload trap',
+      '\tnexthop dev eth2 weight 1 realms 1/2',
+      '\tnexthop via 10.1.0.3 weight 1',
+      '\tnexthop encap mpls 200/300 via 10.1.0.4 dev eth3 weight 1 unresolved',
+      '\tnexthop as to 100 via 10.1.0.5 dev eth3 weight 1 src 10.0.0.9 realm 3',
+    ].join('\n')
+    const [route] = parseIpRouteText(text, 'r.txt')
+    expect(route.nexthops.map((n) => [n.gateway?.address, n.dev, n.weight, n.flags])).toEqual([
+      ['10.1.0.1', 'eth0', 1, ['dead', 'linkdown']],
+      ['fe80::1', 'eth1', 2, ['onlink', 'pervasive', 'offload', 'rt_offload', 'trap']],
+      [undefined, 'eth2', 1, []],
+      ['10.1.0.3', undefined, 1, []],
+      ['10.1.0.4', 'eth3', 1, ['unresolved']],
+      ['10.1.0.5', 'eth3', 1, []],
+    ])
+  })
+
   it('the line-fed core emits a route when the next header or the end arrives', () => {
     const parser = new IpRouteTextParser('stream.txt')
     expect(parser.feed('10.0.0.0/24 proto bird', 1)).toBeUndefined()

@@ -55,10 +55,13 @@ describe('streamed check output', () => {
     const streamed = await collect((out) => writeLines(out, renderCheckLines(run, plain)))
     expect(streamed).toBe(`${whole}\n`)
     const rows = whole.split('\n').filter((l) => /^\d+\.\d+\.\d+\.\d+\/\d+\s/.test(l))
-    const rank = (l: string) => (/\s(local|not-in-pool)\s/.test(l) ? 3 : /\sok\s/.test(l) ? 2 : 1)
+    const rank = (l: string) => (/\s(local|not-in-pool)(\s|$)/.test(l) ? 3 : /\sok(\s|$)/.test(l) ? 2 : 1)
     expect(rows.length).toBeGreaterThan(2)
     expect(rows.map(rank)).toEqual(rows.map(rank).sort())
     expect(rank(rows[0])).toBe(1)
+    // rows without findings end at their verdict: no line ends in spaces
+    expect(rows.filter((l) => /\s(local|ok)$/.test(l)).length).toBeGreaterThan(0)
+    expect(whole.split('\n').filter((l) => / $/.test(l))).toEqual([])
   })
 
   it('json: a run written as it is diagnosed is the JSON of the materialised report, summary included', async () => {
@@ -107,6 +110,10 @@ describe('streamed check output', () => {
       expect(seen).toEqual([...keys])
       const lines = [...checkRun(ctx()).prefixes]
       expect(lines.slice(-keys.length).map((l) => l.prefix)).toEqual([...keys].map((k) => keyPrefix(k)))
+      // the settled rows, written by bytes, end at their verdict as every row without findings does
+      const text = [...renderCheckLines(checkRun(ctx()), plain)].join('\n').split('\n')
+      expect(text.filter((l) => l.startsWith(`${keyPrefix(keys[0])} `))).toEqual([`${keyPrefix(keys[0]).padEnd(20)}ok`])
+      expect(text.filter((l) => / $/.test(l))).toEqual([])
     } finally {
       rmSync(dir, {recursive: true, force: true})
     }
