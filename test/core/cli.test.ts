@@ -67,6 +67,73 @@ describe('bad input', () => {
   })
 })
 
+describe('a parse error names the file as the user gave it (evidence keeps the snapshot names)', () => {
+  it('a nexthop line with neither dev nor via in a text-only snapshot: exit 2, DIR/ip-d-route.txt:LINE', async () => {
+    const dir = tempDir('rd-nh-')
+    cpSync(ecmp, dir, {recursive: true})
+    rmSync(path.join(dir, 'ip-j-d-route.json'))
+    const lines = readFileSync(path.join(dir, 'ip-d-route.txt'), 'utf8').split('\n')
+    const at = lines.findIndex((l) => l.startsWith('\tnexthop')) + 1
+    lines[at - 1] = '\tnexthop blah blah'
+    writeFileSync(path.join(dir, 'ip-d-route.txt'), lines.join('\n'))
+    const res = await run(['explain', '192.168.110.128/26', '--from', dir])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toContain(`${dir}/ip-d-route.txt:${at}: expected a next hop "nexthop via GW dev IF" or "nexthop dev IF", found "nexthop blah blah"`)
+    expect(res.stdout).not.toContain('undefined')
+  })
+
+  it('--ippools PATH and --calico DIR are named by the path given', async () => {
+    const dir = tempDir('rd-paths-')
+    const pools = path.join(dir, 'ippools.yaml')
+    writeFileSync(pools, readFileSync(path.join(ecmp, 'ippools.yaml'), 'utf8').replace('cidr: 192.168.0.0/16', 'cidr: nope'))
+    const a = await run(['check', '--from', ecmp, '--ippools', pools])
+    expect(a.exitCode).toBe(2)
+    expect(a.stderr).toMatch(new RegExp(`^routedoctor: ${pools}:\\d+: expected spec\\.cidr`, 'm'))
+    const cal = path.join(dir, 'cal')
+    mkdirSync(cal)
+    writeFileSync(path.join(cal, 'ippools.json'), '{"kind": "IPPoolList", "items": [')
+    const b = await run(['check', '--from', ecmp, '--calico', cal, '--json'])
+    expect(b.exitCode).toBe(2)
+    expect(JSON.parse(b.stdout).error).toMatchObject({code: 'E_PARSE', message: expect.stringMatching(new RegExp(`^${cal}/ippools\\.json:1: expected kubectl -o json output \\(an IPPoolList\\)`))})
+  })
+
+  it('fleet names the broken source; a bundle names its member', async () => {
+    const dir = tempDir('rd-fleet-')
+    for (const n of ['a', 'b', 'c']) cpSync(ecmp, path.join(dir, n), {recursive: true})
+    writeFileSync(path.join(dir, 'b', 'ip-j-d-route.json'), '[{')
+    const res = await run(['fleet', ...['a', 'b', 'c'].map((n) => path.join(dir, n)), '--json'])
+    expect(res.exitCode).toBe(2)
+    expect(JSON.parse(res.stdout).error).toMatchObject({code: 'E_PARSE', message: expect.stringMatching(new RegExp(`^${dir}/b/ip-j-d-route\\.json:\\d+: expected`))})
+    // a bundle whose sysctl.txt was broken after it was written (repacked by tar)
+    const good = path.join(dir, 'good.tar.gz')
+    expect((await run(['bundle', '--from', ecmp, '-o', good])).exitCode).toBe(0)
+    const x = path.join(dir, 'x')
+    mkdirSync(x)
+    await execa('tar', ['xzf', good, '-C', x])
+    writeFileSync(path.join(x, 'snapshot', 'sysctl.txt'), 'net.ipv4.ip_forward = 1\nthis is not a sysctl line\n')
+    const bad = path.join(dir, 'bad.tar.gz')
+    await execa('tar', ['czf', bad, '-C', x, '.'])
+    const replay = await run(['check', '--from', bad])
+    expect(replay.exitCode).toBe(2)
+    expect(replay.stderr).toContain(`${bad}:snapshot/sysctl.txt:2: expected`)
+  })
+})
+
+describe('explain: next hops without a device', () => {
+  it('an ECMP underlay whose next hops carry no dev is shown as via GW, never "dev undefined"', async () => {
+    const dir = tempDir('rd-nodev-')
+    cpSync(ecmp, dir, {recursive: true})
+    const file = path.join(dir, 'ip-j-d-route.json')
+    const routes = JSON.parse(readFileSync(file, 'utf8')) as Array<{nexthops?: Array<{dev?: string}>}>
+    for (const r of routes) for (const n of r.nexthops ?? []) delete n.dev
+    writeFileSync(file, JSON.stringify(routes))
+    const res = await run(['explain', '192.168.110.128/26', '--from', dir])
+    expect(res.exitCode).toBe(1)
+    expect(res.stdout).toContain('(ECMP: via 172.31.11.1, via 172.31.12.1)')
+    expect(res.stdout).not.toContain('undefined')
+  })
+})
+
 describe('no kernel routes: nothing is judged', () => {
   const why = (dir: string) => `snapshot ${dir} has no kernel routes (expected ip-j-d-route.json or ip-d-route.txt from \`ip -j -d route show table all\`)`
 
