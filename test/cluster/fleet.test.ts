@@ -122,7 +122,7 @@ describe('bad input', () => {
     writeFileSync(path.join(bad, 'ipamblocks.json'), JSON.stringify({kind: 'List', items: [{apiVersion: 'crd.projectcalico.org/v1', kind: 'IPAMBlock', metadata: {name: 'b1'}, spec: {cidr: 'not-a-cidr'}}]}, null, 4))
     const r = await execa('node', [BIN, 'fleet', fixtureDir(LAB_HEALTHY), '--calico', bad], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
     expect(r.exitCode).toBe(2)
-    expect(String(r.stderr)).toBe('routedoctor: calico/ipamblocks.json:4: expected spec.cidr to be a CIDR, found "b1: not-a-cidr"')
+    expect(String(r.stderr)).toBe(`routedoctor: ${bad}/ipamblocks.json:4: expected spec.cidr to be a CIDR, found "b1: not-a-cidr"`)
   }, 30_000)
 })
 

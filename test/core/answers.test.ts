@@ -187,7 +187,8 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
     const at = lines.findIndex((l) => l.includes('rp_filter'))
     lines[at] = lines[at].replace(/=\s*\S+/, '= banana')
     writeFileSync(sysctl, lines.join('\n'))
-    await expect(checkOf({from: copy})).rejects.toThrow(new RegExp(`^sysctl\\.txt:${at + 1}: expected an integer value for \\S+rp_filter, found "banana"`))
+    // named as the user gave it: the snapshot directory and the file in it
+    await expect(checkOf({from: copy})).rejects.toThrow(new RegExp(`^${escapeRegExp(copy)}/sysctl\\.txt:${at + 1}: expected an integer value for \\S+rp_filter, found "banana"`))
     await expect(checkOf({from: dir, pools: ['192.168.1.5/16']})).rejects.toThrow('--pool 192.168.1.5/16: host bits set in 192.168.1.5/16 (the network is 192.168.0.0/16)')
     await expect(checkOf({from: dir, pools: ['fd00::/64=ipip']})).rejects.toThrow('Calico has no IPv6 IP-in-IP')
   })
@@ -322,7 +323,7 @@ describe('the CLI (issue 23, items 14, 15, 18, 19, 21)', () => {
     writeFileSync(pools, readFileSync(pools, 'utf8').replace('ipipMode: Always', 'ipipMode: Sometimes'))
     const res = await run(['check', '--from', copy])
     expect(res.exitCode).toBe(2)
-    expect(res.stderr).toMatch(/^routedoctor: ippools\.yaml:\d+: expected ipipMode Always, CrossSubnet or Never, found "Sometimes"$/)
+    expect(res.stderr).toMatch(new RegExp(`^routedoctor: ${escapeRegExp(copy)}/ippools\\.yaml:\\d+: expected ipipMode Always, CrossSubnet or Never, found "Sometimes"$`))
   })
 
   it('18: a redacted bundle\'s manifest holds no local path; --mapping-file without --redact exits 2', async () => {
@@ -385,3 +386,7 @@ describe('the CLI (issue 23, items 14, 15, 18, 19, 21)', () => {
     expect((await run(['check', '--from', path.join(out, 'snapshot')])).exitCode).toBe(1)
   })
 })
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
