@@ -12,6 +12,7 @@ findings no single node can see. Exit status: 0 every pair ok, 1 a pair broken o
   static args = {sources: Args.string({description: 'bundles (.tar.gz) or snapshot directories, one per node', required: true})}
   static flags = {
     calico: sourceFlags.calico, kube: sourceFlags.kube, pool: sourceFlags.pool, 'tunnel-dev': sourceFlags['tunnel-dev'], json: sourceFlags.json,
+    protocol: sourceFlags.protocol, table: sourceFlags.table,
     html: Flags.string({description: 'also write the report as one self-contained HTML page', helpValue: 'FILE'}),
   }
 
@@ -21,6 +22,7 @@ findings no single node can see. Exit status: 0 every pair ok, 1 a pair broken o
     const {fleetReport} = await import('../services/fleet.js')
     const {report, text, exitCode} = await fleetReport({
       sources: argv as string[], calico: flags.calico, kube: flags.kube, pools: flags.pool, tunnelDev: flags['tunnel-dev'], html: flags.html,
+      fixProtocol: flags.protocol, overlayTable: flags.table,
     })
     if (flags.json) await this.streamJson(report) // a large fleet's report is no one string
     else this.print(text)

@@ -1,7 +1,10 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
-import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR} from '../model/context.js'
+import {DEFAULT_JOURNAL_DIR} from '../model/context.js'
+
+// watch diagnoses the live node only: no --from
+const {from: _from, ...liveSourceFlags} = sourceFlags
 
 export default class Watch extends BaseCommand {
   static summary = 'Keep the diagnosis current: one line per change; --listen serves Prometheus metrics and health'
@@ -14,7 +17,7 @@ session, a source) is printed with its time. --listen ADDR:PORT serves /metrics,
     '<%= config.bin %> watch --listen 0.0.0.0:21179 --token-file /etc/routedoctor/token --json',
   ]
   static flags = {
-    ...sourceFlags,
+    ...liveSourceFlags,
     interval: Flags.string({description: 'seconds between polls of BIRD\'s socket', default: '5', helpValue: 'SECONDS'}),
     listen: Flags.string({description: 'serve /metrics, /healthz, /readyz, /report, /explain (default port 21179)', helpValue: 'ADDR:PORT'}),
     'token-file': Flags.string({description: 'bearer token /report and /explain require from non-loopback clients', helpValue: 'FILE'}),
@@ -25,7 +28,6 @@ session, a source) is printed with its time. --listen ADDR:PORT serves /metrics,
     'write-interval': Flags.string({description: 'with --reconcile: least seconds between two writes', default: '30', helpValue: 'SECONDS'}),
     'journal-dir': Flags.string({description: 'with --reconcile: where each write\'s journal goes', default: DEFAULT_JOURNAL_DIR, helpValue: 'DIR'}),
     'cleanup-on-exit': Flags.boolean({description: 'with --reconcile: withdraw what this run wrote when it stops', default: false}),
-    protocol: Flags.integer({description: 'protocol number of routedoctor\'s own routes', default: DEFAULT_FIX_PROTOCOL_NUMBER, min: 1, max: 255}),
   }
 
   async run(): Promise<void> {

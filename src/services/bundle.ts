@@ -15,7 +15,7 @@ import type {SourceFile} from '../model/types.js'
 import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {renderCheck, renderExplain} from '../render/text.js'
-import {loadSourceFiles, readIppoolsFile, snapshotFrom, type SourceOptions} from './load.js'
+import {loadSourceFiles, ownRoutes, readIppoolsFile, snapshotFrom, type SourceOptions} from './load.js'
 import {checkReport, explainReport, snapshotHost} from '../report/report.js'
 
 export interface BundleOptions extends SourceOptions {
@@ -81,7 +81,7 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     progress(`redacted ${Object.keys(mapping).length} addresses, names and MACs`)
   }
   const snapshot = await snapshotFrom({files, origin: {...source.origin, host}}, {...opts, pools: undefined, ippools: undefined})
-  const ctx = new Context(snapshot)
+  const ctx = new Context(snapshot, ownRoutes(opts))
   const report = checkReport(ctx)
   const plain = palette(false)
   const shared = {host: report.host.findings, node: report.node}
