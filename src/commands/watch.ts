@@ -3,8 +3,8 @@ import {Flags} from '@oclif/core'
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
 import {DEFAULT_JOURNAL_DIR} from '../model/context.js'
 
-// watch diagnoses the live node only: no --from
-const {from: _from, ...liveSourceFlags} = sourceFlags
+// watch diagnoses the live node only: --from is not offered, only kept to be refused with a hint (agent/run.ts)
+const liveSourceFlags = {...sourceFlags, from: Flags.string({hidden: true})}
 
 export default class Watch extends BaseCommand {
   static summary = 'Keep the diagnosis current: one line per change; --listen serves Prometheus metrics and health'
