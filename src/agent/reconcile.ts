@@ -27,7 +27,7 @@ const BACKOFF_MAX_MS = 3_600_000
 export const fixPath = {
   async plan(source: SourceOptions, fixProtocol: string): Promise<OverlayPlan> {
     const {loadFixPlan} = await import('../services/fix.js')
-    return (await loadFixPlan(source, {fixProtocol: Number(fixProtocol)})).plan
+    return (await loadFixPlan({...source, requireKernelRoutes: true}, {fixProtocol: Number(fixProtocol)})).plan
   },
   async apply(plan: OverlayPlan, journalDir: string) {
     const {applyFix} = await import('../services/fix.js')

@@ -31,6 +31,11 @@ export function sourceOptions(flags: {from?: string; 'bird-socket'?: string; 'bi
   }
 }
 
+/** The source of a command that judges (check, explain, fix): refused without the kernel's routes. */
+export function judged(opts: SourceOptions): SourceOptions {
+  return {...opts, requireKernelRoutes: true}
+}
+
 export abstract class BaseCommand extends Command {
   protected jsonOutput = false
 

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
+import {BaseCommand, judged, sourceFlags, sourceOptions} from '../cli/base.js'
 import {loadCheckRun} from '../services/load.js'
 
 export default class Check extends BaseCommand {
@@ -18,11 +18,11 @@ export default class Check extends BaseCommand {
     if (flags.npd) {
       const {npdResult, npdUnknown} = await import('../render/npd.js')
       // node-problem-detector shows stdout only: an input error is its Unknown, in one line there too
-      const {line, exitCode} = await loadCheckRun(sourceOptions(flags), false).then(npdResult, npdUnknown)
+      const {line, exitCode} = await loadCheckRun(judged(sourceOptions(flags)), false).then(npdResult, npdUnknown)
       this.print(line)
       process.exitCode = exitCode
       return
     }
-    process.exitCode = await this.writeCheck(await loadCheckRun(sourceOptions(flags), flags.json), flags.json)
+    process.exitCode = await this.writeCheck(await loadCheckRun(judged(sourceOptions(flags)), flags.json), flags.json)
   }
 }

@@ -1,6 +1,6 @@
 import {Args} from '@oclif/core'
 
-import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
+import {BaseCommand, judged, sourceFlags, sourceOptions} from '../cli/base.js'
 import {Context} from '../model/context.js'
 import {loadExplainSnapshot} from '../services/load.js'
 import {explainReport} from '../report/report.js'
@@ -19,7 +19,7 @@ export default class Explain extends BaseCommand {
     const {args, flags} = await this.parse(Explain)
     this.jsonOutput = flags.json
     // routes are cited by their line in the text route dump, or their element in the JSON one
-    const snapshot = await loadExplainSnapshot({...sourceOptions(flags), routeTextToo: true}, args.target)
+    const snapshot = await loadExplainSnapshot({...judged(sourceOptions(flags)), routeTextToo: true}, args.target)
     const report = explainReport(new Context(snapshot, {kernelLines: true}), args.target)
     if (flags.json) this.printJson(report)
     else this.print(renderExplain(report, palette()))

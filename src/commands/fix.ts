@@ -1,6 +1,6 @@
 import {Args} from '@oclif/core'
 
-import {BaseCommand, sourceOptions} from '../cli/base.js'
+import {BaseCommand, judged, sourceOptions} from '../cli/base.js'
 import {fixFlags} from '../cli/flags.js'
 import {appliedCleanly, fixPlanJson} from '../report/fix.js'
 import {palette} from '../render/style.js'
@@ -34,7 +34,7 @@ Corrections live in an overlay table BIRD never learns from (--table), reached b
     }
     // --bird-config alone prints the BIRD filter; with --apply it is an apply
     const mode = flags.apply ? 'apply' : flags['bird-config'] ? 'bird-config' : 'dry-run'
-    const planned = await fix.loadFixPlan(sourceOptions(flags),
+    const planned = await fix.loadFixPlan(mode === 'bird-config' ? sourceOptions(flags) : judged(sourceOptions(flags)),
       {prefix: args.prefix, apply: flags.apply, fixProtocol: flags.protocol, table: flags.table, rulePriority: flags['rule-priority']})
     // a full table's plan is hundreds of MB of JSON: written element by element, never as one string
     const done = mode !== 'apply' || planned.report.unavailable !== undefined || planned.changes === 0
@@ -43,7 +43,7 @@ Corrections live in an overlay table BIRD never learns from (--table), reached b
     if (planned.report.unavailable !== undefined && mode !== 'bird-config') process.exitCode = 1
     if (done || !(await confirm(applyQuestion(planned), flags.yes))) return
     const result = await fix.applyFix(planned.plan, {journalDir: flags['journal-dir'], watchSeconds: flags.watch})
-    if (flags.json) await this.streamJson({...planned.report, ...result})
+    if (flags.json) await this.streamJson(fix.appliedReport(planned.report, result))
     else this.print(renderApply(result, c))
     process.exitCode = appliedCleanly(result) ? 0 : 1
   }

@@ -1,6 +1,6 @@
 import {Flags} from '@oclif/core'
 
-import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
+import {BaseCommand, judged, sourceFlags, sourceOptions} from '../cli/base.js'
 import {palette} from '../render/style.js'
 import {loadCheckRun} from '../services/load.js'
 import {importInteractiveUi} from '../ui/import-ink.js'
@@ -23,7 +23,7 @@ export default class Ui extends BaseCommand {
     const why = flags.json ? '--json was given' : !process.stdout.isTTY ? 'stdout is not a terminal' : !process.stdin.isTTY ? 'stdin is not a terminal' : undefined
     if (why) {
       process.stderr.write(`routedoctor ui: ${why}; printing the check report instead of starting the interactive UI\n`)
-      process.exitCode = await this.writeCheck(await loadCheckRun(sourceOptions(flags), flags.json), flags.json)
+      process.exitCode = await this.writeCheck(await loadCheckRun(judged(sourceOptions(flags)), flags.json), flags.json)
       return
     }
     const c = palette()

@@ -629,6 +629,9 @@ export function linkUsable(link: Link): boolean {
 }
 
 /** A path learnt over BGP (BIRD prints the source as `BGP`; compared without case, as other versions may not). */
+/** BIRD route sources that are the kernel's own routes (learnt from it, or connected), never exported to it. */
+export const KERNELS_OWN: ReadonlySet<string> = new Set(['inherit', 'device', 'kernel', 'direct'])
+
 export function isBgp(source: string | undefined): boolean {
   return source === 'BGP' || (source !== undefined && source.length === 3 && source.toLowerCase() === 'bgp')
 }

@@ -110,10 +110,18 @@ export function formatBirdPath(r: BirdRoute): string {
 }
 
 /** The `ip route replace` line a person could paste for a planned route (`via inet6` for an IPv6 gateway of an IPv4 route). */
-export function ipRouteReplace(p: PlannedRoute): string {
+/** A planned route, as the plan holds it (its table's name) or as the reports give it (its table's number). */
+export type AnyPlannedRoute = Pick<PlannedRoute, 'dst' | 'metric' | 'protocol' | 'nexthops'> & {table: string | number; tableId?: number}
+
+/** ` table T` of an `ip route` line, nothing for main (`ip route` defaults to it). */
+export function tableClause(table: string | number): string {
+  return table === 'main' || table === 254 ? '' : ` table ${table}`
+}
+
+export function ipRouteReplace(p: AnyPlannedRoute): string {
   const family = familyOf(p.dst)
   const via = (gw: string): string => (familyOf(gw) === family ? `via ${gw}` : `via ${familyOf(gw)} ${gw}`)
-  const head = `ip${family === 'inet6' ? ' -6' : ''} route replace ${p.dst}${p.table !== 'main' ? ` table ${p.table}` : ''} proto ${p.protocol} metric ${p.metric}`
+  const head = `ip${family === 'inet6' ? ' -6' : ''} route replace ${p.dst}${tableClause(p.table)} proto ${p.protocol} metric ${p.metric}`
   if (p.nexthops.length === 1) {
     const n = p.nexthops[0]
     return `${head} ${via(n.gateway)} dev ${n.dev}${n.onlink ? ' onlink' : ''}`

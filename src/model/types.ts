@@ -314,6 +314,19 @@ export interface PlannedRoute {
   nexthops: PlannedNexthop[]
 }
 
+/**
+ * A planned route as the reports give it (fix's `routes` and `applied`, explain's and check's `plan`): its table by
+ * number, as a rule's (`main` is 254).
+ */
+export interface ReportedRoute {
+  action: 'replace' | 'delete'
+  dst: string
+  table: number
+  metric: number
+  protocol: string
+  nexthops: PlannedNexthop[]
+}
+
 /** An `ip rule` routedoctor adds or removes: `to POOL lookup TABLE` at a priority (DESIGN §5). */
 export interface PlannedRule {
   action: 'add' | 'delete'

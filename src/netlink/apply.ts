@@ -24,6 +24,7 @@ export interface ApplyOptions {
   watchIntervalMs?: number // default 500
   failAfter?: number // test hook: throw after this many route writes (fault injection)
   beforeWrite?: (index: number) => void | Promise<void> // test hook: runs before route `index` is written
+  beforeRuleWrite?: (index: number) => void | Promise<void> // test hook: runs before rule `index` is added
   client?: RouteClient // default: an rtnetlink socket in this namespace
 }
 
@@ -585,7 +586,7 @@ export async function applyPlan(plan: OverlayPlan | PlanItem[], opts: ApplyOptio
       if (prepareError !== undefined) throw prepareError
       // rules first (a rule whose table is still empty falls through to main), then routes, then withdrawals,
       // and a rule goes last, once its table is empty
-      for (const r of journalRules ?? []) if (r.action === 'add' && !r.existed) await client.addRule!(r.rule)
+      await addRules(client, journalRules ?? [], journal, opts)
       await writePipelined(client, pending, opts, prepared)
       for (const w of withdraw) await client.deleteRoute(w.spec)
       for (const r of journalRules ?? []) if (r.action === 'delete' && r.existed) await client.deleteRule!(r.rule)
@@ -709,6 +710,24 @@ async function checkWithdrawn(client: RouteClient, withdraw: readonly Withdrawal
 function ruleClient(client: RouteClient): Required<Pick<RouteClient, 'rules' | 'addRule' | 'deleteRule'>> {
   if (!client.rules || !client.addRule || !client.deleteRule) throw new RouteDoctorError('this netlink client cannot read or write rules (RTM_GETRULE/RTM_NEWRULE)', 1, 'E_NETLINK')
   return {rules: client.rules.bind(client), addRule: client.addRule.bind(client), deleteRule: client.deleteRule.bind(client)}
+}
+
+/**
+ * Add the journal's rules the kernel did not hold when it was read. One another writer added since then (EEXIST) was
+ * present before: journaled so, a restore leaves it (it is not routedoctor's to remove).
+ */
+async function addRules(client: RouteClient, rules: readonly JournalRule[], journal: JournalFile, opts: ApplyOptions): Promise<void> {
+  for (let i = 0; i < rules.length; i++) {
+    const r = rules[i]
+    if (r.action !== 'add' || r.existed) continue
+    if (opts.beforeRuleWrite) await opts.beforeRuleWrite(i)
+    try {
+      await client.addRule!(r.rule)
+    } catch (error) {
+      if (!(error instanceof NetlinkError && error.errnoName === 'EEXIST')) throw error
+      journal.rulePresent(i)
+    }
+  }
 }
 
 /** The kernel's rules of the families `rules` touch. */

@@ -76,6 +76,9 @@ export interface Journal {
   changes: JournalChange[]
   state: JournalState
   history: Array<{time: string; state: JournalState; note?: string}>
+  // indices of `rules` an add found already there (EEXIST: written by another since the rules were read): present
+  // before, as if `existed`, so that no restore removes them; in the tail, as it is learnt after the head is written
+  rulesPresent?: number[]
 }
 
 export const LOCK_NAME = 'routedoctor.lock'
@@ -261,6 +264,21 @@ export class JournalFile {
     const journal = this.journal
     journal.state = state
     journal.history.push({time: new Date().toISOString(), state, ...(note ? {note} : {})})
+    this.writeTail()
+  }
+
+  /** Record that rule `index` was there when the apply came to add it: present before (see Journal.rulesPresent). */
+  rulePresent(index: number): void {
+    const journal = this.journal
+    const rule = journal.rules?.[index]
+    if (rule === undefined) throw new Error(`rulePresent: the journal has no rule ${index}`)
+    rule.existed = true // as a restore of this apply reads it
+    ;(journal.rulesPresent ??= []).push(index)
+    this.writeTail()
+  }
+
+  private writeTail(): void {
+    const journal = this.journal
     if (this.fd === undefined) {
       writeJournal(this.path, journal)
       return
@@ -301,6 +319,10 @@ export function readJournal(path: string): Journal {
   if (j?.tool !== 'routedoctor' || (j.schema !== 1 && j.schema !== 2 && j.schema !== 3) || !Array.isArray(j.changes) ||
     (j.rules !== undefined && !Array.isArray(j.rules))) {
     throw new RouteDoctorError(`${path} is not a routedoctor journal (schema 1 to 3)`, 2, 'E_JOURNAL')
+  }
+  for (const i of Array.isArray(j.rulesPresent) ? j.rulesPresent : []) {
+    const rule = j.rules?.[i]
+    if (rule !== undefined) rule.existed = true
   }
   return j
 }

@@ -6,7 +6,7 @@ import type {Context, PrefixFacts} from '../model/context.js'
 import type {PrefixDiagnosis} from '../diagnose/engine.js'
 import {carriesPlan, overlayGateways} from '../diagnose/rule.js'
 import {tableIdOf} from '../model/fib.js'
-import type {IpRule, KernelRoute, Nexthop, PlannedNexthop, PlannedRoute, PlannedRule} from '../model/types.js'
+import type {IpRule, KernelRoute, Nexthop, PlannedNexthop, PlannedRoute, PlannedRule, ReportedRoute} from '../model/types.js'
 import {compareAddresses} from '../model/context.js'
 
 export interface PlanItem {
@@ -75,6 +75,11 @@ export function planPrefix(ctx: Context, d: PrefixDiagnosis): PlanItem | null {
   if (p.replace) return p.replace
   if (p.kept) return {action: 'replace', planned: fromKernel(p.kept, 'replace', ctx.snapshot.tunnelDev), mode: 'overlay'}
   return null
+}
+
+/** A planned route as the reports give it. */
+export function reportedRoute(p: PlannedRoute, action: 'replace' | 'delete' = p.action ?? 'replace'): ReportedRoute {
+  return {action, dst: p.dst, table: p.tableId, metric: p.metric, protocol: p.protocol, nexthops: p.nexthops}
 }
 
 function deleteItem(r: KernelRoute): PlanItem {

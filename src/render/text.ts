@@ -1,9 +1,9 @@
 // Plain-text presenters: what a network engineer reads top to bottom.
 import type {ChalkInstance} from 'chalk'
 
-import {formatKernelRoute, ipRouteReplace} from '../model/format.js'
+import {type AnyPlannedRoute, formatKernelRoute, ipRouteReplace, tableClause} from '../model/format.js'
 import type {FixMode, FixReport, PlannedFix} from '../report/fix.js'
-import type {Evidence, Finding, PlannedRoute, Verdict} from '../model/types.js'
+import type {Evidence, Finding, Verdict} from '../model/types.js'
 import {type CheckReport, type CheckRun, type ExplainReport, type NodeSummary, type SettledPrefixes, isSettledPrefixes} from '../report/report.js'
 import {settledRows} from './settled.js'
 import {severityColor, verdictColor} from './style.js'
@@ -85,8 +85,8 @@ export function renderFinding(f: Finding, c: ChalkInstance, shown?: Set<string>)
   return out.join('\n')
 }
 
-export function renderPlanned(p: PlannedRoute): string {
-  const head = `${p.dst}${p.table !== 'main' ? ` table ${p.table}` : ''} proto ${p.protocol} metric ${p.metric}`
+export function renderPlanned(p: AnyPlannedRoute): string {
+  const head = `${p.dst}${tableClause(p.table)} proto ${p.protocol} metric ${p.metric}`
   if (p.nexthops.length === 1) {
     const n = p.nexthops[0]
     return `${head} via ${n.gateway} dev ${n.dev}${n.onlink ? ' onlink' : ''}`

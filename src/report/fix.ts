@@ -2,7 +2,7 @@
 // services/fix.ts builds it.
 import type {OverlayPlan, PlanItem} from '../plan/plan.js'
 import type {BirdConfigAdvice} from '../plan/bird-config.js'
-import type {KernelRoute, PlannedRoute, PlannedRule, Verdict} from '../model/types.js'
+import type {KernelRoute, PlannedRoute, PlannedRule, ReportedRoute, Verdict} from '../model/types.js'
 import type {ApplyResult} from '../netlink/apply.js'
 import type {NodeSummary} from './report.js'
 
@@ -16,8 +16,8 @@ export interface FixEntry {
   ipRoute: string
 }
 
-/** A route of the plan as `fix --json` lists it (DESIGN §4): the action first. */
-export type FixRoute = PlannedRoute & {action: 'replace' | 'delete'}
+/** A route of the plan as `fix --json` lists it (DESIGN §4): the action first; its table by number, as a rule's. */
+export type FixRoute = ReportedRoute
 
 export interface FixReport {
   schema: number
@@ -34,12 +34,13 @@ export interface FixReport {
   kept: number // routedoctor routes already as planned
   skipped: Array<{prefix: string; verdict: Verdict; reason: string}>
   birdConfig: BirdConfigAdvice
-  applied?: PlannedRoute[]
+  applied?: FixRoute[]
   verified?: boolean
   journal?: string
   routeWar?: unknown[]
   restored?: boolean
   errors?: unknown[]
+  appliedRules?: string[] // with --apply: what it did to the rules, as `added|removed PRIORITY: RULE`
 }
 
 /** `fix`'s plan: the report, the route changes and the whole overlay plan; `changes` counts routes and rules. */

@@ -3,11 +3,11 @@ import {Context, isEstablished, linkUsable} from '../model/context.js'
 import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
 import {NONE} from '../diagnose/rule.js'
 import {keyPrefix, keyPrefixLength} from '../model/prefix-key.js'
-import {planPrefix, whyNoPlan, type PlanItem} from '../plan/plan.js'
+import {planPrefix, reportedRoute, whyNoPlan, type PlanItem} from '../plan/plan.js'
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
 import {canonicalAddress, canonicalPrefix, coveringPrefix, familyOf, hostBitsSet, prefixContains, prefixLength} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
-import type {BirdRoute, Evidence, Finding, KernelRoute, Pool, PlannedRoute, Snapshot, Verdict} from '../model/types.js'
+import type {BirdRoute, Evidence, Finding, KernelRoute, Pool, ReportedRoute, Snapshot, Verdict} from '../model/types.js'
 
 export const SCHEMA = 1
 
@@ -34,7 +34,7 @@ export interface PrefixLine {
   prefix: string
   verdict: Verdict
   findings: Finding[]
-  plan: PlannedRoute | null
+  plan: ReportedRoute | null
 }
 
 /**
@@ -78,7 +78,7 @@ export interface ExplainReport {
   findings: Finding[]
   kernel: KernelRoute[]
   bird: BirdRoute[]
-  plan: PlannedRoute | null
+  plan: ReportedRoute | null
   planMode?: PlanItem['mode']
   planNote?: string // why there is no corrected route, when there is none
   scope?: TargetScope // the prefix is no tunnel prefix: what it is
@@ -121,8 +121,10 @@ export function snapshotHost(s: Pick<Snapshot, 'origin' | 'files'>): string | un
   return s.origin.host ?? (file || undefined) ?? hostLine?.[1]
 }
 
+const reportedOf = (item: PlanItem | null | undefined): ReportedRoute | null => (item ? reportedRoute(item.planned, item.action) : null)
+
 function line(ctx: Context, d: PrefixDiagnosis, plans: boolean): PrefixLine {
-  return {prefix: d.prefix, verdict: d.verdict, findings: d.findings, plan: plans ? planPrefix(ctx, d)?.planned ?? null : null}
+  return {prefix: d.prefix, verdict: d.verdict, findings: d.findings, plan: plans ? reportedOf(planPrefix(ctx, d)) : null}
 }
 
 export interface CheckRunOptions {
@@ -301,7 +303,7 @@ export function explainReport(ctx: Context, query: string, shared?: {host: Findi
     findings: [...d.findings, ...relevant],
     kernel: kernelRoutesOf(f),
     bird: f.bird,
-    plan: item?.planned ?? null,
+    plan: reportedOf(item),
     ...(item ? {planMode: item.mode} : {planNote: whyNoPlan(ctx, d)}),
     chain: chain(ctx, d),
     node: shared?.node ?? nodeSummary(ctx),

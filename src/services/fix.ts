@@ -1,7 +1,7 @@
 // `fix`: the whole overlay (DESIGN §5) planned from a snapshot, as a plan the netlink stage applies with its journal.
 import {Context, type ContextOptions, DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS, type PrefixFacts} from '../model/context.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
-import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules, whyNoPlan} from '../plan/plan.js'
+import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules, reportedRoute, whyNoPlan} from '../plan/plan.js'
 import {birdConfigAdvice} from '../plan/bird-config.js'
 import {ipRouteReplace} from '../model/format.js'
 import type {PlannedRoute, PlannedRule} from '../model/types.js'
@@ -142,8 +142,16 @@ export function planFix(ctx: Context, only?: string, opts: FixOptions = {}): {re
 }
 
 function fixRoute(i: PlanItem): FixRoute {
-  const p = i.planned
-  return {action: i.action, dst: p.dst, table: p.table, tableId: p.tableId, metric: p.metric, protocol: p.protocol, nexthops: p.nexthops}
+  return reportedRoute(i.planned, i.action)
+}
+
+/**
+ * `fix --apply --json`: the plan's report with the apply's result, its routes shaped as the plan's; `rules` stays the
+ * plan's rules, and what the apply did to them (`added 32000: from all to … lookup 1158`) is `appliedRules`.
+ */
+export function appliedReport(report: FixReport, result: ApplyResult): FixReport {
+  const {applied, rules, ...rest} = result
+  return {...report, ...rest, applied: applied.map((p) => reportedRoute(p)), ...(rules === undefined ? {} : {appliedRules: rules})}
 }
 
 /** `ip route del` of a route routedoctor withdraws. */

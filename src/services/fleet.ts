@@ -26,7 +26,8 @@ export async function runFleet(opts: FleetOptions): Promise<FleetReport> {
   let truth: CalicoTruth | undefined = (await loadClusterTruth(opts))?.truth
   let join: FleetJoin | undefined = truth ? new FleetJoin(truth) : undefined
   for (const source of opts.sources) {
-    const loaded = await loadSourceFiles({from: source, ownTruth: join === undefined})
+    // every verdict compares BIRD with the kernel's route: a node without them is refused, as check refuses it
+    const loaded = await loadSourceFiles({from: source, ownTruth: join === undefined, requireKernelRoutes: true})
     // without --calico/--kube, the first source that carries Calico's truth gives it to every node
     if (!join) {
       const own = loaded.files.filter((f) => f.name.startsWith(CALICO_DIR))

@@ -7,7 +7,7 @@ import {readCalicoDir, readSnapshotDir} from '../collect/snapshot-dir.js'
 import {settleHealthy} from '../bulk/healthy.js'
 import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
 import {Context, type ContextOptions} from '../model/context.js'
-import {buildSnapshot, type BuildOptions, unreadFallbacks} from '../snapshot/build.js'
+import {buildSnapshot, type BuildOptions, haveKernelRoutes, KERNEL_ROUTE_FILES, unreadFallbacks} from '../snapshot/build.js'
 import {releaseTexts, withoutUnreadRoutes} from '../bulk/release.js'
 import {collectGarbage} from '../runtime/collect-garbage.js'
 import {coveringKeys, prefixKey} from '../model/prefix-key.js'
@@ -34,6 +34,11 @@ export interface SourceOptions {
   everySource?: boolean
   /** Read the text route dump beside the JSON one (not too large): explain cites a route by its line there. */
   routeTextToo?: boolean
+  /**
+   * Refuse (exit 2) a source without the kernel's routes: every verdict compares BIRD with the kernel's route
+   * (check, explain, fix). `bundle` writes what it got; `ui` and `watch` show the source as failed.
+   */
+  requireKernelRoutes?: boolean
 }
 
 // explain reads the text route dump beside the JSON one up to this size (model/route-cite.ts indexes no larger one)
@@ -49,7 +54,22 @@ export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource
   const source = await loadNodeFiles(elsewhere ? {...opts, ownTruth: false} : opts)
   const truth = opts.clusterTruth?.files ?? (await truthFiles(opts))
   if (truth) source.files = [...source.files.filter((f) => !f.name.startsWith(CALICO_DIR)), ...truth]
+  if (opts.requireKernelRoutes) requireKernelRoutes(source)
   return source
+}
+
+/** Refuses (exit 2) a source that holds neither kernel route dump, naming the snapshot or the failed command. */
+export function requireKernelRoutes(source: LoadedSource): void {
+  if (haveKernelRoutes(source.files)) return
+  const failed = source.files.filter((f) => KERNEL_ROUTE_FILES.includes(f.name) && f.error !== undefined)
+  const expected = `(expected ${KERNEL_ROUTE_FILES.join(' or ')} from \`ip -j -d route show table all\`)`
+  if (source.origin.kind === 'live') {
+    const why = failed.map((f) => f.error!.includes('`') || f.command === undefined ? f.error! : `\`${f.command}\`: ${f.error!}`)
+    throw new RouteDoctorError(`no kernel routes: ${why.join('; ') || 'the kernel\'s routes were not collected'}; nothing can be judged without them`, 2, 'E_NO_KERNEL_ROUTES')
+  }
+  const what = `${source.origin.kind === 'bundle' ? 'bundle' : 'snapshot'} ${source.origin.path ?? '?'}`
+  const recorded = failed.length > 0 ? `: when collected, ${failed.map((f) => `${f.name} failed (${f.error})`).join(', ')} ` : ' '
+  throw new RouteDoctorError(`${what} has no kernel routes${recorded}${expected}`, 2, 'E_NO_KERNEL_ROUTES')
 }
 
 /** Calico's truth as read (its `calico/*.json` files, which findings cite and bundles carry) and as parsed. */
@@ -270,6 +290,7 @@ export async function loadExplainSnapshot(opts: SourceOptions, query: string): P
   const {collectTargeted, isTargetable} = await import('./targeted.js')
   if (!isTargetable(query)) return loadSettledSnapshot(opts, query)
   const source = await collectTargeted(query, {birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev})
+  if (opts.requireKernelRoutes) requireKernelRoutes(source)
   const snapshot = await snapshotFrom(source, opts)
   return source.otherNextHops.length > 0 ? {...snapshot, otherNextHops: source.otherNextHops} : snapshot
 }

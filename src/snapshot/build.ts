@@ -200,6 +200,7 @@ function kernelRoutesOf(files: SourceFile[], tunnelDev: string, aside: AsideRout
     const routesText = files.find((f) => f.name === 'ip-d-route.txt' && f.text !== undefined)?.text
     return routesText !== undefined ? parseIpRouteText(routesText) : []
   }
+  if (files[at].text!.trim() === '') return [] // an empty dump (markEmpty): an empty table
   if (aside) aside.kernel = new AsideKernelRoutes('ip-j-d-route.json', tunnelDev)
   if (aside && outside) aside.besideKernel = new BesideKernelRoutes(outside)
   const routes = parseIpRouteJson(files[at].text!, 'ip-j-d-route.json', {aside: aside?.kernel, beside: aside?.besideKernel})
@@ -223,17 +224,28 @@ export function unreadFallbacks(present: ReadonlySet<string>): Set<string> {
 // Sources whose file may rightly be empty: a node without IPv6 routes
 const MAY_BE_EMPTY = new Set(['ip-6-d-route.txt'])
 
+/** The kernel's route dumps (either form): a snapshot without one cannot be judged (services/load.ts). */
+export const KERNEL_ROUTE_FILES: readonly string[] = TEXT_FALLBACKS[0]
+
+/** Does `files` hold the kernel's routes, in either form (an empty dump included: an empty table is data)? */
+export function haveKernelRoutes(files: readonly SourceFile[]): boolean {
+  return files.some((f) => KERNEL_ROUTE_FILES.includes(f.name) && f.text !== undefined)
+}
+
 /**
- * An empty file is no source: it is marked failed ("empty"), in place, so that the other form of it is read and the
- * header names it. An empty JSON dump read as an empty table turned every remote block into `missing`.
+ * An empty file whose other form has content is no source: it is marked failed ("empty"), in place, so that the
+ * other form is read and the header names it (an empty JSON dump read as an empty table beside a good text one
+ * turned every remote block into `missing`). Without such another form, an empty kernel route dump is data, an
+ * empty table, and named so in the header; an empty link dump is no source.
  */
 export function markEmpty(files: SourceFile[]): void {
   for (let i = 0; i < files.length; i++) {
     const f = files[i]
-    if (f.text === undefined || MAY_BE_EMPTY.has(f.name) || f.text.length > 64 || f.text.trim() !== '') continue
+    if (f.text === undefined || f.error !== undefined || MAY_BE_EMPTY.has(f.name) || f.text.length > 64 || f.text.trim() !== '') continue
     const other = TEXT_FALLBACKS.find((pair) => pair.includes(f.name))?.find((n) => n !== f.name)
     const used = other !== undefined && files.some((g) => g.name === other && g.text !== undefined && g.text.trim() !== '')
-    files[i] = {...f, text: undefined, error: `the file is empty${used ? `; ${other} was read instead` : ''}`}
+    if (!used && KERNEL_ROUTE_FILES.includes(f.name)) files[i] = {...f, text: '', error: 'the file is empty: read as an empty table'}
+    else files[i] = {...f, text: undefined, error: `the file is empty${used ? `; ${other} was read instead` : ''}`}
   }
 }
 

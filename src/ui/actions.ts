@@ -18,7 +18,7 @@ export interface UiActions {
   /** The planned change for one prefix, as text (diff + `ip route replace` line). */
   previewFix?(prefix: string): Promise<string>
   /** Program the planned route for one prefix; the text says what was applied and verified. */
-  applyFix?(prefix: string): Promise<string>
+  applyFix?(prefix?: string): Promise<string> // no prefix: the whole plan
   /** Write a support bundle; the text names the file. */
   writeBundle?(): Promise<string>
 }
@@ -66,8 +66,11 @@ export function createActions(opts: SourceOptions, options: ActionOptions = {}):
   if (!opts.from) {
     actions.applyFix = async (prefix) => {
       const [{applyFix, loadFixPlan}, {renderApply}] = await Promise.all([import('../services/fix.js'), import('../render/apply.js')])
-      const {plan, changes} = await loadFixPlan(opts, {prefix, apply: true}) // as `fix PREFIX --apply` plans it
-      if (changes === 0) return `Nothing to apply for ${prefix}: no corrected route is planned now.`
+      // as `fix PREFIX --apply` (or `fix --apply`) plans it
+      const {plan, changes} = await loadFixPlan({...opts, requireKernelRoutes: true}, {prefix, apply: true})
+      if (changes === 0) {
+        return prefix === undefined ? 'Nothing to apply: no correction, withdrawal or rule change is planned now.' : `Nothing to apply for ${prefix}: nothing is planned for it now.`
+      }
       return renderApply(await applyFix(plan, {journalDir: options.journalDir, watchSeconds: options.watchSeconds}), c)
     }
   }

@@ -47,7 +47,7 @@ export interface UiState {
   changes: Record<string, Change>
   notice?: string
   refreshAsked?: boolean // the load under way was asked for with `r`: say when it is in
-  confirm?: {prefix: string}
+  confirm?: {prefix?: string} // the prefix whose plan is applied; none: the whole plan
   size: {columns: number; rows: number}
   live: boolean
   source: string // "live" or the --from path
@@ -75,7 +75,7 @@ export type Effect =
   | {type: 'load'}
   | {type: 'explain'; prefix: string; seq: number}
   | {type: 'preview-fix'; prefix: string; seq: number}
-  | {type: 'apply-fix'; prefix: string; seq: number}
+  | {type: 'apply-fix'; prefix?: string; seq: number} // no prefix: the whole plan
   | {type: 'write-bundle'; seq: number}
   | {type: 'exit'}
 
@@ -282,12 +282,24 @@ function previewFix(state: UiState, focus = true): Update {
   return {state: {...s, mode}, effects: [{type: 'preview-fix', prefix, seq: s.seq}]}
 }
 
+// findings whose prefix's plan withdraws routedoctor's routes (with or without a corrected route)
+const WITHDRAWN = new Set(['overlay-stale', 'overlay-learnable'])
+
+/** Does applying `line`'s plan change anything: a corrected route, or routes of routedoctor's withdrawn? */
+export function lineApplies(line: PrefixLine): boolean {
+  return line.plan !== null || line.findings.some((f) => WITHDRAWN.has(f.id))
+}
+
+/**
+ * `a`: the selected prefix's plan (its corrected route, its withdrawals, the overlay's rules), or, for a prefix with
+ * none, the whole plan: withdrawals of routes outside every listed prefix and rule changes show on no line.
+ */
 function askApply(state: UiState): Update {
   const line = selectedLine(state)
   if (!line) return nothingShown(state)
   if (!state.capabilities.applyFix) return {state: {...openPane(state, 'apply', 'unavailable', NOT_AVAILABLE.applyFix, line.prefix), mode: 'pane'}, effects: []}
-  if (!line.plan) return {state: {...state, notice: `nothing to apply for ${line.prefix} (${line.verdict}): no corrected route`}, effects: []}
-  return {state: {...state, mode: 'confirm', confirm: {prefix: line.prefix}, notice: undefined}, effects: []}
+  const confirm = lineApplies(line) ? {prefix: line.prefix} : {}
+  return {state: {...state, mode: 'confirm', confirm, notice: undefined}, effects: []}
 }
 
 function writeBundle(state: UiState): Update {
@@ -404,10 +416,10 @@ function onKey(state: UiState, input: string, key: KeyInfo, hostText: (s: UiStat
       const prefix = s.confirm!.prefix
       const back: UiState = {...s, mode: s.pane ? 'pane' : 'list', confirm: undefined}
       if (input === 'y' || input === 'Y') {
-        const o = openPane(back, 'apply', 'loading', `applying the corrected route for ${prefix}…`, prefix)
-        return {state: {...o, mode: 'pane'}, effects: [{type: 'apply-fix', prefix, seq: o.seq}]}
+        const o = openPane(back, 'apply', 'loading', prefix === undefined ? 'applying the whole plan…' : `applying the plan for ${prefix}…`, prefix)
+        return {state: {...o, mode: 'pane'}, effects: [{type: 'apply-fix', ...(prefix === undefined ? {} : {prefix}), seq: o.seq}]}
       }
-      return {state: {...back, notice: `not applied: ${prefix} left as it is`}, effects: []}
+      return {state: {...back, notice: `not applied: ${prefix ?? 'the node'} left as it is`}, effects: []}
     }
     case 'filter': {
       if (key.escape) return refilter(s, '', 'list')
@@ -491,6 +503,9 @@ Esc     close the pane, clear filter   h    host findings
 f       preview the fix                a    apply the fix (asks y/n first)
 b       write a support bundle         r    refresh now (live: every few s)
 ?       this help                      q    quit
+
+a applies the selected prefix's plan; on a prefix with nothing planned of
+its own, the whole plan (withdrawals of stale corrections, rule changes).
 
 Problems first (not-tunneled, unreachable, missing, multipath-lost), then
 ok, then local. * marks a verdict that changed lately (was → now).`

@@ -176,9 +176,11 @@ const FOOTER_KEYS: Record<'list' | 'pane' | 'filter', string[]> = {
 export function footerLine(s: UiState, c: ChalkInstance): string {
   const w = s.size.columns
   if (s.mode === 'confirm' && s.confirm) {
-    const plan = s.report?.prefixes.find((p) => p.prefix === s.confirm!.prefix)?.plan
-    const nh = plan ? plan.nexthops.map((n) => `via ${n.gateway} dev ${n.dev}${n.onlink ? ' onlink' : ''}`).join(', ') : ''
-    return fit(c.bold.yellow(`Apply ${s.confirm.prefix} ${nh}? [y/N] `), w)
+    const {prefix} = s.confirm
+    if (prefix === undefined) return fit(c.bold.yellow('Apply the whole plan (every correction, withdrawal and rule change)? [y/N] '), w)
+    const plan = s.report?.prefixes.find((p) => p.prefix === prefix)?.plan
+    const what = plan ? plan.nexthops.map((n) => `via ${n.gateway} dev ${n.dev}${n.onlink ? ' onlink' : ''}`).join(', ') : 'withdrawing routedoctor\'s stale routes'
+    return fit(c.bold.yellow(`Apply ${prefix} ${what}? [y/N] `), w)
   }
   if (s.notice) return fit(c.cyan(s.notice), w)
   return fit(c.dim(fitItems(FOOTER_KEYS[s.mode === 'confirm' ? 'list' : s.mode], w)), w)

@@ -45,7 +45,7 @@ async function syntheticFiles(routes: number): Promise<SourceFile[]> {
 describe('releasing the texts of a settled snapshot', () => {
   it('keeps every route it still holds as parsed: fields, next hops, attributes, positions', async () => {
     const dirs = [...scenarioDirs()]
-    const snapshots = [...await Promise.all(dirs.map(readSnapshotDir)), await syntheticFiles(400)]
+    const snapshots = [...await Promise.all(dirs.map((d) => readSnapshotDir(d))), await syntheticFiles(400)]
     for (const files of snapshots) {
       const {plain, released} = bothWays(files)
       expect(released.files.find((f) => f.name === BIRD)?.text ?? '').toBe('')

@@ -62,6 +62,11 @@ describe('fleet over snapshot directories', () => {
     // both directions between n1 and n3 are broken: not asymmetric
     expect(r.findings.map((f) => f.id)).not.toContain('asymmetric-pair')
   })
+  it('a source without the kernel\'s routes is refused as check refuses it, naming the source', async () => {
+    const dir = asNode(LAB_HEALTHY, 'n1')
+    for (const name of ['ip-j-d-route.json', 'ip-d-route.txt']) rmSync(path.join(dir, name), {force: true})
+    await expect(runFleet({sources: [dir], calico: truth})).rejects.toMatchObject({code: 'E_NO_KERNEL_ROUTES', message: expect.stringContaining(dir)})
+  })
   it('two sources of one node are a usage error', async () => {
     await expect(runFleet({sources: [asNode(LAB_HEALTHY, 'n1'), asNode(BIRD2, 'n1')], calico: truth})).rejects.toThrow(/node n1 is already given by another source/)
   })

@@ -8,6 +8,7 @@ import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { collectBird, collectBirdConfig, collectIp, collectLive, collectSysctl, readBirdConfig } from '../../src/collect/live.js'
 import { ERRORS_FILE, SNAPSHOT_FILE_NAMES, writeSnapshotDir, type SnapshotErrorEntry } from '../../src/collect/snapshot-files.js'
+import { requireKernelRoutes } from '../../src/services/load.js'
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'h3-live-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -257,6 +258,22 @@ describe('collectLive for a diagnosis', () => {
     rmSync(log, {force: true})
     await collectLive(base)
     expect(calls()).toContain('-d link show')
+  })
+
+  it('when neither route dump could be collected, a diagnosis is refused naming the commands and their errors', async () => {
+    const failingIp = put('bin/failing-route-ip', '#!/bin/sh\nif [ "$1 $3" = "-j route" ] || [ "$1 $2" = "-d route" ]; then ' +
+      'echo "Error: ipv4: FIB table does not exist." >&2; exit 2; fi\necho \'[]\'\n')
+    chmodSync(failingIp, 0o755)
+    const files = await collectLive({...base, ipBinary: failingIp, routeText: 'fallback'})
+    const source = {files, origin: {kind: 'live' as const}}
+    expect(() => requireKernelRoutes(source)).toThrow('no kernel routes: ' +
+      '`ip -j -d route show table all` exited with status 2: Error: ipv4: FIB table does not exist.; ' +
+      '`ip -d route show table all` exited with status 2: Error: ipv4: FIB table does not exist.; nothing can be judged without them')
+    // the UI and watch show them as failed sources instead
+    expect(files.filter((f) => f.error !== undefined && f.name.startsWith('ip')).map((f) => f.name)).toEqual(['ip-j-d-route.json', 'ip-d-route.txt'])
+    // one that printed an empty table is data
+    const empty = await collectLive({...base, routeText: 'fallback'})
+    expect(() => requireKernelRoutes({files: empty, origin: {kind: 'live'}})).not.toThrow()
   })
 
   it('without the route tables (a targeted explanation\'s collection) runs no `ip route` at all', async () => {

@@ -61,11 +61,12 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
       const o = await checkOf({from: other})
       expect(verdicts(o), text).toEqual(verdicts(original))
       expect(renderNode(o.node, plain)).toContain(`${text}: empty`)
-      // both empty: named, and not read as an empty table
+      // the JSON form empty, no text form: named; an empty route dump is data (an empty table), an empty link list is not
       rmSync(path.join(copy, text))
       const none = await checkOf({from: copy})
       expect(renderNode(none.node, plain)).toContain(`${json}: empty`)
       if (json === 'ip-j-d-link.json') expect(none.host.findings.map((f) => f.id)).not.toContain('tunnel-device-missing')
+      else expect(renderNode(none.node, plain)).toContain(`${json}: empty: read as an empty table`)
     }
   })
 

@@ -67,6 +67,49 @@ describe('bad input', () => {
   })
 })
 
+describe('no kernel routes: nothing is judged', () => {
+  const why = (dir: string) => `snapshot ${dir} has no kernel routes (expected ip-j-d-route.json or ip-d-route.txt from \`ip -j -d route show table all\`)`
+
+  it('check, explain and fix refuse a snapshot without either route dump (exit 2, one line); bundle writes what it got', async () => {
+    const dir = tempDir('rd-nokernel-')
+    cpSync(ecmp, dir, {recursive: true})
+    rmSync(path.join(dir, 'ip-j-d-route.json'))
+    rmSync(path.join(dir, 'ip-d-route.txt'), {force: true})
+    for (const args of [['check'], ['check', '--npd'], ['explain', '192.168.110.128/26'], ['fix'], ['fix', '192.168.110.128/26']]) {
+      const res = await run([...args, '--from', dir])
+      if (args.includes('--npd')) {
+        // node-problem-detector's Unknown, on stdout
+        expect(res.exitCode).toBe(3)
+        expect(res.stdout).toContain('no kernel routes')
+        continue
+      }
+      expect(res.exitCode, args.join(' ')).toBe(2)
+      expect(res.stderr.trim(), args.join(' ')).toBe(`routedoctor: ${why(dir)}`)
+      expect(res.stdout, args.join(' ')).toBe('')
+      const json = await run([...args, '--from', dir, '--json'])
+      expect(json.exitCode).toBe(2)
+      expect(JSON.parse(json.stdout).error).toEqual({code: 'E_NO_KERNEL_ROUTES', message: why(dir)})
+    }
+    const out = tempDir('rd-nokernel-bundle-')
+    const b = await run(['bundle', '--from', dir, '-o', path.join(out, 'b.tar.gz')])
+    expect(b.exitCode, b.stderr).toBe(0)
+    const replay = await run(['check', '--from', path.join(out, 'b.tar.gz')])
+    expect(replay.exitCode).toBe(2)
+    expect(replay.stderr).toContain(`bundle ${path.join(out, 'b.tar.gz')} has no kernel routes`)
+  })
+
+  it('an empty route dump is data: BIRD\'s blocks are missing, with an error, exit 1', async () => {
+    const dir = tempDir('rd-emptykernel-')
+    cpSync(ecmp, dir, {recursive: true})
+    rmSync(path.join(dir, 'ip-j-d-route.json'))
+    writeFileSync(path.join(dir, 'ip-d-route.txt'), '')
+    const res = await run(['check', '--from', dir])
+    expect(res.exitCode).toBe(1)
+    expect(res.stdout).toContain('ip-d-route.txt: empty: read as an empty table')
+    expect(res.stdout).toMatch(/192\.168\.110\.128\/26\s+missing\s+bird-kernel-mismatch/)
+  })
+})
+
 describe('pools', () => {
   it('--pool overrides the snapshot: outside it every prefix is not-in-pool', async () => {
     const res = await run(['check', '--from', ecmp, '--pool', '10.244.0.0/16=ipip', '--json'])
@@ -101,7 +144,14 @@ describe('fix', () => {
     const json = JSON.parse((await run(['fix', '--from', ecmp, '--json'])).stdout)
     expect(json.schema).toBe(1)
     const r = json.routes.find((x: {dst: string}) => x.dst === '192.168.200.10/32')
-    expect([r.action, r.table, r.metric, r.protocol]).toEqual(['replace', '1158', 0, '158'])
+    // a route's table and a rule's are the table's number alike
+    expect([r.action, r.table, r.metric, r.protocol]).toEqual(['replace', 1158, 0, '158'])
+    expect(json.routes.every((x: {table: unknown}) => typeof x.table === 'number')).toBe(true)
+    // explain's and check's plan is shaped like a fix route, the same route
+    const explained = JSON.parse((await run(['explain', '192.168.200.10/32', '--from', ecmp, '--json'])).stdout)
+    expect(explained.plan).toEqual(r)
+    const checked = JSON.parse((await run(['check', '--from', ecmp, '--json'])).stdout)
+    expect(checked.prefixes.find((p: {prefix: string}) => p.prefix === '192.168.200.10/32').plan).toEqual(r)
     expect(r.nexthops.map((n: {gateway: string}) => n.gateway)).toEqual(['172.31.20.5', '172.31.30.6'])
     expect(json.rules).toEqual([{action: 'add', priority: 32000, to: '192.168.0.0/16', table: 1158}])
     expect(json.replaced.every((k: {protocol: string; metric: number}) => k.protocol === 'bird' && k.metric === 32)).toBe(true)
@@ -110,7 +160,7 @@ describe('fix', () => {
 
   it('BIRD 1.6 says no filter can do it; the overlay is the same', async () => {
     const json = JSON.parse((await run(['fix', '--from', path.join(FIXTURES, 'bird16-ecmp-not-tunneled'), '--json'])).stdout)
-    expect(json.routes.every((r: {metric: number; table: string}) => r.metric === 0 && r.table === '1158')).toBe(true)
+    expect(json.routes.every((r: {metric: number; table: number}) => r.metric === 0 && r.table === 1158)).toBe(true)
     expect(json.birdConfig.supported).toBe(false)
     expect(json.birdConfig.reason).toContain('1.6.8')
   })

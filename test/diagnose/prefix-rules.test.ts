@@ -3,7 +3,9 @@
 // condition. Every fired finding is checked for its prefix, DESIGN severity and real evidence lines.
 import {describe, expect, it} from 'vitest'
 
-import type {Finding} from '../../src/model/types.js'
+import {Context} from '../../src/model/context.js'
+import type {BirdRoute, Finding} from '../../src/model/types.js'
+import {buildSnapshot} from '../../src/snapshot/build.js'
 import {
   BIRD16, BIRD16_LL, BIRD2, HEALTHY_JSON, HEALTHY_TEXT, PEER_DOWN,
   cites, contextOf, ctxOfFixture, dropBirdRoute, dropFile, editFile, editJsonRoutes, editTextRoutes, expectRealEvidence,
@@ -461,6 +463,18 @@ describe('prefix-missing', () => {
     const f = theFinding(contextOf(files), '192.168.110.128/26', 'prefix-missing')
     expect(f.title).toContain('as a usable path')
     expect(evidenceStarting(f, 'birdc-show-route-all.txt', '192.168.110.128/26 unreachable')).toBeDefined()
+  })
+
+  it('fires when BIRD\'s best path drops the packets and only a path that is not its best is usable (bird2, 192.168.82.0/26 deleted from the kernel)', () => {
+    const built = buildSnapshot(editJsonRoutes(loadFiles(BIRD2), {'192.168.82.0/26': null}))
+    const best = built.bird.routes.find((r) => r.prefix === '192.168.82.0/26' && r.primary)!
+    const second = Object.assign(Object.create(Object.getPrototypeOf(best)) as BirdRoute, best, {primary: false})
+    const dropping = Object.assign(Object.create(Object.getPrototypeOf(best)) as BirdRoute, best, {dest: 'blackhole', nexthops: []})
+    const routes = built.bird.routes.flatMap((r) => (r === best ? [dropping, second] : [r]))
+    const ctx = new Context({...built, bird: {...built.bird, routes}})
+    const found = ids(prefixFindings(ctx, '192.168.82.0/26'))
+    expect(found).toContain('prefix-missing')
+    expect(found).not.toContain('bird-kernel-mismatch')
   })
 
   it('does not fire on any prefix the kernel routes (every real capture) nor when BIRD has a usable path (that is bird-kernel-mismatch)', () => {

@@ -10,9 +10,11 @@ import {describe, expect, it} from 'vitest'
 
 import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
-import {buildSnapshot} from '../../src/snapshot/build.js'
+import {buildSnapshot, haveKernelRoutes} from '../../src/snapshot/build.js'
+import {RouteDoctorError} from '../../src/model/errors.js'
 import {Context} from '../../src/model/context.js'
 import type {BirdRoute, KernelRoute, Snapshot, SourceFile} from '../../src/model/types.js'
+import {requireKernelRoutes} from '../../src/services/load.js'
 import {checkReport, explainReport, type CheckReport} from '../../src/report/report.js'
 import {loadFiles} from './helpers.js'
 import {scenarioDirs} from '../helpers.js'
@@ -28,9 +30,17 @@ function holds(report: CheckReport, what: string): void {
   expect(report.summary.exitCode, `${what}: exit status`).toBe(errors ? 1 : 0)
 }
 
-// A snapshot keeps one kernel route dump at least (ip-d-route.txt is never dropped): without any, nothing says
-// whether the kernel routes a prefix, and BIRD's prefixes read `missing` without a finding (left to a decision).
-const DROPPABLE = ['birdc-show-route-all.txt', 'birdc-show-protocols-all.txt', 'birdc-show-status.txt', 'bird.conf', 'ip-j-d-route.json', 'ip-j-addr.json', 'ip-j-d-link.json', 'ip-d-link.txt', 'sysctl.txt']
+// Without either kernel route dump nothing says whether the kernel routes a prefix: such a snapshot is refused
+// (exit 2, services/load.ts requireKernelRoutes), never judged.
+const DROPPABLE = ['birdc-show-route-all.txt', 'birdc-show-protocols-all.txt', 'birdc-show-status.txt', 'bird.conf', 'ip-j-d-route.json', 'ip-d-route.txt', 'ip-j-addr.json', 'ip-j-d-link.json', 'ip-d-link.txt', 'sysctl.txt']
+
+/** The snapshot `files` of `name` is judged (true), or refused for want of the kernel's routes, naming it and them. */
+function judged(files: SourceFile[], name: string): boolean {
+  if (haveKernelRoutes(files)) return true
+  expect(() => requireKernelRoutes({files, origin: {kind: 'dir', path: name}}), name).toThrow(
+    `snapshot ${name} has no kernel routes (expected ip-j-d-route.json or ip-d-route.txt from \`ip -j -d route show table all\`)`)
+  return false
+}
 const KERNEL_DAMAGE = ['delete', 'unreachable', 'blackhole', 'prohibit', 'other-owner', 'eth0', 'no-onlink', 'far-gateway', 'no-nexthops'] as const
 const BIRD_DAMAGE = ['delete', 'unreachable', 'blackhole', 'static', 'no-next-hop', 'far-next-hop', 'not-primary'] as const
 
@@ -98,6 +108,7 @@ describe('a verdict that is not ok carries an error finding, and check exits by 
       fc.array(kernel, {maxLength: 4}), fc.array(bird, {maxLength: 4}),
       (name, drop, crossSubnet, kd, bd) => {
         let files: SourceFile[] = base.get(name)!.filter((f) => !drop.includes(f.name))
+        if (!judged(files, name)) return
         if (crossSubnet) files = files.map((f) => (f.name === 'ippools.yaml' ? {...f, text: f.text!.replace('ipipMode: Always', 'ipipMode: CrossSubnet')} : f))
         const built = buildSnapshot(files)
         const snapshot: Snapshot = {...built, kernelRoutes: damageKernel(built.kernelRoutes, kd), bird: {...built.bird, routes: damageBird(built.bird.routes, bd)}}
@@ -143,5 +154,42 @@ describe('a verdict that is not ok carries an error finding, and check exits by 
     expect(report.prefixes.find((p) => p.prefix === '192.168.110.128/26')?.verdict).toBe('unreachable')
     holds(report, 'ip route and pools only')
     expect(report.summary.exitCode).toBe(1)
+  })
+
+  it('without any kernel route dump, nothing is judged: refused (exit 2), naming the snapshot or the failure recorded', () => {
+    for (const name of fixtures) {
+      const files = loadFiles(name).filter((f) => f.name !== 'ip-j-d-route.json' && f.name !== 'ip-d-route.txt')
+      expect(judged(files, name)).toBe(false)
+      // a source that failed when the snapshot was taken is named with why
+      const failed = [...files, {name: 'ip-j-d-route.json', error: '`ip -j -d route show table all` exited with status 1: boom'}]
+      try {
+        requireKernelRoutes({files: failed, origin: {kind: 'bundle', path: `${name}.tar.gz`}})
+        throw new Error('not refused')
+      } catch (error) {
+        expect(error).toBeInstanceOf(RouteDoctorError)
+        expect((error as RouteDoctorError).exit).toBe(2)
+        expect((error as Error).message).toBe(`bundle ${name}.tar.gz has no kernel routes: when collected, ip-j-d-route.json failed ` +
+          '(`ip -j -d route show table all` exited with status 1: boom) (expected ip-j-d-route.json or ip-d-route.txt from `ip -j -d route show table all`)')
+      }
+      // live: the failed commands and their errors
+      expect(() => requireKernelRoutes({files: failed, origin: {kind: 'live'}})).toThrow(
+        'no kernel routes: `ip -j -d route show table all` exited with status 1: boom; nothing can be judged without them')
+    }
+  })
+
+  it('an existing but empty kernel route dump is data, an empty table: BIRD\'s blocks are missing, with an error, exit 1', () => {
+    for (const name of fixtures) {
+      for (const [empty, text] of [['ip-j-d-route.json', ''], ['ip-j-d-route.json', '[]\n'], ['ip-d-route.txt', ''], ['ip-d-route.txt', '\n']]) {
+        const files = [...loadFiles(name).filter((f) => f.name !== 'ip-j-d-route.json' && f.name !== 'ip-d-route.txt'), {name: empty, text}]
+        expect(judged(files, name)).toBe(true)
+        const snapshot = buildSnapshot(files)
+        expect(snapshot.kernelRoutes.filter((r) => r.family === 'inet'), `${name} ${empty}`).toEqual([])
+        const report = checkReport(new Context(snapshot))
+        holds(report, `${name} with ${empty} ${JSON.stringify(text)}`)
+        const missing = report.prefixes.filter((p) => p.verdict === 'missing')
+        if (snapshot.bird.routes.some((r) => r.bgpNextHop !== undefined && r.dest === 'unicast')) expect(missing.length, name).toBeGreaterThan(0)
+        if (text.trim() === '') expect(report.node.failed, name).toContainEqual({file: empty, error: 'the file is empty: read as an empty table'})
+      }
+    }
   })
 })

@@ -12,7 +12,9 @@ import path from 'node:path'
 
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {cleanupStaleLabs, SCENARIOS, startLab, type Lab, type ScenarioName} from '../lab/lab.js'
+import {cleanupStaleLabs, SCENARIOS, startLab, TOPOLOGY, type Lab, type ScenarioName} from '../lab/lab.js'
+
+const OVERLAY_TABLE = 1158
 import {liveFlags, liveUnavailableReason, parseJson, POOL, rd, rdOffline} from './live.js'
 
 const BIRD_ROUTES = 'birdc-show-route-all.txt'
@@ -57,7 +59,8 @@ const QUERIES = [
   '192.168.162.128/26', '192.168.162.129', '192.168.99.0/26', '172.31.30.7', '10.77.0.0/24',
 ]
 
-async function compareAll(lab: Lab, queries: string[], tmp: string, name: string): Promise<void> {
+async function compareAll(lab: Lab, queries: string[], tmp: string, name: string): Promise<Map<string, any>> {
+  const seen = new Map<string, any>()
   const bundle = path.join(tmp, `${name}.tar.gz`)
   const b = await rd(lab, ['bundle', ...liveFlags(lab), ...POOL, '-o', bundle, '--json'])
   expect(b.exitCode, b.stderr).toBe(0)
@@ -70,7 +73,9 @@ async function compareAll(lab: Lab, queries: string[], tmp: string, name: string
     const want = parseJson(full, `explain ${q} --from bundle`)
     expect(live.exitCode, `${q}: ${live.stderr}`).toBe(full.exitCode)
     expect(comparable(got), `${name}: explain ${q}`).toEqual(comparable(want))
+    seen.set(got.prefix, got)
   }
+  return seen
 }
 
 const reasons = Object.fromEntries(SCENARIOS.map((s) => [s, liveUnavailableReason(s)])) as Record<ScenarioName, string | null>
@@ -130,5 +135,43 @@ for (const scenario of SCENARIOS) {
       await new Promise((res) => setTimeout(res, 3000))
       await compareAll(lab, [...QUERIES, '192.168.1.64/26', '192.168.1.0/26', '192.168.2.130', '10.50.1.1'], tmp, `${scenario}-extra`)
     }, 120_000)
+
+    it('so it is with the overlay applied: its table and rule, a correction left in main, a stale one, a leak', async () => {
+      const jdir = path.join(tmp, 'journals')
+      const applied = await rd(lab, ['fix', '--apply', '--yes', '--watch', '0', '--journal-dir', jdir, ...liveFlags(lab), ...POOL, '--json'])
+      expect(applied.exitCode, applied.stderr).toBe(0)
+      const n1 = TOPOLOGY.nodes.n1.loopback
+      const n2 = TOPOLOGY.nodes.n2.loopback
+      const n3 = TOPOLOGY.nodes.n3.loopback
+      const lines = [
+        // overlay-learnable: a correction of an earlier version in main, beside BIRD's route
+        `route add ${TOPOLOGY.nodes.n3.block} via ${n3} dev tunl0 onlink proto 158 metric 31`,
+        // overlay-stale: the overlay's route for n2's block to another endpoint; one for a block nobody announces
+        `route replace ${TOPOLOGY.nodes.n2.block} via ${n3} dev tunl0 onlink proto 158 table ${OVERLAY_TABLE}`,
+        `route add 192.168.77.0/26 via ${n2} dev tunl0 onlink proto 158 table ${OVERLAY_TABLE}`,
+        // route-leaked-to-bgp: a correction in main for a block nobody announces, learnt by BIRD and exported
+        `route add 192.168.99.0/26 via ${n2} dev tunl0 onlink proto 158 metric 31`,
+      ]
+      const batch = path.join(tmp, 'overlay.batch')
+      writeFileSync(batch, lines.join('\n') + '\n')
+      const r = await lab.exec('n1', ['ip', '-batch', batch])
+      expect(r.exitCode, r.stderr).toBe(0)
+      const rules = await lab.exec('n1', ['ip', 'rule', 'show'])
+      expect(rules.stdout).toContain(`to 192.168.0.0/16 lookup ${OVERLAY_TABLE}`)
+      // until n1's BIRD has learnt the leak and n2 has it from n1
+      const deadline = Date.now() + 30_000
+      while (!(await lab.birdc('n2', 'show route 192.168.99.0/26 all').catch(() => '')).includes(`BGP.next_hop: ${n1}`)) {
+        if (Date.now() > deadline) throw new Error('n2 did not learn 192.168.99.0/26 from n1')
+        await new Promise((res) => setTimeout(res, 1000))
+      }
+      await new Promise((res) => setTimeout(res, 3000))
+      const queries = [...QUERIES, '192.168.77.0/26', '192.168.77.5', '192.168.99.7']
+      const seen = await compareAll(lab, queries, tmp, `${scenario}-overlay`)
+      // the scenario holds what it is for: each finding of the overlay is seen, by both collections
+      for (const [q, id] of [[TOPOLOGY.nodes.n3.block, 'overlay-learnable'], [TOPOLOGY.nodes.n2.block, 'overlay-stale'],
+        ['192.168.77.0/26', 'overlay-stale'], ['192.168.99.0/26', 'route-leaked-to-bgp'], ['192.168.200.10/32', 'overlay-active']]) {
+        expect(seen.get(q)?.findings.map((f: {id: string}) => f.id), `${q}: ${id}`).toContain(id)
+      }
+    }, 180_000)
   })
 }

@@ -132,7 +132,7 @@ function applySuite(scenario: ScenarioName) {
     it('the dry run plans exactly the fixture\'s routes and changes nothing', async () => {
       expect(dry.routes.map((r: {dst: string}) => r.dst).sort()).toEqual(planned)
       for (const r of dry.routes) expect(sortHops(r.nexthops), r.dst).toEqual(sortHops(expected.prefixes[r.dst].plan!.nexthops))
-      for (const r of dry.routes) expect([r.action, r.table, r.metric, r.protocol], r.dst).toEqual(['replace', TABLE, 0, '158'])
+      for (const r of dry.routes) expect([r.action, r.table, r.metric, r.protocol], r.dst).toEqual(['replace', Number(TABLE), 0, '158'])
       expect(dry.rules).toEqual([{action: 'add', priority: RULE_PRIORITY, to: '192.168.0.0/16', table: Number(TABLE)}])
       before = await lab.routes('n1')
       rulesBefore = await ipRules(lab)

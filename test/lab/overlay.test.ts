@@ -89,7 +89,7 @@ describe.skipIf(why !== null)('the overlay on a Calico-shaped lab: moved, releas
 
   it('1. fix --apply writes the corrections into the overlay table with one rule; BIRD never learns them', async () => {
     const res = await apply()
-    expect(res.applied.map((a: {dst: string; table: string}) => [a.dst, a.table])).toContainEqual([BLOCK, TABLE])
+    expect(res.applied.map((a: {dst: string; table: number}) => [a.dst, a.table])).toContainEqual([BLOCK, Number(TABLE)])
     expect(await ipRules(lab)).toContain(`from all to 192.168.0.0/16 lookup ${TABLE}`)
     expect((await ours(lab)).every((r) => r.table === TABLE)).toBe(true)
     await sleep(5000) // two kernel scans
@@ -135,7 +135,7 @@ describe.skipIf(why !== null)('the overlay on a Calico-shaped lab: moved, releas
     expect(ids(c, BLOCK)).toContain('overlay-stale')
     expect(ids(c, BLOCK)).not.toContain('route-leaked-to-bgp')
     const dry = parseJson(await rd(lab, ['fix', ...liveFlags(lab), ...POOL, '--json']), 'fix')
-    expect(dry.routes.filter((r: {dst: string}) => r.dst === BLOCK).map((r: {action: string; table: string}) => [r.action, r.table])).toEqual([['delete', TABLE]])
+    expect(dry.routes.filter((r: {dst: string}) => r.dst === BLOCK).map((r: {action: string; table: number}) => [r.action, r.table])).toEqual([['delete', Number(TABLE)]])
     await apply()
     expect((await ours(lab)).filter((r) => r.dst === BLOCK)).toEqual([])
   }, 90_000)
@@ -161,7 +161,7 @@ describe.skipIf(why !== null)('the overlay on a Calico-shaped lab: moved, releas
     expect(exit).toBe(1)
     expect(ids(c, BLOCK)).toEqual(expect.arrayContaining(['overlay-stale', 'overlay-learnable', 'route-leaked-to-bgp']))
     const offline = parseJson(await rdOffline(['fix', '--from', leak, '--json']), 'fix --from leak')
-    expect(offline.routes.filter((r: {dst: string}) => r.dst === BLOCK).map((r: {action: string; table: string}) => [r.action, r.table])).toEqual([['delete', 'main']])
+    expect(offline.routes.filter((r: {dst: string}) => r.dst === BLOCK).map((r: {action: string; table: number}) => [r.action, r.table])).toEqual([['delete', 254]])
     await apply()
     await until('n2 forgetting the block', async () => ((await birdPaths(lab, 'n2')) === '' ? true : undefined))
     expect((await ours(lab)).filter((r) => r.dst === BLOCK)).toEqual([])

@@ -3,6 +3,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {formatKernelRoute, formatNexthops} from '../../src/model/format.js'
+import type {Nexthop} from '../../src/model/types.js'
 import {parseIpRouteText} from '../../src/parse/ip-route-text.js'
 
 const render = (line: string) => formatKernelRoute(parseIpRouteText(`${line}\n`, 'ip-d-route.txt')[0])
@@ -29,7 +30,8 @@ describe('formatKernelRoute', () => {
       'unreachable 192.168.111.192/26 proto bird metric 32 linkdown\n\tnexthop via 172.31.11.1 dev eth0 weight 1\n\tnexthop via 172.31.12.1 dev eth1 weight 1',
     ]
     const routes = lines.map((l) => parseIpRouteText(`${l}\n`, 'ip-d-route.txt')[0])
-    const shared = Object.freeze(routes[0].nexthops.slice())
+    // frozen, as the parsers share one list among routes (the type says a route's list is its own)
+    const shared = Object.freeze(routes[0].nexthops.slice()) as Nexthop[]
     // an unfrozen copy of the list is rendered without the memo
     const own = routes.map((r) => formatKernelRoute({...r, nexthops: shared.slice()}))
     expect(own.slice(0, 5)).toEqual(lines.slice(0, 5))

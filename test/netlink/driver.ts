@@ -53,8 +53,9 @@ async function main(): Promise<unknown> {
       }
     }
     case 'apply': {
-      // {items | plan (an overlay plan: items and rules), journalDir, watchSeconds, failAfter?, vanish?: {index, dev}, shareNexthops?}
-      const {plan, vanish, shareNexthops, ...opts} = input
+      // {items | plan (an overlay plan: items and rules), journalDir, watchSeconds, failAfter?, vanish?: {index, dev}, shareNexthops?,
+      //  ruleRace?: {index, rule: ['priority', …]} (another writer adds that rule just before the apply adds rule `index`)}
+      const {plan, vanish, shareNexthops, ruleRace, ...opts} = input
       const items = plan ? plan.items : input.items
       delete opts.items
       // shareNexthops: items with equal next hops share one frozen list, as the planner makes them (src/plan/plan.ts);
@@ -72,6 +73,11 @@ async function main(): Promise<unknown> {
         beforeWrite: vanish
           ? async (i: number) => {
               if (i === vanish.index) await execa('ip', ['link', 'del', 'dev', vanish.dev])
+            }
+          : undefined,
+        beforeRuleWrite: ruleRace
+          ? async (i: number) => {
+              if (i === ruleRace.index) await execa('ip', ['rule', 'add', ...ruleRace.rule])
             }
           : undefined,
       })

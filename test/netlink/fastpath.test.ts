@@ -178,7 +178,7 @@ function items(n: number): PlanItem[] {
   return Array.from({length: n}, (_, i) => {
     const v = 10 * 2 ** 24 + (i + 1) * 64
     const dst = `${v >>> 24}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}/26`
-    return {mode: 'beside', planned: {dst, table: 'main', tableId: 254, metric: 31, protocol: '158', nexthops: [{gateway: `172.20.0.${10 + (i % 50)}`, dev: 'tunl0', onlink: true, weight: 1}]}}
+    return {action: 'replace', mode: 'beside', planned: {dst, table: 'main', tableId: 254, metric: 31, protocol: '158', nexthops: [{gateway: `172.20.0.${10 + (i % 50)}`, dev: 'tunl0', onlink: true, weight: 1}]}}
   })
 }
 

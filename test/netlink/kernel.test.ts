@@ -302,6 +302,44 @@ describe.skipIf(!netnsWorks)(`apply and revert${skipNote}`, () => {
     expect(await ip(ns, 'rule', 'show')).toBe(withRule)
   })
 
+  it('a rule another writer adds between the journal\'s read and the apply\'s write (EEXIST) is journaled as present before: no restore or revert removes it', SLOW, async () => {
+    const ns = await makeNamespace()
+    await addBirdRoutes(ns)
+    const before = await fullTable(ns)
+    const rulesBefore = await ip(ns, 'rule', 'show')
+    const overlay = planned('192.168.110.128/26', 0, [['172.31.20.5', 'tunl0']], {action: 'replace', table: '1158', tableId: 1158, protocol: '158'})
+    const plan = {
+      settings: {table: 1158, rulePriority: 32000, protocol: '158'},
+      items: [{action: 'replace', mode: 'overlay', planned: overlay}],
+      rules: [{action: 'add', priority: 32000, to: '192.168.0.0/16', table: 1158}],
+      kept: 0,
+    }
+    // the same rule as routedoctor writes it (another routedoctor, or watch --reconcile), just before the apply's add
+    const ruleRace = {index: 0, rule: ['priority', '32000', 'to', '192.168.0.0/16', 'lookup', '1158', 'proto', '158']}
+    const theirs = '32000:\tfrom all to 192.168.0.0/16 lookup 1158 proto 158'
+
+    // the write fails after it: the restore puts the route back and leaves their rule
+    const failed = await driver(ns, 'apply', {plan, journalDir, watchSeconds: 0, failAfter: 1, ruleRace})
+    expect(failed.errors[0]).toMatchObject({code: 'E_INJECTED'})
+    expect(failed).toMatchObject({restored: true, verified: false})
+    expect(await fullTable(ns)).toEqual(before)
+    expect(await ip(ns, 'rule', 'show')).toContain(theirs)
+    const j = JSON.parse(readFileSync(failed.journal, 'utf8'))
+    expect(j.rulesPresent).toEqual([0])
+    await ip(ns, 'rule', 'del', 'priority', '32000')
+    expect(await ip(ns, 'rule', 'show')).toBe(rulesBefore)
+
+    // the write succeeds: verified; the revert withdraws the route and leaves their rule
+    const res = await driver(ns, 'apply', {plan, journalDir, watchSeconds: 0, ruleRace})
+    expect(res).toMatchObject({verified: true, errors: []})
+    expect(JSON.parse(readFileSync(res.journal, 'utf8'))).toMatchObject({state: 'applied', rules: [{action: 'add'}], rulesPresent: [0]})
+    const rev = await driver(ns, 'revert', {journal: res.journal})
+    expect(rev).toMatchObject({verified: true, errors: []})
+    expect(rev.rules).toBeUndefined()
+    expect(await fullTable(ns)).toEqual(before)
+    expect(await ip(ns, 'rule', 'show')).toContain(theirs)
+  })
+
   it('replace: overwrites BIRD 1.6 style metric-0 routes; revert puts them back exactly', SLOW, async () => {
     const ns = await makeNamespace()
     await addBirdRoutes(ns)

@@ -67,9 +67,9 @@ describe('the overlay plan', () => {
   it('plans the correction into the overlay table with its rule; nothing goes into main', () => {
     const {report} = planFix(ctxOf(loadFiles(BIRD2)))
     const route = report.routes.find((r) => r.dst === BLOCK)!
-    expect([route.action, route.table, route.metric, route.protocol]).toEqual(['replace', '1158', 0, '158'])
+    expect([route.action, route.table, route.metric, route.protocol]).toEqual(['replace', 1158, 0, '158'])
     expect(route.nexthops).toEqual([{gateway: '172.31.20.5', dev: 'tunl0', onlink: true, weight: 1}])
-    expect(report.routes.every((r) => r.table === '1158')).toBe(true)
+    expect(report.routes.every((r) => r.table === 1158)).toBe(true)
     expect(report.rules).toEqual([{action: 'add', priority: 32000, to: '192.168.0.0/16', table: 1158}])
     expect(report.ruleLines).toEqual(['ip rule add priority 32000 to 192.168.0.0/16 lookup 1158'])
   })
@@ -106,7 +106,7 @@ describe('the overlay plan', () => {
     expect(idsOf(ctx)).toContain('overlay-stale')
     expect(idsOf(ctx)).not.toContain('overlay-active')
     const {report} = planFix(ctxOf(files))
-    expect(report.routes.map((r) => [r.action, r.dst, r.table])).toEqual([['delete', BLOCK, '1158']])
+    expect(report.routes.map((r) => [r.action, r.dst, r.table])).toEqual([['delete', BLOCK, 1158]])
     expect(report.rules).toEqual([{action: 'delete', priority: 32000, to: '192.168.0.0/16', table: 1158}])
     expect(report.entries[0].ipRoute).toBe(`ip route del ${BLOCK} table 1158 proto 158 metric 0`)
   })
@@ -133,7 +133,7 @@ describe('the overlay plan', () => {
     expect(leak.evidence.map((e) => e.file)).toEqual(['birdc-show-route-all.txt', 'bird.conf'])
     expect(leak.evidence[1].text).toContain('filter calico_export_to_bgp_peers')
     const {report} = planFix(ctxOf(files))
-    expect(report.routes.map((r) => [r.action, r.dst, r.table, r.metric])).toEqual([['delete', BLOCK, 'main', 31]])
+    expect(report.routes.map((r) => [r.action, r.dst, r.table, r.metric])).toEqual([['delete', BLOCK, 254, 31]])
     // with BIRD's stricter filter (source = RTS_STATIC) it is not leaked, still stale and learnable
     const strict = editFile(files, 'bird.conf', () => fileText(loadFiles(LAB_HEALTHY), 'bird.conf'))
     expect(idsOf(ctxOf(strict))).not.toContain('route-leaked-to-bgp')
@@ -157,7 +157,7 @@ describe('the overlay plan', () => {
     expect(diagnosePrefix(ctx, BLOCK).verdict).toBe('misrouted')
     expect(idsOf(ctx)).toEqual(expect.arrayContaining(['overlay-stale', 'overlay-learnable', 'route-leaked-to-bgp']))
     const {report} = planFix(ctxOf(files))
-    expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.table, r.metric])).toEqual([['delete', 'main', 0]])
+    expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.table, r.metric])).toEqual([['delete', 254, 0]])
   })
 
   it('a correction of an earlier version in main that is still right is moved into the overlay', () => {
@@ -165,7 +165,7 @@ describe('the overlay plan', () => {
     const ctx = ctxOf(files)
     expect(idsOf(ctx)).toContain('overlay-learnable')
     const {report} = planFix(ctxOf(files))
-    expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.table, r.metric])).toEqual([['replace', '1158', 0], ['delete', 'main', 31]])
+    expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.table, r.metric])).toEqual([['replace', 1158, 0], ['delete', 254, 31]])
   })
 
   it('Felix tunnelling a block to an endpoint BIRD does not name: tunnel-endpoint-mismatch, misrouted', () => {
@@ -223,7 +223,7 @@ describe('the lab\'s captures after a move and after a leak (issue 22, done when
     expect(e.plan?.nexthops.map((n) => [n.gateway, n.dev, n.onlink])).toEqual([['172.31.30.6', 'tunl0', true]])
     expect(e.chain.map((s) => s.step)).toContain('rule')
     const {report} = planFix(load('lab-bird2-overlay-moved'))
-    expect(report.routes.map((r) => [r.action, r.dst, r.table, r.nexthops.map((n) => n.gateway)])).toEqual([['replace', BLOCK, '1158', ['172.31.30.6']]])
+    expect(report.routes.map((r) => [r.action, r.dst, r.table, r.nexthops.map((n) => n.gateway)])).toEqual([['replace', BLOCK, 1158, ['172.31.30.6']]])
     expect(report.rules).toEqual([])
   })
 
@@ -238,6 +238,6 @@ describe('the lab\'s captures after a move and after a leak (issue 22, done when
     expect(leak.evidence[0].text).toContain('Kernel.source: 158')
     expect(leak.evidence[1].text).toMatch(/^filter calico_export_to_bgp_peers \{\n {2}calico_aggr\(\);/)
     const {report} = planFix(load('lab-bird2-overlay-leak'))
-    expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.table, r.metric, r.protocol])).toEqual([['delete', 'main', 31, '158']])
+    expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.table, r.metric, r.protocol])).toEqual([['delete', 254, 31, '158']])
   })
 })

@@ -1,4 +1,14 @@
+import path from 'node:path'
+
 import {beforeAll, describe, expect, it} from 'vitest'
+
+import {Context} from '../../src/model/context.js'
+import {palette} from '../../src/render/style.js'
+import {FIX_CONTEXT, planFix} from '../../src/services/fix.js'
+import {loadSettledSnapshot} from '../../src/services/load.js'
+import {footerLine} from '../../src/ui/view.js'
+import {FIXTURES} from '../helpers.js'
+import {stripAnsi} from '../../src/ui/ansi.js'
 
 import type {CheckReport} from '../../src/report/report.js'
 import {CHANGE_MEMORY, HELP, NOT_AVAILABLE, layout, paneRows, sortedRows, visibleRows} from '../../src/ui/state.js'
@@ -150,13 +160,41 @@ describe('ui state: panes and effects', () => {
     expect(failed.state.pane!.status).toBe('error')
   })
 
-  it('a on a prefix with no corrected route does not ask', () => {
+  it('a on a prefix with nothing planned of its own asks about the whole plan (withdrawals and rules show on no line)', () => {
     const s0 = stateFor(report, {capabilities: ALL})
     const local = run(s0, key('/'), ...typed('local'), key('', {return: true}))
     expect(report.prefixes.find((p) => p.prefix === local.state.selected)!.plan).toBeNull()
     const a = run(local.state, key('a'))
-    expect(a.state.mode).toBe('list')
-    expect(a.state.notice).toMatch(/nothing to apply/)
+    expect(a.state.mode).toBe('confirm')
+    expect(a.state.confirm).toEqual({})
+    expect(stripAnsi(footerLine(a.state, palette(false)))).toContain('Apply the whole plan (every correction, withdrawal and rule change)? [y/N]')
+    const no = run(a.state, key('n'))
+    expect(no.effects).toEqual([])
+    expect(no.state.notice).toBe('not applied: the node left as it is')
+    const yes = run(a.state, key('y'))
+    expect(yes.effects).toEqual([{type: 'apply-fix', seq: yes.state.pane!.seq}])
+    expect(yes.state.pane!.text).toBe('applying the whole plan…')
+  })
+
+  it('a on a prefix whose plan only withdraws a stale correction (the overlay leak capture) applies that plan', async () => {
+    const leak = path.join(FIXTURES, 'lab-bird2-overlay-leak')
+    const block = '192.168.110.128/26'
+    const r = await fixtureReport(leak)
+    const line = r.prefixes.find((p) => p.prefix === block)!
+    expect(line.plan).toBeNull()
+    expect(line.findings.map((f) => f.id)).toContain('overlay-learnable')
+    // what the UI's apply plans for it (as `fix PREFIX`): the withdrawal alone
+    const {plan} = planFix(new Context(await loadSettledSnapshot({from: leak}, block), FIX_CONTEXT), block)
+    expect(plan.items.map((i) => [i.action, i.planned.dst, i.planned.tableId])).toEqual([['delete', block, 254]])
+    const s0 = stateFor(r, {capabilities: ALL})
+    const at = run(s0, key('/'), ...typed(block), key('', {return: true}))
+    expect(at.state.selected).toBe(block)
+    const a = run(at.state, key('a'))
+    expect(a.state.mode).toBe('confirm')
+    expect(a.state.confirm).toEqual({prefix: block})
+    expect(stripAnsi(footerLine(a.state, palette(false)))).toContain(`Apply ${block} withdrawing routedoctor's stale routes? [y/N]`)
+    const yes = run(a.state, key('y'))
+    expect(yes.effects).toEqual([{type: 'apply-fix', prefix: block, seq: yes.state.pane!.seq}])
   })
 
   it('? toggles help; q quits from the list and from a pane', () => {

@@ -2,9 +2,8 @@
 // owner). A kernel export filter legitimately rewrites next hops, so shapes are not compared here.
 import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
 import {formatBirdPath} from '../../model/format.js'
-import {isBgp} from '../../model/context.js'
+import {isBgp, KERNELS_OWN} from '../../model/context.js'
 
-const KERNELS_OWN = new Set(['inherit', 'device', 'kernel', 'direct'])
 const DROPS = new Set(['unreachable', 'blackhole', 'prohibit'])
 
 export const rule: PrefixRule = {

@@ -1,6 +1,6 @@
 // Neither BIRD nor the kernel holds the prefix (asked for by `explain`), or the kernel lacks it while
 // BIRD has no usable path either.
-import type {Context} from '../../model/context.js'
+import {isBgp, KERNELS_OWN, type Context} from '../../model/context.js'
 import {formatKernelRoute} from '../../model/format.js'
 import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
 
@@ -26,8 +26,12 @@ export const rule: PrefixRule = {
   run(ctx, facts) {
     const e = facts.effective
     if (facts.local || (e === undefined ? facts.kernel.length > 0 : !BROKEN_TYPES.has(e.type))) return NONE
-    const usable = facts.bird.some((r) => r.dest !== 'unreachable' && r.dest !== 'blackhole' && r.dest !== 'prohibited')
-    if (usable) return NONE // that is bird-kernel-mismatch
+    // a usable best path the kernel lacks is bird-kernel-mismatch's (the same test as that rule's); a usable path that
+    // is not BIRD's best leaves the prefix missing here
+    const p = facts.birdPrimary
+    const source = p?.source
+    const exported = isBgp(source) || (source !== undefined && source !== '' && !KERNELS_OWN.has(source))
+    if (p !== undefined && p.dest === 'unicast' && exported && ctx.haveKernel) return NONE
     // the kernel holds only a route that drops the packets: BIRD's unreachable paths, and BIRD's own
     // unreachable route without BIRD's data, are nexthop-unresolvable-by-bird's
     const unresolved = facts.bestSet.some((r) => r.dest === 'unreachable' &&
