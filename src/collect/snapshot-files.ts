@@ -81,7 +81,7 @@ export function decodeText(bytes: Buffer): string {
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8')
 }
 
-/** Can `size` bytes be one text? V8's longest string is 536,870,888 characters on Node 20 (~1.5M BIRD 2 routes). */
+/** Can `size` bytes be one text? V8's longest string is constants.MAX_STRING_LENGTH characters. */
 export function fitsOneText(size: number): boolean {
   return size <= constants.MAX_STRING_LENGTH
 }

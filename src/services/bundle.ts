@@ -86,7 +86,7 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   const plain = palette(false)
   const shared = {host: report.host.findings, node: report.node}
   const {files: _files, ...model} = snapshot
-  // its sources are listed as the bundle is written (each text encoded and checksummed once: a full table's are ~0.5 GB)
+  // its sources are listed as the bundle is written (each text encoded and checksummed once: a full table's are large)
   const manifest = buildManifest({
     files: [], tool: {name: 'routedoctor', version: opts.toolVersion}, collectedAt: source.origin.collectedAt ?? new Date().toISOString(),
     host, command, redacted: opts.redact ?? false,
