@@ -59,6 +59,39 @@ function hasKey(keys: Float64Array, key: number): boolean {
 
 const findingsOf = (s: NodeState, prefix: string): SeenFinding[] => s.prefixes.get(prefix)?.findings ?? []
 
+/** A prefix's verdict change and the findings that appeared or cleared, added to `out`. */
+function prefixChanges(prefix: string, from: string, had: SeenFinding[], to: string, has: SeenFinding[], out: WatchChange[]): void {
+  if (from !== to) out.push({kind: 'verdict', prefix, from, to})
+  const was = new Map(had.map((f) => [f.id, f]))
+  const now = new Map(has.map((f) => [f.id, f]))
+  for (const [id, f] of now) if (!was.has(id)) out.push({kind: 'finding', op: 'appeared', id, severity: f.severity, prefix, title: f.title})
+  for (const [id, f] of was) if (!now.has(id)) out.push({kind: 'finding', op: 'cleared', id, severity: f.severity, prefix, title: f.title})
+}
+
+/**
+ * `state` with the prefixes of `touched` diagnosed again (changed in place): each takes its line in `seen`, or leaves
+ * when it has none (nothing holds it now). Returns the changes, as changesBetween would give them.
+ */
+export function updatePrefixes(state: NodeState, touched: Iterable<string>, seen: ReadonlyMap<string, SeenPrefix>): WatchChange[] {
+  const out: WatchChange[] = []
+  const unsettle = new Set<number>()
+  for (const prefix of [...new Set(touched)].sort()) {
+    const from = verdictIn(state, prefix)
+    const had = findingsOf(state, prefix)
+    const now = seen.get(prefix)
+    if (from !== 'absent') state.verdicts[from] = (state.verdicts[from] ?? 1) - 1
+    if (state.verdicts[from] === 0) delete state.verdicts[from]
+    if (now) state.verdicts[now.verdict] = (state.verdicts[now.verdict] ?? 0) + 1
+    const key = prefixKey(prefix)
+    if (hasKey(state.healthyKeys, key)) unsettle.add(key)
+    if (now) state.prefixes.set(prefix, now)
+    else state.prefixes.delete(prefix)
+    prefixChanges(prefix, from, had, now?.verdict ?? 'absent', now?.findings ?? [], out)
+  }
+  if (unsettle.size > 0) state.healthyKeys = state.healthyKeys.filter((k) => !unsettle.has(k))
+  return out
+}
+
 /** Host findings by id: one appears when the first of its id does, and clears when the last goes. */
 function hostById(host: SeenFinding[]): Map<string, SeenFinding> {
   const out = new Map<string, SeenFinding>()
@@ -85,15 +118,7 @@ export function changesBetween(before: NodeState, after: NodeState): WatchChange
     out.push({kind: 'session', name, ...(neighbor ? {neighbor} : {}), from, to, ...(b?.lastError ? {lastError: b.lastError} : {})})
   }
   const prefixes = [...new Set([...before.prefixes.keys(), ...after.prefixes.keys()])].sort()
-  for (const prefix of prefixes) {
-    const from = verdictIn(before, prefix)
-    const to = verdictIn(after, prefix)
-    if (from !== to) out.push({kind: 'verdict', prefix, from, to})
-    const was = new Map(findingsOf(before, prefix).map((f) => [f.id, f]))
-    const now = new Map(findingsOf(after, prefix).map((f) => [f.id, f]))
-    for (const [id, f] of now) if (!was.has(id)) out.push({kind: 'finding', op: 'appeared', id, severity: f.severity, prefix, title: f.title})
-    for (const [id, f] of was) if (!now.has(id)) out.push({kind: 'finding', op: 'cleared', id, severity: f.severity, prefix, title: f.title})
-  }
+  for (const prefix of prefixes) prefixChanges(prefix, verdictIn(before, prefix), findingsOf(before, prefix), verdictIn(after, prefix), findingsOf(after, prefix), out)
   const was = hostById(before.host)
   const now = hostById(after.host)
   for (const [id, f] of now) if (!was.has(id)) out.push({kind: 'finding', op: 'appeared', id, severity: f.severity, title: f.title})

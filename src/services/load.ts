@@ -91,8 +91,8 @@ export async function loadSnapshot(opts: SourceOptions): Promise<Snapshot> {
  * rest as loadSnapshot gives it, without its big texts once settled (model/release.ts: check reads nothing
  * raw but the lines it cites). Its report is loadSnapshot's, byte for byte.
  */
-export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}): Promise<Context> {
-  const snapshot = await loadReleasedSnapshot(opts)
+export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}, onSource?: (source: LoadedSource) => void): Promise<Context> {
+  const snapshot = await loadReleasedSnapshot(opts, onSource)
   // the texts go now, not at V8's next full collection (here: not from within the frame that read them)
   collectAfter(snapshot.files, (f) => f.released ?? 0)
   return new Context(snapshot, ctxOpts)
@@ -107,8 +107,10 @@ export async function loadCheckRun(opts: SourceOptions, detail: boolean): Promis
   return checkRun(ctx, {plans: detail})
 }
 
-async function loadReleasedSnapshot(opts: SourceOptions): Promise<Snapshot> {
+/** `onSource`: sees the files as collected, before their texts are given up. */
+async function loadReleasedSnapshot(opts: SourceOptions, onSource?: (source: LoadedSource) => void): Promise<Snapshot> {
   const source = await loadSourceFiles(opts)
+  onSource?.(source)
   return checkSnapshot(source.files, await buildOptions(source, opts))
 }
 
