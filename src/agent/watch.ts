@@ -14,8 +14,10 @@ import {birdBlockHashes, changedBlocks, diagnosePrefixes, touchedBy, type NodeBa
 import {Reconciler, type ReconcileOptions} from './reconcile.js'
 import {changesBetween, emptyState, FlapTracker, updatePrefixes, type NodeState, type SeenPrefix, type WatchChange} from './state.js'
 
-// more prefixes touched at once than this: the whole node is diagnosed instead (one collection beats many lookups)
+// more prefixes touched at once than this, and than this share of the node's: the whole node is diagnosed instead
+// (one collection beats as many lookups)
 const MAX_TOUCHED = 2000
+const MAX_TOUCHED_SHARE = 0.1
 
 export interface WatchOptions {
   source: SourceOptions
@@ -62,7 +64,7 @@ export class WatchAgent {
   private rerun = false
   private stopped = false
   private kernel: {close(): void} | undefined
-  private lastTookMs = 0
+  private lastNodeMs = 0 // how long the last whole-node diagnosis took
   private idle: Promise<void> = Promise.resolve()
   readonly durations: Array<{seconds: number; scope: DiagnosisScope}> = [] // handed to the histogram and emptied by it
   readonly reconciler: Reconciler | undefined
@@ -148,11 +150,11 @@ export class WatchAgent {
     }
     if (this.pending) return
     this.pending = true
-    // never sooner after a diagnosis than it took: a full table's diagnosis never takes the whole CPU
+    // a whole-node diagnosis never sooner after the last than that took: a full table's never takes the whole CPU
     this.timer = setTimeout(() => {
       this.pending = false
       void this.diagnose()
-    }, Math.max(this.opts.debounceMs, this.lastTookMs))
+    }, this.wholeNode() ? Math.max(this.opts.debounceMs, this.lastNodeMs) : this.opts.debounceMs)
   }
 
   private async tick(): Promise<void> {
@@ -251,7 +253,7 @@ export class WatchAgent {
       let changes: WatchChange[]
       let scope: DiagnosisScope | 'none' = 'node'
       const first = this.counters.diagnoses === 0
-      const incremental = touched.full === undefined && touched.prefixes.size <= MAX_TOUCHED && this.base !== undefined && this.store !== undefined
+      const incremental = !this.wholeNode(touched)
       let lines: Awaited<ReturnType<typeof diagnosePrefixes>> | undefined
       if (incremental) {
         try {
@@ -289,7 +291,7 @@ export class WatchAgent {
       }
       const tookMs = performance.now() - t0
       if (scope !== 'none') {
-        this.lastTookMs = scope === 'node' ? tookMs : 0
+        if (scope === 'node') this.lastNodeMs = tookMs
         this.counters.diagnoses++
         this.counters.lastDiagnosisAt = Date.now()
         this.counters.lastDurationSeconds = tookMs / 1000
@@ -325,6 +327,16 @@ export class WatchAgent {
         this.trigger()
       }
     }
+  }
+
+  /** Does what was touched ask for a diagnosis of the whole node? */
+  private wholeNode(touched = this.touched): boolean {
+    if (touched.full !== undefined || this.base === undefined || this.store === undefined) return true
+    const n = touched.prefixes.size
+    if (n <= MAX_TOUCHED) return false
+    let held = 0 // every prefix of the state: the verdict counts include those settled healthy
+    for (const v of Object.values(this.state.verdicts)) held += v
+    return n > held * MAX_TOUCHED_SHARE
   }
 
   private emitFlapping(id: 'route-flapping' | 'peer-flapping', key: string, at: string, cleared = false): void {
