@@ -8,6 +8,7 @@ import {collectSysctl} from '../collect/live.js'
 import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
 import type {KernelRouteStore} from '../netlink/route-store.js'
 import {parseBirdProtocols} from '../parse/bird-protocols.js'
+import {collectGarbage} from '../services/collect-garbage.js'
 import type {SourceOptions} from '../services/load.js'
 import {diagnoseNode, seenPrefix} from './diagnose.js'
 import {birdBlockHashes, changedBlocks, diagnosePrefixes, touchedBy, type NodeBase, type Touched} from './incremental.js'
@@ -18,6 +19,7 @@ import {changesBetween, emptyState, FlapTracker, updatePrefixes, type NodeState,
 // (one collection beats as many lookups)
 const MAX_TOUCHED = 2000
 const MAX_TOUCHED_SHARE = 0.1
+const GC_AFTER_TOUCHED = 1000
 
 export interface WatchOptions {
   source: SourceOptions
@@ -270,6 +272,8 @@ export class WatchAgent {
         scope = 'prefixes'
         const seen = new Map<string, SeenPrefix>(lines.lines.map((l) => [l.prefix, seenPrefix(l)]))
         changes = updatePrefixes(this.state, touched.prefixes, seen)
+        // many prefixes' snapshot (their paths, routes and findings) is garbage now: freed at once, as check frees its texts
+        if (touched.prefixes.size > GC_AFTER_TOUCHED) collectGarbage()
       } else {
         let next: NodeState
         try {
