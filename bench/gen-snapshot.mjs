@@ -155,7 +155,6 @@ export async function generateSnapshot(count, dir, {broken = false} = {}) {
   mkdirSync(dir, {recursive: true})
   const pool = poolFor(count)
   const nodes = Array.from({length: NODES}, (_, i) => node(i))
-  const localBlock = `${ipText(pool.base)}/26`
   const tunl0Addr = ipText(pool.base)
   const workload = ipText(pool.base + 1)
 

@@ -39,7 +39,7 @@
 // and prints them with ratios and the goals of the issue. Every run of a size starts with the snapshot's files
 // in the page cache (this machine pages out files unread for a minute); the header and each size show how long
 // this machine takes to touch fresh memory (its "phase"); where routedoctor runs again with huge pages for
-// malloc (src/cli/hugepages.ts: 1M), the floor is also shown with them. Also `explain` on the shipped snapshot
+// malloc (src/runtime/hugepages.ts: 1M), the floor is also shown with them. Also `explain` on the shipped snapshot
 // (examples/bird2-ecmp-not-tunneled) against `node -e 0`, and, when root with working netns tools,
 // `ip -batch` against routedoctor's netlink apply engine programming onlink routes over a TUN tunl0
 // inside a throwaway namespace rdbench-PID (always torn down), their runs in turn, each with its CPU
@@ -457,7 +457,7 @@ async function main() {
   m.glibc = probe?.glibcVersion()
   m.fresh = freshMemory()
   log(`memory: THP ${m.thp ?? '?'}, glibc ${m.glibc ?? '?'}; touching fresh memory took ${fmtFresh(m.fresh)} (shown: this machine's phase)`)
-  if (hp) log(`  routedoctor runs again with huge pages for malloc from ${fmtMiB(hp.HUGE_INPUT_BYTES)} of snapshot where THP is madvise and glibc 2.35+ (src/cli/hugepages.ts)`)
+  if (hp) log(`  routedoctor runs again with huge pages for malloc from ${fmtMiB(hp.HUGE_INPUT_BYTES)} of snapshot where THP is madvise and glibc 2.35+ (src/runtime/hugepages.ts)`)
   log()
 
   // start-up and explain on the shipped snapshot
@@ -503,7 +503,7 @@ async function main() {
     // once took 13.9 s against 5.6 s for the next floor)
     const n = snap.count < 1_000_000 ? runs : Math.min(runs, 2)
     const warm = Object.keys(snap.bytes).map((f) => path.join(snap.dir, f)).filter((f) => existsSync(f))
-    // does routedoctor run again with huge pages for this snapshot (bin/run.js → src/cli/hugepages.ts)?
+    // does routedoctor run again with huge pages for this snapshot (bin/run.js → src/runtime/hugepages.ts)?
     const huge = Boolean(hp?.hugePageEnv({...probe, argv: ['check', '--from', snap.dir], env: process.env}))
     const fresh = freshMemory()
     log(`  fresh memory ${fmtFresh(fresh)}; routedoctor ${huge ? 'runs again with huge pages (glibc.malloc.hugetlb=1) here' : 'runs without huge pages here'}`)

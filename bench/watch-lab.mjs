@@ -15,7 +15,6 @@
 import {spawn} from 'node:child_process'
 import {readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
-import {performance} from 'node:perf_hooks'
 import {fileURLToPath} from 'node:url'
 
 import {blockOf} from './apply-routes.mjs'

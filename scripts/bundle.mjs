@@ -17,7 +17,7 @@
 //    spinners (SIDE) — is bundled into CommonJS files under dist/app/lazy/, required on first use of
 //    one of its exports through a stand-in module with the same export names.
 //
-// The start-up chunk is compiled through V8's code cache (src/cli/code-cache.ts): it is kept as a
+// The start-up chunk is compiled through V8's code cache (src/runtime/code-cache.ts): it is kept as a
 // CommonJS file that the chunk loads (commonJsStartup below); scripts/code-cache.mjs records the cache
 // after scripts/manifest.mjs.
 import {existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
@@ -31,7 +31,7 @@ import {parseAst} from 'rolldown/parseAst'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const outDir = path.join(root, 'dist', 'app')
 const buildDir = path.join(root, 'dist', `.app-${process.pid}`) // swapped in for outDir when complete
-const entry = path.join(root, 'dist', 'cli', 'main.js')
+const entry = path.join(root, 'dist', 'main.js')
 if (!existsSync(entry)) throw new Error(`${path.relative(root, entry)} is missing: run tsc -p tsconfig.build.json first`)
 const require = createRequire(import.meta.url)
 const oclifRequire = createRequire(require.resolve('@oclif/core')) // oclif's own dependencies, as oclif resolves them
@@ -41,7 +41,7 @@ const LAZY = ['netlink']
 // Bundled, but only into lazy chunks: the start-up chunk must not hold their code.
 const BUNDLED_LAZY = ['execa', 'ink', 'react', 'react-reconciler', 'yoga-layout', 'prom-client']
 // Never loaded: oclif asks for them only to run TypeScript sources in development, which the bundled
-// CLI turns off (src/cli/main.ts); Ink for React's devtools only with DEV=true, which the ui command
+// CLI turns off (src/main.ts); Ink for React's devtools only with DEV=true, which the ui command
 // hides while Ink loads (src/commands/ui.ts).
 const NEVER = ['typescript', 'tsx', 'ts-node', 'react-devtools-core']
 // Required by oclif's modules when they load, used only for --help (ejs), plugins (minimatch),
@@ -57,9 +57,9 @@ const yamlDir = path.dirname(require.resolve('yaml/package.json'))
 const yamlLog = path.join(yamlDir, 'browser', 'dist', 'log.js')
 
 const PLACEHOLDER = 'routedoctor-side:' // + name: becomes the side file's path relative to the chunk
-// becomes the path of src/cli/code-cache.ts's build relative to the chunk: one loader for every file it caches
+// becomes the path of src/runtime/code-cache.ts's build relative to the chunk: one loader for every file it caches
 const LOADER = 'routedoctor-loader:'
-const loaderFile = path.join(root, 'dist', 'cli', 'code-cache.js')
+const loaderFile = path.join(root, 'dist', 'runtime', 'code-cache.js')
 const seen = new Set() // what the plugins replaced: a warning names what they no longer find
 
 /** A CommonJS stand-in for module `real` (required as `spec`) that loads it on first use of an export. */
@@ -162,7 +162,7 @@ export function warn(logLevel, warning) {
 }
 
 /**
- * Makes the start-up chunk loadable through V8's code cache (src/cli/code-cache.ts): its code becomes
+ * Makes the start-up chunk loadable through V8's code cache (src/runtime/code-cache.ts): its code becomes
  * a CommonJS file beside it (the rolldown runtime inlined, every import() rewritten to __import()),
  * and the chunk itself a facade that loads that file and re-exports `exportNames`, so the lazy chunks
  * and cli.js import it unchanged. Returns the CommonJS file's path.
@@ -203,7 +203,7 @@ async function commonJsStartup(chunkFile, exportNames) {
   const loader = path.relative(chunksDir, loaderFile).split(path.sep).join('/')
   const locals = exportNames.map((name, i) => `  e${i} = startup[${JSON.stringify(name)}]`)
   writeFileSync(chunkFile, [
-    `// The start-up chunk: its code is ${path.basename(cjsFile)}, compiled through V8's code cache (src/cli/code-cache.ts, scripts/bundle.mjs).`,
+    `// The start-up chunk: its code is ${path.basename(cjsFile)}, compiled through V8's code cache (src/runtime/code-cache.ts, scripts/bundle.mjs).`,
     `import {loadCommonJs} from ${JSON.stringify(loader)}`,
     `const startup = loadCommonJs(new URL(${JSON.stringify(`./${path.basename(cjsFile)}`)}, import.meta.url))`,
     `const\n${locals.join(',\n')}`,

@@ -1,4 +1,4 @@
-// Records V8's code cache for the CLI's start-up chunk (src/cli/code-cache.ts). A child process runs
+// Records V8's code cache for the CLI's start-up chunk (src/runtime/code-cache.ts). A child process runs
 // the main commands on the shipped example, so the cache holds the functions they compile and not
 // only the chunk's top level, then writes it; a second process checks that the cache is accepted.
 // Run by `npm run build` last (after scripts/bundle.mjs and scripts/manifest.mjs: the commands read
@@ -9,7 +9,7 @@ import {fileURLToPath, pathToFileURL} from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const cli = pathToFileURL(path.join(root, 'dist', 'app', 'cli.js')).href
-const loader = pathToFileURL(path.join(root, 'dist', 'cli', 'code-cache.js')).href
+const loader = pathToFileURL(path.join(root, 'dist', 'runtime', 'code-cache.js')).href
 const bin = path.join(root, 'bin', 'run.js')
 const example = path.join(root, 'examples', 'bird2-ecmp-not-tunneled')
 
@@ -32,7 +32,7 @@ if (process.argv[2] === '--record') {
     process.exitCode = 0 // check exits 1 on the example's findings
   }
   const written = writeCodeCaches()
-  if (written.length === 0) throw new Error('no start-up chunk was loaded through src/cli/code-cache.ts')
+  if (written.length === 0) throw new Error('no start-up chunk was loaded through src/runtime/code-cache.ts')
   process.stderr.write(`${written.map((f) => path.relative(root, f)).join(', ')}\n`)
   process.exit(0)
 }

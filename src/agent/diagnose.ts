@@ -5,7 +5,7 @@ import {isEstablished} from '../model/context.js'
 import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
 import type {Finding, SourceFile} from '../model/types.js'
 import {loadCheckContext, type LoadedSource, type SourceOptions} from '../services/load.js'
-import {checkRun, isSettledPrefixes, type PrefixLine} from '../services/report.js'
+import {checkRun, isSettledPrefixes, type PrefixLine} from '../report/report.js'
 import {baseOf, birdBlockHashes, nodeWideFiles, type NodeBase} from './incremental.js'
 import type {NodeState, SeenFinding, SeenPrefix} from './state.js'
 

@@ -1,13 +1,13 @@
 // What a change of the node touches, and the diagnosis of only those prefixes. A route notification names its
 // prefix; a change of BIRD's routes shows as a changed block of `show route all`. Such a prefix is diagnosed again
-// by check's own walk (services/report.ts checkLines) over a snapshot of what its chain reads: BIRD's paths there
+// by check's own walk (report/report.ts checkLines) over a snapshot of what its chain reads: BIRD's paths there
 // (`show route PREFIX all`), the kernel's routes at it and those holding its next hops (netlink/route-store.ts,
 // kept from the notifications) and the node-wide sources of the last full collection. What every prefix depends
 // on (a link, an address, a rule, an underlay route to a next hop, a sysctl, a BGP session) asks for a full
 // diagnosis instead, which recomputes the host findings too.
 import {BirdError, BirdSocket, findBirdSocket} from '../collect/bird-socket.js'
 import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
-import {keyPrefix, prefixKey} from '../model/aside.js'
+import {keyPrefix, prefixKey} from '../model/prefix-key.js'
 import {Context, ipv4PoolOf, ipv4Pools, type Ipv4Pool} from '../model/context.js'
 import {ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {SourceFile} from '../model/types.js'
@@ -16,7 +16,7 @@ import type {KernelRouteStore} from '../netlink/route-store.js'
 import {ipRouteJsonText} from '../netlink/routes-for.js'
 import {parseBirdRoutes} from '../parse/bird-routes.js'
 import {snapshotFrom, type LoadedSource, type SourceOptions} from '../services/load.js'
-import {checkLines, type PrefixLine} from '../services/report.js'
+import {checkLines, type PrefixLine} from '../report/report.js'
 
 // the table-wide sources a prefix's diagnosis reads for itself; every other one is kept from the full collection
 const PER_PREFIX: ReadonlySet<string> = new Set([SNAPSHOT_FILES.ipRouteJson, SNAPSHOT_FILES.ipRouteText, SNAPSHOT_FILES.birdRoutes])

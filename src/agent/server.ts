@@ -9,10 +9,10 @@ import {timingSafeEqual} from 'node:crypto'
 import {Context} from '../model/context.js'
 import {RouteDoctorError, UsageError} from '../model/errors.js'
 import {checkLineJson, writeJson} from '../render/json.js'
-import {watchStateJson} from '../render/watch.js'
 import {loadCheckRun, loadSettledSnapshot, type SourceOptions} from '../services/load.js'
-import {explainReport} from '../services/report.js'
+import {explainReport} from '../report/report.js'
 import type {AgentMetrics} from './metrics.js'
+import {stateJson} from './state.js'
 import type {WatchAgent} from './watch.js'
 
 // outside the ports Calico (9091, 9093, 9094, 9099), node-problem-detector (20256, 20257), bird_exporter (9324)
@@ -95,7 +95,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, agent: WatchAge
       const denied = authorize(req.socket.remoteAddress, req.headers.authorization, opts.token)
       if (denied === 401) return send(res, 401, 'a bearer token is required\n', undefined, {'www-authenticate': 'Bearer realm="routedoctor"'})
       if (denied === 403) return send(res, 403, opts.token ? 'wrong token\n' : 'only loopback clients (no --token-file given)\n')
-      if (url.pathname === '/state') return sendJson(res, 200, watchStateJson(agent.state))
+      if (url.pathname === '/state') return sendJson(res, 200, stateJson(agent.state))
       if (url.pathname === '/report') {
         return oneAtATime(async () => {
           const run = await loadCheckRun(opts.source, true)

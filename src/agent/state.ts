@@ -1,8 +1,9 @@
 // What `watch` knows of the node after a diagnosis, and the changes between two such states: pure, no I/O.
 // Prefixes settled healthy in bulk are held as their keys only (most of a full table); every other prefix
 // keeps its verdict and finding ids.
-import {prefixKey} from '../model/aside.js'
+import {keyPrefix, prefixKey} from '../model/prefix-key.js'
 import type {Severity} from '../model/types.js'
+import type {WatchChange} from '../report/watch.js'
 
 export interface SeenFinding {
   id: string
@@ -23,7 +24,7 @@ export interface SeenSession {
 
 export interface NodeState {
   prefixes: Map<string, SeenPrefix> // every prefix not settled healthy
-  healthyKeys: Float64Array // sorted keys of the prefixes settled ok in bulk (model/aside.ts prefixKey)
+  healthyKeys: Float64Array // sorted keys of the prefixes settled ok in bulk (bulk/aside.ts prefixKey)
   verdicts: Record<string, number>
   host: SeenFinding[]
   sessions: Map<string, SeenSession>
@@ -31,12 +32,7 @@ export interface NodeState {
   overlayRoutes: number
 }
 
-export type WatchChange =
-  | {kind: 'verdict'; prefix: string; from: string; to: string}
-  | {kind: 'finding'; op: 'appeared' | 'cleared'; id: string; severity: Severity; prefix?: string; title: string}
-  | {kind: 'session'; name: string; neighbor?: string; from: string; to: string; lastError?: string}
-  | {kind: 'source'; source: string; op: 'failed' | 'recovered'; error?: string}
-  | {kind: 'reconcile'; op: 'applied' | 'failed' | 'route-war' | 'skipped' | 'withdrawn'; prefix?: string; routes?: number; journal?: string; detail?: string}
+export type {WatchChange} from '../report/watch.js'
 
 /** A prefix's verdict in `s`: its own, `ok` when settled healthy, `absent` when neither BIRD nor the kernel holds it. */
 export function verdictIn(s: NodeState, prefix: string): string {
@@ -176,5 +172,21 @@ export class FlapTracker {
     while (drop < t.length && t[drop] <= now - this.windowMs) drop++
     if (drop > 0) t.splice(0, drop)
     if (t.length === 0 && !this.flapping.has(key)) this.times.delete(key)
+  }
+}
+
+/**
+ * The agent's state as `/state` serves it: every prefix with its verdict and finding ids, in check's order of
+ * fields (the healthy ones settled in bulk as ok), the host findings and the sessions.
+ */
+export function stateJson(s: NodeState): unknown {
+  const prefixes: Array<{prefix: string; verdict: string; findings: Array<{id: string; severity: string}>}> = []
+  for (const key of s.healthyKeys) prefixes.push({prefix: keyPrefix(key), verdict: 'ok', findings: []})
+  for (const [prefix, p] of s.prefixes) prefixes.push({prefix, verdict: p.verdict, findings: p.findings.map((f) => ({id: f.id, severity: f.severity}))})
+  prefixes.sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0))
+  return {
+    schema: 1, prefixes, verdicts: s.verdicts,
+    host: {findings: s.host.map((f) => ({id: f.id, severity: f.severity}))},
+    sessions: Object.fromEntries(s.sessions),
   }
 }

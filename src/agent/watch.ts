@@ -8,12 +8,13 @@ import {collectSysctl} from '../collect/live.js'
 import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
 import type {KernelRouteStore} from '../netlink/route-store.js'
 import {parseBirdProtocols} from '../parse/bird-protocols.js'
-import {collectGarbage} from '../services/collect-garbage.js'
+import {collectGarbage} from '../runtime/collect-garbage.js'
 import type {SourceOptions} from '../services/load.js'
 import {diagnoseNode, seenPrefix} from './diagnose.js'
 import {birdBlockHashes, changedBlocks, diagnosePrefixes, touchedBy, type NodeBase, type Touched} from './incremental.js'
 import {Reconciler, type ReconcileOptions} from './reconcile.js'
-import {changesBetween, emptyState, FlapTracker, updatePrefixes, type NodeState, type SeenPrefix, type WatchChange} from './state.js'
+import type {TimedChange, WatchChange} from '../report/watch.js'
+import {changesBetween, emptyState, FlapTracker, updatePrefixes, type NodeState, type SeenPrefix} from './state.js'
 
 // more prefixes touched at once than this, and than this share of the node's: the whole node is diagnosed instead
 // (one collection beats as many lookups)
@@ -31,7 +32,7 @@ export interface WatchOptions {
   reconcile?: Omit<ReconcileOptions, 'source' | 'fixProtocol'>
 }
 
-export type TimedChange = WatchChange & {at: string}
+export type {TimedChange} from '../report/watch.js'
 
 /** What the agent counts for its metrics (render/metrics.ts reads these, never the other way round). */
 export interface WatchCounters {

@@ -395,7 +395,10 @@ function redactSource(redactor: Redactor, f: SourceFile): SourceFile {
 function strings(v: unknown, out: string[] = []): string[] {
   if (typeof v === 'string') out.push(v)
   else if (Array.isArray(v)) for (const x of v) strings(x, out)
-  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) out.push(k), strings(x, out)
+  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) {
+    out.push(k)
+    strings(x, out)
+  }
   return out
 }
 

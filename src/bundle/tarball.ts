@@ -457,7 +457,7 @@ function bundleOf(members: Members, fail: Fail, opts: ReadOptions = {}): Bundle 
   const files: SourceFile[] = []
   const listed = new Set<string>()
   const held = new Set<string>()
-  // an empty member does not stand for its source: the other form of it is read (model/build.ts markEmpty)
+  // an empty member does not stand for its source: the other form of it is read (snapshot/build.ts markEmpty)
   for (const [p, m] of members) if (p.startsWith(SNAPSHOT_DIR) && m.data !== undefined && m.data.length > 64) held.add(p.slice(SNAPSHOT_DIR.length))
   const unread = opts.unread?.(held)
   const add = (src: Partial<ManifestSource> & {file: string}) => {

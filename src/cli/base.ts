@@ -2,13 +2,13 @@
 // prints a clear message with the right exit status (2 for bad input or usage), never a stack.
 import {Command, Flags, Errors} from '@oclif/core'
 
-import {checkTunnelDev} from '../model/build.js'
+import {checkTunnelDev} from '../snapshot/build.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {checkLineJson, jsonText, writeJson, writeLines, type ElementWriters} from '../render/json.js'
 import {palette} from '../render/style.js'
 import {renderCheckLines} from '../render/text.js'
 import type {SourceOptions} from '../services/load.js'
-import type {CheckRun} from '../services/report.js'
+import type {CheckRun} from '../report/report.js'
 
 export const sourceFlags = {
   from: Flags.string({description: 'offline: a snapshot directory or a bundle (.tar.gz) instead of the live node', helpValue: 'DIR|BUNDLE.tar.gz'}),

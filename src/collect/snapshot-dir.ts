@@ -22,7 +22,7 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
   }
   const known = new Set<string>(SNAPSHOT_FILE_NAMES)
   const present = names.sort().filter((name) => known.has(name))
-  // an empty file does not stand for its source: the other form of it is read (model/build.ts markEmpty)
+  // an empty file does not stand for its source: the other form of it is read (snapshot/build.ts markEmpty)
   // (a few bytes may be only whitespace)
   const sizeOf = async (name: string) => (await stat(path.join(dir, name)).catch(() => undefined))?.size ?? 65
   const sized = await Promise.all(present.map(async (name) => (await sizeOf(name)) > 64))

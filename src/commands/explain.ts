@@ -3,7 +3,7 @@ import {Args} from '@oclif/core'
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
 import {Context} from '../model/context.js'
 import {loadExplainSnapshot} from '../services/load.js'
-import {explainReport} from '../services/report.js'
+import {explainReport} from '../report/report.js'
 import {palette} from '../render/style.js'
 import {renderExplain} from '../render/text.js'
 

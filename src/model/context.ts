@@ -1,14 +1,13 @@
 // Indices and derived facts over a Snapshot, computed once and shared by every rule, the planner
 // and the presenters. Pure: a function of the Snapshot alone.
-import {networkKey} from './aside.js'
+import {networkKey} from './prefix-key.js'
 import {Fib, type Lookup} from './fib.js'
 import {formatKernelRoute} from './format.js'
 import {PrefixMap} from './prefix-map.js'
 import {jsonElements, kernelRouteKey, textDumpLines} from './route-cite.js'
-import type {KeptLines} from './release.js'
 import {canonicalPrefix, familyOf, ipv4Network, ipv4Value, prefixContains, prefixLength, prefixSortKey} from './prefix.js'
 import type {
-  Address, BirdProtocol, BirdRoute, Evidence, IpRule, KernelRoute, Link, Pool, SourcePos, Snapshot,
+  Address, BirdProtocol, BirdRoute, CitedLines, Evidence, IpRule, KernelRoute, Link, Pool, SourcePos, Snapshot,
 } from './types.js'
 
 /** Protocol numbers whose routes are someone's own programming of pod routes. */
@@ -83,7 +82,7 @@ export class Context {
   private kernelPlaces?: {lines?: Map<string, [number, number]>; elements?: Map<string, number>}
   private readonly lineStarts = new Map<string, Uint32Array>()
   private readonly sources = new Map<string, string>() // file name -> text ('' when not in the snapshot)
-  private readonly kept = new Map<string, KeptLines>() // file name -> its cited lines, for a file whose text was released
+  private readonly kept = new Map<string, CitedLines>() // file name -> its cited lines, for a file whose text was released
   private readonly tables: number[]
   private readonly indexTables: number[] // the tables whose pool prefixes check walks: BIRD's, main, the overlay
   private readonly poolCache = new Map<string, Pool | undefined>()
@@ -98,7 +97,7 @@ export class Context {
 
   constructor(readonly snapshot: Snapshot, opts: ContextOptions = {}) {
     // routes set aside unbuilt are in neither list until settled: a Context without them would be wrong, silently
-    if (snapshot.aside !== undefined) throw new Error('Context: settle the routes set aside first (diagnose/healthy.ts settleHealthy)')
+    if ('aside' in snapshot && snapshot.aside !== undefined) throw new Error('Context: settle the routes set aside first (bulk/healthy.ts settleHealthy)')
     this.fixProtocol = opts.fixProtocol ?? String(DEFAULT_FIX_PROTOCOL_NUMBER)
     this.overlayTable = opts.overlayTable ?? DEFAULT_OVERLAY_TABLE
     this.evidence = opts.evidence ?? true
@@ -206,7 +205,7 @@ export class Context {
   }
 
   /**
-   * The pool prefixes (poolPrefixes) and, for the IPv4 ones (first), their keys (model/aside.ts prefixKey).
+   * The pool prefixes (poolPrefixes) and, for the IPv4 ones (first), their keys (bulk/aside.ts prefixKey).
    * Not the prefixes settled healthy in bulk (snapshot.healthy): `check` merges those in by key.
    */
   poolPrefixIndex(): {prefixes: string[]; v4Keys: Float64Array} {
@@ -535,7 +534,7 @@ export class Context {
     return [{file: pos.file, line: pos.line, endLine: pos.endLine, text}]
   }
 
-  /** Lines [from, to] of a file whose text was released (model/release.ts): every object the snapshot holds has its lines kept. */
+  /** Lines [from, to] of a file whose text was released (bulk/release.ts): every object the snapshot holds has its lines kept. */
   private keptLines(file: string, from: number, to: number): string {
     const lines = this.kept.get(file)!.lines(from, to)
     if (lines === undefined) throw new Error(`Context: lines ${from}-${to} of ${file} were not kept when its text was released`)
@@ -675,7 +674,7 @@ export function ipv4PoolOf(pools: Ipv4Pool[], v: number, len: number): Pool | un
 }
 
 /**
- * Is an IPv4 network key (model/aside.ts prefixKey) outside every pool, neither in one nor holding one? Undefined
+ * Is an IPv4 network key (bulk/aside.ts prefixKey) outside every pool, neither in one nor holding one? Undefined
  * when there is no IPv4 pool (nothing is outside then: no prefix is a pool prefix either).
  */
 export function outsidePools(pools: Pool[]): ((key: number) => boolean) | undefined {

@@ -214,22 +214,26 @@ export interface BgpExport {
 
 // ---------------------------------------------------------------- snapshot
 
-import type {AsideRoutes} from './aside.js'
-import type {KeptLines} from './release.js'
 
 /**
- * Pool prefixes `check` found healthy in bulk (diagnose/healthy.ts): BIRD's one BGP path and the kernel's one
+ * Pool prefixes `check` found healthy in bulk (bulk/healthy.ts): BIRD's one BGP path and the kernel's one
  * onlink tunnel route, neither in `kernelRoutes` nor in `bird.routes`. Verdict ok, no findings.
  */
 export interface HealthyPrefixes {
-  keys: Float64Array // model/aside.ts prefixKey, ascending
+  keys: Float64Array // bulk/aside.ts prefixKey, ascending
   bgpNextHops: string[] // the distinct BGP next hops of their paths (node-wide checks look at them)
+}
+
+/** The lines of a released text that evidence still cites (src/bulk/release.ts keeps them). */
+export interface CitedLines {
+  /** Lines [from, to] (1-based), `\n`-separated; undefined when they were not kept. */
+  lines(from: number, to: number): string | undefined
 }
 
 export interface SourceFile {
   name: string // DESIGN §3 file name
-  text?: string // raw as collected ('' once released: model/release.ts)
-  kept?: KeptLines // once its text is released, the lines still cited
+  text?: string // raw as collected ('' once released: bulk/release.ts)
+  kept?: CitedLines // once its text is released, the lines still cited
   released?: number // once its text is released, how long it was
   error?: string // why it could not be collected
   command?: string
@@ -258,7 +262,6 @@ export interface Snapshot {
   poolOrigin: 'flag' | 'ippools' | 'bird.conf' | 'none'
   uncheckedPools?: Pool[] // pools of another mode (vxlan, none): not IP-in-IP, not judged
   tunnelDev: string
-  aside?: AsideRoutes // routes the parsers set aside unbuilt (buildSnapshot's `aside` option), until settled
   healthy?: HealthyPrefixes // once settled
   // a collection of one prefix's routes (services/targeted.ts): the BGP next hops of the pool paths it left out
   otherNextHops?: string[]

@@ -400,7 +400,10 @@ function writeRouteGeneral(w: Writer, route: RouteSpec, op: RouteOp): void {
   )
 
   w.attrU32(RTA_TABLE, route.tableId)
-  if (len > 0) typeof addr === 'number' ? w.attrIPv4(RTA_DST, addr) : w.attr(RTA_DST, addr)
+  if (len > 0) {
+    if (typeof addr === 'number') w.attrIPv4(RTA_DST, addr)
+    else w.attr(RTA_DST, addr)
+  }
   w.attrU32(RTA_PRIORITY, route.metric)
   if (route.prefsrc) w.attr(RTA_PREFSRC, parseAddress(route.prefsrc).bytes)
   if (route.metrics) w.attr(RTA_METRICS, Buffer.from(route.metrics, 'hex'))

@@ -4,7 +4,7 @@
 // (model/aside.ts networkKey): the routes at a prefix, and the routes a longest-prefix lookup of an address can find.
 import {endianness} from 'node:os'
 
-import {networkKey} from '../model/aside.js'
+import {networkKey} from '../model/prefix-key.js'
 import {ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {KernelRoute} from '../model/types.js'
 import {decodeDumpedRoute, openRouteClient} from './client.js'

@@ -11,7 +11,7 @@
 // Costs in V8 (Node 20) on a dump read as one latin1 string, which shaped the in-place paths: indexOf
 // is cheap; a slice under 13 characters is a copy that === and Map lookups handle fast, a longer one
 // is a view they compare or hash several times slower; startsWith costs more than slice-and-compare.
-import {networkKey, prefixKey, type AsideBirdPaths, type KeyTable} from '../model/aside.js'
+import {networkKey, prefixKey} from '../model/prefix-key.js'
 import {ParseError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {BirdAttribute, BirdNexthop, BirdRoute, SourcePos} from '../model/types.js'
@@ -108,7 +108,7 @@ export function attributeKind(s: string, start: number, end: number): number {
 }
 
 /**
- * src[start, end) as model/aside.ts prefixKey gives it (network · 64 + length) when it is dotted-quad
+ * src[start, end) as bulk/aside.ts prefixKey gives it (network · 64 + length) when it is dotted-quad
  * `A.B.C.D/LEN` that canonicalPrefix returns unchanged (no leading zeros, no host bits), else -1. Nearly
  * every network of a full table is, and this needs no slice to find out. -1 only means "not known
  * canonical": prefixOf decides then.
@@ -223,7 +223,7 @@ export class ParsedBirdRoute implements BirdRoute {
   /** Line of the first attribute line; the others follow it, unless `attrLines` lists them. */
   attrLine = 0
   attrLines?: number[]
-  // Where it is in the whole text it was read from in place, for releasing that text (model/release.ts): its
+  // Where it is in the whole text it was read from in place, for releasing that text (bulk/release.ts): its
   // header line's start, its last line's end, its attribute text's start (-1: not known, as when fed line by
   // line). Private, so that routes of equal fields are equal whatever text they came from.
   #textAt = -1
@@ -465,7 +465,7 @@ export class BirdRouteParser {
   }
 
   /**
-   * Skim instead of building the paths that may be set aside (model/aside.ts): a primary `unicast` path of an
+   * Skim instead of building the paths that may be set aside (bulk/aside.ts): a primary `unicast` path of an
    * IPv4 network whose header is read in place and where the kernel set a route aside (`kernelAt`), or that is
    * outside every pool (`outside`). Its lines
    * are read only for the source and the BGP next hop (next hops are still checked, as building them would).
@@ -972,9 +972,24 @@ export function createBirdRouteStream(file: string, onRoute: (route: BirdRoute) 
   }
 }
 
+/** The index of what is kept at a prefix key, or a negative number when nothing is. */
+export interface KeyLookup {
+  get(key: number): number
+}
+
+/**
+ * Where parseBirdRoutes sends, unbuilt, the paths of its shape (src/bulk keeps them as numbers): `kernelAt` and
+ * `outside` say which networks qualify; `add` gets what BirdAside.onAside gets and the path's place in the dump.
+ */
+export interface BirdPathSink {
+  readonly kernelAt: KeyLookup
+  readonly outside?: (key: number) => boolean
+  add(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, ordinal: number): void
+}
+
 /** Where a skimming parser (setAside) sends the paths it sets aside, and what it builds skimmed paths with. */
 export interface BirdAside {
-  kernelAt: KeyTable
+  kernelAt: KeyLookup
   /** Is a network key outside every pool (its path may be set aside without a kernel route: `kernel` -1)? */
   outside?: (key: number) => boolean
   reader: BirdBlockReader
@@ -984,9 +999,9 @@ export interface BirdAside {
 
 /**
  * Every route of a `show route [all]` reply, in output order (best route of a network first). With
- * `aside`, the paths of its shape (see model/aside.ts) are set aside there instead of returned.
+ * `aside`, the paths of its shape (see bulk/aside.ts) are set aside there instead of returned.
  */
-export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt', aside?: AsideBirdPaths): BirdRoute[] {
+export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt', aside?: BirdPathSink): BirdRoute[] {
   const routes: BirdRoute[] = []
   let count = 0 // paths so far, set aside or not: a path's ordinal
   const parser = aside === undefined ? new BirdRouteParser(file, undefined, text) : new BirdRouteParser(file, (route) => {

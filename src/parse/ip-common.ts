@@ -1,7 +1,7 @@
 // Helpers shared by the iproute2 parsers: line splitting, JSON with positions, table ids.
 import {tableIdOf as tableId} from '../model/fib.js'
 import {ParseError} from '../model/errors.js'
-import {detached} from '../model/detach.js'
+import {detached} from './detach.js'
 import {canonicalAddress, canonicalPrefix, familyOf, ipv4Value} from '../model/prefix.js'
 import type {Family, Gateway, KernelRoute, Nexthop, RouteType, SourcePos} from '../model/types.js'
 

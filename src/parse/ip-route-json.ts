@@ -7,25 +7,45 @@
 // full table) costs little more than comparing that text. Anything else goes back to the generic path:
 // one element when it is merely unusual (escapes, nested values), the whole file when anything is wrong,
 // so results and error messages never depend on which path ran.
-import {keyPrefix, prefixKey, type AsideKernelRoutes, type BesideKernelRoutes} from '../model/aside.js'
+import {prefixKey} from '../model/prefix-key.js'
 import {ParseError} from '../model/errors.js'
-import {ipv4Text, ipv4Value} from '../model/prefix.js'
+import {ipv4Value} from '../model/prefix.js'
 import type {Family, KernelRoute, Nexthop, SourcePos} from '../model/types.js'
 import {Fields, buildRoute, buildRouteLike, isRecord, forEachJsonElement, type RawGateway, type RawNexthop, type RawRoute} from './ip-common.js'
+
+/**
+ * Where a scan sends, unbuilt, the routes of BIRD's tunnel shape through `tunnelDev` (src/bulk keeps them as numbers).
+ * `add` gets the route's prefix key, its gateway as a number, its metric and its place among the file's routes;
+ * false: not kept, the route is built as usual.
+ */
+export interface TunnelRouteSink {
+  readonly tunnelDev: string
+  readonly size: number
+  add(key: number, gateway: number, metric: number, ordinal: number): boolean
+  clear(): void
+}
+
+/** Where a scan sends, unbuilt, IPv4 routes outside every pool: each like an earlier route of its shape. */
+export interface OutsideRouteSink {
+  readonly size: number
+  outside(key: number): boolean
+  add(key: number, metric: number, like: KernelRoute, nexthops: Nexthop[], ordinal: number): void
+  clear(): void
+}
 
 export interface IpRouteParseOptions {
   /** Family of a route whose family nothing on it reveals (`default dev wg0`): e.g. inet6 for `ip -6` output. */
   family?: Family
   /**
-   * Where to set aside, unbuilt, the routes of BIRD's tunnel shape (see model/aside.ts) through its
+   * Where to set aside, unbuilt, the routes of BIRD's tunnel shape (see bulk/aside.ts) through its
    * device; they are then not in the list returned. Only a scanned file sets any aside.
    */
-  aside?: AsideKernelRoutes
+  aside?: TunnelRouteSink
   /**
-   * For `check`: where to set aside, unbuilt, IPv4 routes outside every pool (model/aside.ts); they are then not
+   * For `check`: where to set aside, unbuilt, IPv4 routes outside every pool (bulk/aside.ts); they are then not
    * in the list returned either. Only a scanned file sets any aside, and only routes of a shape already built.
    */
-  beside?: BesideKernelRoutes
+  beside?: OutsideRouteSink
 }
 
 export interface GenericParseOptions extends IpRouteParseOptions {
@@ -56,24 +76,6 @@ export function scanIpRouteJson(text: string, file = 'ip-j-d-route.json', opts: 
     opts.beside?.clear()
   }
   return routes
-}
-
-/** The j-th route a scan set aside outside the pools, built like its shape's model at its dst and metric: no text needed. */
-export function besideKernelRoute(beside: BesideKernelRoutes, j: number): KernelRoute {
-  const {like, nexthops} = beside.modelList[beside.models.get(j)]
-  return buildRouteLike(like, keyPrefix(beside.keys.get(j)), beside.metrics.get(j), like.prefsrc, nexthops)
-}
-
-/**
- * The j-th route a scan set aside, built from its dst, gateway and metric as the generic path reads its
- * element (it is of BIRD's tunnel shape, model/aside.ts): no text needed.
- */
-export function asideKernelRoute(aside: AsideKernelRoutes, j: number): KernelRoute {
-  const raw: RawRoute = {
-    type: 'unicast', dst: keyPrefix(aside.keys.get(j)), gateway: {host: ipv4Text(aside.gateways.get(j))}, dev: aside.tunnelDev, table: 'main',
-    protocol: 'bird', scope: 'global', metric: aside.metrics.get(j), flags: ['onlink'],
-  }
-  return buildRoute(raw, {file: aside.file, line: 1, endLine: 1})
 }
 
 /** The reference path: JSON.parse, then typed field reads. */
@@ -230,9 +232,9 @@ function isTunnelShape(shape: Shape, tunnelDev: string): boolean {
 /**
  * Set the route the scanner just read aside outside the pools, when it is IPv4, outside every pool and would be
  * built like its shape's model (scannedRoute) with that model's source address: then its key, metric and next-hop
- * list make it again (besideKernelRoute), and nothing of it can fail. False when it is to be built.
+ * list make it again (src/bulk/aside.ts besideKernelRoute), and nothing of it can fail. False when it is to be built.
  */
-function setBeside(scanner: RouteScanner, beside: BesideKernelRoutes, ordinal: number): boolean {
+function setBeside(scanner: RouteScanner, beside: OutsideRouteSink, ordinal: number): boolean {
   const shape = scanner.shape
   if (shape === undefined || shape.like === undefined) return false
   const like = shape.like

@@ -3,7 +3,7 @@
 // backpressure. Elements are compact, one per line: a full table's report stays greppable and cheap to produce.
 import type {Writable} from 'node:stream'
 
-import {type PrefixLine, type SettledPrefixes, isSettledPrefixes} from '../services/report.js'
+import {type PrefixLine, type SettledPrefixes, isSettledPrefixes} from '../report/report.js'
 import {settledRows} from './settled.js'
 
 const CHUNK = 1 << 20

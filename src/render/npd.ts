@@ -1,7 +1,7 @@
 // `check --npd`: node-problem-detector's custom-plugin protocol. One line of at most 80 characters on stdout,
 // and the exit status: 0 ok (the condition is False), 1 a problem (True), 3 unknown (what the diagnosis rests
 // on could not be read).
-import {isSettledPrefixes, type CheckRun} from '../services/report.js'
+import {isSettledPrefixes, type CheckRun} from '../report/report.js'
 
 export const NPD_MAX = 80
 export const NPD_UNKNOWN = 3

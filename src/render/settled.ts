@@ -1,8 +1,8 @@
-// Rows of the prefixes settled ok in bulk (services/report.ts SettledPrefixes), written from their keys as one-byte
+// Rows of the prefixes settled ok in bulk (report/report.ts SettledPrefixes), written from their keys as one-byte
 // text: most of a full table's report is such rows, and making a prefix string, a line object and a padded line for
 // each took as long as diagnosing every broken prefix.
-import {keyPrefix} from '../model/aside.js'
-import type {SettledPrefixes} from '../services/report.js'
+import {keyPrefix} from '../model/prefix-key.js'
+import type {SettledPrefixes} from '../report/report.js'
 
 /**
  * How a settled prefix's row reads: `before`, the prefix padded as the text report pads a column (spaces up to
@@ -15,6 +15,7 @@ export interface SettledRowShape {
   width: number
 }
 
+// eslint-disable-next-line no-control-regex -- the whole ASCII range, NUL included
 const ASCII = /^[\x00-\x7f]*$/
 let scratch = Buffer.allocUnsafe(1 << 16)
 

@@ -2,9 +2,9 @@
 import type {ChalkInstance} from 'chalk'
 
 import {formatKernelRoute, ipRouteReplace} from '../model/format.js'
-import type {FixReport} from '../services/fix.js'
+import type {FixReport} from '../report/fix.js'
 import type {Evidence, Finding, PlannedRoute, Verdict} from '../model/types.js'
-import {type CheckReport, type CheckRun, type ExplainReport, type NodeSummary, type SettledPrefixes, isSettledPrefixes} from '../services/report.js'
+import {type CheckReport, type CheckRun, type ExplainReport, type NodeSummary, type SettledPrefixes, isSettledPrefixes} from '../report/report.js'
 import {settledRows} from './settled.js'
 import {severityColor, verdictColor} from './style.js'
 

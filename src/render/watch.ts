@@ -1,9 +1,7 @@
 // `watch`'s output: one line per change, timestamped; text, or JSON lines (schema 1).
 import type {ChalkInstance} from 'chalk'
 
-import type {NodeState} from '../agent/state.js'
-import type {TimedChange} from '../agent/watch.js'
-import {keyPrefix} from '../model/aside.js'
+import type {TimedChange} from '../report/watch.js'
 import type {Verdict} from '../model/types.js'
 import {severityColor, verdictColor} from './style.js'
 
@@ -14,22 +12,6 @@ export interface WatchStarted {
   verdicts: Record<string, number>
   sessions: {up: number; total: number}
   listen?: string
-}
-
-/**
- * The agent's state as `/state` serves it: every prefix with its verdict and finding ids, in check's order of
- * fields (the healthy ones settled in bulk as ok), the host findings and the sessions.
- */
-export function watchStateJson(s: NodeState): unknown {
-  const prefixes: Array<{prefix: string; verdict: string; findings: Array<{id: string; severity: string}>}> = []
-  for (const key of s.healthyKeys) prefixes.push({prefix: keyPrefix(key), verdict: 'ok', findings: []})
-  for (const [prefix, p] of s.prefixes) prefixes.push({prefix, verdict: p.verdict, findings: p.findings.map((f) => ({id: f.id, severity: f.severity}))})
-  prefixes.sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0))
-  return {
-    schema: 1, prefixes, verdicts: s.verdicts,
-    host: {findings: s.host.map((f) => ({id: f.id, severity: f.severity}))},
-    sessions: Object.fromEntries(s.sessions),
-  }
 }
 
 export function watchLineJson(c: TimedChange | WatchStarted): string {

@@ -10,13 +10,13 @@ import {collectBirdLog} from '../collect/bird-log.js'
 import {redactFiles} from '../bundle/redact.js'
 import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
 import {Context} from '../model/context.js'
-import {parsePoolFlag} from '../model/build.js'
+import {parsePoolFlag} from '../snapshot/build.js'
 import type {SourceFile} from '../model/types.js'
 import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {renderCheck, renderExplain} from '../render/text.js'
 import {loadSourceFiles, readIppoolsFile, snapshotFrom, type SourceOptions} from './load.js'
-import {checkReport, explainReport, snapshotHost} from './report.js'
+import {checkReport, explainReport, snapshotHost} from '../report/report.js'
 
 export interface BundleOptions extends SourceOptions {
   out?: string // file or directory

@@ -2,49 +2,14 @@
 import {Context, type ContextOptions, DEFAULT_RULE_PRIORITY, type PrefixFacts} from '../model/context.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
 import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules, whyNoPlan} from '../plan/plan.js'
-import {birdConfigAdvice, type BirdConfigAdvice} from '../plan/bird-config.js'
+import {birdConfigAdvice} from '../plan/bird-config.js'
 import {ipRouteReplace} from '../model/format.js'
-import type {KernelRoute, PlannedRoute, PlannedRule, Verdict} from '../model/types.js'
-import {SCHEMA, nodeSummary, resolveTarget, targetScope, type NodeSummary} from './report.js'
+import type {PlannedRoute, PlannedRule} from '../model/types.js'
+import {SCHEMA, nodeSummary, resolveTarget, targetScope} from '../report/report.js'
 import {prefixContains} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
 import type {ApplyOptions, ApplyResult} from '../netlink/apply.js'
-
-export interface FixEntry {
-  prefix: string
-  verdict: Verdict
-  action: 'replace' | 'delete'
-  current: KernelRoute[] // the prefix's routes in BIRD's tables and routedoctor's own
-  planned: PlannedRoute
-  mode: PlanItem['mode']
-  ipRoute: string
-}
-
-/** A route of the plan as `fix --json` lists it (DESIGN §4): the action first. */
-export type FixRoute = PlannedRoute & {action: 'replace' | 'delete'}
-
-export interface FixReport {
-  schema: number
-  node: NodeSummary
-  // why nothing could be planned at all (BIRD's routes missing or not collected)
-  unavailable?: string
-  scope?: string // with a PREFIX argument: what was planned (the block it resolved to, or the prefixes inside it)
-  table: number // the overlay table
-  routes: FixRoute[]
-  rules: PlannedRule[]
-  replaced: KernelRoute[] // the kernel routes the plan takes precedence over or withdraws
-  entries: FixEntry[]
-  ruleLines: string[] // `ip rule add|del …` of `rules`
-  kept: number // routedoctor routes already as planned
-  skipped: Array<{prefix: string; verdict: Verdict; reason: string}>
-  birdConfig: BirdConfigAdvice
-  applied?: PlannedRoute[]
-  verified?: boolean
-  journal?: string
-  routeWar?: unknown[]
-  restored?: boolean
-  errors?: unknown[]
-}
+import type {FixEntry, FixReport, FixRoute} from '../report/fix.js'
 
 /**
  * The Context a plan is made of: a plan shows verdicts and routes, never a finding's texts or evidence, so they are

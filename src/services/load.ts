@@ -4,16 +4,16 @@ import os from 'node:os'
 import path from 'node:path'
 
 import {readSnapshotDir} from '../collect/snapshot-dir.js'
-import {settleHealthy} from '../diagnose/healthy.js'
+import {settleHealthy} from '../bulk/healthy.js'
 import {Context, type ContextOptions} from '../model/context.js'
-import {buildSnapshot, type BuildOptions, unreadFallbacks} from '../model/build.js'
-import {releaseTexts, withoutUnreadRoutes} from '../model/release.js'
-import {collectGarbage} from './collect-garbage.js'
-import {coveringKeys, prefixKey} from '../model/aside.js'
+import {buildSnapshot, type BuildOptions, unreadFallbacks} from '../snapshot/build.js'
+import {releaseTexts, withoutUnreadRoutes} from '../bulk/release.js'
+import {collectGarbage} from '../runtime/collect-garbage.js'
+import {coveringKeys, prefixKey} from '../model/prefix-key.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Value} from '../model/prefix.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
-import {checkRun, type CheckRun} from './report.js'
+import {checkRun, type CheckRun} from '../report/report.js'
 
 export interface SourceOptions {
   from?: string // DIR or BUNDLE.tar.gz; live when absent
@@ -87,8 +87,8 @@ export async function loadSnapshot(opts: SourceOptions): Promise<Snapshot> {
 }
 
 /**
- * What `check` walks: the snapshot with its healthy prefixes settled in bulk (diagnose/healthy.ts) and the
- * rest as loadSnapshot gives it, without its big texts once settled (model/release.ts: check reads nothing
+ * What `check` walks: the snapshot with its healthy prefixes settled in bulk (bulk/healthy.ts) and the
+ * rest as loadSnapshot gives it, without its big texts once settled (bulk/release.ts: check reads nothing
  * raw but the lines it cites). Its report is loadSnapshot's, byte for byte.
  */
 export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}, onSource?: (source: LoadedSource) => void): Promise<Context> {

@@ -7,7 +7,7 @@ import {Context} from '../model/context.js'
 import {palette} from '../render/style.js'
 import {renderFix} from '../render/text.js'
 import {loadExplainSnapshot, loadSettledSnapshot, loadSettledSource, type SettledSource, type SourceOptions} from '../services/load.js'
-import {checkReport, explainReport, type CheckReport, type ExplainReport} from '../services/report.js'
+import {checkReport, explainReport, type CheckReport, type ExplainReport} from '../report/report.js'
 import type {Capabilities} from './state.js'
 
 export interface UiActions {

@@ -2,7 +2,7 @@
 // loaded only when the TUI actually starts.
 import {render} from 'ink'
 
-import type {CheckReport} from '../services/report.js'
+import type {CheckReport} from '../report/report.js'
 import {capabilities, type UiActions} from './actions.js'
 import {App} from './components/App.js'
 import {initialState} from './state.js'

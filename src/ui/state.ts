@@ -1,7 +1,7 @@
 // The TUI's state and its one pure update function: (state, event) → new state + effects to run.
 // No Ink, no React, no I/O here: the controller runs the effects through the injected actions and
 // feeds their results back as events. Everything a key does is decided here and unit-tested.
-import type {CheckReport, PrefixLine} from '../services/report.js'
+import type {CheckReport, PrefixLine} from '../report/report.js'
 import type {Verdict} from '../model/types.js'
 import {wrap} from './ansi.js'
 import {splitKeys} from './keys.js'

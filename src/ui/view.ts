@@ -5,7 +5,7 @@ import path from 'node:path'
 import type {ChalkInstance} from 'chalk'
 
 import {verdictColor} from '../render/style.js'
-import type {CheckReport, PrefixLine} from '../services/report.js'
+import type {CheckReport, PrefixLine} from '../report/report.js'
 import {fit, visibleWidth} from './ansi.js'
 import {hasSourceProblems, layout, paneRows, selectedIndex, visibleRows, type UiState} from './state.js'
 

@@ -4,7 +4,7 @@ import {describe, expect, it} from 'vitest'
 
 import {birdBlockHashes, changedBlocks, touchedBy, type NodeBase, type Touched} from '../../src/agent/incremental.js'
 import {changesBetween, emptyState, updatePrefixes, verdictIn, type NodeState, type SeenPrefix} from '../../src/agent/state.js'
-import {prefixKey} from '../../src/model/aside.js'
+import {prefixKey} from '../../src/model/prefix-key.js'
 import {ipv4Pools} from '../../src/model/context.js'
 import {ipv4Value} from '../../src/model/prefix.js'
 import {encodeRoute, type RouteSpec} from '../../src/netlink/codec.js'

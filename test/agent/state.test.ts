@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {changesBetween, emptyState, FlapTracker, verdictIn, type NodeState} from '../../src/agent/state.js'
-import {prefixKey} from '../../src/model/aside.js'
+import {prefixKey} from '../../src/model/prefix-key.js'
 
 function state(over: Partial<NodeState>): NodeState {
   return {...emptyState(), ...over}

@@ -11,7 +11,7 @@ import {readBundle} from '../../src/bundle/tarball.js'
 import {createBundle, EXPLAINED} from '../../src/services/bundle.js'
 import {loadSnapshot} from '../../src/services/load.js'
 import {Context} from '../../src/model/context.js'
-import {checkReport} from '../../src/services/report.js'
+import {checkReport} from '../../src/report/report.js'
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'rd-bundle-scale-'))
 afterAll(() => rmSync(tmp, {recursive: true, force: true}))

@@ -11,7 +11,7 @@ import {palette} from '../../src/render/style.js'
 import {renderExplain, renderFix, renderNode} from '../../src/render/text.js'
 import {FIX_CONTEXT, planFix} from '../../src/services/fix.js'
 import {loadSettledSnapshot, loadSnapshot, type SourceOptions} from '../../src/services/load.js'
-import {checkReport, explainReport, nodeSummary} from '../../src/services/report.js'
+import {checkReport, explainReport, nodeSummary} from '../../src/report/report.js'
 import {BIN, ROOT, scenarioDirs, tempDir} from '../helpers.js'
 
 const EXAMPLE = path.join(ROOT, 'examples/bird2-ecmp-not-tunneled')

@@ -9,11 +9,11 @@ import path from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
-import {buildSnapshot} from '../../src/model/build.js'
+import {buildSnapshot} from '../../src/snapshot/build.js'
 import {Context} from '../../src/model/context.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {planFix} from '../../src/services/fix.js'
-import {checkReport} from '../../src/services/report.js'
+import {checkReport} from '../../src/report/report.js'
 import {FIXTURES, type Expected} from '../helpers.js'
 
 const DIR = path.join(FIXTURES, 'bird2-ecmp-not-tunneled')

@@ -5,11 +5,11 @@ import {describe, expect, it} from 'vitest'
 import path from 'node:path'
 
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
-import {buildSnapshot} from '../../src/model/build.js'
+import {buildSnapshot} from '../../src/snapshot/build.js'
 import {Context} from '../../src/model/context.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {planFix} from '../../src/services/fix.js'
-import {checkReport} from '../../src/services/report.js'
+import {checkReport} from '../../src/report/report.js'
 import {FIXTURES} from '../helpers.js'
 
 const CALICO_FILTER = `filter calico_kernel_programming {

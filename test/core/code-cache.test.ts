@@ -1,4 +1,4 @@
-// The start-up chunk's V8 code cache (src/cli/code-cache.ts, scripts/bundle.mjs, scripts/code-cache.mjs).
+// The start-up chunk's V8 code cache (src/runtime/code-cache.ts, scripts/bundle.mjs, scripts/code-cache.mjs).
 // Each load runs in a fresh Node process: V8's in-process compilation cache would hide what the file cache does.
 import {execFileSync, spawnSync} from 'node:child_process'
 import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
@@ -9,7 +9,7 @@ import {describe, expect, it} from 'vitest'
 
 import {BIN, ROOT, tempDir} from '../helpers.js'
 
-const LOADER = pathToFileURL(path.join(ROOT, 'dist/cli/code-cache.js')).href
+const LOADER = pathToFileURL(path.join(ROOT, 'dist/runtime/code-cache.js')).href
 const EXAMPLE = path.join(ROOT, 'examples/bird2-ecmp-not-tunneled')
 
 /** Loads `file` through the loader in a child; `record` writes its cache afterwards. */

@@ -7,9 +7,9 @@ import {execa} from 'execa'
 import {describe, expect, it} from 'vitest'
 
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
-import {buildSnapshot} from '../../src/model/build.js'
+import {buildSnapshot} from '../../src/snapshot/build.js'
 import {Context} from '../../src/model/context.js'
-import {checkReport, explainReport} from '../../src/services/report.js'
+import {checkReport, explainReport} from '../../src/report/report.js'
 import {BIN, scenarioDirs, type Expected} from '../helpers.js'
 
 async function contextOf(dir: string): Promise<Context> {

@@ -1,4 +1,4 @@
-// Huge pages for a large input (src/cli/hugepages.ts): when bin/run.js runs the CLI again with
+// Huge pages for a large input (src/runtime/hugepages.ts): when bin/run.js runs the CLI again with
 // glibc.malloc.hugetlb=1, what it decides from, and the re-run as a user sees it (the same output and
 // exit status, signals passed on).
 import {spawn, spawnSync} from 'node:child_process'
@@ -8,7 +8,7 @@ import path from 'node:path'
 import {execa} from 'execa'
 import {describe, expect, it, onTestFinished} from 'vitest'
 
-import {HUGE_INPUT_BYTES, HUGE_LIVE_PREFIXES, type HugePageFacts, largestFibTable, fromFlag, hugePageEnv, probeMachine, snapshotInputBytes, thpMode} from '../../src/cli/hugepages.js'
+import {HUGE_INPUT_BYTES, HUGE_LIVE_PREFIXES, type HugePageFacts, largestFibTable, fromFlag, hugePageEnv, probeMachine, snapshotInputBytes, thpMode} from '../../src/runtime/hugepages.js'
 import {BIN, FIXTURES, ROOT, tempDir} from '../helpers.js'
 
 const TUNABLE = 'glibc.malloc.hugetlb=1'
@@ -124,7 +124,7 @@ describe.skipIf(!root)(`/proc/net/fib_triestat in a namespace${root ? '' : ' (sk
     add(700, '100', 2)
     expect(largest()).toBe(700)
     // what the CLI reads run inside the namespace (ip netns exec … routedoctor): that namespace's tables
-    const script = `import(${JSON.stringify(path.join(ROOT, 'dist/cli/hugepages.js'))}).then((m) => console.log(m.largestFibTable(m.probeMachine(['check']).liveFibStat())))`
+    const script = `import(${JSON.stringify(path.join(ROOT, 'dist/runtime/hugepages.js'))}).then((m) => console.log(m.largestFibTable(m.probeMachine(['check']).liveFibStat())))`
     const inside = spawnSync('ip', ['netns', 'exec', ns, process.execPath, '-e', script], {encoding: 'utf8'})
     expect(inside.stdout.trim(), inside.stderr).toBe('700')
   })

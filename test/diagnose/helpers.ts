@@ -7,7 +7,7 @@ import {expect} from 'vitest'
 
 import {SNAPSHOT_FILE_NAMES} from '../../src/collect/snapshot-files.js'
 import {diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../../src/diagnose/engine.js'
-import {buildSnapshot, type BuildOptions} from '../../src/model/build.js'
+import {buildSnapshot, type BuildOptions} from '../../src/snapshot/build.js'
 import {Context} from '../../src/model/context.js'
 import type {Finding, FindingId, SourceFile} from '../../src/model/types.js'
 import {FIXTURES} from '../helpers.js'

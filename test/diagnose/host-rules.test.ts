@@ -3,7 +3,7 @@
 import {describe, expect, it} from 'vitest'
 
 import type {Finding} from '../../src/model/types.js'
-import {explainReport} from '../../src/services/report.js'
+import {explainReport} from '../../src/report/report.js'
 import {
   BIRD16, BIRD16_LL, BIRD2, PEER_DOWN,
   contextOf, ctxOfFixture, dropFile, editFile, hostFindings, lineOf, links, loadFiles, replaceOnce, theHostFinding, withTwins,

@@ -10,10 +10,10 @@ import {describe, expect, it} from 'vitest'
 
 import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
-import {buildSnapshot} from '../../src/model/build.js'
+import {buildSnapshot} from '../../src/snapshot/build.js'
 import {Context} from '../../src/model/context.js'
 import type {BirdRoute, KernelRoute, Snapshot, SourceFile} from '../../src/model/types.js'
-import {checkReport, explainReport, type CheckReport} from '../../src/services/report.js'
+import {checkReport, explainReport, type CheckReport} from '../../src/report/report.js'
 import {loadFiles} from './helpers.js'
 import {scenarioDirs} from '../helpers.js'
 

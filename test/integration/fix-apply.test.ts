@@ -109,7 +109,6 @@ function applySuite(scenario: ScenarioName) {
     let afterApply: KernelRoute[]
     let jdir: string
     const expected = expectedFor(scenario)
-    const bird2 = scenario.startsWith('bird2')
     // the prefixes the fixture says get a corrected route
     const planned = Object.entries(expected.prefixes)
       .filter(([, v]) => v.plan && v.verdict !== 'ok' && v.verdict !== 'local')

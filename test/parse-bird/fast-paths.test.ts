@@ -5,7 +5,7 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
-import {prefixKey} from '../../src/model/aside.js'
+import {prefixKey} from '../../src/model/prefix-key.js'
 import {ParseError} from '../../src/model/errors.js'
 import {canonicalAddress, canonicalPrefix} from '../../src/model/prefix.js'
 import type {BirdRoute} from '../../src/model/types.js'

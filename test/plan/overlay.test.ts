@@ -4,13 +4,13 @@
 import {describe, expect, it} from 'vitest'
 
 import {diagnosePrefix} from '../../src/diagnose/engine.js'
-import {buildSnapshot} from '../../src/model/build.js'
+import {buildSnapshot} from '../../src/snapshot/build.js'
 import {Context} from '../../src/model/context.js'
 import {RouteDoctorError} from '../../src/model/errors.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {parseBirdConf} from '../../src/parse/bird-conf.js'
 import {parseIpRule} from '../../src/parse/ip-rule.js'
-import {explainReport} from '../../src/services/report.js'
+import {explainReport} from '../../src/report/report.js'
 import {planFix} from '../../src/services/fix.js'
 import {BIRD16, BIRD2, LAB_HEALTHY, editFile, editJsonRoutes, expectRealEvidence, fileText, loadFiles, replaceOnce} from '../diagnose/helpers.js'
 

@@ -4,7 +4,7 @@ import {Chalk} from 'chalk'
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
-import {keyPrefix, networkKey} from '../../src/model/aside.js'
+import {keyPrefix, networkKey} from '../../src/model/prefix-key.js'
 import {ipv4Network} from '../../src/model/prefix.js'
 import {checkLineJson, prefixLineJson} from '../../src/render/json.js'
 import {settledRows} from '../../src/render/settled.js'

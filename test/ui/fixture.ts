@@ -4,7 +4,7 @@ import path from 'node:path'
 
 import {FIXTURES, ROOT, scenarioDirs, type Expected} from '../helpers.js'
 import {createActions} from '../../src/ui/actions.js'
-import type {CheckReport} from '../../src/services/report.js'
+import type {CheckReport} from '../../src/report/report.js'
 import {initialState, update, type Capabilities, type Effect, type KeyInfo, type UiEvent, type UiState} from '../../src/ui/state.js'
 
 export const ECMP = path.join(FIXTURES, 'bird2-ecmp-not-tunneled')

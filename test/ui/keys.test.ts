@@ -2,7 +2,7 @@
 // not act on a prefix the list does not show. On every capture: the shipped example and the fixtures.
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import type {CheckReport} from '../../src/services/report.js'
+import type {CheckReport} from '../../src/report/report.js'
 import {splitKeys} from '../../src/ui/keys.js'
 import {shownSelection, update, visibleRows} from '../../src/ui/state.js'
 import {ALL, CAPTURES, fixtureReport, key, name, run, stateFor, withVerdict} from './fixture.js'

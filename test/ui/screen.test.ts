@@ -5,7 +5,7 @@ import {Chalk} from 'chalk'
 import {beforeAll, describe, expect, it} from 'vitest'
 
 import {renderExplain} from '../../src/render/text.js'
-import type {CheckReport} from '../../src/services/report.js'
+import type {CheckReport} from '../../src/report/report.js'
 import {createActions} from '../../src/ui/actions.js'
 import {stripAnsi, wrap} from '../../src/ui/ansi.js'
 import {runEffect} from '../../src/ui/effects.js'
@@ -98,14 +98,14 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('ui screen on %s', (_, dir) => 
       expect(text).not.toMatch(/^node \S+ +BIRD/m)
       expect(cli).toMatch(/^node \S+ +BIRD/m)
       // every multi-line piece of evidence is printed once
-      const blocks = text.split('\n').filter((l) => /^ +\S+:\d+(-\d+)?  /.test(l))
+      const blocks = text.split('\n').filter((l) => /^ +\S+:\d+(-\d+)? {2}/.test(l))
       expect(new Set(blocks).size).toBe(blocks.length)
       expect(text.split('\n').length).toBeLessThan(cli.split('\n').length)
       // wrapped at 80 columns, a chain step's continuation rows start under its text, evidence under its cited text
       for (const l of text.split('\n')) {
         const wrapped = wrap(l, 79)
         if (wrapped.length < 2) continue
-        const lead = /^\d+\. /.test(l) ? 20 : /^ +\S+:\d+(-\d+)?  \S/.test(l) ? l.indexOf('  ', l.search(/\S/)) + 2 : l.match(/^ */)![0].length
+        const lead = /^\d+\. /.test(l) ? 20 : /^ +\S+:\d+(-\d+)? {2}\S/.test(l) ? l.indexOf('  ', l.search(/\S/)) + 2 : l.match(/^ */)![0].length
         for (const r of wrapped.slice(1)) expect(r.match(/^ */)![0].length, `${l}\n→ ${r}`).toBeGreaterThanOrEqual(lead <= 79 * 0.6 ? lead : 7)
       }
     }

@@ -1,6 +1,6 @@
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import type {CheckReport} from '../../src/services/report.js'
+import type {CheckReport} from '../../src/report/report.js'
 import {CHANGE_MEMORY, HELP, NOT_AVAILABLE, layout, paneRows, sortedRows, visibleRows} from '../../src/ui/state.js'
 import {ALL, TARGET, expected, fixtureReport, key, run, stateFor, withVerdict} from './fixture.js'
 

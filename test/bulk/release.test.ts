@@ -1,4 +1,4 @@
-// check lets go of a full table's texts once settled (model/release.ts): what it keeps must be what the
+// check lets go of a full table's texts once settled (bulk/release.ts): what it keeps must be what the
 // texts said — every cited line, every field and attribute of the routes still held — and the texts must
 // really be gone (no field left a view into them).
 import {readdirSync, readFileSync, writeFileSync} from 'node:fs'
@@ -10,7 +10,7 @@ import {describe, expect, it} from 'vitest'
 
 import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
-import {buildSnapshot} from '../../src/model/build.js'
+import {buildSnapshot} from '../../src/snapshot/build.js'
 import {Context} from '../../src/model/context.js'
 import type {Snapshot, SourceFile} from '../../src/model/types.js'
 import {checkSnapshot} from '../../src/services/load.js'

@@ -1,18 +1,18 @@
 // The CLI's entry: bin/run.js imports the bundle of this file (dist/app/cli.js, built by
 // scripts/bundle.mjs), whose start-up chunk holds oclif and every command, so start-up reads a few
-// files (that chunk comes through V8's code cache: src/cli/code-cache.ts) instead of resolving and
+// files (that chunk comes through V8's code cache: src/runtime/code-cache.ts) instead of resolving and
 // compiling ~160 CommonJS modules one by one. oclif finds the commands
 // through the "explicit" discovery strategy (package.json oclif.commands → COMMANDS below); what
 // only some commands need (Ink and React, the netlink binding, live collection, fix and bundle
 // services) is behind dynamic import() in those commands and stays out of the start-up chunk.
 import {execute, settings} from '@oclif/core'
 
-import Bundle from '../commands/bundle.js'
-import Check from '../commands/check.js'
-import Explain from '../commands/explain.js'
-import Fix from '../commands/fix.js'
-import Ui from '../commands/ui.js'
-import Watch from '../commands/watch.js'
+import Bundle from './commands/bundle.js'
+import Check from './commands/check.js'
+import Explain from './commands/explain.js'
+import Fix from './commands/fix.js'
+import Ui from './commands/ui.js'
+import Watch from './commands/watch.js'
 
 export const COMMANDS = {bundle: Bundle, check: Check, explain: Explain, fix: Fix, ui: Ui, watch: Watch}
 

@@ -1,4 +1,4 @@
-// check's bulk path (model/aside.ts, diagnose/healthy.ts) against the rules: whatever the snapshot, a
+// check's bulk path (bulk/aside.ts, bulk/healthy.ts) against the rules: whatever the snapshot, a
 // report made with routes set aside and settled in bulk is the report the rules make on every route,
 // byte for byte, as JSON and as text. Real captures, the bench's synthetic table, and that table with
 // random damage to BIRD's paths and the kernel's routes.
@@ -11,16 +11,16 @@ import {beforeAll, describe, expect, it} from 'vitest'
 
 import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
-import {keyPrefix, keyPrefixLength, prefixKey} from '../../src/model/aside.js'
-import {buildSnapshot} from '../../src/model/build.js'
-import {settleHealthy} from '../../src/diagnose/healthy.js'
+import {keyPrefix, keyPrefixLength, prefixKey} from '../../src/model/prefix-key.js'
+import {buildSnapshot} from '../../src/snapshot/build.js'
+import {settleHealthy} from '../../src/bulk/healthy.js'
 import {Context} from '../../src/model/context.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {renderCheck, renderCheckLines, renderExplain} from '../../src/render/text.js'
 import {palette} from '../../src/render/style.js'
 import {checkSnapshot, settledSnapshot, settledSource, type SettledSource} from '../../src/services/load.js'
 import {FIX_CONTEXT, planFix} from '../../src/services/fix.js'
-import {checkReport, checkRun, explainReport, type CheckReport} from '../../src/services/report.js'
+import {checkReport, checkRun, explainReport, type CheckReport} from '../../src/report/report.js'
 import {ROOT, scenarioDirs} from '../helpers.js'
 
 function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: string; leanText: string; healthy: number} {

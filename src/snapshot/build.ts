@@ -12,27 +12,27 @@ import {parseIpRouteJson} from '../parse/ip-route-json.js'
 import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
-import {AsideBirdPaths, AsideKernelRoutes, BesideKernelRoutes, KeyTable, type AsideRoutes} from './aside.js'
-import {outsidePools} from './context.js'
-import {UsageError} from './errors.js'
-import {canonicalPrefix, familyOf, hostBitsSet} from './prefix.js'
-import {releaseKernelText} from './release.js'
-import type {BirdConfig, BirdProtocol, BirdRoute, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from './types.js'
+import {AsideBirdPaths, AsideKernelRoutes, BesideKernelRoutes, KeyTable, type AsideRoutes, type AsideSnapshot} from '../bulk/aside.js'
+import {outsidePools} from '../model/context.js'
+import {UsageError} from '../model/errors.js'
+import {canonicalPrefix, familyOf, hostBitsSet} from '../model/prefix.js'
+import {releaseKernelText} from '../bulk/release.js'
+import type {BirdConfig, BirdProtocol, BirdRoute, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from '../model/types.js'
 
 export interface BuildOptions {
   pools?: string[] // --pool CIDR[=ipip|vxlan|none]
   ippools?: SourceFile // --ippools FILE
   tunnelDev?: string
   origin?: Snapshot['origin']
-  /** Set BIRD's tunnel routes and single BGP paths aside unbuilt (model/aside.ts): `check`'s bulk path. */
+  /** Set BIRD's tunnel routes and single BGP paths aside unbuilt (bulk/aside.ts): `check`'s bulk path. */
   aside?: boolean
   /**
    * With `aside`: the caller gives up the texts of `files`. The kernel's JSON route dump is released as soon as
-   * its routes are read (its entry in `files` replaced by one with an empty text, see model/release.ts): the
+   * its routes are read (its entry in `files` replaced by one with an empty text, see bulk/release.ts): the
    * routes set aside are built again without it.
    */
   consume?: boolean
-  /** With `consume`: called once a text is released (check collects garbage then: model/release.ts). */
+  /** With `consume`: called once a text is released (check collects garbage then: bulk/release.ts). */
   onReleased?: () => void
 }
 
@@ -79,7 +79,7 @@ function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions): TunnelPools {
   return {config, pools: [], poolOrigin: 'none'}
 }
 
-export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
+export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): AsideSnapshot {
   markEmpty(files)
   const text = (name: string) => files.find((f) => f.name === name && f.text !== undefined)?.text
   const tunnelDev = opts.tunnelDev ?? 'tunl0'

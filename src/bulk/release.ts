@@ -3,10 +3,11 @@
 // only what the report can still show: the lines of the BIRD paths it still holds, copied into one string,
 // for evidence. The routes' own strings are copied too where they could be views into those texts (see
 // detach.ts), or the texts would stay alive through them.
-import {ipv4Values, keysHolding, prefixKey, resolvingRoutes, type BesideKernelRoutes} from './aside.js'
-import {outsidePools} from './context.js'
-import {Detacher, detached} from './detach.js'
-import type {BirdNexthop, BirdRoute, Gateway, KernelRoute, Nexthop, Snapshot, SourceFile} from './types.js'
+import {resolvingRoutes, type AsideSnapshot, type BesideKernelRoutes} from './aside.js'
+import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
+import {outsidePools} from '../model/context.js'
+import {Detacher, detached} from '../parse/detach.js'
+import type {BirdNexthop, BirdRoute, Gateway, KernelRoute, Nexthop, Snapshot, SourceFile} from '../model/types.js'
 
 const BIRD_ROUTES = 'birdc-show-route-all.txt'
 const KERNEL_ROUTES_JSON = 'ip-j-d-route.json' // its routes are cited rendered, never by their text
@@ -66,7 +67,7 @@ function holdsAttributeText(r: BirdRoute): r is BirdRoute & HeldAttributeText {
  * are changed in place: the snapshot given must not be used again. Only for a settled snapshot that nothing
  * else will read raw (check's; not a bundle's, which writes the texts).
  */
-export function releaseTexts(snapshot: Snapshot): Snapshot {
+export function releaseTexts(snapshot: AsideSnapshot): Snapshot {
   if (snapshot.aside !== undefined) throw new Error('releaseTexts: settle the routes set aside first')
   const birdFile = snapshot.files.find((f) => f.name === BIRD_ROUTES && f.text !== undefined && f.released === undefined)
   // already released when built with BuildOptions.consume, as check builds it
@@ -90,10 +91,10 @@ export function releaseTexts(snapshot: Snapshot): Snapshot {
  * The snapshot without the IPv4 routes that no pool prefix's diagnosis reads, for `check`: a route outside every
  * pool (neither in one nor holding one) is read only to resolve an address. The kernel's resolve a BGP next hop,
  * or, in turn, the gateway of a kernel route that resolves one; BIRD's are kept where they hold a BGP next hop (as
- * diagnose/healthy.ts settles the paths it set aside). Every other such route goes: a full table beside the pools (a
+ * bulk/healthy.ts settles the paths it set aside). Every other such route goes: a full table beside the pools (a
  * route reflector's: most of a million routes) is then not indexed, nor its BIRD lines kept. The local table, IPv6
  * and any route whose destination is not a canonical IPv4 prefix stay. Its report is the snapshot's, byte for byte
- * (test/diagnose/healthy.test.ts).
+ * (test/bulk/healthy.test.ts).
  */
 export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
   const outside = outsidePools(snapshot.pools)
@@ -142,7 +143,7 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
 
 /**
  * The kernel JSON route dump's file entry without its text, once its routes are read: the routes built from
- * it are changed in place to hold none of it (routes set aside need none: model/aside.ts; those set aside
+ * it are changed in place to hold none of it (routes set aside need none: bulk/aside.ts; those set aside
  * outside the pools, `beside`, are made like routes built, with next-hop lists that are copied here too).
  */
 export function releaseKernelText(file: SourceFile, routes: KernelRoute[], beside?: BesideKernelRoutes): SourceFile {

@@ -1,71 +1,14 @@
 // Routes `check` holds as numbers instead of objects. A full table is mostly one shape: BIRD's single BGP
 // path to a pod block, and the kernel's `BLOCK via N dev tunl0 onlink proto bird`. The parsers set such
-// routes aside here (key, next hop, where their text is) rather than building them; diagnose/healthy.ts then
+// routes aside here (key, next hop, where their text is) rather than building them; bulk/healthy.ts then
 // settles which of them are healthy and has every other one parsed after all, from its text. For `check`, BIRD's
 // single BGP paths outside every pool (a route reflector's full table beside them) are set aside too, and only
 // those that hold a BGP next hop are ever parsed; so are the kernel's routes there, and only those that resolve an
 // address a BGP next hop leads to are ever built.
-import {ipv4Network, ipv4Text, ipv4Value, lengthValue} from './prefix.js'
-import type {KernelRoute, Nexthop} from './types.js'
-
-/** An IPv4 prefix as one exact number, in prefix order: network · 64 + length. -1 for any other text. */
-export function prefixKey(prefix: string, from = 0, to = prefix.length): number {
-  const slash = prefix.indexOf('/', from)
-  if (slash < 0 || slash >= to) return -1
-  const v = ipv4Value(prefix, from, slash)
-  if (v < 0) return -1
-  const len = lengthValue(prefix, slash + 1, 32, to)
-  // BIRD and iproute2 print networks without host bits: anything else is not set aside
-  return len < 0 || ipv4Network(v, len) !== v ? -1 : networkKey(v, len)
-}
-
-/** The key of an IPv4 network (its value, without host bits) of length `len`: prefixKey of its text. */
-export function networkKey(network: number, len: number): number {
-  return network * 64 + len
-}
-
-/** The keys of the 33 networks, /0 to /32, that hold the IPv4 address of value `v`. */
-export function coveringKeys(v: number): number[] {
-  const keys: number[] = []
-  for (let len = 0; len <= 32; len++) keys.push(networkKey(ipv4Network(v, len), len))
-  return keys
-}
-
-/** The values of the IPv4 addresses among `addresses` (any other text, or none, is passed over). */
-export function ipv4Values(addresses: Iterable<string | undefined>): number[] {
-  const values: number[] = []
-  for (const a of addresses) {
-    const v = a === undefined ? -1 : ipv4Value(a)
-    if (v >= 0) values.push(v)
-  }
-  return values
-}
-
-/** The keys of every network that holds one of `addresses` (IPv4 text; any other is passed over). */
-export function keysHolding(addresses: Iterable<string | undefined>): Set<number> {
-  const keys = new Set<number>()
-  for (const v of ipv4Values(addresses)) for (const key of coveringKeys(v)) keys.add(key)
-  return keys
-}
-
-/** The prefix text of a key, as BIRD and iproute2 print it. */
-export function keyPrefix(key: number): string {
-  const len = key % 64
-  return `${ipv4Text((key - len) / 64)}/${len}`
-}
-
-/** The length of keyPrefix(key), without making it. */
-export function keyPrefixLength(key: number): number {
-  const len = key % 64
-  let v = (key - len) / 64
-  let n = 4 + (len >= 10 ? 2 : 1) // three dots and the slash, the length
-  for (let i = 0; i < 4; i++) {
-    const octet = v % 256
-    n += octet >= 100 ? 3 : octet >= 10 ? 2 : 1
-    v = (v - octet) / 256
-  }
-  return n
-}
+import {coveringKeys, keyPrefix} from '../model/prefix-key.js'
+import {ipv4Text, ipv4Value} from '../model/prefix.js'
+import type {KernelRoute, Nexthop, Snapshot} from '../model/types.js'
+import {buildRoute, buildRouteLike, type RawRoute} from '../parse/ip-common.js'
 
 /**
  * A growing list of numbers in a Float64Array, doubled as it fills: a million entries without a JS array of a
@@ -98,7 +41,7 @@ export class NumberColumn {
  * The kernel routes a scan set aside: `{"type":"unicast","dst":D,"gateway":G,"dev":TUNNEL,"table":"main",
  * "protocol":"bird","scope":"global","metric":M,"flags":["onlink"]}` and nothing else, as iproute2 prints
  * BIRD's tunnel routes: D, G and M are all there is to such a route, so one is built again from them
- * (parse/ip-route-json.ts asideKernelRoute) without the file's text. `ordinal` is its place among all the
+ * (asideKernelRoute, below) without the file's text. `ordinal` is its place among all the
  * routes of the file (routes built and set aside alike), so a route built later goes back there.
  */
 export class AsideKernelRoutes {
@@ -156,7 +99,7 @@ export class AsideKernelRoutes {
  * BIRD paths a parse set aside: the only path of its network, the primary, `unicast`, learnt over BGP, with
  * an IPv4 BGP next hop, read in place from a `birdc` dump, where the kernel set a route aside at the same key
  * (`kernel`: its index there) or, for `check` (`outside` given), where the network is outside every pool
- * (`kernel` ABSENT: such a path is read only if it holds a BGP next hop, diagnose/healthy.ts). `offset` and
+ * (`kernel` ABSENT: such a path is read only if it holds a BGP next hop, bulk/healthy.ts). `offset` and
  * `line` are where its header is, `end` where its last line ends; `table` the BIRD table it was listed under;
  * `ordinal` its place among all paths of the dump.
  */
@@ -196,8 +139,8 @@ export class AsideBirdPaths {
  * For `check`, the kernel's IPv4 routes outside every pool that a scan read but did not build (a route reflector's
  * full table beside the pools; not the local table). Each is its shape's model route (`like`: parse/ip-route-json.ts
  * builds a shape's routes like it) at another dst and metric, through one of that shape's next-hop lists: a model.
- * diagnose/healthy.ts builds only those that resolve an address a BGP next hop leads to (resolvingRoutes), the ones
- * model/release.ts withoutUnreadRoutes would keep. `ordinal` is the route's place among all the routes of the file.
+ * bulk/healthy.ts builds only those that resolve an address a BGP next hop leads to (resolvingRoutes), the ones
+ * bulk/release.ts withoutUnreadRoutes would keep. `ordinal` is the route's place among all the routes of the file.
  */
 export class BesideKernelRoutes {
   readonly keys = new NumberColumn()
@@ -236,7 +179,7 @@ export class BesideKernelRoutes {
     this.ordinals.push(ordinal)
   }
 
-  /** The models' next-hop lists as `copy` makes them (model/release.ts: off the file's text). */
+  /** The models' next-hop lists as `copy` makes them (bulk/release.ts: off the file's text). */
   copyNexthops(copy: (list: Nexthop[]) => Nexthop[]): void {
     for (const m of this.modelList) m.nexthops = copy(m.nexthops)
   }
@@ -260,6 +203,9 @@ export interface AsideRoutes {
   bird?: AsideBirdPaths
   besideKernel?: BesideKernelRoutes // check's only
 }
+
+/** A snapshot parsed with routes set aside unbuilt (buildSnapshot's `aside` option), until settleHealthy settles them. */
+export type AsideSnapshot = Snapshot & {aside?: AsideRoutes}
 
 /**
  * Which of `n` routes (the j-th at network key `keyOf(j)`, -1: none) resolve an address: every route whose network
@@ -357,4 +303,22 @@ export class KeyTable {
     this.count = 0
     for (let i = 0; i < keys.length; i++) if (keys[i] !== -1) this.claim(keys[i], values[i])
   }
+}
+
+/** The j-th route a scan set aside outside the pools, built like its shape's model at its dst and metric: no text needed. */
+export function besideKernelRoute(beside: BesideKernelRoutes, j: number): KernelRoute {
+  const {like, nexthops} = beside.modelList[beside.models.get(j)]
+  return buildRouteLike(like, keyPrefix(beside.keys.get(j)), beside.metrics.get(j), like.prefsrc, nexthops)
+}
+
+/**
+ * The j-th route a scan set aside, built from its dst, gateway and metric as the generic path reads its
+ * element (it is of BIRD's tunnel shape, model/aside.ts): no text needed.
+ */
+export function asideKernelRoute(aside: AsideKernelRoutes, j: number): KernelRoute {
+  const raw: RawRoute = {
+    type: 'unicast', dst: keyPrefix(aside.keys.get(j)), gateway: {host: ipv4Text(aside.gateways.get(j))}, dev: aside.tunnelDev, table: 'main',
+    protocol: 'bird', scope: 'global', metric: aside.metrics.get(j), flags: ['onlink'],
+  }
+  return buildRoute(raw, {file: aside.file, line: 1, endLine: 1})
 }

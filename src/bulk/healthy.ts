@@ -1,4 +1,4 @@
-// `check`'s bulk path: which of the routes the parsers set aside (model/aside.ts) are healthy prefixes,
+// `check`'s bulk path: which of the routes the parsers set aside (bulk/aside.ts) are healthy prefixes,
 // settled as numbers, and every other one parsed after all, back in its place, for the rules to read.
 //
 // A pool prefix is healthy here when BIRD holds exactly one path for it — the primary, unicast, over BGP,
@@ -9,23 +9,23 @@
 // nexthop-unreachable (N reachable), tunnel-bypassed-by-ecmp and tunnel-not-programmed (through the
 // tunnel), multipath-lost (one next hop), onlink-missing (onlink), conflicting-route-owners (one route),
 // local-block (a BGP path is not local). Its verdict is ok and it has no plan. Anything else, however
-// small the difference, goes to the rules: test/diagnose/healthy.test.ts checks that both ways give the
+// small the difference, goes to the rules: test/bulk/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
-import {ABSENT, ipv4Values, KeyTable, keysHolding, prefixKey, resolvingRoutes} from '../model/aside.js'
+import {ABSENT, asideKernelRoute, besideKernelRoute, KeyTable, resolvingRoutes, type AsideSnapshot} from './aside.js'
+import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
 import {Fib} from '../model/fib.js'
 import {ipv4Value} from '../model/prefix.js'
 import type {BirdRoute, Gateway, KernelRoute, Snapshot} from '../model/types.js'
 import {BirdBlockReader} from '../parse/bird-routes.js'
-import {asideKernelRoute, besideKernelRoute} from '../parse/ip-route-json.js'
 
 export interface SettleOptions {
-  /** Prefix keys (model/aside.ts prefixKey) never settled, whatever their health: `explain` and `fix PREFIX` keep the routes they are about as objects. */
+  /** Prefix keys (bulk/aside.ts prefixKey) never settled, whatever their health: `explain` and `fix PREFIX` keep the routes they are about as objects. */
   unsettled?: (key: number) => boolean
 }
 
 /** The snapshot with its set-aside routes settled: the healthy ones as `healthy`, the others parsed into the lists. */
-export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Snapshot {
+export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {}): Snapshot {
   const aside = snapshot.aside
   if (aside === undefined) return snapshot
   const kernel = aside.kernel
@@ -136,7 +136,7 @@ export function settleHealthy(snapshot: Snapshot, opts: SettleOptions = {}): Sna
     if (r !== undefined) out.push(r)
   }})
   // for check (`outside`), a path set aside outside every pool is read only if its network holds a BGP next
-  // hop: the rules read no other (model/release.ts withoutUnreadRoutes lets go of the same paths when built)
+  // hop: the rules read no other (bulk/release.ts withoutUnreadRoutes lets go of the same paths when built)
   const outside = bird?.outside
   const blocks = bird ? new BirdBlockReader(text(bird.file), bird.file) : undefined
   const birdRoutes = putBack(snapshot.bird.routes, {n: nb, ordinal: (i) => bird!.ordinals.get(i), put: (i, out) => {

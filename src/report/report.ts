@@ -2,7 +2,7 @@
 import {Context, isEstablished, linkUsable} from '../model/context.js'
 import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
 import {NONE} from '../diagnose/rule.js'
-import {keyPrefix, keyPrefixLength, prefixKey} from '../model/aside.js'
+import {keyPrefix, keyPrefixLength, prefixKey} from '../model/prefix-key.js'
 import {planPrefix, whyNoPlan, type PlanItem} from '../plan/plan.js'
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
 import {canonicalAddress, canonicalPrefix, coveringPrefix, familyOf, hostBitsSet, prefixContains, prefixLength} from '../model/prefix.js'
@@ -37,7 +37,7 @@ export interface PrefixLine {
 }
 
 /**
- * Prefixes settled ok in bulk (diagnose/healthy.ts), in prefix order: `keys[from]` to `keys[to - 1]` of the snapshot's
+ * Prefixes settled ok in bulk (bulk/healthy.ts), in prefix order: `keys[from]` to `keys[to - 1]` of the snapshot's
  * healthy keys, each `ok` with no findings and no plan. Presenters write their rows from the keys (render/settled.ts),
  * without a PrefixLine or a prefix string for each: most of a full table.
  */

@@ -1,0 +1,56 @@
+// Import direction between src/ folders (DESIGN §7): data flows collect -> parse -> model <- ... -> presenters.
+// Each folder may import only its own files and the folders before it in LAYERS, so folders cannot form a cycle.
+// Run by `npm run lint`.
+const LAYERS = [
+  'model', // domain types and prefix math: imports nothing of the project
+  'parse', // one pure parser per source format
+  'collect', // raw sources: the live node, a snapshot directory
+  'runtime', // start-up and memory tricks: huge pages, the code cache, forced collections
+  'bulk', // the full-table path: routes set aside as numbers, settled in bulk, texts released
+  'snapshot', // sources -> Snapshot
+  'diagnose',
+  'plan',
+  'netlink',
+  'report', // report types and builders
+  'render',
+  'bundle',
+  'services', // one per command: the only place stages are composed
+  'ui', // Ink views over the services
+  'agent', // watch: incremental diagnosis, metrics, reconcile
+  'cli', // oclif base command and prompts
+  'commands', // oclif wiring only (src/main.ts, above every folder, lists them)
+]
+
+const layerRules = LAYERS.map((layer, i) => ({
+  name: `${layer}-imports-only-earlier-layers`,
+  comment: `src/${layer}/ may import ${i === 0 ? 'nothing of the project' : LAYERS.slice(0, i).join(', ')}`,
+  severity: 'error',
+  from: {path: `^src/${layer}/`},
+  to: {path: `^src/(?!(?:${LAYERS.slice(0, i + 1).join('|')})/)`},
+}))
+
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: 'no-circular',
+      comment: 'no import cycles at run time, not even inside a folder (type-only cycles inside a folder are harmless)',
+      severity: 'error',
+      from: {path: '^src/'},
+      to: {circular: true, viaOnly: {dependencyTypesNot: ['type-only']}},
+    },
+    {
+      name: 'src-not-from-tests',
+      severity: 'error',
+      from: {path: '^src/'},
+      to: {path: '^(test|bench|scripts)/'},
+    },
+  ],
+  options: {
+    doNotFollow: {path: 'node_modules'},
+    includeOnly: '^src/',
+    tsPreCompilationDeps: true,
+    tsConfig: {fileName: 'tsconfig.json'},
+    enhancedResolveOptions: {exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default']},
+  },
+}
