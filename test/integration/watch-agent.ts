@@ -15,7 +15,8 @@ export interface WatchAgentRun {
 /** `routedoctor watch --json` with n1's live flags, the lab's pool and `args`, running in n1's namespace. */
 export function startWatchAgent(lab: Lab, args: string[]): WatchAgentRun {
   const process = execa('ip', ['netns', 'exec', lab.ns('n1'), 'node', BIN, 'watch', ...liveFlags(lab), ...POOL, '--json', ...args], {
-    reject: false, cwd: ROOT, env: {NO_COLOR: '1'}, stdin: 'ignore',
+    // a SIGTERM is the test's to follow up (the agent may take seconds to withdraw what it wrote), not execa's
+    reject: false, cwd: ROOT, env: {NO_COLOR: '1'}, stdin: 'ignore', forceKillAfterDelay: false,
   })
   const lines: any[] = []
   let stderr = ''
