@@ -12,6 +12,7 @@ const LAYERS = [
   'plan',
   'netlink',
   'report', // report types and builders
+  'fleet', // many nodes' reports joined with Calico's truth
   'render',
   'bundle',
   'services', // one per command: the only place stages are composed

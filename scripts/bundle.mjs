@@ -36,8 +36,9 @@ if (!existsSync(entry)) throw new Error(`${path.relative(root, entry)} is missin
 const require = createRequire(import.meta.url)
 const oclifRequire = createRequire(require.resolve('@oclif/core')) // oclif's own dependencies, as oclif resolves them
 
-// Loaded from node_modules by dynamic import(), only by the commands that use them (a native addon).
-const LAZY = ['netlink']
+// Loaded from node_modules by dynamic import(), only by the commands that use them (a native addon; the
+// Kubernetes client, for --kube).
+const LAZY = ['netlink', '@kubernetes/client-node']
 // Bundled, but only into lazy chunks: the start-up chunk must not hold their code.
 const BUNDLED_LAZY = ['execa', 'ink', 'react', 'react-reconciler', 'yoga-layout', 'prom-client']
 // Never loaded: oclif asks for them only to run TypeScript sources in development, which the bundled

@@ -11,10 +11,11 @@ import Bundle from './commands/bundle.js'
 import Check from './commands/check.js'
 import Explain from './commands/explain.js'
 import Fix from './commands/fix.js'
+import Fleet from './commands/fleet.js'
 import Ui from './commands/ui.js'
 import Watch from './commands/watch.js'
 
-export const COMMANDS = {bundle: Bundle, check: Check, explain: Explain, fix: Fix, ui: Ui, watch: Watch}
+export const COMMANDS = {bundle: Bundle, check: Check, explain: Explain, fix: Fix, fleet: Fleet, ui: Ui, watch: Watch}
 
 /** Run the CLI; `dir` is bin/run.js's import.meta.url (oclif finds package.json from it). */
 export async function run(dir: string): Promise<void> {

@@ -13,6 +13,7 @@
 // same report, byte for byte.
 import {ABSENT, asideKernelRoute, besideKernelRoute, KeyTable, resolvingRoutes, type AsideSnapshot} from './aside.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
+import {clusterIndex, truthUnsettled} from '../model/calico.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
 import {Fib} from '../model/fib.js'
 import {ipv4Value} from '../model/prefix.js'
@@ -106,6 +107,9 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
   const pools = ipv4Pools(snapshot.pools)
   const inPool = (key: number) => ipv4PoolOf(pools, (key - (key % 64)) / 64, key % 64) !== undefined
 
+  // with Calico's truth, a path to another node than the block's owner, and what the truth finds odd, go to the rules
+  const vetoed = snapshot.calico ? truthUnsettled(clusterIndex(snapshot.calico), snapshot.nodeName, (p) => prefixKey(p)) : undefined
+
   let lastText = ''
   let lastValue = -1
   const hopValue = (hop: string): number => (hop === lastText ? lastValue : (lastValue = ipv4Value((lastText = hop))))
@@ -119,7 +123,7 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
     if (j === ABSENT || birdOf[j] !== i || birdShared[j] || shared[j] || parseKernel[j]) continue
     const key = bird!.keys.get(i)
     const hop = bird!.bgpNextHops[i]
-    if (!inPool(key) || !hops.get(hop) || opts.unsettled?.(key)) continue
+    if (!inPool(key) || !hops.get(hop) || opts.unsettled?.(key) || vetoed?.(key, hop)) continue
     // the route tunnels to the endpoint BIRD names (else it is misrouted)
     if (kernel!.gateways.get(j) !== hopValue(hop)) continue
     healthyBird[i] = 1

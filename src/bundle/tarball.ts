@@ -130,7 +130,8 @@ function* bundleEntries(input: BundleInput, manifest: (m: Manifest) => void, spo
   const files = scrubSecrets(input.files)
   const seen = new Set<string>()
   for (const f of files) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(f.name) || f.name === ERRORS_FILE) {
+    // one level of folder: Calico's truth travels as snapshot/calico/*.json
+    if (!/^(calico\/)?[A-Za-z0-9][A-Za-z0-9._-]*$/.test(f.name) || f.name === ERRORS_FILE) {
       throw new RouteDoctorError(`cannot bundle a source named ${JSON.stringify(f.name)}: not a snapshot file name`, 2, 'E_BUNDLE')
     }
     if (seen.has(f.name)) throw new RouteDoctorError(`cannot bundle two sources named ${f.name}`, 2, 'E_BUNDLE')

@@ -18,12 +18,16 @@ export const sourceFlags = {
   ippools: Flags.string({description: 'Calico IPPool list (YAML or JSON)', helpValue: 'FILE'}),
   'tunnel-dev': Flags.string({description: 'the tunnel device', default: 'tunl0', helpValue: 'NAME'}),
   json: Flags.boolean({description: 'machine output on stdout (schema 1), nothing else there', default: false}),
+  calico: Flags.string({description: 'Calico\'s cluster truth: a directory of kubectl get RESOURCE -o json files', helpValue: 'DIR'}),
+  kube: Flags.boolean({description: 'Calico\'s cluster truth read live from the Kubernetes API (kubeconfig or in-cluster), read-only', default: false}),
+  node: Flags.string({description: 'which Kubernetes node this is (default: the Node whose IPv4Address is one of this host\'s, else the host name)', helpValue: 'NAME'}),
 }
 
-export function sourceOptions(flags: {from?: string; 'bird-socket'?: string; 'bird-conf'?: string; pool?: string[]; ippools?: string; 'tunnel-dev'?: string}): SourceOptions {
+export function sourceOptions(flags: {from?: string; 'bird-socket'?: string; 'bird-conf'?: string; pool?: string[]; ippools?: string; 'tunnel-dev'?: string; calico?: string; kube?: boolean; node?: string}): SourceOptions {
   return {
     from: flags.from, birdSocket: flags['bird-socket'], birdConfig: flags['bird-conf'], pools: flags.pool,
     ippools: flags.ippools, tunnelDev: flags['tunnel-dev'] === undefined ? undefined : checkTunnelDev(flags['tunnel-dev']),
+    calico: flags.calico, kube: flags.kube, node: flags.node,
   }
 }
 

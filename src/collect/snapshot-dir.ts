@@ -4,11 +4,13 @@ import path from 'node:path'
 
 import {RouteDoctorError} from '../model/errors.js'
 import type {SourceFile} from '../model/types.js'
+import {CALICO_DIR, CALICO_FILES, NODE_NAME_FILE} from '../model/calico.js'
 import {decodeText, ERRORS_FILE, fitsOneText, SNAPSHOT_FILE_NAMES, tooLongForOneText} from './snapshot-files.js'
 
 export interface ReadSnapshotOptions {
   /** Of the snapshot files present, those not to read (a diagnosis does not read a text form beside its JSON form). */
   unread?: (present: ReadonlySet<string>) => ReadonlySet<string>
+  calico?: boolean // false: the calico/ folder is not read
 }
 
 export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {}): Promise<SourceFile[]> {
@@ -20,7 +22,8 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
     if (error instanceof RouteDoctorError) throw error
     throw new RouteDoctorError(`${dir}: cannot read the snapshot (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 2, 'E_FROM')
   }
-  const known = new Set<string>(SNAPSHOT_FILE_NAMES)
+  // and the node's name, when the snapshot records it (bundle --node)
+  const known = new Set<string>([...SNAPSHOT_FILE_NAMES, NODE_NAME_FILE])
   const present = names.sort().filter((name) => known.has(name))
   // an empty file does not stand for its source: the other form of it is read (snapshot/build.ts markEmpty)
   // (a few bytes may be only whitespace)
@@ -32,6 +35,8 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
   // together (1M routes: 1.09 GB peak instead of 0.78).
   const files: SourceFile[] = []
   for (const name of wanted) files.push({name, text: decodeText(await readWhole(path.join(dir, name)))})
+  // Calico's cluster truth, when the snapshot carries it
+  if (names.includes('calico') && opts.calico !== false) files.push(...await readCalicoDir(path.join(dir, 'calico')))
   // sources that failed when the snapshot was taken (written by writeSnapshotDir)
   if (names.includes(ERRORS_FILE)) {
     try {
@@ -48,6 +53,24 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
     // an extracted bundle: its snapshot is one level down
     const inner = names.includes('snapshot') && names.includes('manifest.json') ? ` (an extracted bundle? try --from ${path.join(dir, 'snapshot')})` : ''
     throw new RouteDoctorError(`${dir}: no snapshot files found (expected e.g. ip-j-d-route.json, birdc-show-route-all.txt)${inner}`, 2, 'E_FROM')
+  }
+  return files
+}
+
+/**
+ * Calico's truth files in DIR (`kubectl get RESOURCE -o json` output, DESIGN §3), named `calico/<file>`; every file
+ * is optional. A DIR that cannot be read is bad input (exit 2).
+ */
+export async function readCalicoDir(dir: string): Promise<SourceFile[]> {
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch (error) {
+    throw new RouteDoctorError(`${dir}: cannot read Calico's truth (${(error as NodeJS.ErrnoException).code ?? String(error)}; expected a directory of kubectl -o json files)`, 2, 'E_FROM')
+  }
+  const files: SourceFile[] = []
+  for (const name of CALICO_FILES) {
+    if (names.includes(name)) files.push({name: CALICO_DIR + name, text: decodeText(await readWhole(path.join(dir, name)))})
   }
   return files
 }

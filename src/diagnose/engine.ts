@@ -35,11 +35,12 @@ const BROKEN_TYPES = new Set(['unreachable', 'blackhole', 'prohibit'])
 
 /** The first that applies of: missing, unreachable, misrouted, not-tunneled, multipath-lost, ok; local stands alone. */
 export function verdictOf(facts: PrefixFacts, findings: Finding[], ctx?: Context): Verdict {
-  if (facts.local) return 'local'
-  if (!facts.effective) return 'missing'
   const has = (id: Finding['id']) => findings.some((f) => f.id === id)
+  // another node's block held here as local (a leftover affinity's blackhole) is misrouted, not local
+  if (facts.local) return findings.length > 0 && has('block-owner-mismatch') ? 'misrouted' : 'local'
+  if (!facts.effective) return 'missing'
   if (BROKEN_TYPES.has(facts.effective.type) || (findings.length > 0 && has('nexthop-unreachable'))) return 'unreachable'
-  if (ctx !== undefined && misrouted(ctx, facts)) return 'misrouted'
+  if ((ctx !== undefined && misrouted(ctx, facts)) || (findings.length > 0 && has('block-owner-mismatch'))) return 'misrouted'
   if (findings.length === 0) return 'ok'
   if (has('tunnel-bypassed-by-ecmp') || has('tunnel-not-programmed')) return 'not-tunneled'
   if (has('multipath-lost')) return 'multipath-lost'

@@ -8,6 +8,8 @@ export const SEVERITY: Record<FindingId, Severity> = {
   'tunnel-device-missing': 'error', 'tunnel-device-down': 'error', 'onlink-missing': 'error', 'forwarding-off': 'error',
   'bird-kernel-mismatch': 'error', 'overlay-stale': 'error', 'overlay-learnable': 'error', 'route-leaked-to-bgp': 'error',
   'tunnel-endpoint-mismatch': 'error',
+  'block-owner-mismatch': 'error', 'block-affinity-conflict': 'error', 'block-without-ipamblock': 'error', 'block-unrouted': 'error',
+  'node-address-mismatch': 'error', 'route-owner-conflict': 'error', 'borrowed-address-unrouted': 'warning',
   'tunnel-mtu': 'warning', 'rp-filter-strict': 'warning', 'hash-policy-l3': 'warning', 'stale-kernel-route': 'warning',
   'conflicting-route-owners': 'warning',
   'local-block': 'info', 'overlay-active': 'info',
@@ -131,7 +133,7 @@ const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
  */
 export function overlayGateways(ctx: Context, facts: PrefixFacts): string[] {
   if (!facts.tunnelExpected || facts.local) return NO_GATEWAYS
-  const wanted = wantedGateways(facts)
+  const wanted = ownerGateways(ctx, facts.prefix, wantedGateways(facts))
   if (wanted.length === 0) return NO_GATEWAYS
   let theirs: KernelRoute | undefined
   for (const r of facts.kernel) {
@@ -145,6 +147,18 @@ export function overlayGateways(ctx: Context, facts: PrefixFacts): string[] {
 }
 
 const NO_GATEWAYS = Object.freeze([]) as unknown as string[]
+
+/**
+ * With Calico's truth, of the wanted next hops only the block's owner's address (DESIGN §5: N must also be the owner's);
+ * without the truth, or for a block it does not place on another node, the wanted next hops as they are.
+ */
+export function ownerGateways(ctx: Context, prefix: string, gateways: string[]): string[] {
+  if (gateways.length === 0) return gateways
+  const owner = ctx.cluster?.ownerOf(prefix)
+  if (owner?.address === undefined || owner.block === undefined || owner.node === ctx.clusterNode?.name) return gateways
+  if (gateways.length === 1) return gateways[0] === owner.address ? gateways : NO_GATEWAYS
+  return gateways.includes(owner.address) ? [owner.address] : NO_GATEWAYS
+}
 
 /** Does one of routedoctor's routes carry exactly the overlay's endpoints (in any table)? */
 export function carriesPlan(ctx: Context, route: KernelRoute, gateways: readonly string[]): boolean {

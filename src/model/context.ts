@@ -1,6 +1,7 @@
 // Indices and derived facts over a Snapshot, computed once and shared by every rule, the planner
 // and the presenters. Pure: a function of the Snapshot alone.
-import {networkKey} from './prefix-key.js'
+import {clusterIndex, type CalicoNode, type ClusterIndex} from './calico.js'
+import {indexOfKey, keyPrefix, networkKey, prefixKey} from './prefix-key.js'
 import {Fib, type Lookup} from './fib.js'
 import {formatKernelRoute} from './format.js'
 import {PrefixMap} from './prefix-map.js'
@@ -94,6 +95,7 @@ export class Context {
   private readonly resolutionCites = new Map<NexthopResolution, Evidence[]>()
   private readonly singles = new Map<string, {hops: string[]; resolutions: NexthopResolution[]}>()
   private tunnelAddr: Address | undefined | null = null // null: not looked up yet
+  private clusterIndex: ClusterIndex | undefined | null = null // null: not built yet
 
   constructor(readonly snapshot: Snapshot, opts: ContextOptions = {}) {
     // routes set aside unbuilt are in neither list until settled: a Context without them would be wrong, silently
@@ -132,6 +134,18 @@ export class Context {
     this.indexTables = [...new Set([...this.tables, ...this.oursTables, this.overlayTable])]
     this.v4Pools = ipv4Pools(snapshot.pools)
     for (const f of snapshot.files) if (f.kept !== undefined) this.kept.set(f.name, f.kept)
+  }
+
+  /** Calico's truth, indexed; undefined without one. */
+  get cluster(): ClusterIndex | undefined {
+    if (this.clusterIndex === null) this.clusterIndex = this.snapshot.calico ? clusterIndex(this.snapshot.calico) : undefined
+    return this.clusterIndex
+  }
+
+  /** This node in Calico's truth (by its name: --node, node-name.txt, or its address); undefined when the truth has no such node. */
+  get clusterNode(): CalicoNode | undefined {
+    const name = this.snapshot.nodeName
+    return name === undefined ? undefined : this.cluster?.nodesByName.get(name)
   }
 
   has(file: string): boolean {
@@ -234,6 +248,19 @@ export class Context {
     for (const r of this.snapshot.kernelRoutes) {
       if (r.family === 'inet' || r.tableId === 255 || !ROUTED(r) || !this.indexTables.includes(r.tableId)) continue
       if (this.birdIndex.get(r.dst) === undefined && this.poolOf(r.dst)) other.add(r.dst)
+    }
+    // Calico's blocks in the pools that neither holds (block-unrouted), unless settled healthy in bulk
+    const cluster = this.cluster
+    if (cluster) {
+      const seen = new Set(keys)
+      const healthy = this.snapshot.healthy?.keys
+      for (const key of cluster.ownerKeys((cidr) => prefixKey(cidr))) {
+        const len = key % 64
+        if (key < 0 || seen.has(key) || !this.v4PoolOf((key - len) / 64, len) || (healthy !== undefined && indexOfKey(healthy, key) >= 0)) continue
+        seen.add(key)
+        keys.push(key)
+        kernelOnly.set(key, keyPrefix(key))
+      }
     }
     const sorted = Float64Array.from(keys).sort()
     const list: string[] = new Array(sorted.length)

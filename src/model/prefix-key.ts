@@ -41,6 +41,18 @@ export function keysHolding(addresses: Iterable<string | undefined>): Set<number
   return keys
 }
 
+/** Where `key` is in the ascending `keys`, by binary search; -1 when it is not there. */
+export function indexOfKey(keys: Float64Array, key: number): number {
+  let lo = 0
+  let hi = keys.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (keys[mid] < key) lo = mid + 1
+    else hi = mid
+  }
+  return lo < keys.length && keys[lo] === key ? lo : -1
+}
+
 /** The prefix text of a key, as BIRD and iproute2 print it. */
 export function keyPrefix(key: number): string {
   const len = key % 64

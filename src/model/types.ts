@@ -105,7 +105,7 @@ export type PoolMode = 'ipip' | 'vxlan' | 'none'
 export interface Pool {
   cidr: string // canonical
   mode: PoolMode
-  origin: 'flag' | 'ippools' | 'bird.conf'
+  origin: 'flag' | 'ippools' | 'bird.conf' | 'calico'
   // ipipMode CrossSubnet: encapsulate only towards nodes outside this node's own subnets
   crossSubnet?: boolean
   name?: string
@@ -214,6 +214,7 @@ export interface BgpExport {
 
 // ---------------------------------------------------------------- snapshot
 
+import type {CalicoTruth} from './calico.js'
 
 /**
  * Pool prefixes `check` found healthy in bulk (bulk/healthy.ts): BIRD's one BGP path and the kernel's one
@@ -259,9 +260,11 @@ export interface Snapshot {
     config?: BirdConfig
   }
   pools: Pool[]
-  poolOrigin: 'flag' | 'ippools' | 'bird.conf' | 'none'
+  poolOrigin: 'flag' | 'ippools' | 'bird.conf' | 'calico' | 'none'
   uncheckedPools?: Pool[] // pools of another mode (vxlan, none): not IP-in-IP, not judged
   tunnelDev: string
+  calico?: CalicoTruth // Calico's cluster truth (`calico/*.json`, --calico, --kube)
+  nodeName?: string // the Kubernetes node this snapshot is (--node, node-name.txt, or found in the truth)
   healthy?: HealthyPrefixes // once settled
   // a collection of one prefix's routes (services/targeted.ts): the BGP next hops of the pool paths it left out
   otherNextHops?: string[]
@@ -278,6 +281,8 @@ export type FindingId =
   | 'tunnel-mtu' | 'rp-filter-strict' | 'hash-policy-l3' | 'stale-kernel-route' | 'conflicting-route-owners'
   | 'local-block'
   | 'overlay-stale' | 'overlay-learnable' | 'route-leaked-to-bgp' | 'tunnel-endpoint-mismatch' | 'overlay-active'
+  | 'block-owner-mismatch' | 'block-affinity-conflict' | 'block-without-ipamblock' | 'block-unrouted'
+  | 'node-address-mismatch' | 'route-owner-conflict' | 'borrowed-address-unrouted'
 
 export interface Finding {
   id: FindingId

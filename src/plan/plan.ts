@@ -135,6 +135,10 @@ export function whyNoPlan(ctx: Context, d: PrefixDiagnosis): string | undefined 
   if (!ctx.haveBird) return 'the snapshot has no BIRD routes: nothing can be planned without BIRD\'s BGP paths and next hops'
   if (facts.bird.length === 0) return 'no BGP path: its owner\'s session is down or it is not announced'
   if (facts.bgpNextHops.length === 0) return 'BIRD\'s paths carry no BGP next hop'
+  const owner = ctx.cluster?.ownerOf(facts.prefix)
+  if (owner?.address !== undefined && owner.node !== ctx.clusterNode?.name && !facts.bgpNextHops.includes(owner.address)) {
+    return `Calico's IPAM gives it to ${owner.node} (${owner.address}), and no best BGP path of BIRD's names that address`
+  }
   return 'no BGP next hop the kernel can reach'
 }
 

@@ -32,7 +32,7 @@ export function renderNode(n: NodeSummary, c: ChalkInstance): string {
     ? 'unknown (no BIRD protocols)'
     : `${n.sessions.up}/${n.sessions.total} Established`
   const lines = [
-    `${c.bold('node')} ${n.host ?? '?'}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${sessions}  ${c.bold('tunnel')} ${n.tunnelDev}`,
+    `${c.bold('node')} ${n.host ?? '?'}${n.kubeNode && n.kubeNode !== n.host ? ` (Kubernetes node ${n.kubeNode})` : ''}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${sessions}  ${c.bold('tunnel')} ${n.tunnelDev}`,
     `${c.bold('pools')} ${pools}`,
   ]
   if (n.gracefulRestart !== undefined) lines.push(c.yellow(gracefulRestartText(n.gracefulRestart)))

@@ -27,6 +27,7 @@ export interface NodeSummary {
   missing: string[] // sources not in the snapshot, or not collected live
   failed: Array<{file: string; error: string}> // sources that could not be collected
   bundleWarnings: string[] // a replayed bundle's: files edited after collection, members missing
+  kubeNode?: string // with Calico's truth: which Kubernetes node this is
 }
 
 export interface PrefixLine {
@@ -102,6 +103,7 @@ export function nodeSummary(ctx: Context): NodeSummary {
     missing: s.missing.filter((m) => !s.files.some((f) => f.name === m && f.error !== undefined) && !(s.origin.kind === 'live' && m === 'ippools.yaml')),
     failed: s.files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error!})),
     bundleWarnings: s.origin.warnings ?? [],
+    ...(s.calico && s.nodeName ? {kubeNode: s.nodeName} : {}),
   }
 }
 

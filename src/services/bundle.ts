@@ -10,7 +10,7 @@ import {collectBirdLog} from '../collect/bird-log.js'
 import {redactFiles} from '../bundle/redact.js'
 import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
 import {Context} from '../model/context.js'
-import {parsePoolFlag} from '../snapshot/build.js'
+import {NODE_NAME_FILE, parsePoolFlag} from '../snapshot/build.js'
 import type {SourceFile} from '../model/types.js'
 import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
@@ -61,12 +61,17 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   // pools named on the command line travel in the bundle, so a replay diagnoses the same prefixes
   const poolFile = await poolSourceFile(opts)
   let files = poolFile ? [...source.files.filter((f) => f.name !== 'ippools.yaml' && f.name !== 'ippools.json'), poolFile] : source.files
+  // the node's name travels in the bundle, so that fleet names it (DESIGN §6)
+  if (opts.node !== undefined) files = [...files.filter((f) => f.name !== NODE_NAME_FILE), {name: NODE_NAME_FILE, text: `${opts.node}\n`, command: `routedoctor --node ${opts.node}`}]
   // the snapshot's own node, not this machine, when the bundle is made of a snapshot directory
   let host = snapshotHost({origin: source.origin, files}) ?? (source.origin.kind === 'live' ? os.hostname() : 'unknown')
   let mapping: Record<string, string> | undefined
   let command = opts.command
   if (opts.redact) {
-    const red = redactFiles(files, {hostnames: [host, os.hostname()].filter((h) => h && h !== 'snapshot')})
+    // Calico names blocks by their CIDR with dashes (192-168-1-0-26): written as CIDRs, so that they are redacted too
+    files = files.map((f) => (f.name.startsWith('calico/') && f.text !== undefined
+      ? {...f, text: f.text.replace(/\b(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,2})\b/g, '$1.$2.$3.$4/$5')} : f))
+    const red = redactFiles(files, {hostnames: [host, os.hostname(), ...nodeNames(files, opts.node)].filter((h) => h && h !== 'snapshot')})
     files = red.files
     host = red.redactor.text(host)
     mapping = red.mapping
@@ -112,8 +117,18 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   }
 }
 
+/** The Kubernetes node names a bundle carries (--node, the truth's Nodes and affinities): host names to redact. */
+function nodeNames(files: SourceFile[], node: string | undefined): string[] {
+  const names = new Set<string>(node ? [node] : [])
+  for (const f of files) {
+    if (f.text === undefined || !/^calico\/(nodes|blockaffinities|ipamblocks)\.json$/.test(f.name)) continue
+    for (const m of f.text.matchAll(/"(?:name|node)"\s*:\s*"([^"]+)"|"host:([^"]+)"/g)) if (!f.name.endsWith('blocks.json') || m[2] || m[0].startsWith('"node"')) names.add(m[1] ?? m[2])
+  }
+  return [...names]
+}
+
 // flags whose value is a local path: a redacted bundle records the flag, not the path
-const PATH_FLAGS = new Set(['--from', '-o', '--output', '--mapping-file', '--ippools', '--bird-socket', '--bird-conf', '--journal-dir'])
+const PATH_FLAGS = new Set(['--from', '-o', '--output', '--mapping-file', '--ippools', '--bird-socket', '--bird-conf', '--journal-dir', '--calico'])
 
 /** The command line with every local path replaced by PATH (`--from DIR`, `--from=DIR`, `-o FILE`). */
 export function withoutPaths(argv: string[]): string[] {

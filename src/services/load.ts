@@ -3,8 +3,9 @@ import {readFile, stat} from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 
-import {readSnapshotDir} from '../collect/snapshot-dir.js'
+import {readCalicoDir, readSnapshotDir} from '../collect/snapshot-dir.js'
 import {settleHealthy} from '../bulk/healthy.js'
+import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
 import {Context, type ContextOptions} from '../model/context.js'
 import {buildSnapshot, type BuildOptions, unreadFallbacks} from '../snapshot/build.js'
 import {releaseTexts, withoutUnreadRoutes} from '../bulk/release.js'
@@ -13,6 +14,7 @@ import {coveringKeys, prefixKey} from '../model/prefix-key.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Value} from '../model/prefix.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
+import {parseCalicoTruth} from '../parse/calico.js'
 import {checkRun, type CheckRun} from '../report/report.js'
 
 export interface SourceOptions {
@@ -22,6 +24,12 @@ export interface SourceOptions {
   pools?: string[]
   ippools?: string // a Calico IPPool list file
   tunnelDev?: string
+  calico?: string // --calico DIR: Calico's truth as kubectl -o json files
+  kube?: boolean // --kube: Calico's truth read live from the Kubernetes API
+  node?: string // --node NAME
+  ownTruth?: boolean // false: a snapshot's or bundle's own calico/ is not read (the truth comes from elsewhere)
+  /** Calico's truth read and parsed already (loadClusterTruth): used instead of reading --calico/--kube again. */
+  clusterTruth?: ClusterTruth
   /** Live: collect every source, also those a diagnosis does not read when others are there (a bundle keeps them all). */
   everySource?: boolean
   /** Read the text route dump beside the JSON one (not too large): explain cites a route by its line there. */
@@ -37,19 +45,66 @@ export interface LoadedSource {
 }
 
 export async function loadSourceFiles(opts: SourceOptions): Promise<LoadedSource> {
+  const elsewhere = opts.clusterTruth !== undefined || opts.calico !== undefined || opts.kube
+  const source = await loadNodeFiles(elsewhere ? {...opts, ownTruth: false} : opts)
+  const truth = opts.clusterTruth?.files ?? (await truthFiles(opts))
+  if (truth) source.files = [...source.files.filter((f) => !f.name.startsWith(CALICO_DIR)), ...truth]
+  return source
+}
+
+/** Calico's truth as read (its `calico/*.json` files, which findings cite and bundles carry) and as parsed. */
+export interface ClusterTruth {
+  files: SourceFile[]
+  truth: CalicoTruth
+}
+
+/**
+ * Calico's truth of --calico DIR or --kube, read and parsed once, for a caller that diagnoses again and again (watch):
+ * given as SourceOptions.clusterTruth, no diagnosis reads or parses it again. Undefined without either flag; a file
+ * that is not what it should be is an error naming the file and the item (exit 2).
+ */
+export async function loadClusterTruth(opts: Pick<SourceOptions, 'calico' | 'kube'>): Promise<ClusterTruth | undefined> {
+  const files = await truthFiles(opts)
+  return files ? {files, truth: parseTruthFiles(files)} : undefined
+}
+
+/** Calico's truth of its `calico/*.json` files. */
+export function parseTruthFiles(files: SourceFile[]): CalicoTruth {
+  return parseCalicoTruth(files.filter((f) => f.text !== undefined).map((f) => ({name: f.name, text: f.text!})))
+}
+
+/** Calico's truth from --calico DIR or --kube (the API client is loaded only then); undefined without either. */
+export async function truthFiles(opts: Pick<SourceOptions, 'calico' | 'kube'>): Promise<SourceFile[] | undefined> {
+  if (opts.calico !== undefined && opts.kube) throw new RouteDoctorError('--calico and --kube: give one source of Calico\'s truth', 2, 'E_USAGE')
+  if (opts.calico !== undefined) return readCalicoDir(opts.calico)
+  if (opts.kube) {
+    const {readKubeTruth} = await import('../collect/kube.js')
+    return readKubeTruth()
+  }
+  return undefined
+}
+
+/** `unread` and every `calico/` file besides. */
+function withoutTruth(unread: ((present: ReadonlySet<string>) => ReadonlySet<string>) | undefined): (present: ReadonlySet<string>) => ReadonlySet<string> {
+  return (present) => new Set([...(unread?.(present) ?? []), ...[...present].filter((name) => name.startsWith(CALICO_DIR))])
+}
+
+async function loadNodeFiles(opts: SourceOptions): Promise<LoadedSource> {
   if (opts.from) {
     const info = await stat(opts.from).catch(() => undefined)
     if (!info) throw new RouteDoctorError(`${opts.from}: no such snapshot directory or bundle`, 2, 'E_FROM')
     // a diagnosis reads a text form only without its JSON form; a bundle (everySource) keeps them all
-    let unread = opts.everySource ? undefined : unreadFallbacks
-    if (unread && opts.routeTextToo && (await routeTextFits(opts.from, info.isDirectory()))) {
-      unread = (present) => {
+    let fallbacks = opts.everySource ? undefined : unreadFallbacks
+    if (fallbacks && opts.routeTextToo && (await routeTextFits(opts.from, info.isDirectory()))) {
+      fallbacks = (present) => {
         const u = unreadFallbacks(present)
         u.delete('ip-d-route.txt')
         return u
       }
     }
-    if (info.isDirectory()) return {files: await readSnapshotDir(opts.from, {unread}), origin: {kind: 'dir', path: opts.from}}
+    // a truth given otherwise (--calico, --kube, fleet's shared one): the source's own calico/ is not read
+    const unread = opts.ownTruth === false ? withoutTruth(fallbacks) : fallbacks
+    if (info.isDirectory()) return {files: await readSnapshotDir(opts.from, {unread, calico: opts.ownTruth !== false}), origin: {kind: 'dir', path: opts.from}}
     const {readBundle} = await import('../bundle/tarball.js')
     // a replay needs only snapshot/ and the manifest: model.json and the reports are checksummed, not read
     const bundle = await readBundle(opts.from, {reportReadLimit: 0, unread})
@@ -72,7 +127,7 @@ export async function snapshotFrom(source: LoadedSource, opts: SourceOptions): P
 async function buildOptions(source: LoadedSource, opts: SourceOptions): Promise<BuildOptions> {
   let ippools: SourceFile | undefined
   if (opts.ippools) ippools = {name: path.basename(opts.ippools), text: await readIppoolsFile(opts.ippools)}
-  return {pools: opts.pools, ippools, tunnelDev: opts.tunnelDev, origin: source.origin}
+  return {pools: opts.pools, ippools, tunnelDev: opts.tunnelDev, origin: source.origin, node: opts.node, truth: opts.clusterTruth?.truth}
 }
 
 /** The --ippools file's text; a usage error (exit 2) naming it when it cannot be read. */

@@ -12,18 +12,24 @@ import {parseIpRouteJson} from '../parse/ip-route-json.js'
 import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
+import {parseCalicoTruth} from '../parse/calico.js'
 import {AsideBirdPaths, AsideKernelRoutes, BesideKernelRoutes, KeyTable, type AsideRoutes, type AsideSnapshot} from '../bulk/aside.js'
+import {CALICO_DIR, NODE_NAME_FILE, nodeNameOf, type CalicoTruth} from '../model/calico.js'
 import {outsidePools} from '../model/context.js'
 import {UsageError} from '../model/errors.js'
 import {canonicalPrefix, familyOf, hostBitsSet} from '../model/prefix.js'
 import {releaseKernelText} from '../bulk/release.js'
 import type {BirdConfig, BirdProtocol, BirdRoute, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from '../model/types.js'
 
+export {NODE_NAME_FILE}
+
 export interface BuildOptions {
   pools?: string[] // --pool CIDR[=ipip|vxlan|none]
   ippools?: SourceFile // --ippools FILE
   tunnelDev?: string
   origin?: Snapshot['origin']
+  node?: string // --node NAME: which Kubernetes node this is
+  truth?: CalicoTruth // Calico's truth parsed already (fleet: once for every node), instead of the files' calico/
   /** Set BIRD's tunnel routes and single BGP paths aside unbuilt (bulk/aside.ts): `check`'s bulk path. */
   aside?: boolean
   /**
@@ -56,6 +62,7 @@ export function checkTunnelDev(name: string): string {
 }
 
 interface TunnelPools {
+  calico: CalicoTruth | undefined
   config: BirdConfig | undefined
   pools: Pool[]
   poolOrigin: Snapshot['poolOrigin']
@@ -68,15 +75,23 @@ function ipipOnly(t: TunnelPools): TunnelPools {
   return unchecked.length === 0 ? t : {...t, pools: t.pools.filter((p) => p.mode === 'ipip'), unchecked}
 }
 
-/** Which prefixes are tunnel prefixes: flags, else IPPools, else the BIRD config, else none (and the config). */
+/** Calico's truth of the `calico/*.json` files among `files`; undefined when there are none. */
+function calicoTruthOf(files: SourceFile[]): CalicoTruth | undefined {
+  const texts = files.filter((f) => f.name.startsWith(CALICO_DIR) && f.text !== undefined).map((f) => ({name: f.name, text: f.text!}))
+  return texts.length > 0 ? parseCalicoTruth(texts) : undefined
+}
+
+/** Which prefixes are tunnel prefixes: flags, else IPPools, else Calico's truth, else the BIRD config, else none. */
 function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions): TunnelPools {
+  const calico = opts.truth ?? calicoTruthOf(files)
   const conf = files.find((f) => f.name === 'bird.conf' && f.text !== undefined)?.text
   const config = conf !== undefined ? parseBirdConf(conf, 'bird.conf', {tunnelDev: opts.tunnelDev ?? 'tunl0'}) : undefined
   const ippoolsFile = opts.ippools ?? files.find((f) => (f.name === 'ippools.yaml' || f.name === 'ippools.json') && f.text !== undefined)
-  if (opts.pools && opts.pools.length > 0) return {config, pools: opts.pools.map(parsePoolFlag), poolOrigin: 'flag'}
-  if (ippoolsFile?.text !== undefined) return {config, pools: parseIpPools(ippoolsFile.text, ippoolsFile.name), poolOrigin: 'ippools'}
-  if (config && config.pools.length > 0) return {config, pools: config.pools, poolOrigin: 'bird.conf'}
-  return {config, pools: [], poolOrigin: 'none'}
+  if (opts.pools && opts.pools.length > 0) return {calico, config, pools: opts.pools.map(parsePoolFlag), poolOrigin: 'flag'}
+  if (ippoolsFile?.text !== undefined) return {calico, config, pools: parseIpPools(ippoolsFile.text, ippoolsFile.name), poolOrigin: 'ippools'}
+  if (calico && calico.pools.length > 0) return {calico, config, pools: calico.pools, poolOrigin: 'calico'}
+  if (config && config.pools.length > 0) return {calico, config, pools: config.pools, poolOrigin: 'bird.conf'}
+  return {calico, config, pools: [], poolOrigin: 'none'}
 }
 
 export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): AsideSnapshot {
@@ -111,7 +126,7 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Asi
   const status = text('birdc-show-status.txt')
   const birdRoutes = text('birdc-show-route-all.txt')
   const protocols = text('birdc-show-protocols-all.txt')
-  const {config, pools, poolOrigin, unchecked} = early ?? ipipOnly(tunnelPoolsOf(files, opts))
+  const {calico, config, pools, poolOrigin, unchecked} = early ?? ipipOnly(tunnelPoolsOf(files, opts))
   if (aside && birdRoutes !== undefined) {
     // a path is set aside where the kernel set a route aside too (the others would be read again), and, for
     // check (`consume`), where its network is outside every pool: check reads such a path only if it holds a
@@ -125,13 +140,17 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Asi
   const parsedRoutes = birdRoutes !== undefined ? parseBirdRoutes(birdRoutes, 'birdc-show-route-all.txt', aside?.bird) : []
   const parsedProtocols = protocols !== undefined ? parseBirdProtocols(protocols) : []
   plainRouteSources(parsedRoutes, parsedProtocols)
+  const addresses = addr !== undefined ? parseIpAddrJson(addr) : []
+  const origin = opts.origin ?? {kind: 'dir'}
+  const statusHost = status?.match(/^Hostname is (\S+)/m)?.[1]
+  const nodeName = nodeNameOf(calico, opts.node ?? text(NODE_NAME_FILE)?.trim() ?? undefined, addresses.map((a) => a.local), origin.host ?? statusHost)
   return {
-    origin: opts.origin ?? {kind: 'dir'},
+    origin,
     files,
     missing: missingSources(files),
     kernelRoutes,
     links,
-    addresses: addr !== undefined ? parseIpAddrJson(addr) : [],
+    addresses,
     neighbors: neigh !== undefined ? parseIpNeighJson(neigh) : [],
     rules: rule !== undefined ? parseIpRule(rule) : [],
     sysctl: sysctl !== undefined ? parseSysctl(sysctl) : [],
@@ -145,6 +164,8 @@ export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Asi
     poolOrigin,
     ...(unchecked ? {uncheckedPools: unchecked} : {}),
     tunnelDev,
+    ...(calico ? {calico} : {}),
+    ...(nodeName ? {nodeName} : {}),
     ...(aside ? {aside} : {}),
   }
 }

@@ -297,7 +297,7 @@ describe('the CLI (issue 23, items 14, 15, 18, 19, 21)', () => {
     }
     const typo = await run(['chek', '--from', EXAMPLE])
     expect(typo.exitCode).toBe(2)
-    expect(typo.stderr).toBe('routedoctor: unknown command `chek`. Did you mean `routedoctor check`? Commands: bundle, check, explain, fix, ui, watch; `routedoctor --help` lists them.')
+    expect(typo.stderr).toBe('routedoctor: unknown command `chek`. Did you mean `routedoctor check`? Commands: bundle, check, explain, fix, fleet, ui, watch; `routedoctor --help` lists them.')
     expect((await run(['help', 'explain'])).stdout).toContain('PREFIX or ADDRESS')
   })
 

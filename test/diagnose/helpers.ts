@@ -256,6 +256,8 @@ export const DESIGN_SEVERITY: Record<FindingId, 'error' | 'warning' | 'info'> = 
   'tunnel-device-missing': 'error', 'tunnel-device-down': 'error', 'onlink-missing': 'error', 'forwarding-off': 'error',
   'bird-kernel-mismatch': 'error', 'overlay-stale': 'error', 'overlay-learnable': 'error', 'route-leaked-to-bgp': 'error',
   'tunnel-endpoint-mismatch': 'error',
+  'block-owner-mismatch': 'error', 'block-affinity-conflict': 'error', 'block-without-ipamblock': 'error', 'block-unrouted': 'error',
+  'node-address-mismatch': 'error', 'route-owner-conflict': 'error', 'borrowed-address-unrouted': 'warning',
   'tunnel-mtu': 'warning', 'rp-filter-strict': 'warning', 'hash-policy-l3': 'warning', 'stale-kernel-route': 'warning',
   'conflicting-route-owners': 'warning',
   'local-block': 'info', 'overlay-active': 'info',

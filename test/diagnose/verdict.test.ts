@@ -200,7 +200,8 @@ describe('rule catalogue', () => {
 
   it('node-wide conditions are host rules, the rest prefix rules (DESIGN §4: sessions, sysctls, tunnel device are host findings)', () => {
     expect(hostRules.map((r) => r.id).sort()).toEqual(
-      ['forwarding-off', 'hash-policy-l3', 'peer-down', 'rp-filter-strict', 'tunnel-device-down', 'tunnel-device-missing', 'tunnel-mtu'])
+      ['borrowed-address-unrouted', 'forwarding-off', 'hash-policy-l3', 'node-address-mismatch', 'peer-down', 'route-owner-conflict', 'rp-filter-strict',
+        'tunnel-device-down', 'tunnel-device-missing', 'tunnel-mtu'])
     for (const r of hostRules) expect(r.scope).toBe('host')
     for (const r of prefixRules) expect(r.scope).toBe('prefix')
   })

@@ -152,6 +152,8 @@ export interface StartOptions {
   keepDir?: boolean
   /** overall time allowed for start (default 40 s) */
   timeoutMs?: number
+  /** n2 and n3 also program their BGP routes into the kernel through tunl0 onlink (fullPeerBirdConfig) */
+  fullNodes?: boolean
 }
 
 export class LabUnavailableError extends Error {}
@@ -387,6 +389,30 @@ export function peerBirdConfig(node: 'n2' | 'n3', announce: readonly string[] = 
   ].join('\n')
 }
 
+/**
+ * n2 / n3 as full nodes: peerBirdConfig with a kernel protocol of Calico's shape that also exports their BGP pool
+ * routes onto tunl0 onlink (DESIGN §1's filter), so that their kernels route the other blocks as n1's does.
+ * `override`: extra kernel-filter lines placed first (a test's fault: a block routed to the wrong node).
+ */
+export function fullPeerBirdConfig(node: 'n2' | 'n3', override: string[] = []): string {
+  const lines = peerBirdConfig(node).split('\n')
+  const at = lines.findIndex((l) => l.startsWith('protocol kernel'))
+  if (at < 0 || !lines[at].trimEnd().endsWith('}')) throw new Error('fullPeerBirdConfig: peerBirdConfig has no one-line kernel protocol to replace')
+  lines.splice(at, 1,
+    'filter calico_kernel_programming {',
+    ...override.map((l) => `  ${l}`),
+    `  if net ~ [ ${TOPOLOGY.pool}{26,32} ] && source = RTS_BGP then {`,
+    '    ifname = "tunl0"; onlink = true; gw = bgp_next_hop; onlink = true;',
+    '  }',
+    '  accept;',
+    '}',
+    'protocol kernel {',
+    '  ipv4 { import all; export filter calico_kernel_programming; };',
+    '  learn; persist; scan time 2; merge paths on;',
+    '}')
+  return lines.join('\n')
+}
+
 /** Parses `show protocols` (BIRD 1.6 and 2 column layouts) for its BGP sessions. */
 export function parseBgpProtocols(text: string): BgpProtocolState[] {
   const out: BgpProtocolState[] = []
@@ -496,7 +522,7 @@ export async function startLab(scenario: ScenarioName, opts: StartOptions = {}):
 
   const startBird = async (node: BirdNode) => {
     const conf = birdConfigPath(node)
-    writeFileSync(conf, node === 'n1' ? n1BirdConfig(spec) : peerBirdConfig(node))
+    writeFileSync(conf, node === 'n1' ? n1BirdConfig(spec) : opts.fullNodes ? fullPeerBirdConfig(node) : peerBirdConfig(node))
     const log = openSync(path.join(dir, `${node}.log`), 'a')
     const bin = BIRD_BINARIES[flavour(node)].bird
     const child = spawn(
@@ -615,6 +641,7 @@ export async function startLab(scenario: ScenarioName, opts: StartOptions = {}):
       })
     }
     for (const node of ['n1', 'tor1', 'tor2'] as const) await sysctl(node, {'net.ipv4.ip_forward': 1})
+    if (opts.fullNodes) for (const node of ['n2', 'n3'] as const) await sysctl(node, {'net.ipv4.ip_forward': 1})
     await sysctl('n1', {'net.ipv4.fib_multipath_hash_policy': 0, 'net.ipv4.fib_multipath_use_neigh': 0})
 
     // --- links (n1: eth0, eth1, then tunl0, then the workload veth, as on the fixtures' node)

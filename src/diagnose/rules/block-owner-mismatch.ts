@@ -1,0 +1,49 @@
+// With Calico's truth: the route in force (its tunnel endpoints) or BIRD's best paths (their BGP next hops) lead to
+// another address than the IPv4Address of the block's affine node; or another node's block is held here as local.
+import {isBgp} from '../../model/context.js'
+import {formatKernelRoute} from '../../model/format.js'
+import {NONE, prefixEvidence, prefixFinding, type PrefixRule, throughTunnel} from '../rule.js'
+import {truthEvidence} from './block-affinity-conflict.js'
+
+export const rule: PrefixRule = {
+  id: 'block-owner-mismatch',
+  scope: 'prefix',
+  run(ctx, facts) {
+    const owner = ctx.cluster?.ownerOf(facts.prefix)
+    const me = ctx.clusterNode
+    if (owner?.node === undefined || owner.block === undefined) return NONE
+    const wrong: string[] = []
+    const r = facts.effective
+    const tunnelled = r !== undefined && throughTunnel(ctx, facts)
+    if (me !== undefined && owner.node === me.name) {
+      // this node's block: nothing should lead away from it
+      if (tunnelled) for (const n of r!.nexthops) if (n.gateway) wrong.push(n.gateway.address)
+      if (facts.birdPrimary && isBgp(facts.birdPrimary.source)) for (const n of facts.bgpNextHops) if (!wrong.includes(n)) wrong.push(n)
+    } else {
+      const want = owner.address
+      if (want === undefined) return NONE
+      if (facts.local && me !== undefined) wrong.push(`this node (${me.name})`)
+      if (tunnelled) for (const n of r!.nexthops) if (n.gateway && n.gateway.address !== want && !wrong.includes(n.gateway.address)) wrong.push(n.gateway.address)
+      for (const n of facts.bgpNextHops) if (n !== want && !wrong.includes(n)) wrong.push(n)
+    }
+    if (wrong.length === 0) return NONE
+    const mine = me !== undefined && owner.node === me.name
+    const names = wrong.map((a) => {
+      const n = ctx.cluster!.nodesByAddress.get(a)
+      return n ? `${a} (${n.name})` : a
+    })
+    return [prefixFinding(ctx, 'block-owner-mismatch', facts.prefix, () => ({
+      title: `${facts.prefix} leads to ${names.join(', ')}, but Calico's IPAM gives it to ${mine ? 'this node' : `${owner.node} (${owner.address})`}`,
+      detail: `Calico's IPAMBlock ${owner.block!.name} is affine to ${owner.node}` + (mine ? '' : `, whose projectcalico.org/IPv4Address is ${owner.address}`) + '. ' +
+        (r ? `The route in force is ${formatKernelRoute(r).split('\n')[0]}` : 'The kernel has no route for it') +
+        (facts.bgpNextHops.length > 0 ? `; BIRD's best path names BGP next hop ${facts.bgpNextHops.join(', ')}` : '') +
+        '. Traffic for its pods goes to a node that does not own the block.',
+      evidence: [...truthEvidence(ctx, owner), ...prefixEvidence(ctx, facts)],
+      fix: mine
+        ? `Find which node announces ${facts.prefix} (a leftover affinity or a leaked route) and withdraw it there.`
+        : facts.bgpNextHops.some((n) => wrong.includes(n))
+          ? `Route ${facts.prefix} via ${owner.address} dev ${ctx.snapshot.tunnelDev} onlink; find why ${wrong.join(', ')} announces it (a leftover affinity, a leaked route).`
+          : `Route ${facts.prefix} via ${owner.address} dev ${ctx.snapshot.tunnelDev} onlink; BIRD's path is right, so find what wrote the route in force (a stale route, another route owner, a kernel filter).`,
+    }))]
+  },
+}

@@ -1,0 +1,66 @@
+// `fleet --html`: one self-contained page (inline CSS and a little JS, no network): the colour matrix, each cell a
+// <details> that opens the pair's blocks and their explanations (readable without JavaScript), and the findings.
+import type {FleetPair, FleetReport} from '../fleet/join.js'
+
+const esc = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)
+
+const CSS = `
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
+h1{font-size:1.3em}h2{font-size:1.1em;margin-top:1.5em}
+table.matrix{border-collapse:collapse}
+.matrix th,.matrix td{border:1px solid #bbb;padding:2px 4px;vertical-align:top;text-align:left}
+.matrix th.to{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap}
+td.v-ok{background:#cfeccf}td.v-missing,td.v-unreachable{background:#f4b4b4}td.v-misrouted{background:#f7c48b}
+td.v-not-tunneled,td.v-multipath-lost{background:#f6e58d}td.self{background:#eee}td.none{background:#fafafa;color:#888}
+td details>summary{cursor:pointer;font-weight:600}
+td details[open]{min-width:28em;background:#fff;border:1px solid #888;padding:4px}
+.sev-error{color:#b00}.sev-warning{color:#a60}.sev-info{color:#06c}
+code{font-size:.95em}ul{margin:.2em 0;padding-left:1.2em}
+`
+
+const JS = `
+document.addEventListener('keydown',e=>{if(e.key==='Escape')for(const d of document.querySelectorAll('details[open]'))d.open=false})
+`
+
+export function renderFleetHtml(r: FleetReport): string {
+  const pair = new Map(r.pairs.map((p) => [`${p.from}\0${p.to}`, p]))
+  const rows = r.nodes.map((a) => {
+    const cells = r.nodes.map((b) => {
+      if (a.name === b.name) return '<td class="self">·</td>'
+      if (a.source === undefined) return '<td class="none" title="no source for this node">?</td>'
+      const p = pair.get(`${a.name}\0${b.name}`)
+      if (!p || p.checked === 0) return `<td class="none" title="${esc(b.name)} owns no block">–</td>`
+      return `<td class="v-${p.verdict}" data-from="${esc(a.name)}" data-to="${esc(b.name)}">${cell(p)}</td>`
+    })
+    return `<tr><th scope="row">${esc(a.name)}</th>${cells.join('')}</tr>`
+  })
+  const nodes = r.nodes.map((n) => `<tr><td>${esc(n.name)}</td><td>${esc(n.address ?? '?')}</td><td>${esc(n.birdVersion ?? '?')}</td>` +
+    `<td>${n.tunnelMtu ?? '?'}</td><td>${esc(n.hashPolicy ?? '?')}</td><td>${esc(n.routeOwner ?? '?')}</td>` +
+    `<td>${n.summary ? `${n.summary.errors} errors, ${n.summary.warnings} warnings` : 'no source'}</td><td>${esc(n.source ?? '')}</td></tr>`)
+  const findings = r.findings.map((f) => `<li><span class="sev-${f.severity}">${f.severity}</span> <code>${f.id}</code> ${esc(f.title)}<br><small>${esc(f.detail)}</small></li>`)
+  const broken = r.pairs.filter((p) => p.verdict !== 'ok').length
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>routedoctor fleet</title>
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<style>${CSS}</style></head><body>
+<h1>routedoctor fleet: ${r.nodes.length} nodes, ${broken} broken pair${broken === 1 ? '' : 's'}</h1>
+<p>Each cell: from the row's node, the worst verdict of the column node's blocks. Open a cell for its blocks.
+${r.truth ? `Calico's truth: ${esc(r.truth.files.join(', '))}${r.truth.apiGroup ? ` (${esc(r.truth.apiGroup)})` : ''}.` : 'No Calico truth: block owners unknown.'}</p>
+<table class="matrix"><thead><tr><th>from \\ to</th>${r.nodes.map((n) => `<th class="to" scope="col">${esc(n.name)}</th>`).join('')}</tr></thead>
+<tbody>${rows.join('\n')}</tbody></table>
+<h2>Cluster findings</h2>
+${findings.length > 0 ? `<ul id="findings">${findings.join('\n')}</ul>` : '<p id="findings">None.</p>'}
+<h2>Nodes</h2>
+<table class="matrix"><thead><tr><th>node</th><th>address</th><th>BIRD</th><th>tunl0 MTU</th><th>hash policy</th><th>route owner</th><th>check</th><th>source</th></tr></thead>
+<tbody>${nodes.join('\n')}</tbody></table>
+<script>${JS}</script>
+</body></html>
+`
+}
+
+function cell(p: FleetPair): string {
+  if (p.verdict === 'ok') return `<details><summary>ok</summary>${p.checked} block${p.checked === 1 ? '' : 's'} of ${esc(p.to)}, all ok from ${esc(p.from)}.</details>`
+  const blocks = p.blocks.map((b) => `<li><code>${esc(b.prefix)}</code> <b>${esc(b.verdict)}</b><ul>${b.findings.map((f) =>
+    `<li><span class="sev-${f.severity}">${esc(f.id)}</span>: ${esc(f.title)}${f.detail ? `<br><small>${esc(f.detail)}</small>` : ''}${f.fix ? `<br><small>fix: ${esc(f.fix)}</small>` : ''}</li>`).join('')}</ul></li>`)
+  return `<details><summary>${esc(p.verdict)}</summary><p>${esc(p.from)} → ${esc(p.to)}: ${p.blocks.length} of ${p.checked} blocks broken</p><ul>${blocks.join('')}</ul></details>`
+}
