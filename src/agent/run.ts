@@ -71,19 +71,25 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
       throw new UsageError(`--journal-dir ${opts.journalDir}: cannot create (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
     }
   }
+  // Calico's truth read once here (a bad file is exit 2 before anything starts), then refreshed by the agent
+  let source = opts.source
+  if (source.calico !== undefined || source.kube) {
+    const {loadClusterTruth} = await import('../services/load.js')
+    source = {...source, clusterTruth: await loadClusterTruth(source)}
+  }
   const p = palette()
   const write = (line: TimedChange | WatchStarted) => {
     process.stdout.write(`${opts.json ? watchLineJson(line) : watchLineText(line, p)}\n`)
   }
   const agent = new WatchAgent({
-    source: opts.source, intervalSeconds, debounceMs: opts.debounceMs ?? 500, flapCount: opts.flapCount,
+    source, intervalSeconds, debounceMs: opts.debounceMs ?? 500, flapCount: opts.flapCount,
     flapWindowSeconds, fixProtocol: String(opts.fixProtocol),
     ...(opts.reconcile ? {reconcile: {settleSeconds, writeIntervalSeconds, journalDir: opts.journalDir, cleanupOnExit: opts.cleanupOnExit}} : {}),
   }, write)
   let server: Server | undefined
   if (listen) {
     const [{agentMetrics}, {serve}] = await Promise.all([import('./metrics.js'), import('./server.js')])
-    server = await serve(agent, agentMetrics(agent, opts.version), {listen, token, source: opts.source})
+    server = await serve(agent, agentMetrics(agent, opts.version), {listen, token, source})
   }
   let stop!: () => void
   const stopped = new Promise<void>((resolve) => (stop = resolve))

@@ -9,7 +9,7 @@ import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
 import type {KernelRouteStore} from '../netlink/route-store.js'
 import {parseBirdProtocols} from '../parse/bird-protocols.js'
 import {collectGarbage} from '../runtime/collect-garbage.js'
-import type {SourceOptions} from '../services/load.js'
+import {loadClusterTruth, type SourceOptions} from '../services/load.js'
 import {diagnoseNode, seenPrefix} from './diagnose.js'
 import {birdBlockHashes, changedBlocks, diagnosePrefixes, touchedBy, type NodeBase, type Touched} from './incremental.js'
 import {Reconciler, type ReconcileOptions} from './reconcile.js'
@@ -21,6 +21,8 @@ import {changesBetween, emptyState, FlapTracker, updatePrefixes, type NodeState,
 const MAX_TOUCHED = 2000
 const MAX_TOUCHED_SHARE = 0.1
 const GC_AFTER_TOUCHED = 1000
+// Calico's truth (--calico, --kube) is read again every this many BIRD polls
+const TRUTH_EVERY_POLLS = 12
 
 export interface WatchOptions {
   source: SourceOptions
@@ -49,6 +51,7 @@ export type DiagnosisScope = 'node' | 'prefixes'
 
 export const NETLINK_SOURCE = 'rtnetlink'
 export const BIRD_POLL_SOURCE = 'bird-socket'
+export const TRUTH_SOURCE = 'calico'
 
 export class WatchAgent {
   state: NodeState = emptyState()
@@ -80,6 +83,7 @@ export class WatchAgent {
   private routeCounts: string | undefined
   private birdHashes: Map<number | string, number> | undefined
   private reconcileDue = false
+  private polls = 0
 
   constructor(readonly opts: WatchOptions, private readonly emit: (change: TimedChange) => void) {
     this.routeFlaps = new FlapTracker(opts.flapCount, opts.flapWindowSeconds * 1000)
@@ -165,6 +169,27 @@ export class WatchAgent {
     this.expireFlaps()
     await this.pollBird(true)
     await this.pollSysctls()
+    if (++this.polls % TRUTH_EVERY_POLLS === 0) await this.pollTruth()
+  }
+
+  /** Calico's truth read again (--calico DIR, --kube): a change touches the whole node (blocks' owners, nodes' addresses). */
+  private async pollTruth(): Promise<void> {
+    const source = this.opts.source
+    if (source.clusterTruth === undefined || this.stopped) return
+    let next: Awaited<ReturnType<typeof loadClusterTruth>>
+    try {
+      next = await loadClusterTruth(source)
+      this.setAgentSource(TRUTH_SOURCE, undefined)
+    } catch (error) {
+      this.setAgentSource(TRUTH_SOURCE, (error as Error).message)
+      return
+    }
+    const texts = (t: typeof next) => JSON.stringify(t?.files.map((f) => [f.name, f.text, f.error]))
+    if (next === undefined || texts(next) === texts(source.clusterTruth)) return
+    // the object the reconciler and the server read too
+    source.clusterTruth = next
+    this.touched.full ??= 'Calico\'s truth changed'
+    this.trigger()
   }
 
   /**
