@@ -26,6 +26,18 @@ function setCounts(gauge: Gauge, counts: Map<string, number>, labels: (key: stri
   for (const [key, n] of counts) gauge.set(labels(key), n)
 }
 
+/** A counter that follows one of the agent's own counts (`count` never goes down). */
+function countedBy(registry: Registry, name: string, help: string, count: () => number): void {
+  let seen = 0
+  new Counter({
+    name, help, registers: [registry],
+    collect() {
+      this.inc(count() - seen)
+      seen = count()
+    },
+  })
+}
+
 export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
   const registry = new Registry()
   const severities: Record<string, string> = {...SEVERITY, ...WATCH_FINDINGS}
@@ -64,22 +76,8 @@ export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
       this.set(agent.overlayRoutes)
     },
   })
-  let verdictChanges = 0
-  new Counter({
-    name: 'routedoctor_verdict_changes_total', help: 'Times a prefix\'s verdict changed.', registers: [registry],
-    collect() {
-      this.inc(agent.counters.verdictChanges - verdictChanges)
-      verdictChanges = agent.counters.verdictChanges
-    },
-  })
-  let sessionFlaps = 0
-  new Counter({
-    name: 'routedoctor_bgp_session_flaps_total', help: 'Times a BGP session changed state.', registers: [registry],
-    collect() {
-      this.inc(agent.counters.sessionFlaps - sessionFlaps)
-      sessionFlaps = agent.counters.sessionFlaps
-    },
-  })
+  countedBy(registry, 'routedoctor_verdict_changes_total', 'Times a prefix\'s verdict changed.', () => agent.counters.verdictChanges)
+  countedBy(registry, 'routedoctor_bgp_session_flaps_total', 'Times a BGP session changed state.', () => agent.counters.sessionFlaps)
   const durations = new Histogram({
     name: 'routedoctor_diagnosis_duration_seconds',
     help: 'How long a diagnosis took (collection included), of the whole node or of the prefixes a change touched.',

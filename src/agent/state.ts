@@ -1,7 +1,7 @@
 // What `watch` knows of the node after a diagnosis, and the changes between two such states: pure, no I/O.
 // Prefixes settled healthy in bulk are held as their keys only (most of a full table); every other prefix
 // keeps its verdict and finding ids.
-import {keyPrefix, prefixKey} from '../model/prefix-key.js'
+import {indexOfKey, keyPrefix, prefixKey} from '../model/prefix-key.js'
 import type {Severity} from '../model/types.js'
 import type {WatchChange} from '../report/watch.js'
 
@@ -41,17 +41,7 @@ export function verdictIn(s: NodeState, prefix: string): string {
   return hasKey(s.healthyKeys, prefixKey(prefix)) ? 'ok' : 'absent'
 }
 
-function hasKey(keys: Float64Array, key: number): boolean {
-  if (key < 0) return false
-  let lo = 0
-  let hi = keys.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (keys[mid] < key) lo = mid + 1
-    else hi = mid
-  }
-  return lo < keys.length && keys[lo] === key
-}
+const hasKey = (keys: Float64Array, key: number): boolean => key >= 0 && indexOfKey(keys, key) >= 0
 
 const findingsOf = (s: NodeState, prefix: string): SeenFinding[] => s.prefixes.get(prefix)?.findings ?? []
 

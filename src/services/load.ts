@@ -10,7 +10,7 @@ import {Context, type ContextOptions} from '../model/context.js'
 import {buildSnapshot, type BuildOptions, unreadFallbacks} from '../snapshot/build.js'
 import {releaseTexts, withoutUnreadRoutes} from '../bulk/release.js'
 import {collectGarbage} from '../runtime/collect-garbage.js'
-import {coveringKeys, prefixKey} from '../model/prefix-key.js'
+import {coveringKeys, indexOfKey, prefixKey} from '../model/prefix-key.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Value} from '../model/prefix.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
@@ -220,17 +220,7 @@ function queryKeyList(query: string): number[] {
 export function settlesQuery(snapshot: Snapshot, query: string): boolean {
   const settled = snapshot.healthy?.keys
   if (settled === undefined || settled.length === 0) return false
-  return queryKeyList(query).some((key) => {
-    // settled keys are sorted
-    let lo = 0
-    let hi = settled.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (settled[mid] < key) lo = mid + 1
-      else hi = mid
-    }
-    return lo < settled.length && settled[lo] === key
-  })
+  return queryKeyList(query).some((key) => indexOfKey(settled, key) >= 0) // settled keys are sorted
 }
 
 /**
