@@ -76,6 +76,10 @@ async function main() {
   const agent = spawn('ip', ['netns', 'exec', ns.n1, process.execPath, BIN, 'watch', '--bird-socket', sock.n1, '--pool', '10.0.0.0/8=ipip',
     '--listen', `127.0.0.1:${PORT}`, '--json'], {stdio: ['ignore', 'ignore', 'pipe']})
   const pid = agent.pid // ip netns exec runs node in its own process
+  let agentErr = ''
+  agent.stderr.on('data', (d) => {
+    agentErr = (agentErr + d.toString()).slice(-2000)
+  })
   const metrics = `http://127.0.0.1:${PORT}/metrics`
   try {
     const deadline = Date.now() + 600_000
@@ -123,6 +127,8 @@ async function main() {
     const m = get(ns.n1, metrics).body
     const diagnosis = {count: diagnoses(m), node: histogram(m, 'node'), prefixes: histogram(m, 'prefixes')}
     console.log(JSON.stringify({count, idle, scrape, event, route, rss, diagnosis}))
+  } catch (error) {
+    throw new Error(`${error.message}${agentErr ? `; the agent's stderr: ${agentErr}` : ''}${agent.exitCode !== null ? `; the agent exited ${agent.exitCode}` : ''}`)
   } finally {
     agent.kill('SIGTERM')
     await new Promise((resolve) => agent.once('close', resolve))
