@@ -93,5 +93,5 @@ let lines = 0
 for (const dir of dirs) for (const f of readdirSync(dir)) lines += readFileSync(path.join(dir, f), 'latin1').split('\n').length
 const floor = (performance.now() - f0) / 1000
 const mib = (b) => (b === undefined ? '?' : `${Math.round(b / 2 ** 20)} MiB`)
-console.log(`fleet ${NODE_COUNT} nodes × ${BLOCKS} blocks: ${fleet.wall.toFixed(1)} s (CPU ${((fleet.user ?? 0) + (fleet.sys ?? 0)).toFixed(1)} s), ${mib(fleet.rss)} (exit ${fleet.code}${fleet.code > 1 ? `: ${fleet.stderr}` : ''}); floor (read + split, ${lines} lines) ${floor.toFixed(1)} s; ratio ${(fleet.wall / floor).toFixed(2)}×; goal < 60 s`)
+console.log(`fleet ${NODE_COUNT} nodes × ${BLOCKS} blocks: ${fleet.wall.toFixed(1)} s (CPU ${((fleet.user ?? 0) + (fleet.sys ?? 0)).toFixed(1)} s), ${mib(fleet.rss)} (exit ${fleet.code}${fleet.code > 1 ? `: ${fleet.stderr}` : ''}); floor (read + split into ${lines} lines) ${floor.toFixed(1)} s; ratio ${(fleet.wall / floor).toFixed(2)}×; goal < 60 s`)
 if (!process.argv.includes('--keep')) rmSync(path.join(base, 'nodes'), {recursive: true, force: true})

@@ -198,16 +198,25 @@ class AssembledReply implements BirdReply {
 
   /** birdc's rules, line by line: what each line prints goes to `out`; the size printed in all. */
   private printTo(out: PrintedBytes): number {
-    forEachLine(this.pieces, (buf, start, end) => {
-      const kind = lineKind(buf, start, end)
-      if (kind === 'async') return // not part of the reply
-      if (kind === 'continuation') out.put(buf, start + 1, end + 1) // the payload and its newline
-      else if (kind === 'unframed') {
-        out.put(UNFRAMED_OPEN, 0, UNFRAMED_OPEN.length)
-        out.put(buf, start, end)
-        out.put(UNFRAMED_CLOSE, 0, UNFRAMED_CLOSE.length)
-      } else if (lineCode(buf, start, end) !== 0) out.put(buf, payloadStart(start, end), end + 1)
-    })
+    for (const buf of this.pieces) {
+      let start = 0
+      while (start < buf.length) {
+        // most lines are continuations: copied as they are looked through for their newline
+        if (buf[start] === 0x20) {
+          start = out.putLine(buf, start + 1)
+          continue
+        }
+        const end = buf.indexOf(NL, start)
+        if (end < 0) break
+        const kind = lineKind(buf, start, end)
+        if (kind === 'unframed') {
+          out.put(UNFRAMED_OPEN, 0, UNFRAMED_OPEN.length)
+          out.put(buf, start, end)
+          out.put(UNFRAMED_CLOSE, 0, UNFRAMED_CLOSE.length)
+        } else if (kind !== 'async' && lineCode(buf, start, end) !== 0) out.put(buf, payloadStart(start, end), end + 1)
+        start = end + 1
+      }
+    }
     return out.size
   }
 }
@@ -231,6 +240,26 @@ class PrintedBytes {
       src.copy(this.buf!, this.size, from, to)
     }
     this.size += to - from
+  }
+
+  /** src[from] up to its next newline, included (there is one: lines end in one); where the next line starts. */
+  putLine(src: Buffer, from: number): number {
+    const buf = this.buf
+    if (buf === undefined || buf.length - this.size < src.length - from) {
+      const nl = src.indexOf(NL, from)
+      this.put(src, from, nl + 1)
+      return nl + 1
+    }
+    // a byte at a time: a line is a few dozen bytes, and a call to indexOf or copy costs more than that
+    let i = from
+    let j = this.size
+    while (i < src.length) {
+      const b = src[i++]!
+      buf[j++] = b
+      if (b === NL) break
+    }
+    this.size = j
+    return i
   }
 
   private grow(more: number): void {

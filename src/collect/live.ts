@@ -32,6 +32,8 @@ export interface CollectLiveOptions {
   routeTables?: boolean
   /** BIRD's command for its routes (default `show route all`): `show route PREFIX all` for a targeted collection. */
   birdRoutesCommand?: string
+  /** BIRD's sources, already being collected (collectBird): a targeted collection reads them before the rest is in. */
+  birdFiles?: Promise<SourceFile[]>
   // Test seams: where things are looked up.
   ipBinary?: string
   procSys?: string
@@ -69,7 +71,7 @@ export async function collectLive(opts: CollectLiveOptions = {}): Promise<Source
   const groups = await Promise.all([
     ...ipSources.map(([name, args]) => collectIp(name, args, opts).then((f) => [f])),
     collectSysctl(opts).then((f) => [f]),
-    collectBird(opts),
+    opts.birdFiles ?? collectBird(opts),
     collectBirdConfig(opts).then((f) => [f]),
   ])
   const files = groups.flat()

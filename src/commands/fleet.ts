@@ -22,7 +22,7 @@ findings no single node can see. Exit status: 0 every pair ok, 1 a pair broken o
     const {report, text, exitCode} = await fleetReport({
       sources: argv as string[], calico: flags.calico, kube: flags.kube, pools: flags.pool, tunnelDev: flags['tunnel-dev'], html: flags.html,
     })
-    if (flags.json) this.printJson(report)
+    if (flags.json) await this.streamJson(report) // a large fleet's report is no one string
     else this.print(text)
     process.exitCode = exitCode
   }

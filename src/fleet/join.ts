@@ -182,7 +182,8 @@ export class FleetJoin {
       const owner = this.index?.ownerOf(prefix)
       const wrong = [...seen].filter(([where]) => where !== '' && where !== owner?.address)
       if (wrong.length === 0) continue
-      const ok = withSource.filter((n) => n.name !== owner?.node && ![...seen.values()].some((l) => l.includes(n.name))).map((n) => n.name)
+      const routedElsewhere = new Set([...seen.values()].flat())
+      const ok = withSource.filter((n) => n.name !== owner?.node && !routedElsewhere.has(n.name)).map((n) => n.name)
       const groups = wrong.map(([where, names]) => `${names.join(', ')} → ${where}`)
       add('owner-disagreement', {
         prefix,

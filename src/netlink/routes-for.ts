@@ -7,7 +7,7 @@ import {endianness} from 'node:os'
 import {ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {KernelRoute} from '../model/types.js'
 import {type RouteClient, decodeDumpedRoute} from './client.js'
-import {AF_INET, RTA_DST, RTA_TABLE} from './codec.js'
+import {AF_INET, RTA_DST} from './codec.js'
 
 export interface RoutesWanted {
   /** IPv4 prefixes whose routes are wanted, in every table. */
@@ -40,14 +40,18 @@ export async function kernelRoutesFor(client: RouteClient, wanted: RoutesWanted)
   await client.scanRoutes('inet', (buf, start, end, index) => {
     if (end - start < 12 || buf[start] !== AF_INET) return
     const len = buf[start + 1]
-    let table = buf[start + 4]
+    // the header's table byte is the id below 256 (RT_TABLE_COMPAT above): enough to tell the local table; of the
+    // attributes only the destination is read (absent when the length is 0)
+    const table = buf[start + 4]
     let dst = 0
-    for (let o = start + 12; o + 4 <= end;) {
-      const alen = LE ? buf.readUInt16LE(o) : buf.readUInt16BE(o)
-      const type = (LE ? buf.readUInt16LE(o + 2) : buf.readUInt16BE(o + 2)) & 0x3fff
+    for (let o = start + 12; len > 0 && o + 4 <= end;) {
+      const alen = LE ? buf[o] | (buf[o + 1] << 8) : (buf[o] << 8) | buf[o + 1]
+      const type = (LE ? buf[o + 2] | (buf[o + 3] << 8) : (buf[o + 2] << 8) | buf[o + 3]) & 0x3fff
       if (alen < 4 || o + alen > end) break // malformed: the decoder below says so, if it is wanted
-      if (type === RTA_DST && alen === 8) dst = buf.readUInt32BE(o + 4)
-      else if (type === RTA_TABLE && alen === 8) table = LE ? buf.readUInt32LE(o + 4) : buf.readUInt32BE(o + 4)
+      if (type === RTA_DST && alen === 8) {
+        dst = ((buf[o + 4] << 24) | (buf[o + 5] << 16) | (buf[o + 6] << 8) | buf[o + 7]) >>> 0
+        break
+      }
       o += (alen + 3) & ~3
     }
     if (table !== RT_TABLE_LOCAL && !wantedAt(dst, len)) return

@@ -22,6 +22,7 @@ export const HUGE_LIVE_PREFIXES = 250_000
 const BUNDLE_EXPANSION = 3
 const TUNABLE = 'glibc.malloc.hugetlb'
 const COMMANDS = new Set(['check', 'explain', 'fix', 'bundle', 'ui'])
+const IPV4_QUERY = /^\d{1,3}(\.\d{1,3}){3}(\/\d{1,2})?$/
 
 /** What the decision needs to know of the machine and the input; read by `probeMachine`. */
 export interface HugePageFacts {
@@ -87,6 +88,8 @@ export function hugePageEnv(facts: HugePageFacts): Record<string, string | undef
   if (knob === '1') {
     // asked for: the size does not matter
   } else if (from === undefined) {
+    // a live explain of an IPv4 block or address collects that block's routes, not the tables (services/targeted.ts)
+    if (command === 'explain' && argv.some((a) => IPV4_QUERY.test(a))) return undefined
     const fib = facts.liveFibStat()
     if (fib === undefined || largestFibTable(fib) < HUGE_LIVE_PREFIXES) return undefined
   } else {

@@ -44,9 +44,12 @@ export function isTargetable(query: string): boolean {
 export async function collectTargeted(query: string, opts: CollectLiveOptions): Promise<TargetedSource> {
   const target = targetOf(query)
   if (target === undefined) throw new Error(`collectTargeted: ${query} is not an IPv4 prefix or address`)
-  const {collectLive} = await import('../collect/live.js')
-  const files = await collectLive({...opts, routeText: 'fallback', routeTables: false, birdRoutesCommand: target.birdCommand})
-  const text = (name: string) => files.find((f) => f.name === name)?.text
+  const {collectBird, collectLive} = await import('../collect/live.js')
+  // BIRD answers at once: what it says names the kernel routes to read, whose dump then runs beside the `ip` commands
+  const birdFiles = collectBird({...opts, birdRoutesCommand: target.birdCommand})
+  const rest = collectLive({...opts, routeText: 'fallback', routeTables: false, birdFiles})
+  const bird = await birdFiles
+  const text = (name: string) => bird.find((f) => f.name === name)?.text
   // parse errors are reported where the snapshot is built, naming the file and line: here a text that does not
   // parse asks for nothing
   const paths = tryParse(() => parseBirdRoutes(text(SNAPSHOT_FILES.birdRoutes) ?? '', SNAPSHOT_FILES.birdRoutes))
@@ -60,7 +63,8 @@ export async function collectTargeted(query: string, opts: CollectLiveOptions): 
   // BIRD's answer to an address is the prefix that holds it, whose routes the kernel is asked for too
   const prefixes = new Set<string>(paths.map((p) => p.prefix))
   if (target.prefix !== undefined) prefixes.add(target.prefix)
-  files.unshift(await collectKernelRoutes([...prefixes], [...addresses]))
+  const [files, kernel] = await Promise.all([rest, collectKernelRoutes([...prefixes], [...addresses])])
+  files.unshift(kernel)
   return {files, origin: {kind: 'live', collectedAt: new Date().toISOString(), host: os.hostname()}, otherNextHops}
 }
 

@@ -66,6 +66,19 @@ describe('when the CLI is run again with huge pages', () => {
     expect(hugePageEnv(facts({argv: ['check']}))).toBeUndefined() // no fib_triestat
   })
 
+  it('not for a live explain of an IPv4 block or address (it collects that block\'s routes): the FIB is not even read', () => {
+    let read = 0
+    const big = () => {
+      read++
+      return `Main:\n\tPrefixes:\t${HUGE_LIVE_PREFIXES}\n`
+    }
+    expect(hugePageEnv(facts({argv: ['explain', '10.48.212.0/26', '--bird-socket', '/run/bird.ctl'], liveFibStat: big}))).toBeUndefined()
+    expect(hugePageEnv(facts({argv: ['explain', '--json', '10.48.212.7'], liveFibStat: big}))).toBeUndefined()
+    expect(read).toBe(0)
+    // an IPv6 query collects the tables, as check does
+    expect(hugePageEnv(facts({argv: ['explain', 'fd00:10::/122'], liveFibStat: big}))).toBeDefined()
+  })
+
   it('ROUTEDOCTOR_HUGEPAGES=1 re-runs whatever the size (where THP and glibc allow); =0 never', () => {
     expect(hugePageEnv(facts({inputBytes: () => 10, env: {ROUTEDOCTOR_HUGEPAGES: '1'}}))).toMatchObject({GLIBC_TUNABLES: TUNABLE})
     expect(hugePageEnv(facts({argv: ['check'], env: {ROUTEDOCTOR_HUGEPAGES: '1'}}))).toMatchObject({GLIBC_TUNABLES: TUNABLE})

@@ -6,6 +6,7 @@ import {execa} from 'execa'
 
 import {applyPlan, plannedSpec, revertJournal} from '../../src/netlink/apply.js'
 import {openRouteClient} from '../../src/netlink/client.js'
+import {kernelRoutesFor} from '../../src/netlink/routes-for.js'
 
 const cmd = process.argv[2]
 const input = JSON.parse(readFileSync(0, 'utf8') || 'null')
@@ -18,6 +19,15 @@ async function main(): Promise<unknown> {
         const v4 = await c.dumpRoutes('inet')
         const v6 = await c.dumpRoutes('inet6')
         return {routes: [...v4.routes, ...v6.routes].map((d) => d.route), undecodable: [...v4.undecodable, ...v6.undecodable]}
+      } finally {
+        c.close()
+      }
+    }
+    case 'routes-for': {
+      // {prefixes, addresses}: what a targeted explanation keeps of one dump, and the whole IPv4 dump
+      const c = await openRouteClient()
+      try {
+        return {kept: await kernelRoutesFor(c, input), all: (await c.dumpRoutes('inet')).routes.map((d) => d.route)}
       } finally {
         c.close()
       }

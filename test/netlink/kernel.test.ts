@@ -136,6 +136,30 @@ describe.skipIf(!netnsWorks)(`rtnetlink in a network namespace${skipNote}`, () =
     expect(at('10.52.0.0/24')).toMatchObject({type: 'blackhole', nexthops: []})
   })
 
+  it('a targeted dump keeps, of every table (ids above 255 too), the local table, the routes at the prefixes and those holding the addresses', SLOW, async () => {
+    const t = await makeNamespace()
+    await ip(t, 'route', 'add', '10.60.0.0/26', 'via', '172.31.11.1', 'dev', 'eth0', 'proto', 'bird', 'metric', '32')
+    await ip(t, 'route', 'add', '10.60.0.0/26', 'via', '172.31.20.5', 'dev', 'tunl0', 'onlink', 'table', '1158', 'proto', '158')
+    await ip(t, 'route', 'add', '10.60.0.0/26', 'via', '172.31.11.2', 'dev', 'eth0', 'table', '100')
+    await ip(t, 'route', 'add', '10.60.0.64/26', 'via', '172.31.11.1', 'dev', 'eth0', 'table', '1158')
+    await ip(t, 'route', 'add', 'default', 'via', '172.31.11.1', 'dev', 'eth0', 'table', '1000')
+    await ip(t, 'route', 'add', '172.31.20.0/24', 'via', '172.31.11.1', 'dev', 'eth0', 'table', '2000')
+    await ip(t, 'route', 'add', '172.31.21.0/24', 'via', '172.31.11.1', 'dev', 'eth0', 'table', '2000')
+    const {kept, all} = await driver<{kept: KernelRoute[]; all: KernelRoute[]}>(t, 'routes-for', {prefixes: ['10.60.0.0/26'], addresses: ['172.31.20.5']})
+    const holds = (r: KernelRoute, a: string) => {
+      const [net, len] = r.dst === 'default' ? ['0.0.0.0', 0] : [r.dst.split('/')[0], Number(r.dst.split('/')[1] ?? 32)]
+      const v = (x: string) => x.split('.').reduce((n, o) => n * 256 + Number(o), 0)
+      return Math.floor(v(a) / 2 ** (32 - len)) === Math.floor(v(net) / 2 ** (32 - len))
+    }
+    const wanted = all.filter((r) => r.table === 'local' || r.dst === '10.60.0.0/26' || holds(r, '172.31.20.5'))
+    expect(sortJson(kept.map(comparable))).toEqual(sortJson(wanted.map(comparable)))
+    const tables = kept.filter((r) => r.dst === '10.60.0.0/26').map((r) => r.table).sort()
+    expect(tables).toEqual(['100', '1158', 'main'])
+    expect(kept.some((r) => r.table === '1000' && (r.dst === 'default' || r.dst === '0.0.0.0/0'))).toBe(true)
+    expect(kept.some((r) => r.table === '2000' && r.dst === '172.31.20.0/24')).toBe(true)
+    expect(kept.some((r) => r.dst === '10.60.0.64/26' || r.dst === '172.31.21.0/24')).toBe(false)
+  })
+
   it('encode → replace: `ip -j -d route` shows exactly the planned route, single and multipath onlink', SLOW, async () => {
     const single = planned('192.168.201.0/26', 31, [['172.31.20.5', 'tunl0']])
     expect(await driver(ns, 'write', {op: 'replace', planned: single})).toEqual({ok: true})
