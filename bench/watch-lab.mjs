@@ -128,7 +128,7 @@ async function main() {
     const diagnosis = {count: diagnoses(m), node: histogram(m, 'node'), prefixes: histogram(m, 'prefixes')}
     console.log(JSON.stringify({count, idle, scrape, event, route, rss, diagnosis}))
   } catch (error) {
-    throw new Error(`${error.message}${agentErr ? `; the agent's stderr: ${agentErr}` : ''}${agent.exitCode !== null ? `; the agent exited ${agent.exitCode}` : ''}`)
+    throw new Error(`${error.message}${agentErr ? `; the agent's stderr: ${agentErr}` : ''}${agent.exitCode !== null ? `; the agent exited ${agent.exitCode}` : ''}`, {cause: error})
   } finally {
     agent.kill('SIGTERM')
     await new Promise((resolve) => agent.once('close', resolve))

@@ -93,8 +93,10 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   }
   let stop!: () => void
   const stopped = new Promise<void>((resolve) => (stop = resolve))
-  process.once('SIGTERM', stop)
-  process.once('SIGINT', stop)
+  // listening until the end, not once: a library that tidies up after its child processes (signal-exit) re-raises a
+  // signal nobody else listens to, which would end the agent in the middle of withdrawing its routes
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
   await Promise.race([agent.start(), stopped])
   const s = agent.state
   if (agent.ready) {
@@ -109,4 +111,6 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   const stopping = agent.stop()
   if (opts.cleanupOnExit) await stopping
   else await Promise.race([stopping, new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref())])
+  process.off('SIGTERM', stop)
+  process.off('SIGINT', stop)
 }
