@@ -106,19 +106,39 @@ export class WatchAgent {
       const [{ProtocolRoutes, watchKernel}, {KernelRouteStore}] = await Promise.all([import('../netlink/events.js'), import('../netlink/route-store.js')])
       const own = new ProtocolRoutes(Number(this.opts.fixProtocol))
       const store = new KernelRouteStore()
+      // read again: meanwhile (this.store undefined) every diagnosis is of the whole node
+      let reading: Promise<void> | undefined
+      let again = false
+      const reread = () => {
+        this.store = undefined
+        if (reading) {
+          again = true
+          return
+        }
+        reading = store.load().then(() => {
+          this.store = store
+        }, () => undefined).finally(() => {
+          reading = undefined
+          if (again) {
+            again = false
+            reread()
+          }
+        })
+      }
       this.kernel = await watchKernel((events) => {
         own.apply(events)
         store.apply(events)
+        // the kernel drops or marks a device's routes without a notification when the device goes down or away
+        if (events.some((e) => e.kind === 'link')) reread()
         if (this.base) touchedBy(events, this.base, this.touched)
         this.trigger()
       }, (error) => {
         // notifications were lost: everything is read again
         this.setAgentSource(NETLINK_SOURCE, error.message)
         this.own = undefined
-        this.store = undefined
         own.keys.clear()
         own.load().then(() => (this.own = own), () => undefined)
-        store.load().then(() => (this.store = store), () => undefined)
+        reread()
         this.touched.full ??= 'kernel notifications were lost'
         this.trigger()
       })
