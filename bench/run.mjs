@@ -14,6 +14,9 @@
 //            --live-explain SIZES  live `explain` of one block in a BGP lab of these sizes against `explain` on the shipped
 //                            example (default 100k,1M; judged: ≤ 2×, medians of --explain-runs (7) interleaved runs);
 //                            --no-live-explain skips it
+//            --watch SIZES   `routedoctor watch --listen` in a BGP lab of these sizes (default 100k,1M; bench/watch-lab.mjs):
+//                            idle CPU, /metrics scrape, a route event in /metrics, one changed route's re-diagnosis, RSS
+//                            over 10k events, judged against the issue's bounds; --no-watch skips it
 //            --apply-routes N  routes programmed by the apply part (default 10000; also N/10, to show scaling)
 //            --apply-empty   program into an empty table (default: BIRD's metric-32 routes for the same
 //                            prefixes are there first, as on a real node; fix --apply writes beside them)
@@ -34,8 +37,8 @@
 //   ui     the interactive UI's list and two explanations, a broken prefix's and a healthy one's (bench/ui-load.mjs;
 //          shown, not judged)
 // and prints them with ratios and the goals of the issue. Every run of a size starts with the snapshot's files
-// in the page cache (this machine pages out files unread for a minute); the header and each size show how long
-// this machine takes to touch fresh memory (its "phase"); where routedoctor runs again with huge pages for
+// in the page cache (a host may page out files left unread for a while); the header and each size show how long
+// the host takes to touch fresh memory (its "phase"); where routedoctor runs again with huge pages for
 // malloc (src/runtime/hugepages.ts: 1M), the floor is also shown with them. Also `explain` on the shipped snapshot
 // (examples/bird2-ecmp-not-tunneled) against `node -e 0`, and, when root with working netns tools,
 // `ip -batch` against routedoctor's netlink apply engine programming onlink routes over a TUN tunl0
@@ -56,7 +59,7 @@ import {performance} from 'node:perf_hooks'
 import {fileURLToPath} from 'node:url'
 
 import {ipBatchText} from './apply-routes.mjs'
-import {sh} from './bird-lab.mjs' // reads more than spawnSync's 1 MiB: 100k routes' `ip route` is ~7 MB
+import {sh} from './bird-lab.mjs' // reads more than spawnSync's 1 MiB, which a large table's `ip route` exceeds
 import {TIME, timed, timeOf} from './time.mjs'
 import {GEN_VERSION, generateSnapshot, parseCount} from './gen-snapshot.mjs'
 
@@ -68,8 +71,8 @@ const HUGEPAGES = path.join(ROOT, 'dist', 'cli', 'hugepages.js') // what BIN run
 const EXAMPLE = path.join(ROOT, 'examples', 'bird2-ecmp-not-tunneled')
 const EXAMPLE_PREFIX = '192.168.110.128/26'
 const MiB = 1024 * 1024
-// This sandbox's shell sets NODE_EXTRA_CA_CERTS, and Node 20 reads and parses that bundle at every start
-// (~40-50 ms here), before any script runs; routedoctor opens no TLS connection, and a node rarely sets it.
+// A shell may set NODE_EXTRA_CA_CERTS, and Node 20 reads and parses that bundle at every start, before any
+// script runs; routedoctor opens no TLS connection, and a node rarely sets it.
 // The goals are judged as the shell runs Node; where it is set, start-up and apply are also shown without it.
 const CA_VAR = 'NODE_EXTRA_CA_CERTS'
 const WITHOUT_CA = process.env[CA_VAR] === undefined ? undefined : Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== CA_VAR))
@@ -77,7 +80,7 @@ const WITHOUT_CA = process.env[CA_VAR] === undefined ? undefined : Object.fromEn
 // ------------------------------------------------------------------ options
 
 function parseArgs(argv) {
-  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, live: ['100k', '1M'], broken: ['100k', '1M'], liveExplain: ['100k', '1M'], explainRuns: 7, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
+  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, live: ['100k', '1M'], broken: ['100k', '1M'], liveExplain: ['100k', '1M'], watch: ['100k', '1M'], explainRuns: 7, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const val = () => {
@@ -98,6 +101,8 @@ function parseArgs(argv) {
     else if (name === '--no-broken') o.broken = []
     else if (name === '--live-explain') o.liveExplain = val().split(',').map((v) => v.trim()).filter(Boolean)
     else if (name === '--no-live-explain') o.liveExplain = []
+    else if (name === '--watch') o.watch = val().split(',').map((v) => v.trim()).filter(Boolean)
+    else if (name === '--no-watch') o.watch = []
     else if (name === '--explain-runs') o.explainRuns = Math.max(1, Number(val()))
     else if (name === '--apply-routes') o.applyRoutes = parseCount(val())
     else if (name === '--apply-empty') o.applyPrefill = false
@@ -110,7 +115,7 @@ function parseArgs(argv) {
       process.exit(0)
     } else throw new Error(`unknown option ${a}`)
   }
-  for (const s of [...o.sizes, ...o.live, ...o.broken, ...o.liveExplain]) parseCount(s)
+  for (const s of [...o.sizes, ...o.live, ...o.broken, ...o.liveExplain, ...o.watch]) parseCount(s)
   return o
 }
 
@@ -166,7 +171,7 @@ function measure(argv, {timeout, cwd = ROOT, env} = {}) {
 }
 
 /**
- * best() for several commands, their runs interleaved (a, b, c, a, b, c, ...): this machine's speed drifts over
+ * best() for several commands, their runs interleaved (a, b, c, a, b, c, ...): a shared host's speed drifts over
  * minutes, and a floor measured minutes apart from what it is the floor of would judge the drift.
  */
 async function bestInterleaved(n, commands, opts = {}) {
@@ -191,21 +196,21 @@ async function bestInterleaved(n, commands, opts = {}) {
 }
 
 /**
- * Read `files` (untimed) so that the run after finds them in the page cache. This virtual machine's kernel
- * pages out file pages that have not been read for about a minute (DAMON's pageout scheme: kdamond), so a
- * snapshot read minutes apart came from the disk one time and from memory the next (1M: 0.43 s against 0.05 s
- * for cat). Every run of a size, floors and checks alike, starts with its files in memory.
+ * Read `files` (untimed) so that the run after finds them in the page cache. A kernel may page out file pages
+ * left unread for a while (DAMON's pageout scheme: kdamond), so a snapshot read minutes apart could come from
+ * the disk one time and from memory the next. Every run of a size, floors and checks alike, starts with its
+ * files in memory.
  */
 function warmPageCache(files) {
   spawnSync('cat', files, {stdio: 'ignore'})
 }
 
 /**
- * How long this machine takes to touch fresh memory, per GiB: a Node process fills 256 MiB it has just
+ * How long the host takes to touch fresh memory, per GiB: a Node process fills 256 MiB it has just
  * allocated, in 4 KiB pages, and again with glibc's malloc asking for transparent huge pages
- * (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, where THP is in madvise mode). Here, a virtual machine whose free
+ * (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, where THP is in madvise mode). On a virtual machine whose free
  * memory goes back to its host (virtio-balloon free page reporting), every fresh page is a fault the host
- * serves: 3-5 s a GiB in slow phases, which is what made this machine's "slow phases". Shown, not judged.
+ * serves, and slow phases of that slow every large run. Shown, not judged.
  */
 function freshMemory() {
   const script = 'const b = Buffer.alloc(256 * 1024 * 1024); const t = performance.now(); b.fill(1); console.log((performance.now() - t) * 4)'
@@ -347,7 +352,7 @@ async function applyBench(o, log) {
         if (r.status !== 0) return {skipped: `prefill: ${(r.stderr || '').trim()}`}
         row.prefilled = count('bird')
       }
-      // ip -batch and the engine in turn, run after run (this machine's speed drifts over minutes)
+      // ip -batch and the engine in turn, run after run (a shared host's speed drifts over minutes)
       let bestIp
       let bestRd
       let bestRdNoCa
@@ -451,7 +456,7 @@ async function main() {
   m.thp = hp?.thpMode(probe.thpEnabled())
   m.glibc = probe?.glibcVersion()
   m.fresh = freshMemory()
-  log(`memory: THP ${m.thp ?? '?'}, glibc ${m.glibc ?? '?'}; touching fresh memory took ${fmtFresh(m.fresh)} (shown: this machine's phase)`)
+  log(`memory: THP ${m.thp ?? '?'}, glibc ${m.glibc ?? '?'}; touching fresh memory took ${fmtFresh(m.fresh)} (shown: the host's phase)`)
   if (hp) log(`  routedoctor runs again with huge pages for malloc from ${fmtMiB(hp.HUGE_INPUT_BYTES)} of snapshot where THP is madvise and glibc 2.35+ (src/runtime/hugepages.ts)`)
   log()
 
@@ -493,9 +498,8 @@ async function main() {
     const snap = await snapshotFor(sizeText, o, broken)
     const snapBytes = snap.total
     log(`== ${size} routes (${snap.count} blocks in pool ${snap.pool}${broken ? `: ${snap.counts.ecmpBypass} not tunnelled over ECMP, ${snap.counts.unreachable} unreachable, ${snap.counts.multipathLost} multipath-lost` : ''}; snapshot ${fmtMiB(snapBytes)}: birdc-show-route-all.txt ${fmtMiB(snap.bytes['birdc-show-route-all.txt'])}, ip-j-d-route.json ${fmtMiB(snap.bytes['ip-j-d-route.json'])}; ${snap.cached ? 'cached' : `generated in ${fmtS(snap.genSeconds)}`}; ${snap.dir})`)
-    // best of `runs` below a million routes (a 100k run takes a second and varies by a tenth between runs; the
-    // floor is repeated as often), of two at a million (its runs take several seconds each; one run of the floor
-    // once took 13.9 s against 5.6 s for the next floor)
+    // best of `runs` below a million routes (short runs vary between runs; the floor is repeated as often), of
+    // two at a million (its runs take several seconds each, and a single run of the floor can be an outlier)
     const n = snap.count < 1_000_000 ? runs : Math.min(runs, 2)
     const warm = Object.keys(snap.bytes).map((f) => path.join(snap.dir, f)).filter((f) => existsSync(f))
     // does routedoctor run again with huge pages for this snapshot (bin/run.js → src/runtime/hugepages.ts)?
@@ -687,6 +691,41 @@ async function main() {
     if (rows.length > 0) {
       log(table([['routes', 'explain (example)', 'explain (live)', 'ratio', 'CPU example / live', 'CPU ratio', 'peak RSS', 'what it said'], ...rows]))
       log(`  medians of ${o.explainRuns} runs each, in turn, both inside the lab's namespace; CPU: user + kernel (time(1)), shown`)
+    }
+    log()
+  }
+
+  if (o.watch.length > 0) {
+    // the node agent (bench/watch-lab.mjs): the issue's bounds are absolute, so each is judged as measured ÷ bound (≤ 1);
+    // the whole-node diagnosis of the same run is shown beside one changed route's
+    log('== watch: `routedoctor watch --listen` in a namespace whose BIRD 2 learnt N blocks over BGP')
+    results.watch = []
+    const rows = []
+    for (const size of o.watch) {
+      const n = parseCount(size)
+      const r = await measureWithStdout([process.execPath, path.join(HERE, 'watch-lab.mjs'), String(n)], o.timeout)
+      const w = labReport(r)
+      results.watch.push({size, ...w})
+      if (w.skipped || w.error) {
+        log(`  ${size}: ${w.skipped ? `skipped: ${w.skipped}` : `failed: ${w.error}`}`)
+        if (w.error) goals.push({goal: `watch at ${size} learnt routes`, failedRun: w.error.slice(0, 60), limit: 1})
+        continue
+      }
+      rows.push([size, `${(w.idle.cpuShare * 100).toFixed(2)} %`, fmtS(w.scrape.median), fmtS(w.event.seconds), fmtS(w.route.seconds),
+        fmtS(w.route.node), fmtX(w.route.node / w.route.seconds), `${(w.rss.growth * 100).toFixed(1)} %`, fmtMiB(w.rss.after)])
+      goals.push({goal: `watch idle, ${size}: ≤ 2% of a core`, ratio: w.idle.cpuShare / 0.02, limit: 1})
+      goals.push({goal: `watch /metrics scrape, ${size}: ≤ 50 ms (median of 20)`, ratio: w.scrape.median / 0.05, limit: 1})
+      if (n <= 100_000) goals.push({goal: `watch: a route event in /metrics, ${size}: ≤ 2 s`, ratio: w.event.seconds / 2, limit: 1})
+      if (n >= 1_000_000) {
+        goals.push(w.route.nodeDiagnoses > 0 || !(w.route.diagnoses > 0)
+          ? {goal: `watch: one changed route re-diagnosed, ${size}: ≤ 50 ms`, failedRun: `${w.route.diagnoses} prefix / ${w.route.nodeDiagnoses} node diagnoses`, limit: 1}
+          : {goal: `watch: one changed route re-diagnosed, ${size}: ≤ 50 ms`, ratio: w.route.seconds / 0.05, limit: 1})
+      }
+      goals.push({goal: `watch RSS over ${w.rss.events} route events, ${size}: ≤ 10% growth`, ratio: Math.max(0, w.rss.growth) / 0.1, limit: 1})
+    }
+    if (rows.length > 0) {
+      log(table([['routes', 'idle CPU', '/metrics', 'event → /metrics', 'one route', 'whole node', 'node / route', 'RSS growth', 'RSS'], ...rows]))
+      log('  one route: the mean re-diagnosis of one changed block (routes changed a debounce apart); whole node: the agent\'s first diagnosis')
     }
     log()
   }

@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand, judged, sourceFlags, sourceOptions} from '../cli/base.js'
 import {Context} from '../model/context.js'
-import {loadExplainSnapshot} from '../services/load.js'
+import {loadExplainSnapshot, ownRoutes} from '../services/load.js'
 import {explainReport} from '../report/report.js'
 import {palette} from '../render/style.js'
 import {renderExplain} from '../render/text.js'
@@ -19,8 +19,9 @@ export default class Explain extends BaseCommand {
     const {args, flags} = await this.parse(Explain)
     this.jsonOutput = flags.json
     // routes are cited by their line in the text route dump, or their element in the JSON one
-    const snapshot = await loadExplainSnapshot({...judged(sourceOptions(flags)), routeTextToo: true}, args.target)
-    const report = explainReport(new Context(snapshot, {kernelLines: true}), args.target)
+    const source = judged(sourceOptions(flags))
+    const snapshot = await loadExplainSnapshot({...source, routeTextToo: true}, args.target)
+    const report = explainReport(new Context(snapshot, {...ownRoutes(source), kernelLines: true}), args.target)
     if (flags.json) this.printJson(report)
     else this.print(renderExplain(report, palette()))
     process.exitCode = report.findings.some((f) => f.severity === 'error') ? 1 : 0

@@ -10,7 +10,7 @@ import {Context, type ContextOptions} from '../model/context.js'
 import {buildSnapshot, type BuildOptions, haveKernelRoutes, KERNEL_ROUTE_FILES, namingPaths, unreadFallbacks} from '../snapshot/build.js'
 import {releaseTexts, withoutUnreadRoutes} from '../bulk/release.js'
 import {collectGarbage} from '../runtime/collect-garbage.js'
-import {coveringKeys, prefixKey} from '../model/prefix-key.js'
+import {coveringKeys, indexOfKey, prefixKey} from '../model/prefix-key.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Value} from '../model/prefix.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
@@ -27,6 +27,8 @@ export interface SourceOptions {
   calico?: string // --calico DIR: Calico's truth as kubectl -o json files
   kube?: boolean // --kube: Calico's truth read live from the Kubernetes API
   node?: string // --node NAME
+  fixProtocol?: number // --protocol: the protocol number routedoctor's own routes carry
+  overlayTable?: number // --table: the overlay table they live in
   ownTruth?: boolean // false: a snapshot's or bundle's own calico/ is not read (the truth comes from elsewhere)
   /** Calico's truth read and parsed already (loadClusterTruth): used instead of reading --calico/--kube again. */
   clusterTruth?: ClusterTruth
@@ -39,6 +41,14 @@ export interface SourceOptions {
    * (check, explain, fix). `bundle` writes what it got; `ui` and `watch` show the source as failed.
    */
   requireKernelRoutes?: boolean
+}
+
+/** How a Context knows routedoctor's own routes: by the --protocol and --table the source was given. */
+export function ownRoutes(opts: SourceOptions): ContextOptions {
+  const own: ContextOptions = {}
+  if (opts.fixProtocol !== undefined) own.fixProtocol = String(opts.fixProtocol)
+  if (opts.overlayTable !== undefined) own.overlayTable = opts.overlayTable
+  return own
 }
 
 // explain reads the text route dump beside the JSON one up to this size (model/route-cite.ts indexes no larger one)
@@ -162,11 +172,11 @@ export async function readIppoolsFile(file: string): Promise<string> {
  * rest as buildSnapshot gives it, without its big texts once settled (bulk/release.ts: check reads nothing
  * raw but the lines it cites). Its report is buildSnapshot's, byte for byte.
  */
-export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}): Promise<Context> {
-  const snapshot = await loadReleasedSnapshot(opts)
+export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}, onSource?: (source: LoadedSource) => void): Promise<Context> {
+  const snapshot = await loadReleasedSnapshot(opts, onSource)
   // the texts go now, not at V8's next full collection (here: not from within the frame that read them)
   collectAfter(snapshot.files, (f) => f.released ?? 0)
-  return new Context(snapshot, ctxOpts)
+  return new Context(snapshot, {...ownRoutes(opts), ...ctxOpts})
 }
 
 /**
@@ -178,8 +188,10 @@ export async function loadCheckRun(opts: SourceOptions, detail: boolean): Promis
   return checkRun(ctx, {plans: detail})
 }
 
-async function loadReleasedSnapshot(opts: SourceOptions): Promise<Snapshot> {
+/** `onSource`: sees the files as collected, before their texts are given up. */
+async function loadReleasedSnapshot(opts: SourceOptions, onSource?: (source: LoadedSource) => void): Promise<Snapshot> {
   const source = await loadSourceFiles(opts)
+  onSource?.(source)
   return checkSnapshot(source.files, await buildOptions(source, opts))
 }
 
@@ -234,17 +246,7 @@ function queryKeyList(query: string): number[] {
 export function settlesQuery(snapshot: Snapshot, query: string): boolean {
   const settled = snapshot.healthy?.keys
   if (settled === undefined || settled.length === 0) return false
-  return queryKeyList(query).some((key) => {
-    // settled keys are sorted
-    let lo = 0
-    let hi = settled.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (settled[mid] < key) lo = mid + 1
-      else hi = mid
-    }
-    return lo < settled.length && settled[lo] === key
-  })
+  return queryKeyList(query).some((key) => indexOfKey(settled, key) >= 0) // settled keys are sorted
 }
 
 /**
@@ -261,21 +263,21 @@ export interface SettledSource {
 
 export async function loadSettledSource(opts: SourceOptions): Promise<SettledSource> {
   const source = await loadSourceFiles(opts)
-  return settledSource(source.files, await buildOptions(source, opts))
+  return settledSource(source.files, await buildOptions(source, opts), ownRoutes(opts))
 }
 
 /** The SettledSource of `files`: parsed once; a query about a settled prefix settles the same parse again without it. */
-export function settledSource(files: SourceFile[], opts: BuildOptions): SettledSource {
+export function settledSource(files: SourceFile[], opts: BuildOptions, own: ContextOptions = {}): SettledSource {
   const parsed = buildSnapshot(files, {...opts, aside: true})
   const snapshot = settleFor(parsed)
   let full: Context | undefined
   let last: {query: string; context: Context} | undefined
   return {
-    list: new Context(snapshot, {evidence: false, texts: false}),
+    list: new Context(snapshot, {...own, evidence: false, texts: false}),
     contextFor(query) {
-      if (!settlesQuery(snapshot, query)) return (full ??= new Context(snapshot))
+      if (!settlesQuery(snapshot, query)) return (full ??= new Context(snapshot, own))
       // settledSnapshot(files, opts, query), without parsing the files again
-      if (last?.query !== query) last = {query, context: new Context(settleFor(parsed, query))}
+      if (last?.query !== query) last = {query, context: new Context(settleFor(parsed, query), own)}
       return last.context
     },
   }

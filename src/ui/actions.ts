@@ -6,7 +6,7 @@ import type {ChalkInstance} from 'chalk'
 import {Context} from '../model/context.js'
 import {palette} from '../render/style.js'
 import {renderFix} from '../render/text.js'
-import {loadExplainSnapshot, loadSettledSource, type SettledSource, type SourceOptions} from '../services/load.js'
+import {loadExplainSnapshot, loadSettledSource, ownRoutes, type SettledSource, type SourceOptions} from '../services/load.js'
 import {checkReport, explainReport, type CheckReport, type ExplainReport} from '../report/report.js'
 import type {Capabilities} from './state.js'
 
@@ -47,7 +47,7 @@ export function createActions(opts: SourceOptions, options: ActionOptions = {}):
     },
     async explain(prefix) {
       // live: collected afresh for that prefix alone, as `explain` collects it
-      if (!opts.from) return explainReport(new Context(await loadExplainSnapshot(opts, prefix)), prefix)
+      if (!opts.from) return explainReport(new Context(await loadExplainSnapshot(opts, prefix), ownRoutes(opts)), prefix)
       return explainReport((await source()).contextFor(prefix), prefix)
     },
     async previewFix(prefix) {
