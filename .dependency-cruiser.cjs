@@ -36,7 +36,7 @@ const COMMAND_IMPORTS = ['^src/(cli|services|render)/', '^src/ui/(actions|import
 
 const commandRule = (name, from, also = []) => ({
   name,
-  comment: 'src/commands/ is wiring: it may import cli/, services/, render/ (and types of anything), not build reports or load sources itself',
+  comment: 'src/commands/ is wiring: it imports cli/, services/, render/ (types of anything), never builds or loads itself',
   severity: 'error',
   from: {path: from},
   to: {path: '^src/', pathNot: [...COMMAND_IMPORTS, ...also], dependencyTypesNot: ['type-only']},
