@@ -1,8 +1,8 @@
 // The netlink apply engine (dist/netlink/apply.js and what it imports, ipaddr.js included) bundled into one
 // ES module, for bench/apply-driver.mjs. The CLI never loads tsc's per-module output: `fix --apply` imports the
 // engine's chunk of its bundle (scripts/bundle.mjs), whose model and ipaddr.js code is already loaded with the
-// start-up chunk. Loaded module by module, the engine took 39-48 ms and ~1.2k page faults in a process of its
-// own (the ESM loader translating ipaddr.js, CommonJS, was 15-18 ms of it); bundled, 12-18 ms and ~300.
+// start-up chunk. Loaded module by module, the engine costs a process of its own several times the time and
+// page faults it costs bundled (the ESM loader translating ipaddr.js, CommonJS, is much of it).
 // The file is written inside the project (bench/out/), so that the engine finds the netlink package as it does
 // from dist/. Usage: node bench/engine-bundle.mjs [OUT_FILE]
 import {existsSync} from 'node:fs'

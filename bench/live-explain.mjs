@@ -2,7 +2,7 @@
 // against `explain` of the same kind of block on the shipped example (examples/bird2-ecmp-not-tunneled), in the same
 // run. bird-lab.mjs's lab with COUNT blocks: n1's BIRD 2 learnt them over iBGP and exported them to its kernel.
 // The two commands run in turn, RUNS times each, both inside n1's namespace (`ip netns exec` costs both the same);
-// the medians are compared (this machine is shared: a best or a mean of a few runs says less). Also their CPU time
+// the medians are compared (on a shared host a best or a mean of a few runs says less). Also their CPU time
 // (user + kernel, time(1)), which other processes on the machine disturb less than wall time.
 // Prints one JSON line: {count, runs, block, live: {wall, cpu, rss, walls}, example: {...}, ratio, cpuRatio, verdict}.
 // Needs root, ip(8) and BIRD 2 (bird-lab.mjs).

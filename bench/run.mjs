@@ -34,8 +34,8 @@
 //   ui     the interactive UI's list and two explanations, a broken prefix's and a healthy one's (bench/ui-load.mjs;
 //          shown, not judged)
 // and prints them with ratios and the goals of the issue. Every run of a size starts with the snapshot's files
-// in the page cache (this machine pages out files unread for a minute); the header and each size show how long
-// this machine takes to touch fresh memory (its "phase"); where routedoctor runs again with huge pages for
+// in the page cache (a host may page out files left unread for a while); the header and each size show how long
+// the host takes to touch fresh memory (its "phase"); where routedoctor runs again with huge pages for
 // malloc (src/runtime/hugepages.ts: 1M), the floor is also shown with them. Also `explain` on the shipped snapshot
 // (examples/bird2-ecmp-not-tunneled) against `node -e 0`, and, when root with working netns tools,
 // `ip -batch` against routedoctor's netlink apply engine programming onlink routes over a TUN tunl0
@@ -56,7 +56,7 @@ import {performance} from 'node:perf_hooks'
 import {fileURLToPath} from 'node:url'
 
 import {ipBatchText} from './apply-routes.mjs'
-import {sh} from './bird-lab.mjs' // reads more than spawnSync's 1 MiB: 100k routes' `ip route` is ~7 MB
+import {sh} from './bird-lab.mjs' // reads more than spawnSync's 1 MiB, which a large table's `ip route` exceeds
 import {TIME, timed, timeOf} from './time.mjs'
 import {GEN_VERSION, generateSnapshot, parseCount} from './gen-snapshot.mjs'
 
@@ -68,8 +68,8 @@ const HUGEPAGES = path.join(ROOT, 'dist', 'cli', 'hugepages.js') // what BIN run
 const EXAMPLE = path.join(ROOT, 'examples', 'bird2-ecmp-not-tunneled')
 const EXAMPLE_PREFIX = '192.168.110.128/26'
 const MiB = 1024 * 1024
-// This sandbox's shell sets NODE_EXTRA_CA_CERTS, and Node 20 reads and parses that bundle at every start
-// (~40-50 ms here), before any script runs; routedoctor opens no TLS connection, and a node rarely sets it.
+// A shell may set NODE_EXTRA_CA_CERTS, and Node 20 reads and parses that bundle at every start, before any
+// script runs; routedoctor opens no TLS connection, and a node rarely sets it.
 // The goals are judged as the shell runs Node; where it is set, start-up and apply are also shown without it.
 const CA_VAR = 'NODE_EXTRA_CA_CERTS'
 const WITHOUT_CA = process.env[CA_VAR] === undefined ? undefined : Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== CA_VAR))
@@ -166,7 +166,7 @@ function measure(argv, {timeout, cwd = ROOT, env} = {}) {
 }
 
 /**
- * best() for several commands, their runs interleaved (a, b, c, a, b, c, ...): this machine's speed drifts over
+ * best() for several commands, their runs interleaved (a, b, c, a, b, c, ...): a shared host's speed drifts over
  * minutes, and a floor measured minutes apart from what it is the floor of would judge the drift.
  */
 async function bestInterleaved(n, commands, opts = {}) {
@@ -191,21 +191,21 @@ async function bestInterleaved(n, commands, opts = {}) {
 }
 
 /**
- * Read `files` (untimed) so that the run after finds them in the page cache. This virtual machine's kernel
- * pages out file pages that have not been read for about a minute (DAMON's pageout scheme: kdamond), so a
- * snapshot read minutes apart came from the disk one time and from memory the next (1M: 0.43 s against 0.05 s
- * for cat). Every run of a size, floors and checks alike, starts with its files in memory.
+ * Read `files` (untimed) so that the run after finds them in the page cache. A kernel may page out file pages
+ * left unread for a while (DAMON's pageout scheme: kdamond), so a snapshot read minutes apart could come from
+ * the disk one time and from memory the next. Every run of a size, floors and checks alike, starts with its
+ * files in memory.
  */
 function warmPageCache(files) {
   spawnSync('cat', files, {stdio: 'ignore'})
 }
 
 /**
- * How long this machine takes to touch fresh memory, per GiB: a Node process fills 256 MiB it has just
+ * How long the host takes to touch fresh memory, per GiB: a Node process fills 256 MiB it has just
  * allocated, in 4 KiB pages, and again with glibc's malloc asking for transparent huge pages
- * (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, where THP is in madvise mode). Here, a virtual machine whose free
+ * (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, where THP is in madvise mode). On a virtual machine whose free
  * memory goes back to its host (virtio-balloon free page reporting), every fresh page is a fault the host
- * serves: 3-5 s a GiB in slow phases, which is what made this machine's "slow phases". Shown, not judged.
+ * serves, and slow phases of that slow every large run. Shown, not judged.
  */
 function freshMemory() {
   const script = 'const b = Buffer.alloc(256 * 1024 * 1024); const t = performance.now(); b.fill(1); console.log((performance.now() - t) * 4)'
@@ -347,7 +347,7 @@ async function applyBench(o, log) {
         if (r.status !== 0) return {skipped: `prefill: ${(r.stderr || '').trim()}`}
         row.prefilled = count('bird')
       }
-      // ip -batch and the engine in turn, run after run (this machine's speed drifts over minutes)
+      // ip -batch and the engine in turn, run after run (a shared host's speed drifts over minutes)
       let bestIp
       let bestRd
       let bestRdNoCa
@@ -451,7 +451,7 @@ async function main() {
   m.thp = hp?.thpMode(probe.thpEnabled())
   m.glibc = probe?.glibcVersion()
   m.fresh = freshMemory()
-  log(`memory: THP ${m.thp ?? '?'}, glibc ${m.glibc ?? '?'}; touching fresh memory took ${fmtFresh(m.fresh)} (shown: this machine's phase)`)
+  log(`memory: THP ${m.thp ?? '?'}, glibc ${m.glibc ?? '?'}; touching fresh memory took ${fmtFresh(m.fresh)} (shown: the host's phase)`)
   if (hp) log(`  routedoctor runs again with huge pages for malloc from ${fmtMiB(hp.HUGE_INPUT_BYTES)} of snapshot where THP is madvise and glibc 2.35+ (src/runtime/hugepages.ts)`)
   log()
 
@@ -493,9 +493,8 @@ async function main() {
     const snap = await snapshotFor(sizeText, o, broken)
     const snapBytes = snap.total
     log(`== ${size} routes (${snap.count} blocks in pool ${snap.pool}${broken ? `: ${snap.counts.ecmpBypass} not tunnelled over ECMP, ${snap.counts.unreachable} unreachable, ${snap.counts.multipathLost} multipath-lost` : ''}; snapshot ${fmtMiB(snapBytes)}: birdc-show-route-all.txt ${fmtMiB(snap.bytes['birdc-show-route-all.txt'])}, ip-j-d-route.json ${fmtMiB(snap.bytes['ip-j-d-route.json'])}; ${snap.cached ? 'cached' : `generated in ${fmtS(snap.genSeconds)}`}; ${snap.dir})`)
-    // best of `runs` below a million routes (a 100k run takes a second and varies by a tenth between runs; the
-    // floor is repeated as often), of two at a million (its runs take several seconds each; one run of the floor
-    // once took 13.9 s against 5.6 s for the next floor)
+    // best of `runs` below a million routes (short runs vary between runs; the floor is repeated as often), of
+    // two at a million (its runs take several seconds each, and a single run of the floor can be an outlier)
     const n = snap.count < 1_000_000 ? runs : Math.min(runs, 2)
     const warm = Object.keys(snap.bytes).map((f) => path.join(snap.dir, f)).filter((f) => existsSync(f))
     // does routedoctor run again with huge pages for this snapshot (bin/run.js → src/runtime/hugepages.ts)?

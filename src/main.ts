@@ -1,7 +1,7 @@
 // The CLI's entry: bin/run.js imports the bundle of this file (dist/app/cli.js, built by
 // scripts/bundle.mjs), whose start-up chunk holds oclif and every command, so start-up reads a few
 // files (that chunk comes through V8's code cache: src/runtime/code-cache.ts) instead of resolving and
-// compiling ~160 CommonJS modules one by one. oclif finds the commands
+// compiling each CommonJS module one by one. oclif finds the commands
 // through the "explicit" discovery strategy (package.json oclif.commands → COMMANDS below); what
 // only some commands need (Ink and React, the netlink binding, live collection, fix and bundle
 // services) is behind dynamic import() in those commands and stays out of the start-up chunk.

@@ -12,7 +12,7 @@ import {buildRoute, buildRouteLike, type RawRoute} from '../parse/ip-common.js'
 
 /**
  * A growing list of numbers in a Float64Array, doubled as it fills: a million entries without a JS array of a
- * million slots for the garbage collector to visit (pushing onto those took a few hundred ms on a full table).
+ * million slots for the garbage collector to visit.
  */
 export class NumberColumn {
   private data = new Float64Array(1024)

@@ -1,5 +1,5 @@
 // `check` on a full table: once the healthy prefixes are settled, the snapshot lets go of its two big texts
-// (BIRD's `show route all` and the kernel's JSON route dump, 513 MiB on a million routes) and keeps of them
+// (BIRD's `show route all` and the kernel's JSON route dump) and keeps of them
 // only what the report can still show: the lines of the BIRD paths it still holds, copied into one string,
 // for evidence. The routes' own strings are copied too where they could be views into those texts (see
 // detach.ts), or the texts would stay alive through them.

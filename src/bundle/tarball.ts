@@ -315,7 +315,7 @@ function header(name: string, size: number, type: string, mtime: number, prefix:
 const MAX_UNPACKED = 16 * 2 ** 30
 const MAX_REPORT_READ = 64 * 2 ** 20
 // A member held in memory (a snapshot file, the manifest) larger than this is refused before it is
-// buffered: its text could not be one string anyway (a million routes' BIRD dump is ~360 MB).
+// buffered: its text could not be one string anyway.
 const MAX_KEPT = 2 ** 30
 
 export interface ReadOptions {

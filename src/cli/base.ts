@@ -3,6 +3,7 @@
 import {Command, Flags, Errors} from '@oclif/core'
 
 import {checkTunnelDev} from '../snapshot/build.js'
+import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE} from '../model/context.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {checkLineJson, jsonText, writeJson, writeLines, type ElementWriters} from '../render/json.js'
 import {palette} from '../render/style.js'
@@ -21,13 +22,16 @@ export const sourceFlags = {
   calico: Flags.string({description: 'Calico\'s cluster truth: a directory of kubectl get RESOURCE -o json files', helpValue: 'DIR'}),
   kube: Flags.boolean({description: 'Calico\'s cluster truth read live from the Kubernetes API (kubeconfig or in-cluster), read-only', default: false}),
   node: Flags.string({description: 'which Kubernetes node this is (default: the Node whose IPv4Address is one of this host\'s, else the host name)', helpValue: 'NAME'}),
+  // every command reads routedoctor's own routes by these: a correction applied with others is otherwise another owner's
+  protocol: Flags.integer({description: 'protocol number routedoctor\'s routes carry (findable, removable)', default: DEFAULT_FIX_PROTOCOL_NUMBER, min: 1, max: 255}),
+  table: Flags.integer({description: 'the overlay table routedoctor\'s routes live in (outside 1-255, not BIRD\'s kernel table)', default: DEFAULT_OVERLAY_TABLE}),
 }
 
-export function sourceOptions(flags: {from?: string; 'bird-socket'?: string; 'bird-conf'?: string; pool?: string[]; ippools?: string; 'tunnel-dev'?: string; calico?: string; kube?: boolean; node?: string}): SourceOptions {
+export function sourceOptions(flags: {from?: string; 'bird-socket'?: string; 'bird-conf'?: string; pool?: string[]; ippools?: string; 'tunnel-dev'?: string; calico?: string; kube?: boolean; node?: string; protocol?: number; table?: number}): SourceOptions {
   return {
     from: flags.from, birdSocket: flags['bird-socket'], birdConfig: flags['bird-conf'], pools: flags.pool,
     ippools: flags.ippools, tunnelDev: flags['tunnel-dev'] === undefined ? undefined : checkTunnelDev(flags['tunnel-dev']),
-    calico: flags.calico, kube: flags.kube, node: flags.node,
+    calico: flags.calico, kube: flags.kube, node: flags.node, fixProtocol: flags.protocol, overlayTable: flags.table,
   }
 }
 
@@ -77,8 +81,16 @@ export abstract class BaseCommand extends Command {
       if (error instanceof Errors.ExitError) throw error
       this.exit(exit)
     }
-    // anything else is a bug: say so plainly, still without a stack unless asked for
-    process.stderr.write(`routedoctor: internal error: ${error.message}\n${process.env.DEBUG ? `${error.stack}\n` : 'Run with DEBUG=1 for the stack, and please report it.\n'}`)
-    this.exit(1)
+    // anything else is a bug: exit 70 (EX_SOFTWARE, not check's 1 for findings), one line, the stack only when asked for
+    const message = error.message.split('\n')[0] || error.name
+    if (this.jsonOutput || this.argv.includes('--json')) this.printJson({schema: 1, error: {code: 'E_INTERNAL', message}})
+    process.stderr.write(`routedoctor: internal error: ${message}; please report it${debugging() ? '' : ' (DEBUG=routedoctor shows the stack)'}\n`)
+    if (debugging()) process.stderr.write(`${error.stack}\n`)
+    this.exit(70)
   }
+}
+
+/** DEBUG names routedoctor (or everything, as the debug module reads it): internal errors show their stack. */
+function debugging(): boolean {
+  return (process.env.DEBUG ?? '').split(/[\s,]+/).some((name) => name === 'routedoctor' || name === '*' || name === '1')
 }

@@ -1,7 +1,7 @@
-// `fix`'s flags (DESIGN §2), beside the source flags every command takes.
+// `fix`'s flags (DESIGN §2), beside the source flags every command takes (--protocol and --table among them).
 import {Flags} from '@oclif/core'
 
-import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR, DEFAULT_OVERLAY_TABLE, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS} from '../model/context.js'
+import {DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS} from '../model/context.js'
 import {sourceFlags} from './base.js'
 
 export const fixFlags = {
@@ -10,8 +10,6 @@ export const fixFlags = {
   revert: Flags.string({description: 'undo an apply from its journal', helpValue: 'JOURNAL'}),
   yes: Flags.boolean({char: 'y', description: 'do not ask; required to write when there is no TTY', default: false}),
   'bird-config': Flags.boolean({description: 'print the durable BIRD kernel filter for this node\'s BIRD version', default: false}),
-  protocol: Flags.integer({description: 'protocol number routedoctor\'s routes carry (findable, removable)', default: DEFAULT_FIX_PROTOCOL_NUMBER, min: 1, max: 255}),
-  table: Flags.integer({description: 'the overlay table routedoctor\'s routes live in (outside 1-255, not BIRD\'s kernel table)', default: DEFAULT_OVERLAY_TABLE}),
   'rule-priority': Flags.integer({description: 'priority of the overlay\'s `ip rule to POOL lookup TABLE` (1-32765: before main\'s 32766)', default: DEFAULT_RULE_PRIORITY}),
   'journal-dir': Flags.string({description: 'where journals (and the apply lock) are written', default: DEFAULT_JOURNAL_DIR, helpValue: 'DIR'}),
   watch: Flags.integer({description: 'seconds to watch for a route war after writing', default: DEFAULT_WATCH_SECONDS, min: 0}),

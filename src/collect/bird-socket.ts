@@ -177,15 +177,15 @@ class AssembledReply implements BirdReply {
 
   /**
    * birdcText of this reply, `prefix` first, in one string: each line's payload copied from the bytes
-   * into one buffer (a full table's reply is ~12M lines: a view or a string per line cost ~10 s at 1M
-   * BGP routes), then decoded once.
+   * into one buffer, then decoded once (a full table's reply has millions of lines: a view or a string
+   * per line would dominate the read).
    */
   printed(prefix = ''): string {
     const head = Buffer.from(prefix, 'utf8')
     let bound = head.length // every framed line prints shorter than it came; only an unframed one longer
     for (const p of this.pieces) bound += p.length
     if (!fitsOneText(bound)) {
-      // refused by its size before it is copied together (measured, not copied)
+      // refused by its size before it is copied together (its printed size is counted, nothing copied)
       const size = this.printTo(new PrintedBytes(undefined, head.length))
       if (!fitsOneText(size)) throw tooLongReply(size)
     }

@@ -64,7 +64,7 @@ const BIRD_SOURCES: [name: string, cmd: string][] = [
 
 export async function collectLive(opts: CollectLiveOptions = {}): Promise<SourceFile[]> {
   // the text route table says what the JSON one says: for a diagnosis, read only when the JSON could not be
-  // (a full table's is another ~150 MB and as many seconds of `ip`)
+  // (a full table's is as large again, and as slow to print)
   const fallback = opts.routeText === 'fallback'
   const tables = opts.routeTables ?? true
   const ipSources = IP_SOURCES.filter((s) => !(fallback && (s === ROUTE_TEXT || s === LINK_TEXT)) && (tables || !ROUTE_TABLES.includes(s[0])))
@@ -93,8 +93,8 @@ function message(e: unknown): string {
 
 // ---------------------------------------------------------------- iproute2
 
-// What one `ip` command may print: a longer text could not be one string (a table of ~3M routes). execa's
-// default, 100 MB, is ~600k routes of `ip -j -d route`: a full table's was cut off and the kernel's routes lost.
+// What one `ip` command may print: a longer text could not be one string. execa's default is smaller than a
+// full table's `ip -j -d route`, which it would cut off, losing the kernel's routes.
 const MAX_IP_OUTPUT = 512 * 2 ** 20
 
 export async function collectIp(name: string, args: string[], opts: CollectLiveOptions = {}): Promise<SourceFile> {
@@ -103,8 +103,8 @@ export async function collectIp(name: string, args: string[], opts: CollectLiveO
   const max = opts.ipMaxOutput ?? MAX_IP_OUTPUT
   const t0 = performance.now()
   // stdout is kept as the pipe's chunks and copied together once (execa's buffering grows one array buffer
-  // as it reads: ~1.2 s of a full table's 120 MB), then decoded once as the snapshot reader decodes a file
-  // (latin1 when ASCII: a third of UTF-8's time)
+  // as it reads, copying it again and again), then decoded once as the snapshot reader decodes a file
+  // (latin1 when ASCII, which is cheaper than UTF-8)
   const subprocess = execa(bin, args, { reject: false, timeout: opts.ipTimeoutMs ?? 30_000, stripFinalNewline: false, encoding: 'buffer', buffer: { stdout: false } })
   const chunks: Buffer[] = []
   let size = 0
@@ -222,7 +222,7 @@ export async function collectBird(opts: CollectLiveOptions = {}): Promise<Source
       const f: SourceFile = { name, command: described(cmd) }
       try {
         // birdc's printed form, banner first, so the parsers see what `birdc CMD > file` gives.
-        f.text = await bird.command(cmd, `${bird.hello}\n`) // one string: a full table's reply is ~0.4 GB
+        f.text = await bird.command(cmd, `${bird.hello}\n`) // one string: the parsers take a file's text whole
         f.exitStatus = 0
       } catch (e) {
         // nothing at that prefix: the routes BIRD holds there are none

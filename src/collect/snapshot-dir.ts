@@ -31,8 +31,7 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
   const sized = await Promise.all(present.map(async (name) => (await sizeOf(name)) > 64))
   const unread = opts.unread?.(new Set(present.filter((_, i) => sized[i])))
   const wanted = unread ? present.filter((name) => !unread.has(name)) : present
-  // One at a time: a full table's two dumps read at once had both their bytes and both their texts resident
-  // together (1M routes: 1.09 GB peak instead of 0.78).
+  // One at a time: two large dumps read at once would hold both their bytes and both their texts resident together.
   const files: SourceFile[] = []
   for (const name of wanted) files.push({name, text: decodeText(await readWhole(path.join(dir, name)))})
   // Calico's cluster truth, when the snapshot carries it
@@ -76,9 +75,8 @@ export async function readCalicoDir(dir: string): Promise<SourceFile[]> {
 }
 
 /**
- * A snapshot file's bytes, read by one read(2) of its size where it can be: readFile reads in 512 KiB pieces,
- * each a round trip through the thread pool (100k routes: 54 MB in ~105 pieces, ~45 ms more). A file that
- * cannot be read is bad input (exit 2), named.
+ * A snapshot file's bytes, read by one read(2) of its size where it can be: readFile reads in fixed pieces,
+ * each a round trip through the thread pool. A file that cannot be read is bad input (exit 2), named.
  */
 async function readWhole(file: string): Promise<Buffer> {
   let handle: FileHandle | undefined

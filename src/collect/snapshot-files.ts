@@ -75,13 +75,13 @@ export async function writeSnapshotDir(files: SourceFile[], dir: string): Promis
 
 /**
  * A collected file's bytes as text. Route dumps are ASCII: decoded as latin1 (a plain copy into a
- * one-byte string, 3× faster than UTF-8 decoding on a full table); anything else as UTF-8.
+ * one-byte string, much cheaper than UTF-8 decoding); anything else as UTF-8.
  */
 export function decodeText(bytes: Buffer): string {
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8')
 }
 
-/** Can `size` bytes be one text? V8's longest string is 536,870,888 characters on Node 20 (~1.5M BIRD 2 routes). */
+/** Can `size` bytes be one text? V8's longest string is constants.MAX_STRING_LENGTH characters. */
 export function fitsOneText(size: number): boolean {
   return size <= constants.MAX_STRING_LENGTH
 }

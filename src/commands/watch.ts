@@ -1,20 +1,24 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
-import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR} from '../model/context.js'
+import {DEFAULT_JOURNAL_DIR} from '../model/context.js'
+
+// watch diagnoses the live node only: --from is not offered, only kept to be refused with a hint (agent/run.ts)
+const liveSourceFlags = {...sourceFlags, from: Flags.string({hidden: true})}
 
 export default class Watch extends BaseCommand {
   static summary = 'Keep the diagnosis current: one line per change; --listen serves Prometheus metrics and health'
-  static description = `Runs until SIGTERM or SIGINT. The kernel's route, link, address and rule notifications (rtnetlink) and a poll of
-BIRD's \`show protocols\` every --interval seconds trigger a diagnosis; each change (a verdict, a finding, a BGP
-session, a source) is printed with its time. --listen ADDR:PORT serves /metrics, /healthz, /readyz, and /report and
-/explain?prefix= to loopback clients or with the bearer token of --token-file.`
+  static description = 'Runs until SIGTERM or SIGINT. The kernel\'s route, link, address and rule notifications (rtnetlink) ' +
+    'and a poll of BIRD\'s `show protocols` every --interval seconds trigger a diagnosis; ' +
+    'each change (a verdict, a finding, a BGP session, a source) is printed with its time.\n' +
+    '--listen ADDR:PORT serves /metrics, /healthz, /readyz, and /report and /explain?prefix= ' +
+    'to loopback clients or with the bearer token of --token-file.'
   static examples = [
     '<%= config.bin %> watch --bird-socket /var/run/calico/bird.ctl --pool 192.168.0.0/16',
     '<%= config.bin %> watch --listen 0.0.0.0:21179 --token-file /etc/routedoctor/token --json',
   ]
   static flags = {
-    ...sourceFlags,
+    ...liveSourceFlags,
     interval: Flags.string({description: 'seconds between polls of BIRD\'s socket', default: '5', helpValue: 'SECONDS'}),
     listen: Flags.string({description: 'serve /metrics, /healthz, /readyz, /report, /explain (default port 21179)', helpValue: 'ADDR:PORT'}),
     'token-file': Flags.string({description: 'bearer token /report and /explain require from non-loopback clients', helpValue: 'FILE'}),
@@ -25,7 +29,6 @@ session, a source) is printed with its time. --listen ADDR:PORT serves /metrics,
     'write-interval': Flags.string({description: 'with --reconcile: least seconds between two writes', default: '30', helpValue: 'SECONDS'}),
     'journal-dir': Flags.string({description: 'with --reconcile: where each write\'s journal goes', default: DEFAULT_JOURNAL_DIR, helpValue: 'DIR'}),
     'cleanup-on-exit': Flags.boolean({description: 'with --reconcile: withdraw what this run wrote when it stops', default: false}),
-    protocol: Flags.integer({description: 'protocol number of routedoctor\'s own routes', default: DEFAULT_FIX_PROTOCOL_NUMBER, min: 1, max: 255}),
   }
 
   async run(): Promise<void> {

@@ -68,7 +68,7 @@ export interface ContextOptions {
 export class Context {
   readonly fib: Fib
   readonly kernelTables: number[]
-  // BIRD's paths by prefix: the path itself when it is the only one (most are; a million one-element lists is 32 MB)
+  // BIRD's paths by prefix: the path itself when it is the only one (most are: a list each would cost memory)
   private readonly birdIndex = new PrefixMap<BirdRoute | BirdRoute[]>()
   readonly ownAddresses = new Set<string>()
   readonly links = new Map<string, Link>()

@@ -54,7 +54,7 @@ function addressBytes(address: string): number[] | undefined {
   }
 }
 
-// A prefix's routes: the route itself when it is the only one (a million one-element lists is 32 MB).
+// A prefix's routes: the route itself when it is the only one (most are: a list each would cost memory).
 type Routes = KernelRoute | KernelRoute[]
 
 interface Table {

@@ -1,5 +1,5 @@
 // Prefix math. Dotted-quad IPv4 — nearly every address of a full table — takes an integer fast
-// path (ipaddr.js tries IPv6 first and throws for IPv4 text, ~15 µs a call); everything else goes
+// path (ipaddr.js tries IPv6 first and throws for IPv4 text, which is slow); everything else goes
 // through ipaddr.js. Canonical forms keep every stage comparing like with like.
 import ipaddr from 'ipaddr.js'
 

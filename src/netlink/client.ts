@@ -233,8 +233,8 @@ const RECV_BUFFER = 4 << 20
 // each first, two calls a datagram). The kernel sizes a dump's datagrams to the reader's buffer, up
 // to 32 KiB less its skb overhead (NLMSG_GOODSIZE, under 4 KiB, otherwise): a route dump comes in a
 // ninth as many. A larger buffer gets no larger datagram, and the binding allocates (and zero-fills)
-// a buffer of this size for every datagram it reads, ACKs included: 64 KiB made a 10k-route apply
-// touch ~3 MB more. Only a link dump's datagram can be larger (min_dump_alloc: its largest link
+// a buffer of this size for every datagram it reads, ACKs included, so a larger one only touches more
+// memory. Only a link dump's datagram can be larger (min_dump_alloc: its largest link
 // message, a few KiB without VF details, which are not asked for); one that does not fit fails what
 // waits, at once.
 const MESSAGE_BUFFER = 32 << 10

@@ -1,6 +1,6 @@
 // Rows of the prefixes settled ok in bulk (report/report.ts SettledPrefixes), written from their keys as one-byte
 // text: most of a full table's report is such rows, and making a prefix string, a line object and a padded line for
-// each took as long as diagnosing every broken prefix.
+// each would cost as much as diagnosing every broken prefix.
 import {keyPrefix} from '../model/prefix-key.js'
 import type {SettledPrefixes} from '../report/report.js'
 

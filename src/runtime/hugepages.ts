@@ -15,9 +15,9 @@ import {SNAPSHOT_FILE_NAMES} from '../collect/snapshot-files.js'
 
 /** Snapshot bytes from which a re-run with huge pages pays for its second start. */
 export const HUGE_INPUT_BYTES = 128 * 1024 * 1024
-/** A live node's routes (its largest table) from which the same holds (a route is ~540 bytes of BIRD and kernel text). */
+/** A live node's routes (its largest table) from which the same holds: about HUGE_INPUT_BYTES of BIRD and kernel text. */
 export const HUGE_LIVE_PREFIXES = 250_000
-/** A bundle's compressed size understates its snapshot: ~3× for these texts. */
+/** A bundle's compressed size understates its snapshot by about this factor for these texts. */
 const BUNDLE_EXPANSION = 3
 const TUNABLE = 'glibc.malloc.hugetlb'
 const COMMANDS = new Set(['check', 'explain', 'fix', 'bundle', 'ui'])

@@ -15,7 +15,7 @@ import type {SourceFile} from '../model/types.js'
 import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {renderCheck, renderExplain} from '../render/text.js'
-import {loadSourceFiles, readIppoolsFile, snapshotFrom, type SourceOptions} from './load.js'
+import {loadSourceFiles, ownRoutes, readIppoolsFile, snapshotFrom, type SourceOptions} from './load.js'
 import {checkReport, explainReport, snapshotHost} from '../report/report.js'
 
 export interface BundleOptions extends SourceOptions {
@@ -81,12 +81,12 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     progress(`redacted ${Object.keys(mapping).length} addresses, names and MACs`)
   }
   const snapshot = await snapshotFrom({files, origin: {...source.origin, host}}, {...opts, pools: undefined, ippools: undefined})
-  const ctx = new Context(snapshot)
+  const ctx = new Context(snapshot, ownRoutes(opts))
   const report = checkReport(ctx)
   const plain = palette(false)
   const shared = {host: report.host.findings, node: report.node}
   const {files: _files, ...model} = snapshot
-  // its sources are listed as the bundle is written (each text encoded and checksummed once: a full table's are ~0.5 GB)
+  // its sources are listed as the bundle is written (each text encoded and checksummed once: a full table's are large)
   const manifest = buildManifest({
     files: [], tool: {name: 'routedoctor', version: opts.toolVersion}, collectedAt: source.origin.collectedAt ?? new Date().toISOString(),
     host, command, redacted: opts.redact ?? false,
@@ -94,8 +94,8 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   let out = opts.out ?? defaultBundleName(host, new Date(manifest.collectedAt))
   if (opts.out && !opts.out.endsWith('.tar.gz')) out = path.join(opts.out, defaultBundleName(host, new Date(manifest.collectedAt)))
   // in pieces, each prefix explained as it is written: a full table's report is larger than one string.
-  // The first EXPLAINED broken prefixes are explained; a full table can have 200k, which nobody reads, and
-  // which took a sixth of the time of its bundle: the replay explains any of them.
+  // The first EXPLAINED broken prefixes are explained; a full table can have far more, which nobody reads and
+  // which would cost much of the bundle's time: the replay explains any of them.
   function* reportMd(): Generator<string> {
     yield `# routedoctor report\n\n\`\`\`\n${renderCheck(report, plain)}\n\`\`\`\n`
     let broken = 0

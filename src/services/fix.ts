@@ -173,9 +173,10 @@ export interface FixRequest extends FixOptions {
 /** `fix [PREFIX]`'s plan, from the snapshot as `fix` reads it (the healthy prefixes settled, PREFIX's routes kept). */
 export async function loadFixPlan(source: SourceOptions, req: FixRequest = {}): Promise<PlannedFix> {
   if (req.apply && source.from) throw new UsageError('--apply programs the live kernel: it cannot be used with --from')
-  const fixProtocol = String(req.fixProtocol ?? DEFAULT_FIX_PROTOCOL_NUMBER)
-  const ctx = new Context(await loadSettledSnapshot(source, req.prefix), {...FIX_CONTEXT, fixProtocol, overlayTable: req.table})
-  const {report, items, plan} = planFix(ctx, req.prefix, {table: req.table, rulePriority: req.rulePriority})
+  const fixProtocol = String(req.fixProtocol ?? source.fixProtocol ?? DEFAULT_FIX_PROTOCOL_NUMBER)
+  const table = req.table ?? source.overlayTable
+  const ctx = new Context(await loadSettledSnapshot(source, req.prefix), {...FIX_CONTEXT, fixProtocol, overlayTable: table})
+  const {report, items, plan} = planFix(ctx, req.prefix, {table, rulePriority: req.rulePriority})
   return {report, items, plan, changes: items.length + plan.rules.length}
 }
 

@@ -7,7 +7,7 @@ import {FleetJoin, type FleetReport} from '../fleet/join.js'
 import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
 import {Context} from '../model/context.js'
 import {UsageError} from '../model/errors.js'
-import {checkSnapshot, loadClusterTruth, loadSourceFiles, parseTruthFiles} from './load.js'
+import {checkSnapshot, loadClusterTruth, loadSourceFiles, ownRoutes, parseTruthFiles} from './load.js'
 import {checkRun} from '../report/report.js'
 import {fleetExitCode, renderFleet} from '../render/fleet.js'
 import {palette} from '../render/style.js'
@@ -18,6 +18,8 @@ export interface FleetOptions {
   kube?: boolean
   pools?: string[]
   tunnelDev?: string
+  fixProtocol?: number // the protocol number and overlay table of routedoctor's own routes on the nodes
+  overlayTable?: number
   progress?: (line: string) => void
 }
 
@@ -37,7 +39,7 @@ export async function runFleet(opts: FleetOptions): Promise<FleetReport> {
     const snapshot = checkSnapshot(loaded.files, {pools: opts.pools, tunnelDev: opts.tunnelDev, origin: loaded.origin, truth})
     const name = snapshot.nodeName ?? path.basename(source).replace(/\.tar\.gz$/, '')
     if (join.has(name)) throw new UsageError(`${source}: node ${name} is already given by another source (record each node's name: bundle --node NAME)`)
-    const ctx = new Context(snapshot, {evidence: false})
+    const ctx = new Context(snapshot, {...ownRoutes(opts), evidence: false})
     join.add(name, source, ctx, checkRun(ctx, {plans: false}))
     opts.progress?.(`${name}: ${source}`)
   }

@@ -27,6 +27,8 @@ export interface SourceOptions {
   calico?: string // --calico DIR: Calico's truth as kubectl -o json files
   kube?: boolean // --kube: Calico's truth read live from the Kubernetes API
   node?: string // --node NAME
+  fixProtocol?: number // --protocol: the protocol number routedoctor's own routes carry
+  overlayTable?: number // --table: the overlay table they live in
   ownTruth?: boolean // false: a snapshot's or bundle's own calico/ is not read (the truth comes from elsewhere)
   /** Calico's truth read and parsed already (loadClusterTruth): used instead of reading --calico/--kube again. */
   clusterTruth?: ClusterTruth
@@ -39,6 +41,14 @@ export interface SourceOptions {
    * (check, explain, fix). `bundle` writes what it got; `ui` and `watch` show the source as failed.
    */
   requireKernelRoutes?: boolean
+}
+
+/** How a Context knows routedoctor's own routes: by the --protocol and --table the source was given. */
+export function ownRoutes(opts: SourceOptions): ContextOptions {
+  const own: ContextOptions = {}
+  if (opts.fixProtocol !== undefined) own.fixProtocol = String(opts.fixProtocol)
+  if (opts.overlayTable !== undefined) own.overlayTable = opts.overlayTable
+  return own
 }
 
 // explain reads the text route dump beside the JSON one up to this size (model/route-cite.ts indexes no larger one)
@@ -166,7 +176,7 @@ export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOpti
   const snapshot = await loadReleasedSnapshot(opts)
   // the texts go now, not at V8's next full collection (here: not from within the frame that read them)
   collectAfter(snapshot.files, (f) => f.released ?? 0)
-  return new Context(snapshot, ctxOpts)
+  return new Context(snapshot, {...ownRoutes(opts), ...ctxOpts})
 }
 
 /**
@@ -261,21 +271,21 @@ export interface SettledSource {
 
 export async function loadSettledSource(opts: SourceOptions): Promise<SettledSource> {
   const source = await loadSourceFiles(opts)
-  return settledSource(source.files, await buildOptions(source, opts))
+  return settledSource(source.files, await buildOptions(source, opts), ownRoutes(opts))
 }
 
 /** The SettledSource of `files`: parsed once; a query about a settled prefix settles the same parse again without it. */
-export function settledSource(files: SourceFile[], opts: BuildOptions): SettledSource {
+export function settledSource(files: SourceFile[], opts: BuildOptions, own: ContextOptions = {}): SettledSource {
   const parsed = buildSnapshot(files, {...opts, aside: true})
   const snapshot = settleFor(parsed)
   let full: Context | undefined
   let last: {query: string; context: Context} | undefined
   return {
-    list: new Context(snapshot, {evidence: false, texts: false}),
+    list: new Context(snapshot, {...own, evidence: false, texts: false}),
     contextFor(query) {
-      if (!settlesQuery(snapshot, query)) return (full ??= new Context(snapshot))
+      if (!settlesQuery(snapshot, query)) return (full ??= new Context(snapshot, own))
       // settledSnapshot(files, opts, query), without parsing the files again
-      if (last?.query !== query) last = {query, context: new Context(settleFor(parsed, query))}
+      if (last?.query !== query) last = {query, context: new Context(settleFor(parsed, query), own)}
       return last.context
     },
   }

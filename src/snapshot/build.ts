@@ -213,7 +213,7 @@ const TEXT_FALLBACKS: ReadonlyArray<readonly [json: string, text: string]> = [['
 
 /**
  * The files among `present` that buildSnapshot would not read: a text form whose JSON form is there too (a bundle
- * collects both). A full table's text route dump is ~100 MB that a diagnosis need not read or hold.
+ * collects both). A full table's text route dump is large, and a diagnosis need not read or hold it.
  */
 export function unreadFallbacks(present: ReadonlySet<string>): Set<string> {
   const unread = new Set<string>()

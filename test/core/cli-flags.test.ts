@@ -1,0 +1,126 @@
+// Flags every command shares, as a user runs the binary: routedoctor's own routes (--table, --protocol), watch's
+// flags, and what an internal error (a bug, not bad input) looks like.
+import {cpSync, readFileSync, writeFileSync} from 'node:fs'
+import path from 'node:path'
+
+import {Config, Errors} from '@oclif/core'
+import {execa} from 'execa'
+import {afterEach, describe, expect, it, vi} from 'vitest'
+
+import {BIN, FIXTURES, ROOT, tempDir} from '../helpers.js'
+import Check from '../../src/commands/check.js'
+
+const run = (args: string[]) => execa('node', [BIN, ...args], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
+const MOVED = '192.168.110.128/26'
+
+/** lab-bird2-overlay-moved, as applied with `fix --apply --table 2000 --protocol 200`. */
+function movedInTable2000(): string {
+  const dir = tempDir('rd-own-')
+  cpSync(path.join(FIXTURES, 'lab-bird2-overlay-moved'), dir, {recursive: true})
+  const edit = (file: string, pairs: Array<[RegExp, string]>) => {
+    const before = readFileSync(path.join(dir, file), 'utf8')
+    const after = pairs.reduce((text, [from, to]) => text.replace(from, to), before)
+    expect(after, file).not.toBe(before)
+    writeFileSync(path.join(dir, file), after)
+  }
+  edit('ip-d-route.txt', [[/table 1158/g, 'table 2000'], [/proto 158/g, 'proto 200']])
+  edit('ip-rule.txt', [[/lookup 1158/g, 'lookup 2000'], [/proto 158/g, 'proto 200']])
+  edit('ip-j-d-route.json', [[/"table":"1158"/g, '"table":"2000"'], [/"protocol":"158"/g, '"protocol":"200"']])
+  return dir
+}
+
+const findingsOf = (report: {prefixes: Array<{prefix: string; findings: Array<{id: string}>}>}, prefix: string) =>
+  report.prefixes.find((p) => p.prefix === prefix)?.findings.map((f) => f.id)
+
+describe('--table and --protocol: every command that diagnoses knows routedoctor\'s overlay', () => {
+  const OURS = ['--table', '2000', '--protocol', '200']
+
+  it('check: a stale correction in table 2000 is overlay-stale with them, another owner\'s route without', async () => {
+    const dir = movedInTable2000()
+    const told = await run(['check', '--from', dir, ...OURS, '--json'])
+    expect(told.exitCode).toBe(1)
+    expect(findingsOf(JSON.parse(told.stdout), MOVED)).toEqual(['overlay-stale'])
+    // not told: proto 200 in table 2000 is somebody else's route
+    const untold = await run(['check', '--from', dir, '--json'])
+    expect(findingsOf(JSON.parse(untold.stdout), MOVED)).toEqual(['tunnel-endpoint-mismatch'])
+  })
+
+  it('explain, ui (without a terminal) and bundle\'s report read the same', async () => {
+    const dir = movedInTable2000()
+    const explained = JSON.parse((await run(['explain', MOVED, '--from', dir, ...OURS, '--json'])).stdout)
+    expect(explained.findings.map((f: {id: string}) => f.id)).toEqual(['overlay-stale'])
+    const ui = await run(['ui', '--from', dir, ...OURS, '--json'])
+    expect(findingsOf(JSON.parse(ui.stdout), MOVED)).toEqual(['overlay-stale'])
+    const out = path.join(tempDir('rd-own-b-'), 'b.tar.gz')
+    expect((await run(['bundle', '--from', dir, ...OURS, '-o', out])).exitCode).toBe(0)
+    const report = JSON.parse((await execa('tar', ['-xzOf', out, 'report.json'])).stdout)
+    expect(findingsOf(report, MOVED)).toEqual(['overlay-stale'])
+  })
+
+  it('fix still plans the overlay in the table it is given', async () => {
+    const plan = JSON.parse((await run(['fix', '--from', movedInTable2000(), ...OURS, '--json'])).stdout)
+    expect(plan.routes.length).toBeGreaterThan(0)
+    for (const r of plan.routes) expect([r.table, r.protocol], r.dst).toEqual([2000, '200'])
+  })
+})
+
+describe('watch', () => {
+  it('does not offer --from, which it refuses: a usage error, exit 2', async () => {
+    const help = await run(['watch', '--help'])
+    expect(help.exitCode).toBe(0)
+    expect(help.stdout).toContain('--protocol')
+    expect(help.stdout).toContain('--table')
+    expect(help.stdout).not.toContain('--from')
+    const res = await run(['watch', '--from', path.join(FIXTURES, 'lab-bird2-overlay-moved')])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toMatch(/watch reads the live node: --from cannot be used \(run check --from for a snapshot\)/)
+    expect(res.stderr).not.toMatch(/\n\s+at /)
+  })
+})
+
+describe('an internal error', () => {
+  const written = {stdout: '', stderr: ''}
+  const debug = process.env.DEBUG
+  afterEach(() => {
+    vi.restoreAllMocks()
+    if (debug === undefined) delete process.env.DEBUG
+    else process.env.DEBUG = debug
+    written.stdout = written.stderr = ''
+  })
+
+  /** check's error handling given a bug (a TypeError from deep inside), with `argv`: the exit status it asks for. */
+  async function bug(argv: string[]): Promise<number | undefined> {
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((written.stdout += String(chunk)), true))
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((written.stderr += String(chunk)), true))
+    const command = new Check(argv, await Config.load(ROOT))
+    const error = new TypeError('Cannot read properties of undefined (reading \'nexthops\')')
+    try {
+      await command.catch(error)
+    } catch (exit) {
+      if (exit instanceof Errors.ExitError) return exit.oclif.exit
+      throw exit
+    }
+    return undefined
+  }
+
+  it('exits 70, not check\'s 1 for findings, in one line asking for a report, without a stack', async () => {
+    delete process.env.DEBUG
+    expect(await bug([])).toBe(70)
+    expect(written.stderr.trim().split('\n')).toHaveLength(1)
+    expect(written.stderr).toMatch(/internal error: Cannot read properties of undefined \(reading 'nexthops'\).*please report/)
+    expect(written.stderr).not.toMatch(/\n\s+at /)
+    expect(written.stdout).toBe('')
+  })
+
+  it('with --json writes the E_INTERNAL error document', async () => {
+    delete process.env.DEBUG
+    expect(await bug(['--json'])).toBe(70)
+    expect(JSON.parse(written.stdout)).toEqual({schema: 1, error: {code: 'E_INTERNAL', message: 'Cannot read properties of undefined (reading \'nexthops\')'}})
+  })
+
+  it('DEBUG=routedoctor shows the stack', async () => {
+    process.env.DEBUG = 'routedoctor'
+    expect(await bug([])).toBe(70)
+    expect(written.stderr).toMatch(/\n\s+at /)
+  })
+})
