@@ -14,6 +14,9 @@
 //            --live-explain SIZES  live `explain` of one block in a BGP lab of these sizes against `explain` on the shipped
 //                            example (default 100k,1M; judged: ≤ 2×, medians of --explain-runs (7) interleaved runs);
 //                            --no-live-explain skips it
+//            --watch SIZES   `routedoctor watch --listen` in a BGP lab of these sizes (default 100k,1M; bench/watch-lab.mjs):
+//                            idle CPU, /metrics scrape, a route event in /metrics, one changed route's re-diagnosis, RSS
+//                            over 10k events, judged against the issue's bounds; --no-watch skips it
 //            --apply-routes N  routes programmed by the apply part (default 10000; also N/10, to show scaling)
 //            --apply-empty   program into an empty table (default: BIRD's metric-32 routes for the same
 //                            prefixes are there first, as on a real node; fix --apply writes beside them)
@@ -77,7 +80,7 @@ const WITHOUT_CA = process.env[CA_VAR] === undefined ? undefined : Object.fromEn
 // ------------------------------------------------------------------ options
 
 function parseArgs(argv) {
-  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, live: ['100k', '1M'], broken: ['100k', '1M'], liveExplain: ['100k', '1M'], explainRuns: 7, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
+  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, live: ['100k', '1M'], broken: ['100k', '1M'], liveExplain: ['100k', '1M'], watch: ['100k', '1M'], explainRuns: 7, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const val = () => {
@@ -98,6 +101,8 @@ function parseArgs(argv) {
     else if (name === '--no-broken') o.broken = []
     else if (name === '--live-explain') o.liveExplain = val().split(',').map((v) => v.trim()).filter(Boolean)
     else if (name === '--no-live-explain') o.liveExplain = []
+    else if (name === '--watch') o.watch = val().split(',').map((v) => v.trim()).filter(Boolean)
+    else if (name === '--no-watch') o.watch = []
     else if (name === '--explain-runs') o.explainRuns = Math.max(1, Number(val()))
     else if (name === '--apply-routes') o.applyRoutes = parseCount(val())
     else if (name === '--apply-empty') o.applyPrefill = false
@@ -110,7 +115,7 @@ function parseArgs(argv) {
       process.exit(0)
     } else throw new Error(`unknown option ${a}`)
   }
-  for (const s of [...o.sizes, ...o.live, ...o.broken, ...o.liveExplain]) parseCount(s)
+  for (const s of [...o.sizes, ...o.live, ...o.broken, ...o.liveExplain, ...o.watch]) parseCount(s)
   return o
 }
 
@@ -686,6 +691,41 @@ async function main() {
     if (rows.length > 0) {
       log(table([['routes', 'explain (example)', 'explain (live)', 'ratio', 'CPU example / live', 'CPU ratio', 'peak RSS', 'what it said'], ...rows]))
       log(`  medians of ${o.explainRuns} runs each, in turn, both inside the lab's namespace; CPU: user + kernel (time(1)), shown`)
+    }
+    log()
+  }
+
+  if (o.watch.length > 0) {
+    // the node agent (bench/watch-lab.mjs): the issue's bounds are absolute, so each is judged as measured ÷ bound (≤ 1);
+    // the whole-node diagnosis of the same run is shown beside one changed route's
+    log('== watch: `routedoctor watch --listen` in a namespace whose BIRD 2 learnt N blocks over BGP')
+    results.watch = []
+    const rows = []
+    for (const size of o.watch) {
+      const n = parseCount(size)
+      const r = await measureWithStdout([process.execPath, path.join(HERE, 'watch-lab.mjs'), String(n)], o.timeout)
+      const w = labReport(r)
+      results.watch.push({size, ...w})
+      if (w.skipped || w.error) {
+        log(`  ${size}: ${w.skipped ? `skipped: ${w.skipped}` : `failed: ${w.error}`}`)
+        if (w.error) goals.push({goal: `watch at ${size} learnt routes`, failedRun: w.error.slice(0, 60), limit: 1})
+        continue
+      }
+      rows.push([size, `${(w.idle.cpuShare * 100).toFixed(2)} %`, fmtS(w.scrape.median), fmtS(w.event.seconds), fmtS(w.route.seconds),
+        fmtS(w.route.node), fmtX(w.route.node / w.route.seconds), `${(w.rss.growth * 100).toFixed(1)} %`, fmtMiB(w.rss.after)])
+      goals.push({goal: `watch idle, ${size}: ≤ 2% of a core`, ratio: w.idle.cpuShare / 0.02, limit: 1})
+      goals.push({goal: `watch /metrics scrape, ${size}: ≤ 50 ms (median of 20)`, ratio: w.scrape.median / 0.05, limit: 1})
+      if (n <= 100_000) goals.push({goal: `watch: a route event in /metrics, ${size}: ≤ 2 s`, ratio: w.event.seconds / 2, limit: 1})
+      if (n >= 1_000_000) {
+        goals.push(w.route.nodeDiagnoses > 0 || !(w.route.diagnoses > 0)
+          ? {goal: `watch: one changed route re-diagnosed, ${size}: ≤ 50 ms`, failedRun: `${w.route.diagnoses} prefix / ${w.route.nodeDiagnoses} node diagnoses`, limit: 1}
+          : {goal: `watch: one changed route re-diagnosed, ${size}: ≤ 50 ms`, ratio: w.route.seconds / 0.05, limit: 1})
+      }
+      goals.push({goal: `watch RSS over ${w.rss.events} route events, ${size}: ≤ 10% growth`, ratio: Math.max(0, w.rss.growth) / 0.1, limit: 1})
+    }
+    if (rows.length > 0) {
+      log(table([['routes', 'idle CPU', '/metrics', 'event → /metrics', 'one route', 'whole node', 'node / route', 'RSS growth', 'RSS'], ...rows]))
+      log('  one route: the mean re-diagnosis of one changed block (routes changed a debounce apart); whole node: the agent\'s first diagnosis')
     }
     log()
   }

@@ -4,11 +4,14 @@
 //   scrape  GET /metrics, best and median of 20 (≤ 50 ms)
 //   event   one block's route corrected (a route via tunl0 onlink at a lower metric): from the write until /metrics
 //           counts it ok (≤ 2 s at 100k)
-//   rss     the agent's RSS before and after EVENTS route changes (each block's correction added, then removed),
-//           growth (≤ 10%)
-// Prints one JSON line: {count, idle: {cpuShare}, scrape: {best, median}, event: {seconds}, rss: {before, after, growth}}.
-// Needs root, ip(8) and BIRD 2 (bird-lab.mjs).
-// Usage: node bench/watch-lab.mjs [COUNT] [IDLE] [EVENTS]
+//   route   ROUTES blocks' routes changed one at a time (a correction added, a debounce apart): the agent's mean time
+//           to re-diagnose the prefix a change touched (its `prefixes` diagnoses, from the duration histogram; ≤ 50 ms
+//           at 1M), against its diagnosis of the whole node at start (the `node` one), and no whole-node diagnosis
+//   rss     the agent's RSS before and after EVENTS route changes (each block's correction added, then removed, by one
+//           `ip -batch`), growth (≤ 10%)
+// Prints one JSON line: {count, idle: {cpuShare}, scrape: {best, median}, event: {seconds}, route: {seconds, node, ...},
+// rss: {before, after, growth}}. Needs root, ip(8) and BIRD 2 (bird-lab.mjs).
+// Usage: node bench/watch-lab.mjs [COUNT] [IDLE] [EVENTS] [ROUTES]
 import {spawn} from 'node:child_process'
 import {readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
@@ -21,7 +24,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url))
 const BIN = path.join(HERE, '..', 'bin', 'run.js')
 const count = Number(process.argv[2] ?? 100000)
 const idleSeconds = Number(process.argv[3] ?? 10)
-const events = Number(process.argv[4] ?? 200)
+const events = Number(process.argv[4] ?? 10000)
+const routes = Number(process.argv[5] ?? 20)
 const PORT = 21179
 const TICK = 100 // clock ticks a second (USER_HZ)
 
@@ -59,7 +63,12 @@ const cpuTicks = (pid) => {
   return Number(f[11]) + Number(f[12]) // utime, stime
 }
 const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024
-const diagnoses = (body) => Number(/^routedoctor_diagnosis_duration_seconds_count (\d+)/m.exec(body)?.[1] ?? -1)
+// the duration histogram's count and sum of one scope (node: the whole node; prefixes: those a change touched)
+const histogram = (body, scope) => ({
+  count: Number(new RegExp(`^routedoctor_diagnosis_duration_seconds_count\\{scope="${scope}"\\} (\\S+)`, 'm').exec(body)?.[1] ?? NaN),
+  sum: Number(new RegExp(`^routedoctor_diagnosis_duration_seconds_sum\\{scope="${scope}"\\} (\\S+)`, 'm').exec(body)?.[1] ?? NaN),
+})
+const diagnoses = (body) => histogram(body, 'node').count + histogram(body, 'prefixes').count
 
 async function main() {
   const lab = await startLab(count, {prefix: `rdwatch-${process.pid}`})
@@ -67,6 +76,10 @@ async function main() {
   const agent = spawn('ip', ['netns', 'exec', ns.n1, process.execPath, BIN, 'watch', '--bird-socket', sock.n1, '--pool', '10.0.0.0/8=ipip',
     '--listen', `127.0.0.1:${PORT}`, '--json'], {stdio: ['ignore', 'ignore', 'pipe']})
   const pid = agent.pid // ip netns exec runs node in its own process
+  let agentErr = ''
+  agent.stderr.on('data', (d) => {
+    agentErr = (agentErr + d.toString()).slice(-2000)
+  })
   const metrics = `http://127.0.0.1:${PORT}/metrics`
   try {
     const deadline = Date.now() + 600_000
@@ -86,19 +99,36 @@ async function main() {
     const probe = JSON.parse(must('ip', ['netns', 'exec', ns.n1, process.execPath, path.join(dir, 'probe.mjs'), metrics, ...fix(1, 'add')]))
     const {scrape, event} = probe
     must('ip', ['-n', ns.n1, ...fix(1, 'del')])
-    // RSS over many route changes
+    // one route at a time: each change's own re-diagnosis
     await sleep(2000)
-    const rssBefore = rssOf(pid)
-    for (let i = 2; i < 2 + events; i++) {
+    const m0 = get(ns.n1, metrics).body
+    for (let i = 2; i < 2 + routes; i++) {
       must('ip', ['-n', ns.n1, ...fix(i, 'add')])
-      must('ip', ['-n', ns.n1, ...fix(i, 'del')])
+      await sleep(1500) // the agent's debounce (0.5 s) and its diagnosis
     }
+    const m1 = get(ns.n1, metrics).body
+    const [p0, p1, n0, n1] = [histogram(m0, 'prefixes'), histogram(m1, 'prefixes'), histogram(m0, 'node'), histogram(m1, 'node')]
+    const route = {changes: routes, diagnoses: p1.count - p0.count, seconds: (p1.sum - p0.sum) / (p1.count - p0.count),
+      node: n0.sum / n0.count, nodeDiagnoses: n1.count - n0.count}
+    const batch = path.join(dir, 'batch')
+    writeFileSync(batch, Array.from({length: routes}, (_, j) => fix(2 + j, 'del').join(' ')).join('\n') + '\n')
+    must('ip', ['-n', ns.n1, '-batch', batch])
+    // RSS over many route changes
+    await sleep(3000)
+    const rssBefore = rssOf(pid)
+    const first = 2 + routes
+    const lines = []
+    for (let i = first; i < first + events / 2; i++) lines.push(fix(i, 'add').join(' '), fix(i, 'del').join(' '))
+    writeFileSync(batch, lines.join('\n') + '\n')
+    must('ip', ['-n', ns.n1, '-batch', batch])
     await sleep(5000)
     const rssAfter = rssOf(pid)
-    const rss = {events: events * 2, before: rssBefore, after: rssAfter, growth: rssAfter / rssBefore - 1}
+    const rss = {events, before: rssBefore, after: rssAfter, growth: rssAfter / rssBefore - 1}
     const m = get(ns.n1, metrics).body
-    const diagnosis = {count: diagnoses(m), meanSeconds: Number(/^routedoctor_diagnosis_duration_seconds_sum (\S+)/m.exec(m)?.[1]) / diagnoses(m)}
-    console.log(JSON.stringify({count, idle, scrape, event, rss, diagnosis}))
+    const diagnosis = {count: diagnoses(m), node: histogram(m, 'node'), prefixes: histogram(m, 'prefixes')}
+    console.log(JSON.stringify({count, idle, scrape, event, route, rss, diagnosis}))
+  } catch (error) {
+    throw new Error(`${error.message}${agentErr ? `; the agent's stderr: ${agentErr}` : ''}${agent.exitCode !== null ? `; the agent exited ${agent.exitCode}` : ''}`, {cause: error})
   } finally {
     agent.kill('SIGTERM')
     await new Promise((resolve) => agent.once('close', resolve))

@@ -18,6 +18,26 @@ export interface AgentMetrics {
   metrics(): Promise<string>
 }
 
+const zeroed = (keys: readonly string[]): Map<string, number> => new Map(keys.map((k) => [k, 0]))
+
+/** A gauge set to `counts` and nothing else (series of an earlier scrape that are gone now are dropped). */
+function setCounts(gauge: Gauge, counts: Map<string, number>, labels: (key: string) => Record<string, string>): void {
+  gauge.reset()
+  for (const [key, n] of counts) gauge.set(labels(key), n)
+}
+
+/** A counter that follows one of the agent's own counts (`count` never goes down). */
+function countedBy(registry: Registry, name: string, help: string, count: () => number): void {
+  let seen = 0
+  new Counter({
+    name, help, registers: [registry],
+    collect() {
+      this.inc(count() - seen)
+      seen = count()
+    },
+  })
+}
+
 export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
   const registry = new Registry()
   const severities: Record<string, string> = {...SEVERITY, ...WATCH_FINDINGS}
@@ -33,23 +53,21 @@ export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
     name: 'routedoctor_findings', help: 'Findings by id and severity (prefix and host findings, and watch\'s flapping), as of the last diagnosis.',
     labelNames: ['id', 'severity'], registers: [registry],
     collect() {
-      this.reset()
-      const counts = new Map<string, number>(Object.keys(severities).map((id) => [id, 0]))
+      const counts = zeroed(Object.keys(severities))
       const add = (id: string) => counts.set(id, (counts.get(id) ?? 0) + 1)
       for (const p of agent.state.prefixes.values()) for (const f of p.findings) add(f.id)
       for (const f of agent.state.host) add(f.id)
       for (let i = 0; i < agent.routeFlaps.current.size; i++) add('route-flapping')
       for (let i = 0; i < agent.peerFlaps.current.size; i++) add('peer-flapping')
-      for (const [id, n] of counts) this.set({id, severity: severities[id] ?? 'warning'}, n)
+      setCounts(this, counts, (id) => ({id, severity: severities[id] ?? 'warning'}))
     },
   })
   new Gauge({
     name: 'routedoctor_bgp_sessions', help: 'BIRD\'s BGP sessions by state.', labelNames: ['state'], registers: [registry],
     collect() {
-      this.reset()
-      const counts = new Map<string, number>(BGP_STATES.map((s) => [s, 0]))
+      const counts = zeroed(BGP_STATES)
       for (const s of agent.state.sessions.values()) counts.set(s.state, (counts.get(s.state) ?? 0) + 1)
-      for (const [state, n] of counts) this.set({state}, n)
+      setCounts(this, counts, (state) => ({state}))
     },
   })
   new Gauge({
@@ -58,29 +76,18 @@ export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
       this.set(agent.overlayRoutes)
     },
   })
-  let verdictChanges = 0
-  new Counter({
-    name: 'routedoctor_verdict_changes_total', help: 'Times a prefix\'s verdict changed.', registers: [registry],
+  countedBy(registry, 'routedoctor_verdict_changes_total', 'Times a prefix\'s verdict changed.', () => agent.counters.verdictChanges)
+  countedBy(registry, 'routedoctor_bgp_session_flaps_total', 'Times a BGP session changed state.', () => agent.counters.sessionFlaps)
+  const durations = new Histogram({
+    name: 'routedoctor_diagnosis_duration_seconds',
+    help: 'How long a diagnosis took (collection included), of the whole node or of the prefixes a change touched.',
+    labelNames: ['scope'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [registry],
     collect() {
-      this.inc(agent.counters.verdictChanges - verdictChanges)
-      verdictChanges = agent.counters.verdictChanges
+      for (const d of agent.durations.splice(0)) this.observe({scope: d.scope}, d.seconds)
     },
   })
-  let sessionFlaps = 0
-  new Counter({
-    name: 'routedoctor_bgp_session_flaps_total', help: 'Times a BGP session changed state.', registers: [registry],
-    collect() {
-      this.inc(agent.counters.sessionFlaps - sessionFlaps)
-      sessionFlaps = agent.counters.sessionFlaps
-    },
-  })
-  new Histogram({
-    name: 'routedoctor_diagnosis_duration_seconds', help: 'How long a diagnosis took (collection included).',
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [registry],
-    collect() {
-      for (const d of agent.durations.splice(0)) this.observe(d)
-    },
-  })
+  // both series exist from the start
+  for (const scope of ['node', 'prefixes']) durations.zero({scope})
   new Gauge({
     name: 'routedoctor_last_diagnosis_timestamp_seconds', help: 'When the last diagnosis finished (Unix time).', registers: [registry],
     collect() {

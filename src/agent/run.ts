@@ -71,24 +71,32 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
       throw new UsageError(`--journal-dir ${opts.journalDir}: cannot create (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
     }
   }
+  // Calico's truth read once here (a bad file is exit 2 before anything starts), then refreshed by the agent
+  let source = opts.source
+  if (source.calico !== undefined || source.kube) {
+    const {loadClusterTruth} = await import('../services/load.js')
+    source = {...source, clusterTruth: await loadClusterTruth(source)}
+  }
   const p = palette()
   const write = (line: TimedChange | WatchStarted) => {
     process.stdout.write(`${opts.json ? watchLineJson(line) : watchLineText(line, p)}\n`)
   }
   const agent = new WatchAgent({
-    source: opts.source, intervalSeconds, debounceMs: opts.debounceMs ?? 500, flapCount: opts.flapCount,
+    source, intervalSeconds, debounceMs: opts.debounceMs ?? 500, flapCount: opts.flapCount,
     flapWindowSeconds, fixProtocol: String(opts.fixProtocol),
     ...(opts.reconcile ? {reconcile: {settleSeconds, writeIntervalSeconds, journalDir: opts.journalDir, cleanupOnExit: opts.cleanupOnExit}} : {}),
   }, write)
   let server: Server | undefined
   if (listen) {
     const [{agentMetrics}, {serve}] = await Promise.all([import('./metrics.js'), import('./server.js')])
-    server = await serve(agent, agentMetrics(agent, opts.version), {listen, token, source: opts.source})
+    server = await serve(agent, agentMetrics(agent, opts.version), {listen, token, source})
   }
   let stop!: () => void
   const stopped = new Promise<void>((resolve) => (stop = resolve))
-  process.once('SIGTERM', stop)
-  process.once('SIGINT', stop)
+  // listening until the end, not once: a library that tidies up after its child processes (signal-exit) re-raises a
+  // signal nobody else listens to, which would end the agent in the middle of withdrawing its routes
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
   await Promise.race([agent.start(), stopped])
   const s = agent.state
   if (agent.ready) {
@@ -103,4 +111,6 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   const stopping = agent.stop()
   if (opts.cleanupOnExit) await stopping
   else await Promise.race([stopping, new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref())])
+  process.off('SIGTERM', stop)
+  process.off('SIGINT', stop)
 }

@@ -1,6 +1,7 @@
-// `watch --listen`: /metrics (no token), /healthz, /readyz, and the report and explanations (/report, /explain)
-// only for loopback clients or a client presenting the bearer token of --token-file. /report and /explain
-// are made by the check and explain services from a fresh collection, as the commands make them.
+// `watch --listen`: /metrics (no token), /healthz, /readyz, and the report, explanations and the agent's own state
+// (/report, /explain, /state) only for loopback clients or a client presenting the bearer token of --token-file.
+// /report and /explain are made by the check and explain services from a fresh collection, as the commands make
+// them; /state is what the agent holds, kept current change by change.
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import {isIP} from 'node:net'
 import {timingSafeEqual} from 'node:crypto'
@@ -10,6 +11,7 @@ import {checkLineJson, writeJson} from '../render/json.js'
 import {loadExplainReport} from '../services/explain.js'
 import {loadCheckRun, type SourceOptions} from '../services/load.js'
 import type {AgentMetrics} from './metrics.js'
+import {stateJson} from './state.js'
 import type {WatchAgent} from './watch.js'
 
 // outside the ports Calico (9091, 9093, 9094, 9099), node-problem-detector (20256, 20257), bird_exporter (9324)
@@ -87,10 +89,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, agent: WatchAge
     case '/readyz':
       return agent.ready ? send(res, 200, 'ready\n') : send(res, 503, 'the first diagnosis has not finished\n')
     case '/report':
-    case '/explain': {
+    case '/explain':
+    case '/state': {
       const denied = authorize(req.socket.remoteAddress, req.headers.authorization, opts.token)
       if (denied === 401) return send(res, 401, 'a bearer token is required\n', undefined, {'www-authenticate': 'Bearer realm="routedoctor"'})
       if (denied === 403) return send(res, 403, opts.token ? 'wrong token\n' : 'only loopback clients (no --token-file given)\n')
+      if (url.pathname === '/state') return sendJson(res, 200, stateJson(agent.state))
       if (url.pathname === '/report') {
         return oneAtATime(async () => {
           const run = await loadCheckRun(opts.source, true)
@@ -104,7 +108,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, agent: WatchAge
       return oneAtATime(async () => sendJson(res, 200, await loadExplainReport(opts.source, prefix)))
     }
     default:
-      return send(res, 404, 'not found: /metrics, /healthz, /readyz, /report, /explain?prefix=\n')
+      return send(res, 404, 'not found: /metrics, /healthz, /readyz, /report, /explain?prefix=, /state\n')
   }
 }
 

@@ -1,7 +1,7 @@
 // What `watch` knows of the node after a diagnosis, and the changes between two such states: pure, no I/O.
 // Prefixes settled healthy in bulk are held as their keys only (most of a full table); every other prefix
 // keeps its verdict and finding ids.
-import {prefixKey} from '../model/prefix-key.js'
+import {indexOfKey, keyPrefix, prefixKey} from '../model/prefix-key.js'
 import type {Severity} from '../model/types.js'
 import type {WatchChange} from '../report/watch.js'
 
@@ -41,19 +41,42 @@ export function verdictIn(s: NodeState, prefix: string): string {
   return hasKey(s.healthyKeys, prefixKey(prefix)) ? 'ok' : 'absent'
 }
 
-function hasKey(keys: Float64Array, key: number): boolean {
-  if (key < 0) return false
-  let lo = 0
-  let hi = keys.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (keys[mid] < key) lo = mid + 1
-    else hi = mid
-  }
-  return lo < keys.length && keys[lo] === key
-}
+const hasKey = (keys: Float64Array, key: number): boolean => key >= 0 && indexOfKey(keys, key) >= 0
 
 const findingsOf = (s: NodeState, prefix: string): SeenFinding[] => s.prefixes.get(prefix)?.findings ?? []
+
+/** A prefix's verdict change and the findings that appeared or cleared, added to `out`. */
+function prefixChanges(prefix: string, from: string, had: SeenFinding[], to: string, has: SeenFinding[], out: WatchChange[]): void {
+  if (from !== to) out.push({kind: 'verdict', prefix, from, to})
+  const was = new Map(had.map((f) => [f.id, f]))
+  const now = new Map(has.map((f) => [f.id, f]))
+  for (const [id, f] of now) if (!was.has(id)) out.push({kind: 'finding', op: 'appeared', id, severity: f.severity, prefix, title: f.title})
+  for (const [id, f] of was) if (!now.has(id)) out.push({kind: 'finding', op: 'cleared', id, severity: f.severity, prefix, title: f.title})
+}
+
+/**
+ * `state` with the prefixes of `touched` diagnosed again (changed in place): each takes its line in `seen`, or leaves
+ * when it has none (nothing holds it now). Returns the changes, as changesBetween would give them.
+ */
+export function updatePrefixes(state: NodeState, touched: Iterable<string>, seen: ReadonlyMap<string, SeenPrefix>): WatchChange[] {
+  const out: WatchChange[] = []
+  const unsettle = new Set<number>()
+  for (const prefix of [...new Set(touched)].sort()) {
+    const from = verdictIn(state, prefix)
+    const had = findingsOf(state, prefix)
+    const now = seen.get(prefix)
+    if (from !== 'absent') state.verdicts[from] = (state.verdicts[from] ?? 1) - 1
+    if (state.verdicts[from] === 0) delete state.verdicts[from]
+    if (now) state.verdicts[now.verdict] = (state.verdicts[now.verdict] ?? 0) + 1
+    const key = prefixKey(prefix)
+    if (hasKey(state.healthyKeys, key)) unsettle.add(key)
+    if (now) state.prefixes.set(prefix, now)
+    else state.prefixes.delete(prefix)
+    prefixChanges(prefix, from, had, now?.verdict ?? 'absent', now?.findings ?? [], out)
+  }
+  if (unsettle.size > 0) state.healthyKeys = state.healthyKeys.filter((k) => !unsettle.has(k))
+  return out
+}
 
 /** Host findings by id: one appears when the first of its id does, and clears when the last goes. */
 function hostById(host: SeenFinding[]): Map<string, SeenFinding> {
@@ -81,15 +104,7 @@ export function changesBetween(before: NodeState, after: NodeState): WatchChange
     out.push({kind: 'session', name, ...(neighbor ? {neighbor} : {}), from, to, ...(b?.lastError ? {lastError: b.lastError} : {})})
   }
   const prefixes = [...new Set([...before.prefixes.keys(), ...after.prefixes.keys()])].sort()
-  for (const prefix of prefixes) {
-    const from = verdictIn(before, prefix)
-    const to = verdictIn(after, prefix)
-    if (from !== to) out.push({kind: 'verdict', prefix, from, to})
-    const was = new Map(findingsOf(before, prefix).map((f) => [f.id, f]))
-    const now = new Map(findingsOf(after, prefix).map((f) => [f.id, f]))
-    for (const [id, f] of now) if (!was.has(id)) out.push({kind: 'finding', op: 'appeared', id, severity: f.severity, prefix, title: f.title})
-    for (const [id, f] of was) if (!now.has(id)) out.push({kind: 'finding', op: 'cleared', id, severity: f.severity, prefix, title: f.title})
-  }
+  for (const prefix of prefixes) prefixChanges(prefix, verdictIn(before, prefix), findingsOf(before, prefix), verdictIn(after, prefix), findingsOf(after, prefix), out)
   const was = hostById(before.host)
   const now = hostById(after.host)
   for (const [id, f] of now) if (!was.has(id)) out.push({kind: 'finding', op: 'appeared', id, severity: f.severity, title: f.title})
@@ -147,5 +162,21 @@ export class FlapTracker {
     while (drop < t.length && t[drop] <= now - this.windowMs) drop++
     if (drop > 0) t.splice(0, drop)
     if (t.length === 0 && !this.flapping.has(key)) this.times.delete(key)
+  }
+}
+
+/**
+ * The agent's state as `/state` serves it: every prefix with its verdict and finding ids, in check's order of
+ * fields (the healthy ones settled in bulk as ok), the host findings and the sessions.
+ */
+export function stateJson(s: NodeState): unknown {
+  const prefixes: Array<{prefix: string; verdict: string; findings: Array<{id: string; severity: string}>}> = []
+  for (const key of s.healthyKeys) prefixes.push({prefix: keyPrefix(key), verdict: 'ok', findings: []})
+  for (const [prefix, p] of s.prefixes) prefixes.push({prefix, verdict: p.verdict, findings: p.findings.map((f) => ({id: f.id, severity: f.severity}))})
+  prefixes.sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0))
+  return {
+    schema: 1, prefixes, verdicts: s.verdicts,
+    host: {findings: s.host.map((f) => ({id: f.id, severity: f.severity}))},
+    sessions: Object.fromEntries(s.sessions),
   }
 }

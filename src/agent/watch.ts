@@ -1,13 +1,28 @@
 // `watch`: the node's diagnosis kept current. The kernel's notifications (routes, links, addresses, rules) and
-// a cheap poll of BIRD's `show protocols` trigger a debounced diagnosis by the check service; the changes from
-// the last state are handed out one by one, with flapping findings of its own. It never ends on a source
+// a cheap poll of BIRD's `show protocols all` and the sysctls trigger a debounced diagnosis: of the prefixes a change
+// touched (incremental.ts), or of the whole node by the check service when a change touches everything. The changes
+// from the last state are handed out one by one, with flapping findings of its own. It never ends on a source
 // failure: a source that fails is a change like any other.
 import {BirdSocket, findBirdSocket} from '../collect/bird-socket.js'
-import type {SourceOptions} from '../services/load.js'
-import {diagnoseNode} from './diagnose.js'
+import {collectSysctl} from '../collect/live.js'
+import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
+import type {KernelRouteStore} from '../netlink/route-store.js'
+import {parseBirdProtocols} from '../parse/bird-protocols.js'
+import {collectGarbage} from '../runtime/collect-garbage.js'
+import {loadClusterTruth, type SourceOptions} from '../services/load.js'
+import {diagnoseNode, seenPrefix} from './diagnose.js'
+import {birdBlockHashes, changedBlocks, diagnosePrefixes, touchedBy, type NodeBase, type Touched} from './incremental.js'
 import {Reconciler, type ReconcileOptions} from './reconcile.js'
-import type {TimedChange} from '../report/watch.js'
-import {changesBetween, emptyState, FlapTracker, type NodeState} from './state.js'
+import type {TimedChange, WatchChange} from '../report/watch.js'
+import {changesBetween, emptyState, FlapTracker, updatePrefixes, type NodeState, type SeenPrefix} from './state.js'
+
+// more prefixes touched at once than this, and than this share of the node's: the whole node is diagnosed instead
+// (one collection beats as many lookups)
+const MAX_TOUCHED = 2000
+const MAX_TOUCHED_SHARE = 0.1
+const GC_AFTER_TOUCHED = 1000
+// Calico's truth (--calico, --kube) is read again every this many BIRD polls
+const TRUTH_EVERY_POLLS = 12
 
 export interface WatchOptions {
   source: SourceOptions
@@ -28,10 +43,15 @@ export interface WatchCounters {
   diagnoses: number
   lastDiagnosisAt?: number // ms since the epoch
   lastDurationSeconds?: number
+  lastScope?: DiagnosisScope
 }
+
+/** What a diagnosis covered: the whole node, or the prefixes a change touched. */
+export type DiagnosisScope = 'node' | 'prefixes'
 
 export const NETLINK_SOURCE = 'rtnetlink'
 export const BIRD_POLL_SOURCE = 'bird-socket'
+export const TRUTH_SOURCE = 'calico'
 
 export class WatchAgent {
   state: NodeState = emptyState()
@@ -49,14 +69,21 @@ export class WatchAgent {
   private pending = false
   private rerun = false
   private stopped = false
-  private lastProtocols: string | undefined
   private kernel: {close(): void} | undefined
-  private lastTookMs = 0
+  private lastNodeMs = 0 // how long the last whole-node diagnosis took
   private idle: Promise<void> = Promise.resolve()
-  readonly durations: number[] = [] // seconds, handed to the histogram and emptied by it
+  readonly durations: Array<{seconds: number; scope: DiagnosisScope}> = [] // handed to the histogram and emptied by it
   readonly reconciler: Reconciler | undefined
   private again: NodeJS.Timeout | undefined
   private own: {keys: ReadonlySet<string>} | undefined // routedoctor's own routes, kept from notifications
+  private store: KernelRouteStore | undefined // the kernel's IPv4 routes, kept from notifications
+  private base: NodeBase | undefined // what the last full diagnosis leaves for diagnosing single prefixes
+  private touched: Touched = {prefixes: new Set(), full: 'the first diagnosis'}
+  private sessionStates: string | undefined
+  private routeCounts: string | undefined
+  private birdHashes: Map<number | string, number> | undefined
+  private reconcileDue = false
+  private polls = 0
 
   constructor(readonly opts: WatchOptions, private readonly emit: (change: TimedChange) => void) {
     this.routeFlaps = new FlapTracker(opts.flapCount, opts.flapWindowSeconds * 1000)
@@ -66,17 +93,44 @@ export class WatchAgent {
         (c) => this.emit({at: new Date().toISOString(), ...c}),
         (ms) => {
           clearTimeout(this.again)
-          this.again = setTimeout(() => this.trigger(), ms)
+          this.again = setTimeout(() => {
+            this.reconcileDue = true
+            this.trigger()
+          }, ms)
         })
     }
   }
 
   async start(): Promise<void> {
     try {
-      const {ProtocolRoutes, watchKernel} = await import('../netlink/events.js')
+      const [{ProtocolRoutes, watchKernel}, {KernelRouteStore}] = await Promise.all([import('../netlink/events.js'), import('../netlink/route-store.js')])
       const own = new ProtocolRoutes(Number(this.opts.fixProtocol))
+      const store = new KernelRouteStore()
+      // read again: meanwhile (this.store undefined) every diagnosis is of the whole node
+      let reading: Promise<void> | undefined
+      let again = false
+      const reread = () => {
+        this.store = undefined
+        if (reading) {
+          again = true
+          return
+        }
+        reading = store.load().then(() => {
+          this.store = store
+        }, () => undefined).finally(() => {
+          reading = undefined
+          if (again) {
+            again = false
+            reread()
+          }
+        })
+      }
       this.kernel = await watchKernel((events) => {
         own.apply(events)
+        store.apply(events)
+        // the kernel drops or marks a device's routes without a notification when the device goes down or away
+        if (events.some((e) => e.kind === 'link')) reread()
+        if (this.base) touchedBy(events, this.base, this.touched)
         this.trigger()
       }, (error) => {
         // notifications were lost: everything is read again
@@ -84,11 +138,15 @@ export class WatchAgent {
         this.own = undefined
         own.keys.clear()
         own.load().then(() => (this.own = own), () => undefined)
+        reread()
+        this.touched.full ??= 'kernel notifications were lost'
         this.trigger()
       })
       // subscribed first, read second: a route written in between is in one or the other (both: one key)
       await own.load()
       this.own = own
+      await store.load()
+      this.store = store
       this.setAgentSource(NETLINK_SOURCE, undefined)
     } catch (error) {
       this.setAgentSource(NETLINK_SOURCE, (error as Error).message)
@@ -119,37 +177,100 @@ export class WatchAgent {
     }
     if (this.pending) return
     this.pending = true
-    // never sooner after a diagnosis than it took: a full table's diagnosis never takes the whole CPU
+    // a whole-node diagnosis never sooner after the last than that took: a full table's never takes the whole CPU
     this.timer = setTimeout(() => {
       this.pending = false
       void this.diagnose()
-    }, Math.max(this.opts.debounceMs, this.lastTookMs))
+    }, this.wholeNode() ? Math.max(this.opts.debounceMs, this.lastNodeMs) : this.opts.debounceMs)
   }
 
   private async tick(): Promise<void> {
     if (this.stopped) return
     this.expireFlaps()
     await this.pollBird(true)
+    await this.pollSysctls()
+    if (++this.polls % TRUTH_EVERY_POLLS === 0) await this.pollTruth()
   }
 
-  /** BIRD's `show protocols`: a diagnosis when it differs from the last poll (or the socket fails or recovers). */
+  /** Calico's truth read again (--calico DIR, --kube): a change touches the whole node (blocks' owners, nodes' addresses). */
+  private async pollTruth(): Promise<void> {
+    const source = this.opts.source
+    if (source.clusterTruth === undefined || this.stopped) return
+    let next: Awaited<ReturnType<typeof loadClusterTruth>>
+    try {
+      next = await loadClusterTruth(source)
+      this.setAgentSource(TRUTH_SOURCE, undefined)
+    } catch (error) {
+      this.setAgentSource(TRUTH_SOURCE, (error as Error).message)
+      return
+    }
+    const texts = (t: typeof next) => JSON.stringify(t?.files.map((f) => [f.name, f.text, f.error]))
+    if (next === undefined || texts(next) === texts(source.clusterTruth)) return
+    // the object the reconciler and the server read too
+    source.clusterTruth = next
+    this.touched.full ??= 'Calico\'s truth changed'
+    this.trigger()
+  }
+
+  /**
+   * BIRD's `show protocols all`: a session's state changing touches the whole node; route counts changing, the
+   * networks whose blocks of `show route all` changed (or the whole node, when that cannot be read).
+   */
   private async pollBird(triggering: boolean): Promise<void> {
     let text: string
     let bird: BirdSocket | undefined
     try {
       bird = await BirdSocket.connect(findBirdSocket(this.opts.source.birdSocket), {timeoutMs: 5000})
-      text = await bird.command('show protocols')
+      text = await bird.command('show protocols all')
       this.setAgentSource(BIRD_POLL_SOURCE, undefined, triggering)
     } catch (error) {
+      bird?.close()
       this.setAgentSource(BIRD_POLL_SOURCE, (error as Error).message, triggering)
       return
-    } finally {
-      bird?.close()
     }
-    if (text !== this.lastProtocols) {
-      const first = this.lastProtocols === undefined
-      this.lastProtocols = text
-      if (triggering && !first) this.trigger()
+    try {
+      let protocols: ReturnType<typeof parseBirdProtocols>
+      try {
+        protocols = parseBirdProtocols(text)
+      } catch {
+        protocols = []
+      }
+      const states = JSON.stringify(protocols.map((p) => [p.name, p.state, p.bgpState, p.lastError]))
+      const counts = JSON.stringify(protocols.map((p) => [p.name, p.routes]))
+      const first = this.sessionStates === undefined
+      const statesChanged = states !== this.sessionStates
+      const countsChanged = counts !== this.routeCounts
+      this.sessionStates = states
+      this.routeCounts = counts
+      if (first || !triggering) return
+      if (statesChanged) this.touched.full ??= 'BIRD\'s protocols changed state'
+      else if (countsChanged) {
+        const base = this.base
+        const before = this.birdHashes
+        if (base === undefined || before === undefined) this.touched.full ??= 'BIRD\'s routes changed'
+        else {
+          const after = birdBlockHashes(await bird.command('show route all'))
+          this.birdHashes = after
+          for (const p of changedBlocks(before, after, base)) this.touched.prefixes.add(p)
+        }
+      } else return
+      this.trigger()
+    } catch (error) {
+      this.touched.full ??= `BIRD's routes: ${(error as Error).message}`
+      this.trigger()
+    } finally {
+      bird.close()
+    }
+  }
+
+  /** The sysctls host findings read: a change touches the whole node. */
+  private async pollSysctls(): Promise<void> {
+    const kept = this.base?.files.find((f) => f.name === SNAPSHOT_FILES.sysctl)
+    if (kept === undefined || this.stopped) return
+    const now = await collectSysctl()
+    if (now.text !== kept.text) {
+      this.touched.full ??= 'a sysctl changed'
+      this.trigger()
     }
   }
 
@@ -163,7 +284,10 @@ export class WatchAgent {
     if (triggering && had) this.trigger()
   }
 
-  /** One diagnosis through the check service; every change since the last one is emitted. */
+  /**
+   * One diagnosis: of the prefixes touched since the last one, or of the whole node through the check service when
+   * something touched everything (or too much); every change since the last state is emitted.
+   */
   async diagnose(): Promise<void> {
     if (this.stopped || this.running) return
     this.running = true
@@ -172,28 +296,60 @@ export class WatchAgent {
     this.idle = new Promise((resolve) => (done = resolve))
     try {
       const t0 = performance.now()
-      let next: NodeState
-      try {
-        next = await diagnoseNode(this.opts.source, this.opts.fixProtocol)
-        this.setAgentSource('diagnosis', undefined)
-      } catch (error) {
-        // a diagnosis that cannot be made (no source readable at all) is a failed source, not the end
-        this.setAgentSource('diagnosis', (error as Error).message)
-        return
+      const touched = this.touched
+      this.touched = {prefixes: new Set()}
+      let changes: WatchChange[]
+      let scope: DiagnosisScope | 'none' = 'node'
+      const first = this.counters.diagnoses === 0
+      const incremental = !this.wholeNode(touched)
+      let lines: Awaited<ReturnType<typeof diagnosePrefixes>> | undefined
+      if (incremental) {
+        try {
+          lines = await diagnosePrefixes([...touched.prefixes], this.base!, this.store!, this.opts.source, this.opts.fixProtocol)
+        } catch (error) {
+          lines = {full: (error as Error).message}
+        }
+      }
+      if (incremental && touched.prefixes.size === 0) {
+        // nothing to diagnose (a source recovered, a reconcile falls due): no diagnosis
+        scope = 'none'
+        changes = []
+      } else if (lines !== undefined && 'lines' in lines) {
+        scope = 'prefixes'
+        const seen = new Map<string, SeenPrefix>(lines.lines.map((l) => [l.prefix, seenPrefix(l)]))
+        changes = updatePrefixes(this.state, touched.prefixes, seen)
+        // many prefixes' snapshot (their paths, routes and findings) is garbage now: freed at once, as check frees its texts
+        if (touched.prefixes.size > GC_AFTER_TOUCHED) collectGarbage()
+      } else {
+        let next: NodeState
+        try {
+          const node = await diagnoseNode(this.opts.source, this.opts.fixProtocol)
+          next = node.state
+          this.base = node.base
+          this.birdHashes = node.birdHashes
+          this.setAgentSource('diagnosis', undefined)
+        } catch (error) {
+          // a diagnosis that cannot be made (no source readable at all) is a failed source, not the end
+          this.setAgentSource('diagnosis', (error as Error).message)
+          return
+        }
+        // the first diagnosis says what is wrong node-wide; prefix lines are changes only
+        changes = first
+          ? changesBetween(emptyState(), next).filter((c) => c.kind === 'source' || (c.kind === 'finding' && c.prefix === undefined))
+          : changesBetween(this.state, next)
+        this.state = next
       }
       const tookMs = performance.now() - t0
-      this.lastTookMs = tookMs
-      this.counters.diagnoses++
-      this.counters.lastDiagnosisAt = Date.now()
-      this.counters.lastDurationSeconds = tookMs / 1000
-      this.durations.push(tookMs / 1000)
+      if (scope !== 'none') {
+        if (scope === 'node') this.lastNodeMs = tookMs
+        this.counters.diagnoses++
+        this.counters.lastDiagnosisAt = Date.now()
+        this.counters.lastDurationSeconds = tookMs / 1000
+        this.counters.lastScope = scope
+        this.durations.push({seconds: tookMs / 1000, scope})
+      }
       if (this.stopped) return
-      const first = this.counters.diagnoses === 1
-      // the first diagnosis says what is wrong node-wide; prefix lines are changes only
-      const changes = first
-        ? changesBetween(emptyState(), next).filter((c) => c.kind === 'source' || (c.kind === 'finding' && c.prefix === undefined))
-        : changesBetween(this.state, next)
-      this.state = next
+      if (first || changes.length > 0) this.reconcileDue = true
       const at = new Date().toISOString()
       const now = Date.now()
       for (const c of changes) {
@@ -208,7 +364,11 @@ export class WatchAgent {
         }
       }
       this.expireFlaps()
-      if (this.reconciler && !this.stopped) await this.reconciler.reconcile(Date.now())
+      // the plan is made of a full collection: only when something changed, or a write it waits for falls due
+      if (this.reconciler && this.reconcileDue && !this.stopped) {
+        this.reconcileDue = false
+        await this.reconciler.reconcile(Date.now())
+      }
     } finally {
       this.running = false
       done()
@@ -217,6 +377,16 @@ export class WatchAgent {
         this.trigger()
       }
     }
+  }
+
+  /** Does what was touched ask for a diagnosis of the whole node? */
+  private wholeNode(touched = this.touched): boolean {
+    if (touched.full !== undefined || this.base === undefined || this.store === undefined) return true
+    const n = touched.prefixes.size
+    if (n <= MAX_TOUCHED) return false
+    let held = 0 // every prefix of the state: the verdict counts include those settled healthy
+    for (const v of Object.values(this.state.verdicts)) held += v
+    return n > held * MAX_TOUCHED_SHARE
   }
 
   private emitFlapping(id: 'route-flapping' | 'peer-flapping', key: string, at: string, cleared = false): void {

@@ -9,9 +9,10 @@ const liveSourceFlags = {...sourceFlags, from: Flags.string({hidden: true})}
 export default class Watch extends BaseCommand {
   static summary = 'Keep the diagnosis current: one line per change; --listen serves Prometheus metrics and health'
   static description = 'Runs until SIGTERM or SIGINT. The kernel\'s route, link, address and rule notifications (rtnetlink) ' +
-    'and a poll of BIRD\'s `show protocols` every --interval seconds trigger a diagnosis; ' +
+    'and a poll of BIRD\'s `show protocols all` every --interval seconds trigger a diagnosis of the prefixes a change ' +
+    'touched (of the whole node when it touched everything); ' +
     'each change (a verdict, a finding, a BGP session, a source) is printed with its time.\n' +
-    '--listen ADDR:PORT serves /metrics, /healthz, /readyz, and /report and /explain?prefix= ' +
+    '--listen ADDR:PORT serves /metrics, /healthz, /readyz, and /report, /explain?prefix= and /state ' +
     'to loopback clients or with the bearer token of --token-file.'
   static examples = [
     '<%= config.bin %> watch --bird-socket /var/run/calico/bird.ctl --pool 192.168.0.0/16',

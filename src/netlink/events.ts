@@ -36,7 +36,8 @@ const rd16 = (b: Buffer, o: number): number => (LE ? b.readUInt16LE(o) : b.readU
 const rd32 = (b: Buffer, o: number): number => (LE ? b.readUInt32LE(o) : b.readUInt32BE(o))
 
 export type KernelEvent =
-  | {kind: 'route'; op: 'new' | 'del'; family: Family; dst: string; table: number; metric: number; protocol: number}
+  // message: the notification's payload (a view of the datagram: copied by whoever keeps it)
+  | {kind: 'route'; op: 'new' | 'del'; family: Family; dst: string; table: number; metric: number; protocol: number; message?: Buffer}
   | {kind: 'link'; op: 'new' | 'del'; ifindex: number; name?: string}
   | {kind: 'address'; op: 'new' | 'del'; ifindex: number; address?: string}
   | {kind: 'rule'; op: 'new' | 'del'; table: number}
@@ -73,7 +74,7 @@ export function decodeKernelEvent(type: number, p: Buffer): KernelEvent | undefi
         if (p.length < 12 || rd32(p, 8) & RTM_F_CLONED) return undefined
         const spec = parseRouteMessage(p)
         return {kind: 'route', op: type === RTM_NEWROUTE ? 'new' : 'del', family: spec.family, dst: spec.dst, table: spec.tableId,
-          metric: spec.metric, protocol: spec.protocol}
+          metric: spec.metric, protocol: spec.protocol, message: p}
       }
       case RTM_NEWLINK:
       case RTM_DELLINK: {

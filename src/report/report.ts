@@ -2,7 +2,7 @@
 import {Context, isEstablished, linkUsable} from '../model/context.js'
 import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
 import {NONE} from '../diagnose/rule.js'
-import {keyPrefix, keyPrefixLength} from '../model/prefix-key.js'
+import {keyPrefix, keyPrefixLength, prefixKey} from '../model/prefix-key.js'
 import {planPrefix, reportedRoute, whyNoPlan, type PlanItem} from '../plan/plan.js'
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
 import {canonicalAddress, canonicalPrefix, coveringPrefix, familyOf, hostBitsSet, prefixContains, prefixLength} from '../model/prefix.js'
@@ -198,6 +198,24 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
     host: {findings: host},
     summary: () => ({prefixes: count, verdicts, errors, warnings, exitCode: errors > 0 ? 1 : 0}),
   }
+}
+
+/**
+ * check's line of each of `prefixes` (canonical IPv4 or IPv6 prefixes), made as check's walk makes it; a prefix that
+ * is no pool prefix of `ctx` (nothing holds it) is left out. `watch` re-diagnoses the prefixes a change touched with it.
+ */
+export function checkLines(ctx: Context, prefixes: Iterable<string>, opts: CheckRunOptions = {}): PrefixLine[] {
+  const {prefixes: poolPrefixes, v4Keys} = ctx.poolPrefixIndex()
+  const byKey = new Map<number, number>()
+  for (let i = 0; i < v4Keys.length; i++) byKey.set(v4Keys[i], i)
+  const out: PrefixLine[] = []
+  for (const p of prefixes) {
+    const key = prefixKey(p)
+    const i = key >= 0 ? byKey.get(key) : poolPrefixes.indexOf(p, v4Keys.length)
+    if (i === undefined || i < 0) continue
+    out.push(line(ctx, diagnoseFacts(ctx, ctx.poolFactsAt(i)), opts.plans ?? true))
+  }
+  return out
 }
 
 /** The whole `check` report, materialised (the UI, bundles, tests). */

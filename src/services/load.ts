@@ -10,7 +10,7 @@ import {Context, type ContextOptions} from '../model/context.js'
 import {buildSnapshot, type BuildOptions, haveKernelRoutes, KERNEL_ROUTE_FILES, unreadFallbacks} from '../snapshot/build.js'
 import {releaseTexts, withoutUnreadRoutes} from '../bulk/release.js'
 import {collectGarbage} from '../runtime/collect-garbage.js'
-import {coveringKeys, prefixKey} from '../model/prefix-key.js'
+import {coveringKeys, indexOfKey, prefixKey} from '../model/prefix-key.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {canonicalAddress, canonicalPrefix, ipv4Value} from '../model/prefix.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
@@ -172,8 +172,8 @@ export async function readIppoolsFile(file: string): Promise<string> {
  * rest as buildSnapshot gives it, without its big texts once settled (bulk/release.ts: check reads nothing
  * raw but the lines it cites). Its report is buildSnapshot's, byte for byte.
  */
-export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}): Promise<Context> {
-  const snapshot = await loadReleasedSnapshot(opts)
+export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}, onSource?: (source: LoadedSource) => void): Promise<Context> {
+  const snapshot = await loadReleasedSnapshot(opts, onSource)
   // the texts go now, not at V8's next full collection (here: not from within the frame that read them)
   collectAfter(snapshot.files, (f) => f.released ?? 0)
   return new Context(snapshot, {...ownRoutes(opts), ...ctxOpts})
@@ -188,8 +188,10 @@ export async function loadCheckRun(opts: SourceOptions, detail: boolean): Promis
   return checkRun(ctx, {plans: detail})
 }
 
-async function loadReleasedSnapshot(opts: SourceOptions): Promise<Snapshot> {
+/** `onSource`: sees the files as collected, before their texts are given up. */
+async function loadReleasedSnapshot(opts: SourceOptions, onSource?: (source: LoadedSource) => void): Promise<Snapshot> {
   const source = await loadSourceFiles(opts)
+  onSource?.(source)
   return checkSnapshot(source.files, await buildOptions(source, opts))
 }
 
@@ -244,17 +246,7 @@ function queryKeyList(query: string): number[] {
 export function settlesQuery(snapshot: Snapshot, query: string): boolean {
   const settled = snapshot.healthy?.keys
   if (settled === undefined || settled.length === 0) return false
-  return queryKeyList(query).some((key) => {
-    // settled keys are sorted
-    let lo = 0
-    let hi = settled.length
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (settled[mid] < key) lo = mid + 1
-      else hi = mid
-    }
-    return lo < settled.length && settled[lo] === key
-  })
+  return queryKeyList(query).some((key) => indexOfKey(settled, key) >= 0) // settled keys are sorted
 }
 
 /**

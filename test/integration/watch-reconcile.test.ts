@@ -1,42 +1,34 @@
 // `watch --reconcile` in the lab (issue 26): on n1 of the ECMP scenario (three blocks not tunneled) the agent
 // writes the fix service's plan once it has held for --settle seconds, through the fix service's apply (a
 // journal each), the blocks become ok; a process that keeps deleting one of its routes is a route war, reported
-// and backed off from; SIGTERM with --cleanup-on-exit withdraws what the run wrote and exits 0.
-import {existsSync, mkdtempSync, readdirSync, rmSync} from 'node:fs'
+// and backed off from; a block that moves from n2 to n3 takes its correction along, and a block released by every
+// node has its correction withdrawn (journaled); SIGTERM with --cleanup-on-exit withdraws what the run wrote and
+// exits 0.
+import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
 import {execa, type ResultPromise} from 'execa'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {BIN, ROOT} from '../helpers.js'
-import {cleanupStaleLabs, type Lab, startLab} from '../lab/lab.js'
-import {liveFlags, liveUnavailableReason, POOL} from './live.js'
+import {cleanupStaleLabs, type Lab, peerBirdConfig, startLab, TOPOLOGY} from '../lab/lab.js'
+import {liveUnavailableReason, sleep} from './live.js'
+import {startWatchAgent, until} from './watch-agent.js'
 
-const N3_BLOCK = '192.168.82.0/26'
+const N3_BLOCK = TOPOLOGY.nodes.n3.block
+const N2_BLOCK = TOPOLOGY.nodes.n2.block
+const N3 = TOPOLOGY.nodes.n3.loopback
 const PORT = 21179
 const reason = liveUnavailableReason('bird2-ecmp')
 if (reason) console.warn(`watch --reconcile in the lab skipped: ${reason}`)
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function until<T>(what: string, get: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs
-  for (;;) {
-    const v = await get()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await sleep(250)
-  }
-}
 
 describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_000}, () => {
   let lab: Lab
   let dir: string
   let agent: ResultPromise
   let fighter: ResultPromise | undefined
-  const lines: any[] = []
-  let stderr = ''
+  let lines: any[] = []
+  let stderr = () => ''
 
   const ours = async () => (await lab.routes('n1')).filter((r) => r.protocol === '158')
 
@@ -44,19 +36,9 @@ describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_0
     await cleanupStaleLabs()
     dir = mkdtempSync(path.join(os.tmpdir(), 'rd-reconcile-'))
     lab = await startLab('bird2-ecmp')
-    agent = execa('ip', ['netns', 'exec', lab.ns('n1'), 'node', BIN, 'watch', ...liveFlags(lab), ...POOL, '--json', '--interval', '1',
-      '--reconcile', '--settle', '2', '--write-interval', '2', '--journal-dir', dir, '--cleanup-on-exit', '--listen', `127.0.0.1:${PORT}`], {
-      reject: false, cwd: ROOT, env: {NO_COLOR: '1'}, stdin: 'ignore',
-    })
-    agent.stdout!.setEncoding('utf8')
-    let buffered = ''
-    agent.stdout!.on('data', (chunk: string) => {
-      buffered += chunk
-      const parts = buffered.split('\n')
-      buffered = parts.pop()!
-      for (const l of parts) if (l) lines.push(JSON.parse(l))
-    })
-    agent.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const run = startWatchAgent(lab, ['--interval', '1', '--reconcile', '--settle', '2', '--write-interval', '2', '--journal-dir', dir,
+      '--cleanup-on-exit', '--listen', `127.0.0.1:${PORT}`])
+    ;({process: agent, lines, stderr} = run)
   }, 120_000)
 
   afterAll(async () => {
@@ -102,11 +84,43 @@ describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_0
     fighter = undefined
   })
 
+  it('the overlay follows a block that moves from n2 to n3, and is withdrawn when the block is released: each write journaled', async () => {
+    const applied = () => lines.filter((l) => l.kind === 'reconcile' && l.op === 'applied')
+    const overlayOf = async (dst: string) => (await ours()).filter((r) => r.dst === dst)
+    const before = applied().length
+    await lab.reconfigure('n2', peerBirdConfig('n2', [TOPOLOGY.anycast]))
+    await lab.reconfigure('n3', peerBirdConfig('n3', [N3_BLOCK, N2_BLOCK, TOPOLOGY.anycast]))
+    const moved = await until('the overlay route to n3', async () => {
+      const r = await overlayOf(N2_BLOCK)
+      // the applied line comes once apply has watched for a route war
+      return r.length === 1 && r[0].gateway === N3 && applied().length > before ? r[0] : undefined
+    })
+    expect(moved).toMatchObject({dev: 'tunl0', table: '1158'})
+    expect(moved.flags).toContain('onlink')
+    const followed = applied().slice(before)
+    expect(followed.length).toBeGreaterThan(0)
+    for (const a of followed) expect(existsSync(a.journal)).toBe(true)
+    await until('the block ok again', () => lines.some((l) => l.kind === 'verdict' && l.prefix === N2_BLOCK && l.to === 'ok' &&
+      lines.indexOf(l) > lines.indexOf(followed[0])) ? true : undefined)
+    // released: no node announces it; the correction is withdrawn, and BIRD (which never learns the overlay) has nothing
+    const beforeRelease = applied().length
+    await lab.reconfigure('n3', peerBirdConfig('n3', [N3_BLOCK, TOPOLOGY.anycast]))
+    await until('the overlay route withdrawn', async () => ((await overlayOf(N2_BLOCK)).length === 0 && applied().length > beforeRelease ? true : undefined))
+    const withdrawn = applied().slice(beforeRelease)
+    expect(withdrawn.length).toBeGreaterThan(0)
+    const journaled = withdrawn.map((a) => JSON.parse(readFileSync(a.journal, 'utf8')))
+    expect(JSON.stringify(journaled)).toContain(N2_BLOCK) // the route it deleted is in the journal, for --revert
+    expect((await lab.routes('n1')).filter((r) => r.dst === N2_BLOCK)).toEqual([])
+    await until('the block gone from the agent\'s lines', () => lines.some((l) => l.kind === 'verdict' && l.prefix === N2_BLOCK &&
+      l.to === 'absent') ? true : undefined)
+  })
+
   it('SIGTERM with --cleanup-on-exit withdraws what the run wrote, and exits 0', async () => {
+    const t0 = Date.now()
     agent.kill('SIGTERM')
     const r = await Promise.race([agent, sleep(30_000).then(() => undefined)])
     expect(r, 'the agent exited after SIGTERM').toBeDefined()
-    expect(r!.exitCode, stderr).toBe(0)
+    expect(r!.exitCode, `${r!.signal} after ${Date.now() - t0} ms ${stderr()} ${JSON.stringify(lines.slice(-6))} ${JSON.stringify((r as any).isForcefullyTerminated)}`).toBe(0)
     expect(lines.filter((l) => l.kind === 'reconcile' && l.op === 'withdrawn').length).toBeGreaterThan(0)
     expect(await ours()).toEqual([])
     expect(readdirSync(dir).filter((f) => f.endsWith('.json')).length).toBeGreaterThan(0)

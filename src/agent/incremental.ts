@@ -1,0 +1,176 @@
+// What a change of the node touches, and the diagnosis of only those prefixes. A route notification names its
+// prefix; a change of BIRD's routes shows as a changed block of `show route all`. Such a prefix is diagnosed again
+// by check's own walk (report/report.ts checkLines) over a snapshot of what its chain reads: BIRD's paths there
+// (`show route PREFIX all`), the kernel's routes at it and those holding its next hops (netlink/route-store.ts,
+// kept from the notifications) and the node-wide sources of the last full collection. What every prefix depends
+// on (a link, an address, a rule, an underlay route to a next hop, a sysctl, a BGP session) asks for a full
+// diagnosis instead, which recomputes the host findings too.
+import {BirdError, BirdSocket, findBirdSocket} from '../collect/bird-socket.js'
+import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
+import {keyPrefix, prefixKey} from '../model/prefix-key.js'
+import {Context, ipv4PoolOf, ipv4Pools, type Ipv4Pool} from '../model/context.js'
+import {ipv4Network, ipv4Value} from '../model/prefix.js'
+import type {SourceFile} from '../model/types.js'
+import type {KernelEvent} from '../netlink/events.js'
+import type {KernelRouteStore} from '../netlink/route-store.js'
+import {ipRouteJsonText} from '../netlink/routes-for.js'
+import {parseBirdRoutes} from '../parse/bird-routes.js'
+import {snapshotFrom, type LoadedSource, type SourceOptions} from '../services/load.js'
+import {checkLines, type PrefixLine} from '../report/report.js'
+
+// the table-wide sources a prefix's diagnosis reads for itself; every other one is kept from the full collection
+const PER_PREFIX: ReadonlySet<string> = new Set([SNAPSHOT_FILES.ipRouteJson, SNAPSHOT_FILES.ipRouteText, SNAPSHOT_FILES.birdRoutes])
+// BIRD's reply to `show route PREFIX all` when it holds nothing there
+const NETWORK_NOT_FOUND = 8001
+
+/** What the last full diagnosis leaves for diagnosing single prefixes. */
+export interface NodeBase {
+  files: SourceFile[] // the node-wide sources as collected: links, addresses, rules, sysctls, BIRD's status, protocols, config
+  origin: LoadedSource['origin']
+  v4Pools: Ipv4Pool[]
+  v6Pools: boolean
+  nextHops: number[] // the IPv4 BGP next hops of the pool paths and the sessions' neighbours: what underlay routes resolve
+}
+
+/** The node-wide sources among a collection's files (copies: the texts stay when the collection's are given up). */
+export function nodeWideFiles(files: readonly SourceFile[]): SourceFile[] {
+  return files.filter((f) => !PER_PREFIX.has(f.name)).map((f) => ({...f}))
+}
+
+export function baseOf(files: SourceFile[], origin: LoadedSource['origin'], ctx: Context): NodeBase {
+  const hops = new Set<number>()
+  for (const r of ctx.poolResolutions()) hops.add(ipv4Value(r.bgpNextHop))
+  for (const p of ctx.bgpProtocols) if (p.neighborAddress !== undefined) hops.add(ipv4Value(p.neighborAddress))
+  hops.delete(-1)
+  return {
+    files, origin, v4Pools: ipv4Pools(ctx.snapshot.pools), v6Pools: ctx.snapshot.pools.some((p) => !p.cidr.includes('.')),
+    nextHops: [...hops],
+  }
+}
+
+/** What `watch` is to diagnose again: these prefixes, or (with a reason) the whole node. */
+export interface Touched {
+  prefixes: Set<string>
+  full?: string
+}
+
+/** Marks in `into` what kernel notifications touch. */
+export function touchedBy(events: readonly KernelEvent[], base: NodeBase, into: Touched): void {
+  for (const e of events) {
+    if (e.kind === 'route') {
+      if (e.family !== 'inet') {
+        if (base.v6Pools) into.full ??= `IPv6 route ${e.dst} changed`
+        continue
+      }
+      if (e.table === 255) continue // the node's own addresses: address notifications say what changed
+      const slash = e.dst.indexOf('/')
+      const v = ipv4Value(e.dst, 0, slash)
+      const len = Number(e.dst.slice(slash + 1))
+      if (ipv4PoolOf(base.v4Pools, v, len)) into.prefixes.add(e.dst)
+      // a route outside the pools matters when a lookup of a next hop can find it
+      else if (base.nextHops.some((n) => ipv4Network(n, len) === v)) into.full ??= `route ${e.dst} (next-hop resolution) changed`
+    } else if (e.kind === 'link') into.full ??= `link ${e.name ?? `#${e.ifindex}`} changed`
+    else if (e.kind === 'address') into.full ??= `address ${e.address ?? ''} changed`.replace(/ {2}/, ' ')
+    else into.full ??= 'a routing rule changed'
+  }
+}
+
+/** FNV-1a of each network's lines in a `show route all` text, by network: what tells a changed network. */
+export function birdBlockHashes(text: string): Map<number | string, number> {
+  const out = new Map<number | string, number>()
+  let key: number | string | undefined
+  let h = 0
+  const flush = () => {
+    if (key !== undefined) out.set(key, (h ^ (out.get(key) ?? 0)) >>> 0)
+  }
+  for (let start = 0; start < text.length;) {
+    let end = text.indexOf('\n', start)
+    if (end < 0) end = text.length
+    const c0 = text.charCodeAt(start)
+    if (c0 !== 32 && c0 !== 9 && end > start) {
+      // a network's header: its prefix first; any other unindented line (a table's name, the banner) ends it
+      flush()
+      key = undefined
+      const sp = text.indexOf(' ', start)
+      const first = text.slice(start, sp < 0 || sp > end ? end : sp)
+      if (first.includes('/')) {
+        const k = prefixKey(first)
+        key = k >= 0 ? k : first
+        h = 0x811c9dc5
+      }
+    }
+    if (key !== undefined) {
+      for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193)
+      h = Math.imul(h ^ 10, 0x01000193)
+    }
+    start = end + 1
+  }
+  flush()
+  return out
+}
+
+/** The pool prefixes whose blocks differ between two birdBlockHashes (added, changed or gone). */
+export function changedBlocks(before: Map<number | string, number>, after: Map<number | string, number>, base: NodeBase): string[] {
+  const out: string[] = []
+  const add = (key: number | string) => {
+    if (typeof key === 'string') {
+      if (base.v6Pools) out.push(key)
+      return
+    }
+    const len = key % 64
+    const v = (key - len) / 64
+    if (ipv4PoolOf(base.v4Pools, v, len)) out.push(keyPrefix(key))
+  }
+  for (const [key, h] of after) if (before.get(key) !== h) add(key)
+  for (const key of before.keys()) if (!after.has(key)) add(key)
+  return out
+}
+
+/**
+ * check's lines of `prefixes` (canonical), diagnosed over what their chains read; a prefix without a line is held by
+ * nothing now. `{full}` when they cannot be diagnosed alone (BIRD's socket fails: the whole node is, with that failure).
+ */
+export async function diagnosePrefixes(prefixes: string[], base: NodeBase, store: KernelRouteStore, source: SourceOptions,
+  fixProtocol: string): Promise<{lines: PrefixLine[]} | {full: string}> {
+  let text: string
+  try {
+    text = await birdPathsAt(prefixes, source)
+  } catch (error) {
+    return {full: `BIRD's socket: ${(error as Error).message}`}
+  }
+  const addresses = new Set<string>()
+  try {
+    for (const p of parseBirdRoutes(text)) {
+      if (p.bgpNextHop !== undefined) addresses.add(p.bgpNextHop)
+      if (p.from !== undefined) addresses.add(p.from)
+    }
+  } catch (error) {
+    return {full: `BIRD's paths: ${(error as Error).message}`}
+  }
+  const routes = store.routesFor({prefixes, addresses: [...addresses]})
+  const files: SourceFile[] = [
+    ...base.files,
+    {name: SNAPSHOT_FILES.ipRouteJson, text: ipRouteJsonText(routes), exitStatus: 0},
+    {name: SNAPSHOT_FILES.birdRoutes, text, exitStatus: 0},
+  ]
+  const ctx = new Context(await snapshotFrom({files, origin: base.origin}, source), {evidence: false, texts: true, fixProtocol})
+  return {lines: checkLines(ctx, prefixes, {plans: false})}
+}
+
+/** BIRD's paths at each prefix, as birdc prints `show route PREFIX all`, one after the other. */
+async function birdPathsAt(prefixes: string[], source: SourceOptions): Promise<string> {
+  const bird = await BirdSocket.connect(findBirdSocket(source.birdSocket), {timeoutMs: 5000})
+  try {
+    let text = `${bird.hello}\n`
+    for (const p of prefixes) {
+      try {
+        text += await bird.command(`show route ${p} all`)
+      } catch (error) {
+        if (!(error instanceof BirdError && error.birdCode === NETWORK_NOT_FOUND)) throw error
+      }
+    }
+    return text
+  } finally {
+    bird.close()
+  }
+}

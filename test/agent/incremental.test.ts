@@ -1,0 +1,120 @@
+// watch's incremental parts, without a kernel or BIRD: the route store kept from notifications, what a notification
+// touches, which networks of `show route all` changed, and a state updated prefix by prefix (as the whole would be).
+import {describe, expect, it} from 'vitest'
+
+import {birdBlockHashes, changedBlocks, touchedBy, type NodeBase, type Touched} from '../../src/agent/incremental.js'
+import {changesBetween, emptyState, updatePrefixes, verdictIn, type NodeState, type SeenPrefix} from '../../src/agent/state.js'
+import {prefixKey} from '../../src/model/prefix-key.js'
+import {ipv4Pools} from '../../src/model/context.js'
+import {ipv4Value} from '../../src/model/prefix.js'
+import {encodeRoute, type RouteSpec} from '../../src/netlink/codec.js'
+import type {KernelEvent} from '../../src/netlink/events.js'
+import {KernelRouteStore} from '../../src/netlink/route-store.js'
+
+const route = (dst: string, over: Partial<RouteSpec> = {}): RouteSpec => ({
+  family: 'inet', dst, tableId: 254, protocol: 12, metric: 32, type: 1, scope: 0,
+  nexthops: [{gateway: '172.31.20.5', ifindex: 5, onlink: true, weight: 1}], ...over,
+})
+
+const event = (op: 'new' | 'del', spec: RouteSpec): KernelEvent => ({
+  kind: 'route', op, family: 'inet', dst: spec.dst, table: spec.tableId, metric: spec.metric, protocol: spec.protocol,
+  message: encodeRoute(spec, op),
+})
+
+const base: NodeBase = {
+  files: [], origin: {kind: 'live'}, v6Pools: false,
+  v4Pools: ipv4Pools([{cidr: '192.168.0.0/16', mode: 'ipip', origin: 'flag'} as never]),
+  nextHops: [ipv4Value('172.31.20.5'), ipv4Value('172.31.30.6')],
+}
+
+describe('KernelRouteStore', () => {
+  it('keeps the routes at each prefix from notifications: added, replaced by identity, deleted', () => {
+    const store = new KernelRouteStore()
+    store.apply([{kind: 'link', op: 'new', ifindex: 5, name: 'tunl0'}])
+    store.apply([
+      event('new', route('192.168.110.128/26')),
+      event('new', route('192.168.110.128/26', {tableId: 1158, protocol: 158})),
+      event('new', route('192.168.110.128/26', {metric: 10, nexthops: [{gateway: '172.31.11.1', ifindex: 5, weight: 1}]})),
+      event('new', route('172.31.20.0/23', {protocol: 4, metric: 0, nexthops: [{gateway: '172.31.11.1', ifindex: 5, weight: 1}]})),
+      event('new', route('172.31.10.4/32', {tableId: 255, type: 2, scope: 254, protocol: 2, metric: 0, nexthops: [{ifindex: 5, weight: 1}]})),
+    ])
+    expect(store.size).toBe(5)
+    // replaced: same table and metric
+    store.apply([event('new', route('192.168.110.128/26', {nexthops: [{gateway: '172.31.30.6', ifindex: 5, onlink: true, weight: 1}]}))])
+    expect(store.size).toBe(5)
+    const at = store.routesFor({prefixes: ['192.168.110.128/26'], addresses: []})
+    expect(at.map((r) => [r.dst, r.tableId, r.metric]).sort()).toEqual([
+      ['172.31.10.4/32', 255, 0], ['192.168.110.128/26', 1158, 32], ['192.168.110.128/26', 254, 10], ['192.168.110.128/26', 254, 32],
+    ])
+    expect(at.find((r) => r.tableId === 254 && r.metric === 32)?.nexthops[0]).toMatchObject({dev: 'tunl0', gateway: {address: '172.31.30.6'}})
+    // what a lookup of a next hop can find
+    expect(store.routesFor({prefixes: [], addresses: ['172.31.20.5']}).map((r) => r.dst)).toEqual(['172.31.10.4/32', '172.31.20.0/23'])
+    store.apply([event('del', route('192.168.110.128/26', {metric: 10}))])
+    expect(store.routesFor({prefixes: ['192.168.110.128/26'], addresses: []}).filter((r) => r.tableId === 254).map((r) => r.metric)).toEqual([32])
+  })
+})
+
+describe('touchedBy', () => {
+  const touched = (events: KernelEvent[]): Touched => {
+    const t: Touched = {prefixes: new Set()}
+    touchedBy(events, base, t)
+    return t
+  }
+
+  it('a pool route touches its prefix; an underlay route a next hop resolves through touches everything', () => {
+    expect(touched([event('new', route('192.168.110.128/26'))])).toEqual({prefixes: new Set(['192.168.110.128/26'])})
+    expect(touched([event('del', route('172.31.20.0/23'))]).full).toMatch(/172\.31\.20\.0\/23/)
+    // a route no next hop is looked up through, or the local table's: nothing
+    expect(touched([event('new', route('10.1.0.0/16')), event('new', route('172.31.10.4/32', {tableId: 255}))])).toEqual({prefixes: new Set()})
+  })
+
+  it('links, addresses and rules touch everything', () => {
+    expect(touched([{kind: 'link', op: 'new', ifindex: 5, name: 'tunl0'}]).full).toMatch(/tunl0/)
+    expect(touched([{kind: 'address', op: 'del', ifindex: 5, address: '172.31.10.4/32'}]).full).toMatch(/address/)
+    expect(touched([{kind: 'rule', op: 'new', table: 1158}]).full).toMatch(/rule/)
+  })
+})
+
+describe('birdBlockHashes and changedBlocks', () => {
+  const dump = (n3: string, extra = '') => `BIRD 2.0.12 ready.
+Table master4:
+192.168.110.128/26   unicast [Mesh_172_31_20_5 12:00:00.000] * (100/0) [i]
+\tvia 172.31.11.1 on eth0
+\tBGP.next_hop: 172.31.20.5
+192.168.82.0/26      unicast [Mesh_172_31_30_6 12:00:00.000] * (100/0) [i]
+\tvia 172.31.11.1 on eth0
+\tBGP.next_hop: ${n3}
+${extra}172.31.20.0/23       unicast [kernel1 12:00:00.000] * (10)
+\tvia 172.31.11.1 on eth0
+`
+
+  it('names the pool networks whose lines changed, appeared or went; others are not pool prefixes', () => {
+    const before = birdBlockHashes(dump('172.31.30.6'))
+    expect(before.size).toBe(3)
+    expect(changedBlocks(before, birdBlockHashes(dump('172.31.30.6')), base)).toEqual([])
+    expect(changedBlocks(before, birdBlockHashes(dump('172.31.30.7')), base)).toEqual(['192.168.82.0/26'])
+    const added = `192.168.1.0/26       unicast [Mesh_172_31_20_5 12:00:01.000] * (100/0) [i]\n\tBGP.next_hop: 172.31.20.5\n`
+    expect(changedBlocks(before, birdBlockHashes(dump('172.31.30.6', added)), base)).toEqual(['192.168.1.0/26'])
+    expect(changedBlocks(birdBlockHashes(dump('172.31.30.6', added)), before, base)).toEqual(['192.168.1.0/26'])
+  })
+})
+
+describe('updatePrefixes', () => {
+  const seen = (verdict: string, ...ids: string[]): SeenPrefix => ({verdict, findings: ids.map((id) => ({id, severity: 'error', title: id}))})
+  const keys = (...prefixes: string[]) => Float64Array.from(prefixes.map((p) => prefixKey(p)).sort((a, b) => a - b))
+
+  it('changes a state prefix by prefix to what the whole state would be, with the same changes', () => {
+    const before = (): NodeState => ({...emptyState(), healthyKeys: keys('192.168.110.128/26', '192.168.82.0/26'),
+      prefixes: new Map([['192.168.1.0/26', seen('missing', 'prefix-missing')]]), verdicts: {ok: 2, missing: 1}})
+    const after: NodeState = {...emptyState(), healthyKeys: keys('192.168.82.0/26'),
+      prefixes: new Map([['192.168.110.128/26', seen('not-tunneled', 'tunnel-not-programmed')], ['192.168.2.0/26', seen('ok')]]),
+      verdicts: {ok: 2, 'not-tunneled': 1}}
+    const s = before()
+    const touched = ['192.168.110.128/26', '192.168.1.0/26', '192.168.2.0/26']
+    const changes = updatePrefixes(s, touched, new Map(touched.flatMap((p) => (after.prefixes.has(p) ? [[p, after.prefixes.get(p)!]] : []))))
+    expect(changes).toEqual(changesBetween(before(), after))
+    expect(s.verdicts).toEqual(after.verdicts)
+    for (const p of [...touched, '192.168.82.0/26', '10.0.0.0/26']) expect(verdictIn(s, p), p).toBe(verdictIn(after, p))
+    expect([...s.healthyKeys]).toEqual([...after.healthyKeys])
+  })
+})
