@@ -6,11 +6,10 @@ import {createServer, type IncomingMessage, type Server, type ServerResponse} fr
 import {isIP} from 'node:net'
 import {timingSafeEqual} from 'node:crypto'
 
-import {Context} from '../model/context.js'
 import {RouteDoctorError, UsageError} from '../model/errors.js'
 import {checkLineJson, writeJson} from '../render/json.js'
-import {loadCheckRun, loadSettledSnapshot, ownRoutes, type SourceOptions} from '../services/load.js'
-import {explainReport} from '../report/report.js'
+import {loadExplainReport} from '../services/explain.js'
+import {loadCheckRun, type SourceOptions} from '../services/load.js'
 import type {AgentMetrics} from './metrics.js'
 import {stateJson} from './state.js'
 import type {WatchAgent} from './watch.js'
@@ -106,7 +105,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, agent: WatchAge
       }
       const prefix = url.searchParams.get('prefix')
       if (!prefix) return sendJson(res, 400, {schema: 1, error: {code: 'E_USAGE', message: 'expected ?prefix=PREFIX|ADDRESS'}})
-      return oneAtATime(async () => sendJson(res, 200, explainReport(new Context(await loadSettledSnapshot(opts.source, prefix), ownRoutes(opts.source)), prefix)))
+      return oneAtATime(async () => sendJson(res, 200, await loadExplainReport(opts.source, prefix)))
     }
     default:
       return send(res, 404, 'not found: /metrics, /healthz, /readyz, /report, /explain?prefix=, /state\n')

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand, judged, sourceFlags, sourceOptions} from '../cli/base.js'
-import {loadCheckRun} from '../services/load.js'
+import {loadCheckRun, npdCheck} from '../services/check.js'
 
 export default class Check extends BaseCommand {
   static summary = 'Every prefix inside the tunnel pools, one line each, then host findings'
@@ -15,14 +15,13 @@ export default class Check extends BaseCommand {
   async run(): Promise<void> {
     const {flags} = await this.parse(Check)
     this.jsonOutput = flags.json
+    const source = judged(sourceOptions(flags))
     if (flags.npd) {
-      const {npdResult, npdUnknown} = await import('../render/npd.js')
-      // node-problem-detector shows stdout only: an input error is its Unknown, in one line there too
-      const {line, exitCode} = await loadCheckRun(judged(sourceOptions(flags)), false).then(npdResult, npdUnknown)
+      const {line, exitCode} = await npdCheck(source)
       this.print(line)
       process.exitCode = exitCode
-      return
+    } else {
+      process.exitCode = await this.writeCheck(await loadCheckRun(source, flags.json), flags.json)
     }
-    process.exitCode = await this.writeCheck(await loadCheckRun(judged(sourceOptions(flags)), flags.json), flags.json)
   }
 }

@@ -1,11 +1,9 @@
 import {Args} from '@oclif/core'
 
 import {BaseCommand, judged, sourceFlags, sourceOptions} from '../cli/base.js'
-import {Context} from '../model/context.js'
-import {loadExplainSnapshot, ownRoutes} from '../services/load.js'
-import {explainReport} from '../report/report.js'
 import {palette} from '../render/style.js'
 import {renderExplain} from '../render/text.js'
+import {explainExitCode, loadExplainReport} from '../services/explain.js'
 
 export default class Explain extends BaseCommand {
   static summary = 'Why one prefix (or the prefix covering an address) is or is not reachable through the tunnel'
@@ -18,12 +16,9 @@ export default class Explain extends BaseCommand {
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Explain)
     this.jsonOutput = flags.json
-    // routes are cited by their line in the text route dump, or their element in the JSON one
-    const source = judged(sourceOptions(flags))
-    const snapshot = await loadExplainSnapshot({...source, routeTextToo: true}, args.target)
-    const report = explainReport(new Context(snapshot, {...ownRoutes(source), kernelLines: true}), args.target)
+    const report = await loadExplainReport(judged(sourceOptions(flags)), args.target, {citeRouteLines: true})
     if (flags.json) this.printJson(report)
     else this.print(renderExplain(report, palette()))
-    process.exitCode = report.findings.some((f) => f.severity === 'error') ? 1 : 0
+    process.exitCode = explainExitCode(report)
   }
 }

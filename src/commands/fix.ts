@@ -1,10 +1,8 @@
 import {Args} from '@oclif/core'
 
-import {BaseCommand, judged, sourceOptions} from '../cli/base.js'
+import {BaseCommand, sourceOptions} from '../cli/base.js'
 import {fixFlags} from '../cli/flags.js'
-import {appliedCleanly, fixPlanJson} from '../report/fix.js'
-import {palette} from '../render/style.js'
-import {renderFixPlan} from '../render/text.js'
+import type {FixShown} from '../services/fix.js'
 
 export default class Fix extends BaseCommand {
   static summary = 'Plan the corrected tunnel routes; --apply programs them through rtnetlink'
@@ -20,31 +18,22 @@ Corrections live in an overlay table BIRD never learns from (--table), reached b
   async run(): Promise<void> {
     const {args, flags} = await this.parse(Fix)
     this.jsonOutput = flags.json
-    const c = palette()
     // only this command needs them: not at start-up
-    const [fix, {confirm}, {applyQuestion, renderApply, renderRevert}] =
-      await Promise.all([import('../services/fix.js'), import('../cli/confirm.js'), import('../render/apply.js')])
+    const [fix, {confirm}] = await Promise.all([import('../services/fix.js'), import('../cli/confirm.js')])
     if (flags.revert) {
-      if (!(await confirm(`Revert the routes journaled in ${flags.revert}?`, flags.yes))) return
-      const result = await fix.revertFix(flags.revert)
-      if (flags.json) this.printJson({schema: 1, ...result})
-      else this.print(renderRevert(result, c))
-      process.exitCode = result.verified && result.errors.length === 0 ? 0 : 1
+      if (await confirm(fix.revertQuestion(flags.revert), flags.yes)) await this.show(await fix.revertFixRun(flags.revert, flags.json))
       return
     }
-    // --bird-config alone prints the BIRD filter; with --apply it is an apply
-    const mode = flags.apply ? 'apply' : flags['bird-config'] ? 'bird-config' : 'dry-run'
-    const planned = await fix.loadFixPlan(mode === 'bird-config' ? sourceOptions(flags) : judged(sourceOptions(flags)),
-      {prefix: args.prefix, apply: flags.apply, fixProtocol: flags.protocol, table: flags.table, rulePriority: flags['rule-priority']})
-    // a full table's plan is hundreds of MB of JSON: written element by element, never as one string
-    const done = mode !== 'apply' || planned.report.unavailable !== undefined || planned.changes === 0
-    if (!flags.json) this.print(renderFixPlan(planned, mode, c))
-    else if (done) await this.streamJson(fixPlanJson(planned, mode))
-    if (planned.report.unavailable !== undefined && mode !== 'bird-config') process.exitCode = 1
-    if (done || !(await confirm(applyQuestion(planned), flags.yes))) return
-    const result = await fix.applyFix(planned.plan, {journalDir: flags['journal-dir'], watchSeconds: flags.watch})
-    if (flags.json) await this.streamJson(fix.appliedReport(planned.report, result))
-    else this.print(renderApply(result, c))
-    process.exitCode = appliedCleanly(result) ? 0 : 1
+    const run = await fix.fixRun(sourceOptions(flags), {prefix: args.prefix, apply: flags.apply, birdConfig: flags['bird-config'], json: flags.json,
+      fixProtocol: flags.protocol, table: flags.table, rulePriority: flags['rule-priority']})
+    await this.show(run)
+    if (run.question === undefined || !(await confirm(run.question, flags.yes))) return
+    await this.show(await fix.applyFixRun(run.planned, {journalDir: flags['journal-dir'], watchSeconds: flags.watch, json: flags.json}))
+  }
+
+  private async show(shown: FixShown): Promise<void> {
+    if (shown.json) await this.streamJson(shown.json)
+    else if (shown.text !== undefined) this.print(shown.text)
+    process.exitCode = shown.exitCode
   }
 }

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand, judged, sourceFlags, sourceOptions} from '../cli/base.js'
 import {palette} from '../render/style.js'
-import {loadCheckRun} from '../services/load.js'
+import {loadCheckRun} from '../services/check.js'
 import {importInteractiveUi} from '../ui/import-ink.js'
 
 export default class Ui extends BaseCommand {

@@ -9,7 +9,7 @@ import {SCHEMA, nodeSummary, resolveTarget, targetScope} from '../report/report.
 import {prefixContains} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
 import type {ApplyOptions, ApplyResult, RevertResult} from '../netlink/apply.js'
-import type {FixEntry, FixReport, FixRoute, PlannedFix} from '../report/fix.js'
+import {appliedCleanly, type FixEntry, type FixMode, type FixReport, type FixRoute, fixPlanJson, type PlannedFix} from '../report/fix.js'
 import {loadSettledSnapshot, type SourceOptions} from './load.js'
 
 /**
@@ -193,4 +193,63 @@ export async function applyFix(plan: OverlayPlan, opts: Partial<ApplyOptions> = 
 export async function revertFix(journal: string): Promise<RevertResult> {
   const {revertJournal} = await import('../netlink/apply.js')
   return revertJournal(journal)
+}
+
+/**
+ * What `fix` shows at one step: its text, or its JSON (written element by element: a full table's plan is hundreds of
+ * MB of JSON, never one string), nothing when neither is given; and the exit status it sets.
+ */
+export interface FixShown {
+  text?: string
+  json?: object
+  exitCode: 0 | 1
+}
+
+export interface FixRun extends FixShown {
+  planned: PlannedFix
+  /** The question to ask before writing the plan; undefined when nothing is to be written (dry run, or no change). */
+  question?: string
+}
+
+/**
+ * `fix [PREFIX]`: the plan and what shows of it. `--bird-config` alone prints the BIRD filter (and needs no kernel
+ * routes); with --apply it is an apply, whose plan shows as text before the question and as JSON only with the result.
+ */
+export async function fixRun(source: SourceOptions, req: FixRequest & {birdConfig?: boolean; json?: boolean}): Promise<FixRun> {
+  const mode: FixMode = req.apply ? 'apply' : req.birdConfig ? 'bird-config' : 'dry-run'
+  const planned = await loadFixPlan(mode === 'bird-config' ? source : {...source, requireKernelRoutes: true}, req)
+  const done = mode !== 'apply' || planned.report.unavailable !== undefined || planned.changes === 0
+  const exitCode = planned.report.unavailable !== undefined && mode !== 'bird-config' ? 1 : 0
+  const [{palette}, {renderFixPlan}, {applyQuestion}] =
+    await Promise.all([import('../render/style.js'), import('../render/text.js'), import('../render/apply.js')])
+  return {
+    planned,
+    exitCode,
+    ...(req.json ? (done ? {json: fixPlanJson(planned, mode)} : {}) : {text: renderFixPlan(planned, mode, palette())}),
+    ...(done ? {} : {question: applyQuestion(planned)}),
+  }
+}
+
+/** `fix --apply` once confirmed: the plan written (applyFix) and what shows of it. */
+export async function applyFixRun(planned: PlannedFix, opts: Partial<ApplyOptions> & {json?: boolean} = {}): Promise<FixShown> {
+  const {json, ...applyOpts} = opts
+  const result = await applyFix(planned.plan, applyOpts)
+  const exitCode = appliedCleanly(result) ? 0 : 1
+  if (json) return {json: appliedReport(planned.report, result), exitCode}
+  const [{palette}, {renderApply}] = await Promise.all([import('../render/style.js'), import('../render/apply.js')])
+  return {text: renderApply(result, palette()), exitCode}
+}
+
+/** The question `fix --revert JOURNAL` asks first. */
+export function revertQuestion(journal: string): string {
+  return `Revert the routes journaled in ${journal}?`
+}
+
+/** `fix --revert JOURNAL` once confirmed: the journal undone (revertFix) and what shows of it. */
+export async function revertFixRun(journal: string, json = false): Promise<FixShown> {
+  const result = await revertFix(journal)
+  const exitCode = result.verified && result.errors.length === 0 ? 0 : 1
+  if (json) return {json: {schema: 1, ...result}, exitCode}
+  const [{palette}, {renderRevert}] = await Promise.all([import('../render/style.js'), import('../render/apply.js')])
+  return {text: renderRevert(result, palette()), exitCode}
 }

@@ -3,11 +3,11 @@
 // changing this file and nowhere else.
 import type {ChalkInstance} from 'chalk'
 
-import {Context} from '../model/context.js'
 import {palette} from '../render/style.js'
 import {renderFix} from '../render/text.js'
-import {loadExplainSnapshot, loadSettledSource, ownRoutes, type SettledSource, type SourceOptions} from '../services/load.js'
-import {checkReport, explainReport, type CheckReport, type ExplainReport} from '../report/report.js'
+import {loadExplainReport} from '../services/explain.js'
+import {loadSettledSource, type SettledSource, type SourceOptions} from '../services/load.js'
+import {checkReport, type CheckReport, type ExplainReport} from '../report/report.js'
 import type {Capabilities} from './state.js'
 
 export interface UiActions {
@@ -47,8 +47,7 @@ export function createActions(opts: SourceOptions, options: ActionOptions = {}):
     },
     async explain(prefix) {
       // live: collected afresh for that prefix alone, as `explain` collects it
-      if (!opts.from) return explainReport(new Context(await loadExplainSnapshot(opts, prefix), ownRoutes(opts)), prefix)
-      return explainReport((await source()).contextFor(prefix), prefix)
+      return loadExplainReport(opts, prefix, opts.from ? {held: await source()} : {})
     },
     async previewFix(prefix) {
       const {planFix} = await import('../services/fix.js')
