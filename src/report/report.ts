@@ -2,7 +2,7 @@
 import {Context, isEstablished, linkUsable} from '../model/context.js'
 import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
 import {NONE} from '../diagnose/rule.js'
-import {keyPrefix, keyPrefixLength, prefixKey} from '../model/prefix-key.js'
+import {indexOfKey, keyPrefix, keyPrefixLength, prefixKey} from '../model/prefix-key.js'
 import {planPrefix, reportedRoute, whyNoPlan, type PlanItem} from '../plan/plan.js'
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
 import {canonicalAddress, canonicalPrefix, coveringPrefix, familyOf, hostBitsSet, prefixContains, prefixLength} from '../model/prefix.js'
@@ -206,13 +206,12 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
  */
 export function checkLines(ctx: Context, prefixes: Iterable<string>, opts: CheckRunOptions = {}): PrefixLine[] {
   const {prefixes: poolPrefixes, v4Keys} = ctx.poolPrefixIndex()
-  const byKey = new Map<number, number>()
-  for (let i = 0; i < v4Keys.length; i++) byKey.set(v4Keys[i], i)
   const out: PrefixLine[] = []
   for (const p of prefixes) {
     const key = prefixKey(p)
-    const i = key >= 0 ? byKey.get(key) : poolPrefixes.indexOf(p, v4Keys.length)
-    if (i === undefined || i < 0) continue
+    // the IPv4 keys are sorted: a binary search, not an index of the whole table built per call
+    const i = key >= 0 ? indexOfKey(v4Keys, key) : poolPrefixes.indexOf(p, v4Keys.length)
+    if (i < 0) continue
     out.push(line(ctx, diagnoseFacts(ctx, ctx.poolFactsAt(i)), opts.plans ?? true))
   }
   return out
