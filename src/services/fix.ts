@@ -1,5 +1,5 @@
 // `fix`: the whole overlay (DESIGN §5) planned from a snapshot, as a plan the netlink stage applies with its journal.
-import {Context, type ContextOptions, DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS, type PrefixFacts} from '../model/context.js'
+import {Context, type ContextOptions, DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS, type PrefixFacts} from '../model/context.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
 import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules, reportedRoute, whyNoPlan} from '../plan/plan.js'
 import {birdConfigAdvice} from '../plan/bird-config.js'
@@ -173,10 +173,13 @@ export interface FixRequest extends FixOptions {
 /** `fix [PREFIX]`'s plan, from the snapshot as `fix` reads it (the healthy prefixes settled, PREFIX's routes kept). */
 export async function loadFixPlan(source: SourceOptions, req: FixRequest = {}): Promise<PlannedFix> {
   if (req.apply && source.from) throw new UsageError('--apply programs the live kernel: it cannot be used with --from')
-  const fixProtocol = String(req.fixProtocol ?? source.fixProtocol ?? DEFAULT_FIX_PROTOCOL_NUMBER)
+  // not given: what the snapshot recorded, else the default (the Context's)
+  const protocol = req.fixProtocol ?? source.fixProtocol
   const table = req.table ?? source.overlayTable
-  const ctx = new Context(await loadSettledSnapshot(source, req.prefix), {...FIX_CONTEXT, fixProtocol, overlayTable: table})
-  const {report, items, plan} = planFix(ctx, req.prefix, {table, rulePriority: req.rulePriority})
+  const ctx = new Context(await loadSettledSnapshot(source, req.prefix), {
+    ...FIX_CONTEXT, ...(protocol === undefined ? {} : {fixProtocol: String(protocol)}), ...(table === undefined ? {} : {overlayTable: table}),
+  })
+  const {report, items, plan} = planFix(ctx, req.prefix, {table: ctx.overlayTable, rulePriority: req.rulePriority})
   return {report, items, plan, changes: items.length + plan.rules.length}
 }
 
