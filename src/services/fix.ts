@@ -7,6 +7,7 @@ import {ipRouteReplace} from '../model/format.js'
 import type {PlannedRoute, PlannedRule} from '../model/types.js'
 import {SCHEMA, nodeSummary, resolveTarget, targetScope} from '../report/report.js'
 import {prefixContains} from '../model/prefix.js'
+import {tableIdOf} from '../model/fib.js'
 import {UsageError} from '../model/errors.js'
 import type {ApplyOptions, ApplyResult, RevertResult} from '../netlink/apply.js'
 import {appliedCleanly, type FixEntry, type FixMode, type FixReport, type FixRoute, fixPlanJson, type PlannedFix} from '../report/fix.js'
@@ -89,11 +90,11 @@ export function planFix(ctx: Context, only?: string, opts: FixOptions = {}): {re
     const current = f.ours.length === 0 ? f.kernel : [...f.kernel, ...f.ours.filter((r) => !f.kernel.includes(r))]
     if (p.replace) {
       replaces.push(p.replace)
-      entries.push({prefix: d.prefix, verdict: d.verdict, action: 'replace', current, planned: p.replace.planned, mode: p.replace.mode, ipRoute: ipRouteReplace(p.replace.planned)})
+      entries.push({prefix: d.prefix, verdict: d.verdict, action: 'replace', current, planned: reportedRoute(p.replace.planned, 'replace'), mode: p.replace.mode, ipRoute: ipRouteReplace(p.replace.planned)})
     }
     for (const del of p.deletes) {
       deletes.push(del)
-      deleteEntries.push({prefix: d.prefix, verdict: d.verdict, action: 'delete', current, planned: del.planned, mode: del.mode, ipRoute: ipRouteDel(del.planned)})
+      deleteEntries.push({prefix: d.prefix, verdict: d.verdict, action: 'delete', current, planned: reportedRoute(del.planned, 'delete'), mode: del.mode, ipRoute: ipRouteDel(del.planned)})
     }
   }
   if (!only) {
@@ -104,7 +105,7 @@ export function planFix(ctx: Context, only?: string, opts: FixOptions = {}): {re
       for (const del of p.deletes) {
         if (del.replaces !== r) continue
         deletes.push(del)
-        deleteEntries.push({prefix: r.dst, verdict: 'not-in-pool', action: 'delete', current: [r], planned: del.planned, mode: del.mode, ipRoute: ipRouteDel(del.planned)})
+        deleteEntries.push({prefix: r.dst, verdict: 'not-in-pool', action: 'delete', current: [r], planned: reportedRoute(del.planned, 'delete'), mode: del.mode, ipRoute: ipRouteDel(del.planned)})
       }
     }
   }
@@ -150,8 +151,12 @@ function fixRoute(i: PlanItem): FixRoute {
  * plan's rules, and what the apply did to them (`added 32000: from all to … lookup 1158`) is `appliedRules`.
  */
 export function appliedReport(report: FixReport, result: ApplyResult): FixReport {
-  const {applied, rules, ...rest} = result
-  return {...report, ...rest, applied: applied.map((p) => reportedRoute(p)), ...(rules === undefined ? {} : {appliedRules: rules})}
+  const {applied, rules, routeWar, ...rest} = result
+  return {
+    ...report, ...rest, applied: applied.map((p) => reportedRoute(p)),
+    ...(routeWar === undefined ? {} : {routeWar: routeWar.map((w) => ({...w, table: tableIdOf(w.table)}))}),
+    ...(rules === undefined ? {} : {appliedRules: rules}),
+  }
 }
 
 /** `ip route del` of a route routedoctor withdraws. */
@@ -252,7 +257,8 @@ export function revertQuestion(journal: string): string {
 export async function revertFixRun(journal: string, json = false): Promise<FixShown> {
   const result = await revertFix(journal)
   const exitCode = result.verified && result.errors.length === 0 ? 0 : 1
-  if (json) return {json: {schema: 1, ...result}, exitCode}
+  // its routes as every fix document gives a route: the table by number (`main` is 254)
+  if (json) return {json: {schema: 1, ...result, deleted: result.deleted.map((d) => reportedRoute(d, 'delete'))}, exitCode}
   const [{palette}, {renderRevert}] = await Promise.all([import('../render/style.js'), import('../render/apply.js')])
   return {text: renderRevert(result, palette()), exitCode}
 }
