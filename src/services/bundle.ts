@@ -9,7 +9,7 @@ import {buildManifest} from '../bundle/manifest.js'
 import {collectBirdLog} from '../collect/bird-log.js'
 import {redactFiles} from '../bundle/redact.js'
 import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
-import {Context} from '../model/context.js'
+import {SnapshotIndex} from '../model/snapshot-index.js'
 import {NODE_NAME_FILE, parsePoolFlag} from '../snapshot/build.js'
 import type {SourceFile} from '../model/types.js'
 import {UsageError} from '../model/errors.js'
@@ -81,7 +81,7 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     progress(`redacted ${Object.keys(mapping).length} addresses, names and MACs`)
   }
   const snapshot = await snapshotFrom({files, origin: {...source.origin, host}}, {...opts, pools: undefined, ippools: undefined})
-  const ctx = new Context(snapshot, ownRoutes(opts))
+  const ctx = new SnapshotIndex(snapshot, ownRoutes(opts))
   const report = checkReport(ctx)
   const plain = palette(false)
   const shared = {host: report.host.findings, node: report.node}
