@@ -3,7 +3,7 @@
 import {mkdirSync, readFileSync} from 'node:fs'
 import type {Server} from 'node:http'
 
-import {DEFAULT_FIX_PROTOCOL_NUMBER} from '../model/context.js'
+import {DEFAULT_FIX_PROTOCOL_NUMBER} from '../model/snapshot-index.js'
 import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {watchLineJson, watchLineText, type WatchStarted} from '../render/watch.js'

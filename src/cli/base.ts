@@ -3,7 +3,7 @@
 import {Command, Flags, Errors} from '@oclif/core'
 
 import {checkTunnelDev} from '../snapshot/build.js'
-import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE} from '../model/context.js'
+import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE} from '../model/snapshot-index.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {checkLineJson, jsonText, writeJson, writeLines, type ElementWriters} from '../render/json.js'
 import {palette} from '../render/style.js'

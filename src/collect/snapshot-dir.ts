@@ -5,7 +5,7 @@ import path from 'node:path'
 import {RouteDoctorError} from '../model/errors.js'
 import type {SourceFile} from '../model/types.js'
 import {CALICO_DIR, CALICO_FILES, NODE_NAME_FILE} from '../model/calico.js'
-import {OVERLAY_SETTINGS_FILE} from '../model/context.js'
+import {OVERLAY_SETTINGS_FILE} from '../model/snapshot-index.js'
 import {decodeText, ERRORS_FILE, fitsOneText, SNAPSHOT_FILE_NAMES, tooLongForOneText} from './snapshot-files.js'
 
 export interface ReadSnapshotOptions {

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
-import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR, DEFAULT_OVERLAY_TABLE} from '../model/context.js'
+import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR, DEFAULT_OVERLAY_TABLE} from '../model/snapshot-index.js'
 
 // watch diagnoses the live node only: --from is not offered, only kept to be refused with a hint (agent/run.ts)
 const liveSourceFlags = {

@@ -9,7 +9,7 @@ import {buildManifest} from '../bundle/manifest.js'
 import {collectBirdLog} from '../collect/bird-log.js'
 import {redactFiles} from '../bundle/redact.js'
 import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
-import {Context, DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, OVERLAY_SETTINGS_FILE} from '../model/context.js'
+import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, OVERLAY_SETTINGS_FILE, SnapshotIndex} from '../model/snapshot-index.js'
 import {namingPaths, NODE_NAME_FILE, parsePoolFlag} from '../snapshot/build.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
 import {parseOverlaySettings} from '../parse/overlay-settings.js'
@@ -84,7 +84,7 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     progress(`redacted ${Object.keys(mapping).length} addresses, names and MACs`)
   }
   const snapshot = await snapshotFrom({files, origin: {...source.origin, host}}, {...opts, pools: undefined, ippools: undefined})
-  const ctx = new Context(snapshot, ownRoutes(opts))
+  const ctx = new SnapshotIndex(snapshot, ownRoutes(opts))
   const report = checkReport(ctx)
   const plain = palette(false)
   const shared = {host: report.host.findings, node: report.node}

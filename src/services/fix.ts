@@ -1,5 +1,5 @@
 // `fix`: the whole overlay (DESIGN §5) planned from a snapshot, as a plan the netlink stage applies with its journal.
-import {Context, type ContextOptions, DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS, type PrefixFacts} from '../model/context.js'
+import {SnapshotIndex, type SnapshotIndexOptions, DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS, type PrefixFacts} from '../model/snapshot-index.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
 import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules, reportedRoute, whyNoPlan} from '../plan/plan.js'
 import {birdConfigAdvice} from '../plan/bird-config.js'
@@ -11,16 +11,16 @@ import {tableIdOf} from '../model/fib.js'
 import {UsageError} from '../model/errors.js'
 import type {ApplyOptions, ApplyResult, RevertResult} from '../netlink/apply.js'
 import {appliedCleanly, type FixEntry, type FixMode, type FixReport, type FixRoute, fixPlanJson, type PlannedFix} from '../report/fix.js'
-import {loadSettledSnapshot, type SourceOptions} from './load.js'
+import {loadBulkHealthySnapshot, type SourceOptions} from './load.js'
 
 /**
- * The Context a plan is made of: a plan shows verdicts and routes, never a finding's texts or evidence, so they are
+ * The SnapshotIndex a plan is made of: a plan shows verdicts and routes, never a finding's texts or evidence, so they are
  * not made (on many broken blocks, much of planning's time); verdicts and plans are the same either way.
  */
-export const FIX_CONTEXT: Readonly<ContextOptions> = Object.freeze({evidence: false, texts: false})
+export const FIX_INDEX_OPTIONS: Readonly<SnapshotIndexOptions> = Object.freeze({evidence: false, texts: false})
 
 export interface FixOptions {
-  table?: number // the overlay table (default DEFAULT_OVERLAY_TABLE); must be the Context's overlayTable
+  table?: number // the overlay table (default DEFAULT_OVERLAY_TABLE); must be the SnapshotIndex's overlayTable
   rulePriority?: number
 }
 
@@ -28,7 +28,7 @@ export interface FixOptions {
  * Refuse an overlay BIRD could learn or one that is not routedoctor's (exit 2, before anything is written): a table
  * inside 1-255, BIRD's kernel table, a table holding another owner's routes, a priority not below main's rule.
  */
-export function checkOverlaySettings(ctx: Context, settings: OverlaySettings): void {
+export function checkOverlaySettings(ctx: SnapshotIndex, settings: OverlaySettings): void {
   const {table, rulePriority} = settings
   if (!Number.isInteger(table) || table < 256 || table > 0xffffffff) {
     throw new UsageError(`--table ${table}: expected a table outside 1-255 (Felix may claim 1-250, 253-255 are the kernel's), up to 4294967295`)
@@ -48,13 +48,13 @@ export function checkOverlaySettings(ctx: Context, settings: OverlaySettings): v
   }
 }
 
-export function planFix(ctx: Context, only?: string, opts: FixOptions = {}): {report: FixReport; items: PlanItem[]; plan: OverlayPlan} {
+export function planFix(ctx: SnapshotIndex, only?: string, opts: FixOptions = {}): {report: FixReport; items: PlanItem[]; plan: OverlayPlan} {
   const settings: OverlaySettings = {
     table: opts.table ?? ctx.overlayTable,
     rulePriority: opts.rulePriority ?? DEFAULT_RULE_PRIORITY,
     protocol: ctx.fixProtocol,
   }
-  if (settings.table !== ctx.overlayTable) throw new Error('planFix: the Context reads another overlay table than the plan writes')
+  if (settings.table !== ctx.overlayTable) throw new Error('planFix: the SnapshotIndex reads another overlay table than the plan writes')
   checkOverlaySettings(ctx, settings)
   let facts: Iterable<PrefixFacts> = ctx.poolFacts()
   let scope: string | undefined
@@ -175,14 +175,14 @@ export interface FixRequest extends FixOptions {
   apply?: boolean // the plan is to be written: only on the live node
 }
 
-/** `fix [PREFIX]`'s plan, from the snapshot as `fix` reads it (the healthy prefixes settled, PREFIX's routes kept). */
+/** `fix [PREFIX]`'s plan, from the snapshot as `fix` reads it (the healthy prefixes separated, PREFIX's routes kept). */
 export async function loadFixPlan(source: SourceOptions, req: FixRequest = {}): Promise<PlannedFix> {
   if (req.apply && source.from) throw new UsageError('--apply programs the live kernel: it cannot be used with --from')
-  // not given: what the snapshot recorded, else the default (the Context's)
+  // not given: what the snapshot recorded, else the default (the SnapshotIndex's)
   const protocol = req.fixProtocol ?? source.fixProtocol
   const table = req.table ?? source.overlayTable
-  const ctx = new Context(await loadSettledSnapshot(source, req.prefix), {
-    ...FIX_CONTEXT, ...(protocol === undefined ? {} : {fixProtocol: String(protocol)}), ...(table === undefined ? {} : {overlayTable: table}),
+  const ctx = new SnapshotIndex(await loadBulkHealthySnapshot(source, req.prefix), {
+    ...FIX_INDEX_OPTIONS, ...(protocol === undefined ? {} : {fixProtocol: String(protocol)}), ...(table === undefined ? {} : {overlayTable: table}),
   })
   const {report, items, plan} = planFix(ctx, req.prefix, {table: ctx.overlayTable, rulePriority: req.rulePriority})
   return {report, items, plan, changes: items.length + plan.rules.length}
