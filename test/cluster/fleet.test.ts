@@ -59,6 +59,14 @@ describe('fleet over snapshot directories', () => {
     const r = await runFleet({sources: [asNode(BIRD2, 'n1'), asNode(LAB_HEALTHY, 'n3')], calico: truth})
     expect(r.pairs.find((p) => p.from === 'n3' && p.to === 'n1')).toMatchObject({verdict: 'misrouted', blocks: [{prefix: '192.168.162.128/26', verdict: 'misrouted'}]})
     expect(r.findings.filter((f) => f.id === 'owner-disagreement')).toEqual([expect.objectContaining({prefix: '192.168.162.128/26', nodes: ['n3']})])
+    // said as what happened: n3 holds it as its own block, IPAM gives it to n1
+    expect(r.findings.find((f) => f.id === 'owner-disagreement')!.title).toBe('n3 treats 192.168.162.128/26 as its own block; IPAM says n1 (172.31.10.4)')
+    // and the fix on n3: the leftover blackhole goes by releasing the block there
+    const held = r.pairs.find((p) => p.from === 'n3' && p.to === 'n1')!.blocks[0].findings.find((f) => f.id === 'block-owner-mismatch')!
+    expect(held.fix).toBe('n3 still holds 192.168.162.128/26 as its own block (a leftover `blackhole 192.168.162.128/26`), while Calico\'s IPAM gives it to n1: ' +
+      'remove the blackhole by releasing the block on n3: delete the stale BlockAffinity that still gives it to n3 ' +
+      '(`kubectl get blockaffinities | grep 192-168-162-128-26`), so that confd drops it from BIRD\'s config and BIRD withdraws the blackhole ' +
+      '(`ip route del blackhole 192.168.162.128/26` by hand lasts only until BIRD\'s next kernel scan); the route to n1 (172.31.10.4) then carries its traffic.')
     // both directions between n1 and n3 are broken: not asymmetric
     expect(r.findings.map((f) => f.id)).not.toContain('asymmetric-pair')
   })
@@ -86,7 +94,7 @@ describe('fleet --html', () => {
     expect(dom).toContain('192.168.162.128/26 misrouted')
     expect(dom).toMatch(/block-owner-mismatch\s*: 192\.168\.162\.128\/26 leads to this node \(n3\), but Calico's IPAM gives it to n1/)
     expect(dom).toContain('n1 → n2: 1 of 1 blocks broken 192.168.110.128/26 not-tunneled tunnel-bypassed-by-ecmp')
-    expect(dom).toMatch(/error owner-disagreement Nodes disagree about who owns 192\.168\.162\.128\/26/)
+    expect(dom).toMatch(/error owner-disagreement n3 treats 192\.168\.162\.128\/26 as its own block; IPAM says n1/)
     expect(dom).toMatch(/warning node-without-source n2/)
     expect(page).toMatch(/<td class="v-misrouted" data-from="n3" data-to="n1"><details><summary>misrouted<\/summary>/)
   }, 120_000)
