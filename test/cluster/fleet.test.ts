@@ -10,7 +10,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {FleetReport} from '../../src/fleet/join.js'
 import {Chalk} from 'chalk'
 import {renderFleet} from '../../src/render/fleet.js'
-import {runFleet} from '../../src/services/fleet.js'
+import {runFleet, writePieces} from '../../src/services/fleet.js'
 import {BIN, ROOT} from '../helpers.js'
 import {BIRD2, fixtureDir, LAB_HEALTHY} from '../diagnose/helpers.js'
 import {chromiumSkipReason, dumpDom, textOf} from './chromium.js'
@@ -87,6 +87,10 @@ describe('fleet --html', () => {
     const r = await execa('node', [BIN, 'fleet', asNode(BIRD2, 'n1'), asNode(LAB_HEALTHY, 'n3'), '--calico', truth, '--html', html], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
     expect(r.exitCode, String(r.stderr)).toBe(1)
     const page = readFileSync(html, 'utf8')
+    // one line says which file was written, on stderr (stdout is the report)
+    expect(String(r.stderr)).toBe(`wrote ${html} (${Buffer.byteLength(page)} bytes)`)
+    expect(String(r.stdout)).not.toContain(html)
+    expect(page.startsWith('<!doctype html>') && page.endsWith('</body></html>\n')).toBe(true)
     expect(page).not.toMatch(/https?:\/\/|<link |src=/)
     const dom = textOf(await dumpDom(html))
     expect(dom).toContain('routedoctor fleet: 3 nodes, 3 broken pairs')
@@ -98,6 +102,32 @@ describe('fleet --html', () => {
     expect(dom).toMatch(/warning node-without-source n2/)
     expect(page).toMatch(/<td class="v-misrouted" data-from="n3" data-to="n1"><details><summary>misrouted<\/summary>/)
   }, 120_000)
+})
+
+describe('fleet --html: the file', () => {
+  it('with --json: stdout is the JSON alone, the line naming the file on stderr', async () => {
+    const html = path.join(tmp, 'with-json.html')
+    const r = await execa('node', [BIN, 'fleet', asNode(LAB_HEALTHY, 'n1'), '--calico', truth, '--html', html, '--json'], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
+    expect(JSON.parse(String(r.stdout)).schema).toBe(1)
+    expect(String(r.stderr)).toBe(`wrote ${html} (${readFileSync(html).length} bytes)`)
+  })
+
+  it('a file that cannot be written: exit 2 naming it, no stack', async () => {
+    const html = path.join(tmp, 'no-such-dir', 'x.html')
+    const r = await execa('node', [BIN, 'fleet', asNode(LAB_HEALTHY, 'n1'), '--calico', truth, '--html', html], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
+    expect(r.exitCode).toBe(2)
+    expect(String(r.stderr).trim()).toBe(`routedoctor: --html ${html}: cannot write (ENOENT)`)
+  })
+
+  it('is written in chunks as it is made: a page larger than one chunk arrives whole', async () => {
+    const file = path.join(tmp, 'pieces.html')
+    const pieces = Array.from({length: 3000}, (_, i) => `<tr><td>row ${i}</td><td>${'x'.repeat(60)}</td></tr>`)
+    const bytes = await writePieces(file, pieces, '--html')
+    const text = readFileSync(file, 'utf8')
+    expect(text).toBe(pieces.map((p) => `${p}\n`).join(''))
+    expect(bytes).toBe(Buffer.byteLength(text))
+    expect(bytes).toBeGreaterThan(3 * 64 * 1024)
+  })
 })
 
 describe('the text matrix', () => {
