@@ -102,8 +102,6 @@ export class SnapshotIndex {
   private clusterIndex: ClusterIndex | undefined | null = null // null: not built yet
 
   constructor(readonly snapshot: Snapshot, opts: SnapshotIndexOptions = {}) {
-    // deferred routes are in neither list until separated: a SnapshotIndex without them would be wrong, silently
-    if ('deferred' in snapshot && snapshot.deferred !== undefined) throw new Error('SnapshotIndex: separate the deferred routes first (bulk/healthy.ts separateHealthy)')
     this.fixProtocol = opts.fixProtocol ?? String(DEFAULT_FIX_PROTOCOL_NUMBER)
     this.overlayTable = opts.overlayTable ?? DEFAULT_OVERLAY_TABLE
     this.evidence = opts.evidence ?? true
