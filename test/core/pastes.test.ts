@@ -1,4 +1,4 @@
-// Real output as users paste it (issue 28), from lab captures in test/fixtures/pastes and the snapshot
+// Real output as users paste it, from lab captures in test/fixtures/pastes and the snapshot
 // folders lab-bird16-plain-show-route and lab-bird2-crosssubnet (test/lab/capture-pastes.ts made them).
 import {readFileSync} from 'node:fs'
 import path from 'node:path'
