@@ -3,11 +3,12 @@
 import {open} from 'node:fs/promises'
 import path from 'node:path'
 
+import {buildBulkSnapshot} from '../bulk/build.js'
 import {FleetJoin, type FleetReport} from '../fleet/join.js'
 import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
 import {SnapshotIndex} from '../model/snapshot-index.js'
 import {RouteDoctorError, UsageError} from '../model/errors.js'
-import {checkSnapshot, loadClusterTruth, loadSourceFiles, ownRoutes, parseTruthFiles} from './load.js'
+import {loadClusterTruth, loadSourceFiles, ownRoutes, parseTruthFiles} from './load.js'
 import {checkRun} from '../report/report.js'
 import {fleetExitCode, renderFleet} from '../render/fleet.js'
 import {palette} from '../render/style.js'
@@ -37,7 +38,7 @@ export async function runFleet(opts: FleetOptions): Promise<FleetReport> {
         if (own.length > 0) truth = parseTruthFiles(own, loaded.origin)
         join = new FleetJoin(truth)
       }
-      return checkSnapshot(loaded.files, {pools: opts.pools, tunnelDev: opts.tunnelDev, origin: loaded.origin, truth})
+      return buildBulkSnapshot(loaded.files, {pools: opts.pools, tunnelDev: opts.tunnelDev, origin: loaded.origin, truth}, 'check')
     })
     const name = snapshot.nodeName ?? path.basename(source).replace(/\.tar\.gz$/, '')
     if (join!.has(name)) throw new UsageError(`${source}: node ${name} is already given by another source (record each node's name: bundle --node NAME)`)
