@@ -3,9 +3,9 @@
 // diagnosis is dropped once folded: only its broken blocks are kept.
 import {indexOfKey, prefixKey} from '../model/prefix-key.js'
 import {clusterIndex, type CalicoTruth, type ClusterIndex} from '../model/calico.js'
-import {FELIX_PROTOCOL, type Context} from '../model/context.js'
+import {FELIX_PROTOCOL, type SnapshotIndex} from '../model/snapshot-index.js'
 import type {Finding, Severity, Verdict} from '../model/types.js'
-import {isSettledPrefixes, type CheckRun} from '../report/report.js'
+import {isBulkHealthyPrefixes, type CheckRun} from '../report/report.js'
 
 export const FLEET_SCHEMA = 1
 
@@ -69,7 +69,7 @@ const SEVERITY: Record<ClusterFindingId, Severity> = {
 
 const worse = (a: Verdict, b: Verdict): Verdict => (VERDICT_ORDER.indexOf(a) <= VERDICT_ORDER.indexOf(b) ? a : b)
 
-/** Each block's owner by the truth, looked up by the block's key (model/prefix-key.ts prefixKey): settled runs come as keys. */
+/** Each block's owner by the truth, looked up by the block's key (model/prefix-key.ts prefixKey): bulk-healthy runs come as keys. */
 export class BlockOwners {
   private readonly keys: Float64Array // ascending
   private readonly names: string[]
@@ -99,8 +99,8 @@ export interface NodeFold {
   endpoints: Array<[prefix: string, where: string]>
 }
 
-/** Node `name`'s fold of its check (consumed here) over its Context. */
-export function foldNode(name: string, ctx: Context, run: CheckRun, owners: BlockOwners): NodeFold {
+/** Node `name`'s fold of its check (consumed here) over its SnapshotIndex. */
+export function foldNode(name: string, ctx: SnapshotIndex, run: CheckRun, owners: BlockOwners): NodeFold {
   const s = ctx.snapshot
   const facts: NodeFold['facts'] = {}
   if (s.bird.status?.version) facts.birdVersion = own(s.bird.status.version)
@@ -119,7 +119,7 @@ export function foldNode(name: string, ctx: Context, run: CheckRun, owners: Bloc
     return (last = p)
   }
   for (const l of run.lines) {
-    if (isSettledPrefixes(l)) {
+    if (isBulkHealthyPrefixes(l)) {
       for (let j = l.from; j < l.to; j++) {
         const to = owners.ofKey(l.keys[j])
         if (to === undefined || to === name) continue
@@ -268,7 +268,7 @@ function differing(nodes: FleetNode[], value: (n: FleetNode) => string | undefin
 }
 
 /** Where a node sends a prefix: the tunnel endpoints of the route in force, else BIRD's BGP next hops ('' for nowhere). */
-function endpointOf(ctx: Context, prefix: string): string {
+function endpointOf(ctx: SnapshotIndex, prefix: string): string {
   const facts = ctx.facts(prefix)
   const r = facts.effective
   if (facts.local) return 'this node'
@@ -278,8 +278,8 @@ function endpointOf(ctx: Context, prefix: string): string {
   return [...facts.bgpNextHops].sort().join(' ')
 }
 
-/** Who programs this node's IP-in-IP block routes: BIRD (proto bird, and the routes settled in bulk), Felix (proto 80). */
-function routeOwner(ctx: Context): FleetNode['routeOwner'] {
+/** Who programs this node's IP-in-IP block routes: BIRD (proto bird, and the routes reported in bulk), Felix (proto 80). */
+function routeOwner(ctx: SnapshotIndex): FleetNode['routeOwner'] {
   let bird = (ctx.snapshot.healthy?.keys.length ?? 0) > 0
   let felix = false
   const dev = ctx.snapshot.tunnelDev

@@ -4,7 +4,7 @@ import path from 'node:path'
 
 import {BlockOwners, foldNode, type NodeFold} from '../fleet/join.js'
 import {CALICO_DIR, clusterIndex, type CalicoTruth} from '../model/calico.js'
-import {Context} from '../model/context.js'
+import {SnapshotIndex} from '../model/snapshot-index.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {checkSnapshot, loadSourceFiles, ownRoutes, parseTruthFiles} from './load.js'
 import {checkRun} from '../report/report.js'
@@ -50,7 +50,7 @@ export async function foldSource(source: string, opts: FleetNodeOptions, shared:
     }
     const snapshot = checkSnapshot(loaded.files, {pools: opts.pools, tunnelDev: opts.tunnelDev, origin: loaded.origin, truth: shared.truth})
     const name = snapshot.nodeName ?? path.basename(source).replace(/\.tar\.gz$/, '')
-    const ctx = new Context(snapshot, {...ownRoutes(opts), evidence: false})
+    const ctx = new SnapshotIndex(snapshot, {...ownRoutes(opts), evidence: false})
     return {name, fold: foldNode(name, ctx, checkRun(ctx, {plans: false}), shared.owners), shared}
   } catch (error) {
     if (!(error instanceof RouteDoctorError) || error.message.includes(source)) throw error
