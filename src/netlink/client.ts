@@ -218,6 +218,8 @@ export interface RouteClient {
   /** RTM_DELRULE: ENOENT when no such rule is there. */
   deleteRule?(rule: RuleSpec): Promise<void>
   links(): Promise<Map<number, string>>
+  /** Optional: a link dump read in place, every RTM_NEWLINK payload to `visit`. */
+  scanLinks?(visit: RouteVisitor): Promise<void>
   linkIndex(name: string): Promise<number | undefined>
   close(): void
 }
@@ -464,6 +466,10 @@ class RtnlClient implements RouteClient {
       }
     })
     return out
+  }
+
+  async scanLinks(visit: RouteVisitor): Promise<void> {
+    await this.dump(RTM_GETLINK, encodeLinkDumpRequest(), 'RTM_GETLINK', visit, RTM_NEWLINK)
   }
 
   async linkIndex(name: string): Promise<number | undefined> {
