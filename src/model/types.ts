@@ -221,22 +221,28 @@ import type {CalicoTruth} from './calico.js'
  * onlink tunnel route, neither in `kernelRoutes` nor in `bird.routes`. Verdict ok, no findings.
  */
 export interface HealthyPrefixes {
-  keys: Float64Array // bulk/aside.ts prefixKey, ascending
+  keys: Float64Array // model/prefix-key.ts prefixKey, ascending
   bgpNextHops: string[] // the distinct BGP next hops of their paths (node-wide checks look at them)
 }
 
-/** The lines of a released text that evidence still cites (src/bulk/release.ts keeps them). */
+/** The lines of a dropped text that evidence still cites (src/bulk/drop-texts.ts keeps them). */
 export interface CitedLines {
   /** Lines [from, to] (1-based), `\n`-separated; undefined when they were not kept. */
   lines(from: number, to: number): string | undefined
 }
 
+/** The --protocol and --table a snapshot records (overlay-settings.json): a replay reads routedoctor's routes by them. */
+export interface OverlaySettingsRecord {
+  protocol?: number
+  table?: number
+}
+
 export interface SourceFile {
   name: string // DESIGN §3 file name
   path?: string // where it was read from, when not the snapshot's own NAME (a parse error names it)
-  text?: string // raw as collected ('' once released: bulk/release.ts)
-  kept?: CitedLines // once its text is released, the lines still cited
-  released?: number // once its text is released, how long it was
+  text?: string // raw as collected ('' once dropped: bulk/drop-texts.ts)
+  kept?: CitedLines // once its text is dropped, the lines still cited
+  droppedLength?: number // once its text is dropped, how long it was
   error?: string // why it could not be collected
   command?: string
   exitStatus?: number
@@ -266,7 +272,8 @@ export interface Snapshot {
   tunnelDev: string
   calico?: CalicoTruth // Calico's cluster truth (`calico/*.json`, --calico, --kube)
   nodeName?: string // the Kubernetes node this snapshot is (--node, node-name.txt, or found in the truth)
-  healthy?: HealthyPrefixes // once settled
+  overlay?: OverlaySettingsRecord // the --protocol and --table it was diagnosed with (overlay-settings.json)
+  healthy?: HealthyPrefixes // once separated
   // a collection of one prefix's routes (services/targeted.ts): the BGP next hops of the pool paths it left out
   otherNextHops?: string[]
 }

@@ -1,9 +1,9 @@
 // The kernel's IPv4 routes, kept current without reading the table again: one dump, then every route notification
 // applied. Each route is held as a copy of its netlink message, decoded only when a diagnosis reads it, so a full
 // table costs its messages' bytes rather than a million route objects. Routes are found by their network's key
-// (model/aside.ts networkKey): the routes at a prefix, and the routes a longest-prefix lookup of an address can find.
+// (model/prefix-key.ts networkKey): the routes at a prefix, and the routes a longest-prefix lookup of an address can find.
 // The kernel flushes or marks a device's routes without a notification when the device goes down or away: a change
-// of a device that carries routes is answered by reading the table again (linkChanges, load's changed keys).
+// of a device that carries routes is answered by reading the table again (apply's LinkChange, load's changed keys).
 import {endianness} from 'node:os'
 
 import {networkKey} from '../model/prefix-key.js'

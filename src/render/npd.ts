@@ -1,7 +1,7 @@
 // `check --npd`: node-problem-detector's custom-plugin protocol. One line of at most 80 characters on stdout,
 // and the exit status: 0 ok (the condition is False), 1 a problem (True), 3 unknown (what the diagnosis rests
 // on could not be read).
-import {isSettledPrefixes, type CheckRun} from '../report/report.js'
+import {isBulkHealthyPrefixes, type CheckRun} from '../report/report.js'
 
 export const NPD_MAX = 80
 export const NPD_UNKNOWN = 3
@@ -19,7 +19,7 @@ export function npdResult(run: CheckRun): {line: string; exitCode: 0 | 1 | typeo
   const failed = run.node.failed.find((f) => ESSENTIAL.includes(f.file) && !(f.file === 'ip-j-d-route.json' && textRead))
   const broken = new Map<string, string[]>() // verdict → prefixes with an error finding
   for (const l of run.lines) {
-    if (isSettledPrefixes(l) || !l.findings.some((f) => f.severity === 'error')) continue
+    if (isBulkHealthyPrefixes(l) || !l.findings.some((f) => f.severity === 'error')) continue
     const list = broken.get(l.verdict) ?? []
     list.push(l.prefix)
     broken.set(l.verdict, list)

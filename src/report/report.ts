@@ -1,5 +1,5 @@
 // The reports `check` and `explain` return: pure functions of a Snapshot. Presenters render them.
-import {Context, isEstablished, linkUsable} from '../model/context.js'
+import {SnapshotIndex, isEstablished, linkUsable} from '../model/snapshot-index.js'
 import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
 import {NONE} from '../diagnose/rule.js'
 import {indexOfKey, keyPrefix, keyPrefixLength, prefixKey} from '../model/prefix-key.js'
@@ -38,18 +38,18 @@ export interface PrefixLine {
 }
 
 /**
- * Prefixes settled ok in bulk (bulk/healthy.ts), in prefix order: `keys[from]` to `keys[to - 1]` of the snapshot's
- * healthy keys, each `ok` with no findings and no plan. Presenters write their rows from the keys (render/settled.ts),
+ * Prefixes reported ok in bulk (bulk/healthy.ts), in prefix order: `keys[from]` to `keys[to - 1]` of the snapshot's
+ * healthy keys, each `ok` with no findings and no plan. Presenters write their rows from the keys (render/bulk-healthy.ts),
  * without a PrefixLine or a prefix string for each: most of a full table.
  */
-export interface SettledPrefixes {
+export interface BulkHealthyPrefixes {
   keys: Float64Array
   from: number
   to: number // > from
 }
 
-export function isSettledPrefixes(l: PrefixLine | SettledPrefixes): l is SettledPrefixes {
-  return (l as SettledPrefixes).keys !== undefined
+export function isBulkHealthyPrefixes(l: PrefixLine | BulkHealthyPrefixes): l is BulkHealthyPrefixes {
+  return (l as BulkHealthyPrefixes).keys !== undefined
 }
 
 // a run's rows are one string when written: a bound on its length
@@ -86,7 +86,7 @@ export interface ExplainReport {
   node: NodeSummary
 }
 
-export function nodeSummary(ctx: Context): NodeSummary {
+export function nodeSummary(ctx: SnapshotIndex): NodeSummary {
   const s = ctx.snapshot
   return {
     host: snapshotHost(s),
@@ -123,7 +123,7 @@ export function snapshotHost(s: Pick<Snapshot, 'origin' | 'files'>): string | un
 
 const reportedOf = (item: PlanItem | null | undefined): ReportedRoute | null => (item ? reportedRoute(item.planned, item.action) : null)
 
-function line(ctx: Context, d: PrefixDiagnosis, plans: boolean): PrefixLine {
+function line(ctx: SnapshotIndex, d: PrefixDiagnosis, plans: boolean): PrefixLine {
   return {prefix: d.prefix, verdict: d.verdict, findings: d.findings, plan: plans ? reportedOf(planPrefix(ctx, d)) : null}
 }
 
@@ -140,16 +140,16 @@ export interface CheckRun {
   schema: number
   node: NodeSummary
   prefixes: Iterable<PrefixLine>
-  lines: Iterable<PrefixLine | SettledPrefixes> // the same, the settled ones in runs; consume this or `prefixes`, not both
+  lines: Iterable<PrefixLine | BulkHealthyPrefixes> // the same, the bulk-healthy ones in runs; consume this or `prefixes`, not both
   maxPrefixLength: number // the longest prefix text: presenters align columns before the first line
   host: {findings: Finding[]}
   summary(): CheckReport['summary']
 }
 
-export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
+export function checkRun(ctx: SnapshotIndex, opts: CheckRunOptions = {}): CheckRun {
   const plans = opts.plans ?? true
   const {prefixes: poolPrefixes, v4Keys} = ctx.poolPrefixIndex()
-  const healthy = ctx.snapshot.healthy?.keys ?? NO_KEYS // settled in bulk: ok, merged in by key
+  const healthy = ctx.snapshot.healthy?.keys ?? NO_KEYS // reported in bulk: ok, merged in by key
   let maxPrefixLength = 0
   for (const p of poolPrefixes) if (p.length > maxPrefixLength) maxPrefixLength = p.length
   for (const key of healthy) {
@@ -161,7 +161,7 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
   let count = 0
   let errors = host.filter((f) => f.severity === 'error').length
   let warnings = host.filter((f) => f.severity === 'warning').length
-  function* lines(): Generator<PrefixLine | SettledPrefixes> {
+  function* lines(): Generator<PrefixLine | BulkHealthyPrefixes> {
     let h = 0
     for (let i = 0; i <= poolPrefixes.length; i++) {
       const before = i < v4Keys.length ? v4Keys[i] : Number.POSITIVE_INFINITY
@@ -185,7 +185,7 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
   }
   function* prefixes(): Generator<PrefixLine> {
     for (const l of lines()) {
-      if (!isSettledPrefixes(l)) yield l
+      if (!isBulkHealthyPrefixes(l)) yield l
       else for (let j = l.from; j < l.to; j++) yield {prefix: keyPrefix(l.keys[j]), verdict: 'ok', findings: NONE, plan: null}
     }
   }
@@ -204,7 +204,7 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
  * check's line of each of `prefixes` (canonical IPv4 or IPv6 prefixes), made as check's walk makes it; a prefix that
  * is no pool prefix of `ctx` (nothing holds it) is left out. `watch` re-diagnoses the prefixes a change touched with it.
  */
-export function checkLines(ctx: Context, prefixes: Iterable<string>, opts: CheckRunOptions = {}): PrefixLine[] {
+export function checkLines(ctx: SnapshotIndex, prefixes: Iterable<string>, opts: CheckRunOptions = {}): PrefixLine[] {
   const {prefixes: poolPrefixes, v4Keys} = ctx.poolPrefixIndex()
   const out: PrefixLine[] = []
   for (const p of prefixes) {
@@ -218,7 +218,7 @@ export function checkLines(ctx: Context, prefixes: Iterable<string>, opts: Check
 }
 
 /** The whole `check` report, materialised (the UI, bundles, tests). */
-export function checkReport(ctx: Context): CheckReport {
+export function checkReport(ctx: SnapshotIndex): CheckReport {
   const run = checkRun(ctx)
   const prefixes = [...run.prefixes]
   return {schema: run.schema, node: run.node, prefixes, host: run.host, summary: run.summary()}
@@ -230,7 +230,7 @@ const EXPECTED_TARGET = 'expected a prefix (192.168.110.128/26) or an address (1
  * What `explain` and `fix` are about: PREFIX or ADDRESS as given when something holds it, else the tunnel prefix that
  * covers it (a prefix or address inside a block is that block), else as given. Host bits in a prefix are a usage error.
  */
-export function resolveTarget(ctx: Context, query: string): string {
+export function resolveTarget(ctx: SnapshotIndex, query: string): string {
   const prefix = query.includes('/') ? canonicalPrefix(query) : canonicalPrefix(canonicalAddress(query) ?? '')
   if (!prefix) throw new UsageError(`${query}: ${EXPECTED_TARGET}`)
   const network = hostBitsSet(query)
@@ -260,7 +260,7 @@ export interface TargetScope {
 const SCOPE_LIST = 20
 
 /** The scope of `prefix` when it is not a tunnel prefix (undefined when it is one, or something holds it). */
-export function targetScope(ctx: Context, prefix: string): TargetScope | undefined {
+export function targetScope(ctx: SnapshotIndex, prefix: string): TargetScope | undefined {
   const held = ctx.birdRoutesFor(prefix).length > 0 || ctx.kernelRoutesFor(prefix).length > 0
   const pool = ctx.poolOf(prefix)
   const blockSize = familyOf(prefix) === 'inet6' ? 122 : 26
@@ -268,8 +268,8 @@ export function targetScope(ctx: Context, prefix: string): TargetScope | undefin
   if (pool && (held || len >= blockSize)) return undefined
   const all = ctx.poolPrefixes().filter((p) => prefixContains(prefix, p))
   const inside = all.slice(0, SCOPE_LIST)
-  const settled = ctx.snapshot.healthy?.keys.filter((k) => prefixContains(prefix, keyPrefix(k))).length ?? 0
-  const insideCount = all.length + settled
+  const separated = ctx.snapshot.healthy?.keys.filter((k) => prefixContains(prefix, keyPrefix(k))).length ?? 0
+  const insideCount = all.length + separated
   const holds = insideCount === 0 ? 'it holds no tunnel prefix' : `it holds ${insideCount} tunnel prefix${insideCount === 1 ? '' : 'es'}`
   const unchecked = (ctx.snapshot.uncheckedPools ?? []).find((p) => prefixContains(p.cidr, prefix))
   if (!pool && unchecked) {
@@ -289,9 +289,9 @@ export function targetScope(ctx: Context, prefix: string): TargetScope | undefin
 
 /**
  * `explain` of one prefix or address. `shared`: the node-wide parts (host findings, node summary) when the
- * caller explains many prefixes of one Context (a bundle), so they are computed once, not per prefix.
+ * caller explains many prefixes of one SnapshotIndex (a bundle), so they are computed once, not per prefix.
  */
-export function explainReport(ctx: Context, query: string, shared?: {host: Finding[]; node: NodeSummary}): ExplainReport {
+export function explainReport(ctx: SnapshotIndex, query: string, shared?: {host: Finding[]; node: NodeSummary}): ExplainReport {
   const prefix = resolveTarget(ctx, query)
   const scope = targetScope(ctx, prefix)
   if (scope) return scopeReport(ctx, prefix, query, scope, shared?.node)
@@ -335,7 +335,7 @@ function kernelRoutesOf(f: PrefixDiagnosis['facts']): KernelRoute[] {
 }
 
 /** explain of a prefix that is no tunnel prefix: what it is, and the tunnel prefixes it holds. */
-function scopeReport(ctx: Context, prefix: string, query: string, scope: TargetScope, node?: NodeSummary): ExplainReport {
+function scopeReport(ctx: SnapshotIndex, prefix: string, query: string, scope: TargetScope, node?: NodeSummary): ExplainReport {
   const kernel = ctx.kernelRoutesFor(prefix)
   const steps: ChainStep[] = kernel.length > 0
     ? [{step: 'kernel', status: 'info', summary: kernel.map((r) => formatKernelRoute(r)).join('\n'), evidence: kernel.flatMap((r) => ctx.citeKernelRoute(r))}]
@@ -346,7 +346,7 @@ function scopeReport(ctx: Context, prefix: string, query: string, scope: TargetS
   }
 }
 
-function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
+function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
   const f = d.facts
   const steps: ChainStep[] = []
   const dev = ctx.snapshot.tunnelDev
