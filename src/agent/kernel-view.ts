@@ -10,9 +10,9 @@ export interface KernelViewHandlers {
   events(events: KernelEvent[], links: LinkChange[]): void
   /** Notifications were lost: the view is read again. */
   lost(error: Error): void
-  /** A read again finished: the keys whose routes differ from those held before; `recovered` after a loss. */
+  /** A read finished: the keys whose routes differ from those held before; `recovered` after a loss or a failed read. */
   reread(changed: Set<number>, recovered: boolean): void
-  /** A read again failed: the store is behind the kernel until the next one succeeds. */
+  /** A read failed: the store is behind the kernel (or empty) until a read again succeeds. */
   failed(error: Error): void
 }
 
@@ -22,26 +22,29 @@ export class KernelView {
   private stream: KernelEventStream | undefined
   private reading: Promise<void> | undefined
   private again = false
-  private losses = 0 // notifications lost so far
-  private recoveredFrom = 0 // the losses a completed read has made up for
+  private troubles = 0 // notifications lost and reads failed so far
+  private recoveredFrom = 0 // the troubles a completed read has made up for
 
   constructor(protocol: number, private readonly on: KernelViewHandlers) {
     this.own = new ProtocolRoutes(protocol)
   }
 
-  /** Subscribes first, reads second: a route written in between is in one or the other (both: one key). */
+  /**
+   * Subscribes first, reads second: a route written in between is in one or the other (both: one key). A failed
+   * subscription throws; a failed read is reported (`failed`) and the store stays unloaded until a read again succeeds.
+   */
   async start(): Promise<void> {
     this.stream = await watchKernel((events) => {
       this.own.apply(events)
       const links = this.store.apply(events)
       this.on.events(events, links)
     }, (error) => {
-      this.losses++
+      this.troubles++
       this.on.lost(error)
       this.reread()
     })
-    await this.read()
-    this.recoveredFrom = this.losses
+    this.reread()
+    await this.settled()
   }
 
   /** Whether a read again is under way (what the store holds may be behind the kernel). */
@@ -55,12 +58,15 @@ export class KernelView {
       this.again = true
       return
     }
-    const losses = this.losses
+    const troubles = this.troubles
     this.reading = this.read().then((changed) => {
-      const recovered = this.recoveredFrom < losses && losses === this.losses
-      if (recovered) this.recoveredFrom = losses
+      const recovered = this.recoveredFrom < troubles && troubles === this.troubles
+      if (recovered) this.recoveredFrom = troubles
       this.on.reread(changed, recovered)
-    }, (error: Error) => this.on.failed(error)).finally(() => {
+    }, (error: Error) => {
+      this.troubles++
+      this.on.failed(error)
+    }).finally(() => {
       this.reading = undefined
       if (this.again) {
         this.again = false

@@ -79,6 +79,7 @@ export class WatchAgent {
   private rerun = false
   private stopped = false
   private kernel: KernelView | undefined // the kernel's routes and routedoctor's own, kept from notifications
+  private kernelRetry: NodeJS.Timeout | undefined
   private lastNodeMs = 0 // how long the last whole-node diagnosis took
   private idle: Promise<void> = Promise.resolve()
   readonly durations: Array<{seconds: number; scope: DiagnosisScope}> = [] // handed to the histogram and emptied by it
@@ -135,11 +136,14 @@ export class WatchAgent {
           this.setAgentSource(NETLINK_SOURCE, error.message)
           this.touched.full ??= `the kernel's routes: ${error.message}`
           this.trigger()
+          // read again at the next poll: until then every diagnosis is of the whole node
+          clearTimeout(this.kernelRetry)
+          if (!this.stopped) this.kernelRetry = setTimeout(() => kernel.reread(), this.opts.intervalSeconds * 1000)
         },
       })
       this.kernel = kernel
       await kernel.start()
-      this.setAgentSource(NETLINK_SOURCE, undefined)
+      if (kernel.store.loaded) this.setAgentSource(NETLINK_SOURCE, undefined)
     } catch (error) {
       this.kernel?.close()
       this.kernel = undefined
@@ -156,6 +160,7 @@ export class WatchAgent {
     this.stopped = true
     clearTimeout(this.timer)
     clearTimeout(this.again)
+    clearTimeout(this.kernelRetry)
     clearInterval(this.poll)
     this.kernel?.close()
     await this.idle
