@@ -14,7 +14,9 @@ export default class Fleet extends BaseCommand {
     calico: sourceFlags.calico, kube: sourceFlags.kube, pool: sourceFlags.pool, 'tunnel-dev': sourceFlags['tunnel-dev'], json: sourceFlags.json,
     protocol: sourceFlags.protocol, table: sourceFlags.table,
     html: Flags.string({description: 'also write the report as one self-contained HTML page', helpValue: 'FILE'}),
-    jobs: Flags.integer({description: 'nodes loaded and diagnosed at once, each in a worker thread [default: the number of CPUs]', min: 1, helpValue: 'N'}),
+    jobs: Flags.integer({
+      description: 'nodes loaded and diagnosed at once, each in a worker thread [default: the number of CPUs]', min: 1, helpValue: 'N',
+    }),
   }
 
   async run(): Promise<void> {

@@ -41,7 +41,9 @@ export interface FoldedSource {
  * Source `source`'s node, folded. `shared` undefined: the truth is the source's own calico/ (none when it has none),
  * returned for the sources after it. An error that does not name the source is prefixed with it (same exit and code).
  */
-export async function foldSource(source: string, opts: FleetNodeOptions, shared: SharedTruth | undefined): Promise<FoldedSource & {shared: SharedTruth}> {
+export async function foldSource(
+  source: string, opts: FleetNodeOptions, shared: SharedTruth | undefined,
+): Promise<FoldedSource & {shared: SharedTruth}> {
   try {
     // every verdict compares BIRD with the kernel's route: a node without them is refused, as check refuses it
     const loaded = await loadSourceFiles({from: source, ownTruth: shared === undefined, requireKernelRoutes: true})
@@ -49,7 +51,8 @@ export async function foldSource(source: string, opts: FleetNodeOptions, shared:
       const own = loaded.files.filter((f) => f.name.startsWith(CALICO_DIR))
       shared = sharedTruth(own.length > 0 ? parseTruthFiles(own, loaded.origin) : undefined)
     }
-    const snapshot = buildBulkSnapshot(loaded.files, {pools: opts.pools, tunnelDev: opts.tunnelDev, origin: loaded.origin, truth: shared.truth}, 'check')
+    const {pools, tunnelDev} = opts
+    const snapshot = buildBulkSnapshot(loaded.files, {pools, tunnelDev, origin: loaded.origin, truth: shared.truth}, 'check')
     const name = snapshot.nodeName ?? path.basename(source).replace(/\.tar\.gz$/, '')
     const ctx = new SnapshotIndex(snapshot, {...ownRoutes(opts), evidence: false})
     return {name, fold: foldNode(name, ctx, checkRun(ctx, {plans: false}), shared.owners), shared}
@@ -59,10 +62,12 @@ export async function foldSource(source: string, opts: FleetNodeOptions, shared:
   }
 }
 
-/** What a worker thread is started with. */
+/** What a worker thread is started with: `next` (shared by every worker) is the index of the next source to claim. */
 export interface FleetWorkerData {
   opts: FleetNodeOptions
   truth: CalicoTruth | undefined
+  sources: string[]
+  next: Int32Array
 }
 
 /** A worker's error as plain data: `exit` and `code` when it is a RouteDoctorError. */
@@ -74,11 +79,16 @@ export interface FleetWorkerError {
   stack?: string
 }
 
-/** A worker's answer to one source. */
-export type FleetWorkerReply = FoldedSource | {error: FleetWorkerError}
+/** A worker's answer to source `index`. */
+export interface FleetWorkerMessage {
+  index: number
+  reply: FoldedSource | {error: FleetWorkerError}
+}
 
 export function workerErrorOf(error: unknown): FleetWorkerError {
-  if (error instanceof RouteDoctorError) return {name: error.name, message: error.message, exit: error.exit, code: error.code}
+  if (error instanceof RouteDoctorError) {
+    return {name: error.name, message: error.message, exit: error.exit, code: error.code}
+  }
   if (error instanceof Error) return {name: error.name, message: error.message, stack: error.stack}
   return {name: 'Error', message: String(error)}
 }

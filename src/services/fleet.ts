@@ -8,8 +8,8 @@ import {Worker} from 'node:worker_threads'
 import {FleetJoin, type FleetReport} from '../fleet/join.js'
 import {RouteDoctorError, UsageError} from '../model/errors.js'
 import {
-  foldSource, nodeOptions, sharedTruth, type FleetNodeOptions, type FleetWorkerData, type FleetWorkerError, type FleetWorkerReply,
-  type FoldedSource, type SharedTruth,
+  foldSource, nodeOptions, sharedTruth, type FleetNodeOptions, type FleetWorkerData, type FleetWorkerError,
+  type FleetWorkerMessage, type FoldedSource, type SharedTruth,
 } from './fleet-node.js'
 import {loadClusterTruth} from './load.js'
 import {fleetExitCode, renderFleet} from '../render/fleet.js'
@@ -19,7 +19,7 @@ export interface FleetOptions extends FleetNodeOptions {
   sources: string[]
   calico?: string
   kube?: boolean
-  /** Nodes loaded and diagnosed at once, each in a worker thread (1: all in this thread); default: the number of CPUs. */
+  /** Nodes loaded and diagnosed at once, each in a worker thread (1: all in this thread); default: the CPUs. */
   jobs?: number
   progress?: (line: string) => void
 }
@@ -45,8 +45,9 @@ export async function runFleet(opts: FleetOptions): Promise<FleetReport> {
   } else join = new FleetJoin(shared.truth)
   const jobs = Math.min(opts.jobs ?? os.availableParallelism(), rest.length)
   const entry = workerEntry()
-  if (jobs > 1 && entry !== undefined) await foldInWorkers(entry, rest, jobs, {opts: nodeOptions(opts), truth: shared.truth}, add)
-  else for (const source of rest) add(source, await foldSource(source, opts, shared))
+  if (jobs > 1 && entry !== undefined) {
+    await foldInWorkers(entry, rest, jobs, {opts: nodeOptions(opts), truth: shared.truth}, add)
+  } else for (const source of rest) add(source, await foldSource(source, opts, shared))
   return join.finish()
 }
 
@@ -60,67 +61,41 @@ function workerEntry(): URL | undefined {
 }
 
 /**
- * Folds the sources in, in their order, each loaded and diagnosed by the next free one of `jobs` worker threads: what
- * comes back is a node's fold, never its texts or diagnosis. The first error in the sources' order is thrown, as it
- * would be in one thread; the workers are stopped either way.
+ * Folds the sources in, in their order, each loaded and diagnosed by one of `jobs` worker threads: each worker claims
+ * the next source itself (a counter they share), so none waits on this thread, and sends back the node's fold, never
+ * its texts or diagnosis. The first error in the sources' order is thrown, as in one thread; the workers are stopped
+ * either way.
  */
-async function foldInWorkers(entry: URL, sources: string[], jobs: number, data: FleetWorkerData,
+async function foldInWorkers(entry: URL, sources: string[], jobs: number, data: Omit<FleetWorkerData, 'sources' | 'next'>,
   add: (source: string, node: FoldedSource) => void): Promise<void> {
   const results = sources.map(() => deferred<FoldedSource>())
-  const workers = Array.from({length: jobs}, () => new FleetWorker(entry, data))
-  let next = 0
-  const drive = async (w: FleetWorker): Promise<void> => {
-    while (next < sources.length) {
-      const i = next++
-      await w.fold(sources[i]).then(results[i].resolve, (error: unknown) => {
-        results[i].reject(error)
-        next = sources.length // a later source's result is never folded
-      })
-    }
+  const next = new Int32Array(new SharedArrayBuffer(4))
+  let stopping = false
+  let running = jobs
+  // a worker that fails outside a source fails every source not folded yet (a settled one stays as it is)
+  const fail = (error: Error): void => {
+    for (const r of results) r.reject(error)
   }
-  const driving = workers.map((w) => drive(w))
+  const workers = Array.from({length: jobs}, () => {
+    const worker = new Worker(entry, {workerData: {...data, sources, next} satisfies FleetWorkerData})
+    worker.on('message', ({index, reply}: FleetWorkerMessage) => {
+      if ('error' in reply) results[index].reject(workerError(reply.error))
+      else results[index].resolve(reply)
+    })
+    worker.on('error', fail)
+    // a worker's messages are all delivered before its exit: once every worker is gone, no source is left to come
+    worker.on('exit', (code) => {
+      running--
+      if (stopping || (code === 0 && running > 0)) return
+      fail(new Error(`fleet: a worker thread stopped (exit ${code}) before every source was diagnosed`))
+    })
+    return worker
+  })
   try {
     for (let i = 0; i < sources.length; i++) add(sources[i], await results[i].promise)
-    await Promise.all(driving)
   } finally {
-    await Promise.all(workers.map((w) => w.stop()))
-  }
-}
-
-/** One worker thread (services/fleet-worker.ts), given one source at a time. */
-class FleetWorker {
-  private readonly worker: Worker
-  private pending?: {resolve: (node: FoldedSource) => void; reject: (error: unknown) => void}
-  private failure?: Error // the thread failed or stopped
-
-  constructor(entry: URL, data: FleetWorkerData) {
-    this.worker = new Worker(entry, {workerData: data})
-    this.worker.on('message', (m: FleetWorkerReply) => {
-      const p = this.pending
-      this.pending = undefined
-      if ('error' in m) p?.reject(workerError(m.error))
-      else p?.resolve(m)
-    })
-    const fail = (error: Error): void => {
-      this.failure ??= error
-      this.pending?.reject(error)
-      this.pending = undefined
-    }
-    this.worker.on('error', fail)
-    this.worker.on('exit', (code) => fail(new Error(`fleet: a worker thread stopped (exit ${code})`)))
-  }
-
-  fold(source: string): Promise<FoldedSource> {
-    if (this.failure) return Promise.reject(this.failure)
-    return new Promise((resolve, reject) => {
-      this.pending = {resolve, reject}
-      this.worker.postMessage(source)
-    })
-  }
-
-  async stop(): Promise<void> {
-    this.failure ??= new Error('fleet: worker thread stopped')
-    await this.worker.terminate()
+    stopping = true
+    await Promise.all(workers.map((w) => w.terminate()))
   }
 }
 

@@ -81,7 +81,8 @@ describe('fleet over snapshot directories', () => {
 })
 
 describe('fleet --jobs: nodes diagnosed in worker threads', () => {
-  const fleet = (args: string[], node: string[] = []) => execa('node', [...node, BIN, 'fleet', ...args], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
+  const fleet = (args: string[], node: string[] = []) =>
+    execa('node', [...node, BIN, 'fleet', ...args], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
   const nodes = () => [asNode(BIRD2, 'n1'), asNode(PEER_DOWN, 'n2'), asNode(LAB_HEALTHY, 'n3'), asNode(BIRD16, 'n4')]
 
   it('gives the JSON, text and page of one thread, with --calico and with the first source\'s own truth', async () => {
@@ -91,8 +92,11 @@ describe('fleet --jobs: nodes diagnosed in worker threads', () => {
     for (const args of [[...sources, '--calico', truth], [own, ...sources.filter((s) => !s.includes('n3'))]]) {
       const out = async (jobs: string) => {
         const html = path.join(tmp, `jobs-${jobs}.html`)
-        const [json, text] = await Promise.all([fleet([...args, '--jobs', jobs, '--json']), fleet([...args, '--jobs', jobs, '--html', html])])
-        return {json: json.stdout, jsonExit: json.exitCode, text: text.stdout, textExit: text.exitCode, html: readFileSync(html, 'utf8')}
+        const json = await fleet([...args, '--jobs', jobs, '--json'])
+        const text = await fleet([...args, '--jobs', jobs, '--html', html])
+        return {
+          json: json.stdout, jsonExit: json.exitCode, text: text.stdout, textExit: text.exitCode, html: readFileSync(html, 'utf8'),
+        }
       }
       const one = await out('1')
       expect(one.jsonExit, one.json).toBe(1)
@@ -103,23 +107,26 @@ describe('fleet --jobs: nodes diagnosed in worker threads', () => {
 
   it('runs the workers asked for: each thread writes its own CPU profile', async () => {
     const prof = path.join(tmp, 'prof')
-    const r = await fleet([...nodes(), '--calico', truth, '--jobs', '2', '--json'], ['--cpu-prof', '--cpu-prof-dir', prof])
+    const args = [...nodes(), '--calico', truth, '--jobs', '2', '--json']
+    const r = await fleet(args, ['--cpu-prof', '--cpu-prof-dir', prof])
     expect(r.exitCode, r.stderr).toBe(1)
     expect(readdirSync(prof).filter((f) => f.endsWith('.cpuprofile'))).toHaveLength(3)
   }, 60_000)
 
-  it('a bad source in a worker: exit 2 naming the first bad source in order, its file and line, no stack trace', async () => {
+  it('a bad source in a worker: exit 2 naming the first bad one in order, its file and line, no stack trace', async () => {
     const [n1, n2, n3, n4] = nodes()
     writeFileSync(path.join(n2, 'sysctl.txt'), 'net.ipv4.ip_forward = 1\nthis is not a sysctl line\n')
     writeFileSync(path.join(n4, 'ip-j-d-route.json'), '[{')
     for (const jobs of ['1', '2']) {
       const r = await fleet([n1, n2, n3, n4, '--calico', truth, '--jobs', jobs])
       expect(r.exitCode).toBe(2)
-      expect(r.stderr).toBe(`routedoctor: ${n2}/sysctl.txt:2: expected a "name = value" line, found "this is not a sysctl line"`)
+      const expected = `${n2}/sysctl.txt:2: expected a "name = value" line, found "this is not a sysctl line"`
+      expect(r.stderr).toBe(`routedoctor: ${expected}`)
     }
     const r = await fleet([n1, n4, n3, '--calico', truth, '--jobs', '2', '--json'])
     expect(r.exitCode).toBe(2)
-    expect(JSON.parse(r.stdout).error).toMatchObject({code: 'E_PARSE', message: expect.stringMatching(new RegExp(`^${n4}/ip-j-d-route\\.json:\\d+: expected`))})
+    const message = expect.stringMatching(new RegExp(`^${n4}/ip-j-d-route\\.json:\\d+: expected`))
+    expect(JSON.parse(r.stdout).error).toMatchObject({code: 'E_PARSE', message})
     expect(r.stderr).not.toMatch(/\n\s+at /)
   }, 60_000)
 })
