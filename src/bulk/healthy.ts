@@ -11,7 +11,7 @@
 // local-block (a BGP path is not local). Its verdict is ok and it has no plan. Anything else, however
 // small the difference, goes to the rules: test/bulk/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
-import {ABSENT, deferredKernelRoute, outsidePoolRoute, KeyTable, resolvingRoutes, type SnapshotWithDeferred} from './deferred.js'
+import {ABSENT, deferredKernelRoute, outsidePoolRoute, KeyTable, resolvingRoutes, type DeferredRoutes} from './deferred.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {clusterIndex, truthForbidsBulk} from '../model/calico.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/snapshot-index.js'
@@ -25,9 +25,11 @@ export interface SeparateOptions {
   alwaysBuilt?: (key: number) => boolean
 }
 
-/** The snapshot with its deferred routes separated: the healthy ones as `healthy`, the others parsed into the lists. */
-export function separateHealthy(snapshot: SnapshotWithDeferred, opts: SeparateOptions = {}): Snapshot {
-  const deferred = snapshot.deferred
+/**
+ * The snapshot with the routes its parse deferred (`deferred`) separated: the healthy ones as `healthy`, the others
+ * parsed into the lists. `deferred` is only read: the same parse may be separated again with other options.
+ */
+export function separateHealthy(snapshot: Snapshot, deferred: DeferredRoutes | undefined, opts: SeparateOptions = {}): Snapshot {
   if (deferred === undefined) return snapshot
   const kernel = deferred.kernel
   const bird = deferred.bird
@@ -149,9 +151,8 @@ export function separateHealthy(snapshot: SnapshotWithDeferred, opts: SeparateOp
     for (const r of blocks!.at(bird!.offsets.get(i), bird!.lines.get(i), bird!.tables[i], bird!.ends.get(i))) out.push(r)
   }})
 
-  const {deferred: _deferred, ...rest} = snapshot
   return {
-    ...rest,
+    ...snapshot,
     kernelRoutes,
     bird: {...snapshot.bird, routes: birdRoutes},
     healthy: {keys: Float64Array.from(keys).sort(), bgpNextHops: [...healthyHops]},

@@ -1,4 +1,4 @@
-// `watch` re-diagnoses only what a change touches (issue 26), and what it then holds is what a full `check --json`
+// `watch` re-diagnoses only what a change touches, and what it then holds is what a full `check --json`
 // of the same namespace says. On n1 of the ECMP scenario, with Calico's truth (--calico DIR, files as kubectl writes
 // them), through a series of changes — a block's route replaced, a block withdrawn, a BGP session down and up, the
 // tunnel down and up, a device carrying a block's route down and away, the overlay applied, the truth changed to give
