@@ -8,7 +8,7 @@
 //           to re-diagnose the prefix a change touched (its `prefixes` diagnoses, from the duration histogram; ≤ 50 ms
 //           at 1M), against its diagnosis of the whole node at start (the `node` one), and no whole-node diagnosis
 //   rss     the agent's RSS before and after EVENTS route changes (each block's correction added, then removed, by one
-//           `ip -batch`), growth (≤ 10%)
+//           `ip -batch`), growth (≤ 10%); then after the same EVENTS again (growthAgain: whether it goes on)
 // Prints one JSON line: {count, idle: {cpuShare}, scrape: {best, median}, event: {seconds}, route: {seconds, node, ...},
 // rss: {before, after, growth}}. Needs root, ip(8) and BIRD 2 (bird-lab.mjs).
 // Usage: node bench/watch-lab.mjs [COUNT] [IDLE] [EVENTS] [ROUTES]
@@ -101,6 +101,7 @@ async function main() {
     for (const l of lines) if (l.includes('"kind":"source"')) sources.push(JSON.parse(l))
   })
   const ended = new Promise((resolve) => agent.once('close', (code, signal) => resolve({code, signal})))
+  process.once('exit', () => agent.kill('SIGKILL')) // ended by a signal: the agent goes with the lab
   const metrics = `http://127.0.0.1:${PORT}/metrics`
   try {
     const deadline = Date.now() + 600_000
@@ -145,7 +146,11 @@ async function main() {
     must('ip', ['-n', ns.n1, '-batch', batch])
     await sleep(5000)
     const rssAfter = rssOf(pid)
-    const rss = {events, before: rssBefore, after: rssAfter, growth: rssAfter / rssBefore - 1}
+    // the same again: growth that goes on is held memory, growth that stops is the heap's high-water mark
+    must('ip', ['-n', ns.n1, '-batch', batch])
+    await sleep(5000)
+    const rssAgain = rssOf(pid)
+    const rss = {events, before: rssBefore, after: rssAfter, growth: rssAfter / rssBefore - 1, again: rssAgain, growthAgain: rssAgain / rssAfter - 1}
     const m = get(ns.n1, metrics).body
     const diagnosis = {count: diagnoses(m), node: histogram(m, 'node'), prefixes: histogram(m, 'prefixes')}
     console.log(JSON.stringify({count, idle, scrape, event, route, rss, diagnosis, sources, loadavg: os.loadavg()}))

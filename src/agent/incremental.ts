@@ -23,6 +23,8 @@ import {checkLines, type PrefixLine} from '../report/report.js'
 const PER_PREFIX: ReadonlySet<string> = new Set([SNAPSHOT_FILES.ipRouteJson, SNAPSHOT_FILES.ipRouteText, SNAPSHOT_FILES.birdRoutes])
 // BIRD's reply to `show route PREFIX all` when it holds nothing there
 const NETWORK_NOT_FOUND = 8001
+// prefixes diagnosed over one snapshot
+const SLICE = 500
 
 /** What the last full diagnosis leaves for diagnosing single prefixes. */
 export interface NodeBase {
@@ -195,6 +197,18 @@ export function changedBlocks(before: BlockHashes, after: BlockHashes, base: Nod
  * nothing now. `{full}` when they cannot be diagnosed alone (BIRD's socket fails: the whole node is, with that failure).
  */
 export async function diagnosePrefixes(prefixes: string[], base: NodeBase, store: KernelRouteStore, source: SourceOptions,
+  fixProtocol: string): Promise<{lines: PrefixLine[]} | {full: string}> {
+  // a slice at a time: what one slice's snapshot holds is garbage before the next is read, and the thread is free between
+  const lines: PrefixLine[] = []
+  for (let i = 0; i < prefixes.length; i += SLICE) {
+    const r = await diagnoseSlice(prefixes.slice(i, i + SLICE), base, store, source, fixProtocol)
+    if ('full' in r) return r
+    for (const l of r.lines) lines.push(l)
+  }
+  return {lines}
+}
+
+async function diagnoseSlice(prefixes: string[], base: NodeBase, store: KernelRouteStore, source: SourceOptions,
   fixProtocol: string): Promise<{lines: PrefixLine[]} | {full: string}> {
   let text: string
   try {

@@ -785,7 +785,9 @@ export async function openMulticastSocket(
   const RawNetlinkSocket = Native ? undefined : await loadRawSocket()
   let raw: RawSocket
   try {
-    const options = {recvBufferSize: RECV_BUFFER, messagePeeking: false, msgBufferSize: MESSAGE_BUFFER}
+    // each datagram is read at its own size (peeked first): a notification is one small message, and a buffer of
+    // MESSAGE_BUFFER allocated for each would hold a burst's thousands of them outside the heap until collected
+    const options = {recvBufferSize: RECV_BUFFER, messagePeeking: true, msgBufferSize: 0}
     raw = Native ? new NativeSocket(Native, options) : new RawNetlinkSocket!(NETLINK_ROUTE, options)
     for (const g of groups) raw.addMembership!(g)
   } catch (error) {

@@ -8,7 +8,7 @@ import {networkKey, prefixKey} from '../../src/model/prefix-key.js'
 import {ipv4Pools} from '../../src/model/snapshot-index.js'
 import {ipv4Value} from '../../src/model/prefix.js'
 import {encodeRoute, type RouteSpec} from '../../src/netlink/codec.js'
-import type {KernelEvent} from '../../src/netlink/events.js'
+import {ProtocolRoutes, type KernelEvent} from '../../src/netlink/events.js'
 import {KernelRouteStore} from '../../src/netlink/route-store.js'
 
 const route = (dst: string, over: Partial<RouteSpec> = {}): RouteSpec => ({
@@ -173,5 +173,26 @@ describe('updatePrefixes', () => {
     expect(s.verdicts).toEqual(after.verdicts)
     for (const p of [...touched, '192.168.82.0/26', '10.0.0.0/26']) expect(verdictIn(s, p), p).toBe(verdictIn(after, p))
     expect([...s.healthyKeys]).toEqual([...after.healthyKeys])
+  })
+})
+
+describe('ProtocolRoutes', () => {
+  it('a dump replaces the keys held, with the notifications that came meanwhile applied on top; a failed one keeps them', () => {
+    const own = new ProtocolRoutes(158)
+    const ours = (dst: string) => route(dst, {protocol: 158, tableId: 1158, metric: 0})
+    own.apply([event('new', ours('192.168.1.0/26'))])
+    expect(own.keys.size).toBe(1)
+    own.begin()
+    const dumped = encodeRoute(ours('192.168.2.0/26'), 'new')
+    own.visit(dumped, 0, dumped.length)
+    const theirs = encodeRoute(route('192.168.3.0/26'), 'new')
+    own.visit(theirs, 0, theirs.length) // another protocol's: not counted
+    own.apply([event('new', ours('192.168.4.0/26')), event('del', ours('192.168.2.0/26'))])
+    own.commit()
+    expect([...own.keys]).toEqual(['inet|1158|192.168.4.0/26|0'])
+    own.begin()
+    own.visit(dumped, 0, dumped.length)
+    own.abort()
+    expect(own.keys.size).toBe(1)
   })
 })
