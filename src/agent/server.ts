@@ -106,7 +106,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, agent: WatchAge
       const prefix = url.searchParams.get('prefix')
       if (!prefix) return sendJson(res, 400, {schema: 1, error: {code: 'E_USAGE', message: 'expected ?prefix=PREFIX|ADDRESS'}})
       // judged as `explain` judges: without the kernel's routes, refused (E_NO_KERNEL_ROUTES, 503), not `missing`
-      return oneAtATime(async () => sendJson(res, 200, await loadExplainReport({...opts.source, requireKernelRoutes: true}, prefix)))
+      const judged = {...opts.source, requireKernelRoutes: true}
+      return oneAtATime(async () => sendJson(res, 200, await loadExplainReport(judged, prefix)))
     }
     default:
       return send(res, 404, 'not found: /metrics, /healthz, /readyz, /report, /explain?prefix=, /state\n')
@@ -118,7 +119,8 @@ export async function serve(agent: WatchAgent, metrics: AgentMetrics, opts: Serv
   const server = createServer((req, res) => {
     handle(req, res, agent, metrics, opts).catch((error: Error) => {
       // no kernel routes to judge by: this node's collection failed, not the request (a later one may succeed)
-      const status = error instanceof UsageError ? 400 : error instanceof RouteDoctorError && error.code === 'E_NO_KERNEL_ROUTES' ? 503 : 500
+      const noRoutes = error instanceof RouteDoctorError && error.code === 'E_NO_KERNEL_ROUTES'
+      const status = error instanceof UsageError ? 400 : noRoutes ? 503 : 500
       const code = error instanceof RouteDoctorError ? error.code : 'E_INTERNAL'
       if (!res.headersSent) sendJson(res, status, {schema: 1, error: {code, message: error.message}})
       else res.destroy(error)

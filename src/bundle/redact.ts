@@ -26,8 +26,9 @@
 // The price of canonical prefixes: an address sharing almost all bits with a kept network address is
 // pinned near it (fe80::1 next to the kept fe80::/64 stays fe80::1), and inside an anchored prefix
 // an address keeps the host bits it shares with the network or broadcast address (20.0.0.5 in
-// 20.0.0.0/8 becomes N.0.0.5; the prefix bits N still change, unless it is a private range). Pseudonyms are stable for one key and one
-// set of anchors; the PRF is Crypto-PAn's (AES over the prefix padded with secret bits).
+// 20.0.0.0/8 becomes N.0.0.5; the prefix bits N still change, unless it is a private range).
+// Pseudonyms are stable for one key and one set of anchors; the PRF is Crypto-PAn's (AES over the
+// prefix padded with secret bits).
 import {createCipheriv, createHmac, randomBytes} from 'node:crypto'
 
 import ipaddr from 'ipaddr.js'
@@ -253,9 +254,9 @@ export function createRedactor(key: Buffer = randomBytes(32), opts: RedactorOpti
       let swap = prf[16 * d] >> 7
       if (swap || !free) {
         let frozen = fam === 4 && d >= 24
-        if (!frozen) for (const {s, c} of specials) if ((d < s.len && c >= d) || (s.keep === 'all' && c === s.len)) frozen = true
-        if (!frozen && anchorLens.size) {
-          for (let len = Math.max(0, d - run); len <= d && !frozen; len++) if (anchorLens.get(len)?.has(bits.slice(0, len))) frozen = true
+        for (const {s, c} of specials) if (!frozen && ((d < s.len && c >= d) || (s.keep === 'all' && c === s.len))) frozen = true
+        for (let len = Math.max(0, d - run); anchorLens.size && len <= d && !frozen; len++) {
+          if (anchorLens.get(len)?.has(bits.slice(0, len))) frozen = true
         }
         if (frozen) swap = 0
         else free = true
@@ -402,7 +403,8 @@ export function redactFiles(files: SourceFile[], opts: RedactOptions = {}): {fil
   for (let attempt = 1; ; attempt++) {
     const redactor = bundleRedactor(clean, [], opts)
     const out = clean.map((f) => redactSource(redactor, f))
-    if (redactor.unchanged().length === 0 || opts.key !== undefined || attempt >= attempts) return {files: out, mapping: redactor.mapping(), redactor}
+    const done = redactor.unchanged().length === 0 || opts.key !== undefined || attempt >= attempts
+    if (done) return {files: out, mapping: redactor.mapping(), redactor}
   }
 }
 

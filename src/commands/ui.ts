@@ -15,7 +15,8 @@ export default class Ui extends BaseCommand {
   static examples = ['<%= config.bin %> ui', '<%= config.bin %> ui --from examples/bird2-ecmp-not-tunneled']
   static flags = {
     ...sourceFlags,
-    interval: Flags.string({description: 'live: seconds between refreshes (as watch --interval)', default: '5', helpValue: 'SECONDS'}),
+    interval: Flags.string({description: 'live: seconds between refreshes (as watch --interval)', default: '5',
+      helpValue: 'SECONDS'}),
   }
 
   async run(): Promise<void> {

@@ -213,18 +213,21 @@ export class FleetJoin {
       const groups = wrong.map(([where, names], i) => {
         const it = i === 0 ? prefix : 'it'
         const one = names.length === 1
-        if (where === 'this node') return `${names.join(', ')} ${one ? 'treats' : 'treat'} ${it} as ${one ? 'its' : 'their'} own block`
+        const who = names.join(', ')
+        if (where === 'this node') return `${who} ${one ? 'treats' : 'treat'} ${it} as ${one ? 'its' : 'their'} own block`
         const to = where.split(' ').map((a) => {
           const n = this.index?.nodesByAddress.get(a)
           return n ? `${a} (${n.name})` : a
         })
-        return `${names.join(', ')} ${one ? 'routes' : 'route'} ${it} to ${to.join(' and ')}`
+        return `${who} ${one ? 'routes' : 'route'} ${it} to ${to.join(' and ')}`
       })
-      const ipam = owner?.node ? `IPAM says ${owner.node}${owner.address ? ` (${owner.address})` : ''}` : 'IPAM names no owner'
+      const ownerAddress = owner?.address ? ` (${owner.address})` : ''
+      const ipam = owner?.node ? `IPAM says ${owner.node}${ownerAddress}` : 'IPAM names no owner'
       add('owner-disagreement', {
         prefix,
         title: `${groups.join('; ')}; ${ipam}`,
-        detail: `${wrong.flatMap(([, n]) => n).length} node(s) send ${prefix}'s traffic elsewhere than ${owner?.node ? `its owner ${owner.node}` : 'the others'}` +
+        detail: `${wrong.flatMap(([, n]) => n).length} node(s) send ${prefix}'s traffic elsewhere than ` +
+          `${owner?.node ? `its owner ${owner.node}` : 'the others'}` +
           (ok.length > 0 ? `; ${ok.length} route it to ${owner?.address ?? 'its owner'}` : '') + ' (node#1032, calico#6486).',
         nodes: wrong.flatMap(([, n]) => n),
       })

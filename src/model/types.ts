@@ -231,7 +231,10 @@ export interface CitedLines {
   lines(from: number, to: number): string | undefined
 }
 
-/** The --protocol and --table a snapshot records (overlay-settings.json): a replay reads routedoctor's routes by them. */
+/**
+ * The --protocol and --table a snapshot records (overlay-settings.json): a replay reads routedoctor's routes by
+ * them.
+ */
 export interface OverlaySettingsRecord {
   protocol?: number
   table?: number

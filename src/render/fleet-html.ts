@@ -52,15 +52,19 @@ ${r.truth ? `Calico's truth: ${esc(r.truth.files.join(', '))}${r.truth.apiGroup 
   if (r.findings.length === 0) yield '<p id="findings">None.</p>'
   else {
     yield '<ul id="findings">'
-    for (const f of r.findings) yield `<li><span class="sev-${f.severity}">${f.severity}</span> <code>${f.id}</code> ${esc(f.title)}<br><small>${esc(f.detail)}</small></li>`
+    for (const f of r.findings) {
+      yield `<li><span class="sev-${f.severity}">${f.severity}</span> <code>${f.id}</code> ${esc(f.title)}` +
+        `<br><small>${esc(f.detail)}</small></li>`
+    }
     yield '</ul>'
   }
-  yield '<h2>Nodes</h2>\n<table class="matrix"><thead><tr><th>node</th><th>address</th><th>BIRD</th><th>tunl0 MTU</th><th>hash policy</th>' +
-    '<th>route owner</th><th>check</th><th>source</th></tr></thead>\n<tbody>'
+  yield '<h2>Nodes</h2>\n<table class="matrix"><thead><tr><th>node</th><th>address</th><th>BIRD</th><th>tunl0 MTU</th>' +
+    '<th>hash policy</th><th>route owner</th><th>check</th><th>source</th></tr></thead>\n<tbody>'
   for (const n of r.nodes) {
     yield `<tr><td>${esc(n.name)}</td><td>${esc(n.address ?? '?')}</td><td>${esc(n.birdVersion ?? '?')}</td>` +
       `<td>${n.tunnelMtu ?? '?'}</td><td>${esc(n.hashPolicy ?? '?')}</td><td>${esc(n.routeOwner ?? '?')}</td>` +
-      `<td>${n.summary ? `${n.summary.errors} errors, ${n.summary.warnings} warnings` : 'no source'}</td><td>${esc(n.source ?? '')}</td></tr>`
+      `<td>${n.summary ? `${n.summary.errors} errors, ${n.summary.warnings} warnings` : 'no source'}</td>` +
+      `<td>${esc(n.source ?? '')}</td></tr>`
   }
   yield `</tbody></table>\n<script>${JS}</script>\n</body></html>`
 }

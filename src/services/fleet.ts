@@ -127,8 +127,9 @@ function deferred<T>(): {promise: Promise<T>; resolve: (value: T) => void; rejec
  * The command's whole service: the join, its text, the HTML page when asked for (`written` is told the file once it is
  * complete), and the exit status.
  */
-export async function fleetReport(opts: FleetOptions & {html?: string; written?: (file: string, bytes: number) => void}):
-  Promise<{report: FleetReport; text: string; exitCode: 0 | 1}> {
+export async function fleetReport(
+  opts: FleetOptions & {html?: string; written?: (file: string, bytes: number) => void},
+): Promise<{report: FleetReport; text: string; exitCode: 0 | 1}> {
   const report = await runFleet(opts)
   if (opts.html !== undefined) {
     const {fleetHtmlPieces} = await import('../render/fleet-html.js')
@@ -140,7 +141,7 @@ export async function fleetReport(opts: FleetOptions & {html?: string; written?:
 // what is handed to the file at once: pieces gathered up to this many characters
 const WRITE_CHUNK = 64 * 1024
 
-/** Writes the pieces, each followed by a newline, in chunks; returns the bytes written. A usage error names the file. */
+/** Writes the pieces, each followed by a newline, in chunks; returns the bytes written. An error names the file. */
 export async function writePieces(file: string, pieces: Iterable<string>, flag: string): Promise<number> {
   const cannot = (error: NodeJS.ErrnoException): never => {
     throw new UsageError(`${flag} ${file}: cannot write (${error.code ?? error.message})`)

@@ -73,7 +73,8 @@ export function createActions(given: SourceOptions, options: ActionOptions = {})
     async writeBundle() {
       const {createBundle} = await import('../services/bundle.js')
       // a bundle writes what it got, kernel routes or not (support reads why they are missing)
-      const result = await createBundle({...given, out: options.bundleDir, command: ['ui'], toolVersion: options.toolVersion ?? '0.0.0'})
+      const toolVersion = options.toolVersion ?? '0.0.0'
+      const result = await createBundle({...given, out: options.bundleDir, command: ['ui'], toolVersion})
       return `Wrote ${result.path}\n${result.sources.filter((s) => s.error).map((s) => `  ${s.file}: not collected (${s.error})`).join('\n')}`.trimEnd()
     },
   }

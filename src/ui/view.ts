@@ -50,7 +50,8 @@ export function headerLines(s: UiState, c: ChalkInstance): string[] {
   const total = s.report?.prefixes.length ?? 0
   if (s.mode === 'filter') second = `${c.bold('/')}${s.filter}${c.inverse(' ')}  ${c.dim(`${shown} of ${total} · Enter keeps · Esc clears`)}`
   else if (s.filter) second = `filter ${c.bold(JSON.stringify(s.filter))}: ${shown} of ${total}  ${c.dim('(/ edits, Esc clears)')}`
-  else if (!s.report) second = s.loadError ? c.red('nothing judged: the source could not be loaded (why: below)') : c.dim('loading…')
+  else if (!s.report && s.loadError) second = c.red('nothing judged: the source could not be loaded (why: below)')
+  else if (!s.report) second = c.dim('loading…')
   else {
     const r = s.report
     const verdicts = Object.entries(r.summary.verdicts).map(([v, k]) => `${k} ${v}`).join(', ')
@@ -123,7 +124,8 @@ export function listLines(s: UiState, c: ChalkInstance): string[] {
   const out: string[] = []
   if (rows.length === 0 && !s.report && s.loadError) {
     // the whole reason, wrapped: it names what to give (a snapshot without kernel routes, a failed `ip`)
-    for (const l of wrap(`could not load: ${s.loadError}`, s.size.columns - 2, 2)) out.push(fit(`  ${c.red(l)}`, s.size.columns))
+    const why = wrap(`could not load: ${s.loadError}`, s.size.columns - 2, 2)
+    for (const l of why) out.push(fit(`  ${c.red(l)}`, s.size.columns))
   } else if (rows.length === 0) {
     const why = !s.report ? 'loading…'
       : s.filter ? `no prefix matches ${JSON.stringify(s.filter)} (Esc clears the filter)`
