@@ -4,8 +4,9 @@
 // release BIRD's text (and collect), index the context,
 // diagnose and write the report (to /dev/null). CPU time (all threads, GC helpers included) is steadier
 // than wall time on a busy machine. Needs dist/ (npm run build).
-// As `check` runs it (services/load.ts checkSnapshot): routes of the healthy shapes set aside while parsing
-// and settled in bulk, the texts released; the text report without evidence or plans, as check writes it.
+// As `check` runs it (services/load.ts checkSnapshot): routes of the healthy shapes (and, for the text report,
+// BIRD's routes off the tunnel) set aside while parsing and settled in bulk, the texts released; the text report
+// without evidence or plans, as check writes it.
 // --json: the JSON report (with evidence and plans). --rules: every route parsed and diagnosed by the
 // rules, nothing released (the report is the same, byte for byte).
 // Usage: node [--expose-gc] bench/stages.mjs SNAPSHOT_DIR [--json] [--rules]
@@ -51,14 +52,15 @@ async function snapshotOf() {
     stage('parse')
     return s
   }
-  let s = buildSnapshot(files, {aside: true, consume: true, onReleased: () => {
+  // the text report settles the prefixes BIRD routes off the tunnel too
+  let s = buildSnapshot(files, {aside: true, consume: true, offTunnel: !json, onReleased: () => {
     stage('parse kernel')
     collectGarbage()
     stage('collect')
   }})
   stage('parse BIRD')
-  s = settleHealthy(s)
-  stage('settle')
+  s = settleHealthy(s, {offTunnel: !json})
+  stage(`settle (${s.healthy?.keys.length ?? 0} ok, ${s.offTunnel?.keys.length ?? 0} off the tunnel)`)
   s = withoutUnreadRoutes(s)
   stage('drop unread')
   s = releaseTexts(s)

@@ -11,18 +11,30 @@
 // local-block (a BGP path is not local). Its verdict is ok and it has no plan. Anything else, however
 // small the difference, goes to the rules: test/bulk/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
+//
+// For check's text report (verdicts and finding ids only), a pool prefix is also settled when all of that holds
+// but the kernel's one route is `proto bird`, unicast, in table main, with no next hop through the tunnel (BIRD
+// wrote it off the tunnel): in an IP-in-IP pool that is not CrossSubnet, without Calico's truth, the rules then
+// find tunnel-bypassed-by-ecmp (several next hops) or tunnel-not-programmed (one), and nothing else: onlink-missing
+// and tunnel-endpoint-mismatch look at next hops through the tunnel only, and the route is not misrouted (it
+// tunnels nowhere). Its verdict is not-tunneled.
 import {ABSENT, asideKernelRoute, besideKernelRoute, KeyTable, resolvingRoutes, type AsideSnapshot} from './aside.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {clusterIndex, truthUnsettled} from '../model/calico.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
 import {Fib} from '../model/fib.js'
 import {ipv4Value} from '../model/prefix.js'
-import type {BirdRoute, Gateway, KernelRoute, Snapshot} from '../model/types.js'
+import type {BirdRoute, Gateway, KernelRoute, OffTunnelPrefixes, Snapshot} from '../model/types.js'
 import {BirdBlockReader} from '../parse/bird-routes.js'
 
 export interface SettleOptions {
   /** Prefix keys (bulk/aside.ts prefixKey) never settled, whatever their health: `explain` and `fix PREFIX` keep the routes they are about as objects. */
   unsettled?: (key: number) => boolean
+  /**
+   * Also settle the prefixes BIRD routes off the tunnel (Snapshot.offTunnel), from the kernel's routes set aside off
+   * the tunnel (buildSnapshot's `offTunnel`): for check's text report, which shows their verdict and finding ids only.
+   */
+  offTunnel?: boolean
 }
 
 /** The snapshot with its set-aside routes settled: the healthy ones as `healthy`, the others parsed into the lists. */
@@ -95,6 +107,7 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
     }
     let lastValue = -1
     for (let j = 0; j < nk; j++) if (kernel!.gateways.get(j) !== lastValue) addresses.add((lastValue = kernel!.gateways.get(j)))
+    for (const m of kernel?.offTunnel.list ?? []) for (const nh of m.nexthops) if (nh.gateway?.family === 'inet') addresses.add(ipv4Value(nh.gateway.address))
     const read = resolvingRoutes(beside.size, (j) => beside.keys.get(j), (j) => beside.modelList[beside.models.get(j)].nexthops, addresses)
     for (let j = 0; j < beside.size; j++) if (read[j]) besideRead.set(j, besideKernelRoute(beside, j))
   }
@@ -105,7 +118,11 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
   }
 
   const pools = ipv4Pools(snapshot.pools)
-  const inPool = (key: number) => ipv4PoolOf(pools, (key - (key % 64)) / 64, key % 64) !== undefined
+  const poolOf = (key: number) => ipv4PoolOf(pools, (key - (key % 64)) / 64, key % 64)
+  // off the tunnel: tunnel-not-programmed (one next hop) or tunnel-bypassed-by-ecmp (several), and no other finding,
+  // where the tunnel is expected whatever the next hop (not CrossSubnet, whose kernel gateways the rules look up)
+  // and Calico's truth judges nothing
+  const offTunnel = opts.offTunnel === true && snapshot.calico === undefined && !snapshot.pools.some((p) => p.crossSubnet)
 
   // with Calico's truth, a path to another node than the block's owner, and what the truth finds odd, go to the rules
   const vetoed = snapshot.calico ? truthUnsettled(clusterIndex(snapshot.calico), snapshot.nodeName, (p) => prefixKey(p)) : undefined
@@ -116,6 +133,7 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
   const healthyBird = new Uint8Array(nb)
   const healthyKernel = new Uint8Array(nk)
   const keys: number[] = []
+  const offKeys: number[] = [] // key · 2 + 1 when multipath
   const healthyHops = new Set<string>()
   let lastHop = ''
   for (let i = 0; i < nb; i++) {
@@ -123,12 +141,19 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
     if (j === ABSENT || birdOf[j] !== i || birdShared[j] || shared[j] || parseKernel[j]) continue
     const key = bird!.keys.get(i)
     const hop = bird!.bgpNextHops[i]
-    if (!inPool(key) || !hops.get(hop) || opts.unsettled?.(key) || vetoed?.(key, hop)) continue
-    // the route tunnels to the endpoint BIRD names (else it is misrouted)
-    if (kernel!.gateways.get(j) !== hopValue(hop)) continue
+    const pool = poolOf(key)
+    if (pool === undefined || !hops.get(hop) || opts.unsettled?.(key) || vetoed?.(key, hop)) continue
+    const model = kernel!.models.get(j)
+    if (model >= 0) {
+      if (!offTunnel || pool.mode !== 'ipip') continue
+      offKeys.push(key * 2 + (kernel!.offTunnel.list[model].nexthops.length > 1 ? 1 : 0))
+    } else {
+      // the route tunnels to the endpoint BIRD names (else it is misrouted)
+      if (kernel!.gateways.get(j) !== hopValue(hop)) continue
+      keys.push(key)
+    }
     healthyBird[i] = 1
     healthyKernel[j] = 1
-    keys.push(key)
     if (hop !== lastHop) healthyHops.add((lastHop = hop))
   }
 
@@ -155,7 +180,20 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
     kernelRoutes,
     bird: {...snapshot.bird, routes: birdRoutes},
     healthy: {keys: Float64Array.from(keys).sort(), bgpNextHops: [...healthyHops]},
+    ...(offKeys.length > 0 ? {offTunnel: offTunnelPrefixes(offKeys)} : {}),
   }
+}
+
+/** OffTunnelPrefixes of `codes` (key · 2 + 1 for a multipath route, + 0 for a single-path one). */
+function offTunnelPrefixes(codes: number[]): OffTunnelPrefixes {
+  const sorted = Float64Array.from(codes).sort()
+  const keys = new Float64Array(sorted.length)
+  const ecmp = new Uint8Array(sorted.length)
+  for (let k = 0; k < sorted.length; k++) {
+    ecmp[k] = sorted[k] % 2
+    keys[k] = (sorted[k] - ecmp[k]) / 2
+  }
+  return {keys, ecmp}
 }
 
 /** Routes set aside, in the order of their places among all of a file's (`ordinal`); `put(k, out)` appends what the k-th becomes. */

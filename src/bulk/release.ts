@@ -144,13 +144,13 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
 /**
  * The kernel JSON route dump's file entry without its text, once its routes are read: the routes built from
  * it are changed in place to hold none of it (routes set aside need none: bulk/aside.ts; those set aside
- * outside the pools, `beside`, are made like routes built, with next-hop lists that are copied here too).
+ * outside the pools or off the tunnel are made like routes built, with next-hop lists that `models` copy here too).
  */
-export function releaseKernelText(file: SourceFile, routes: KernelRoute[], beside?: BesideKernelRoutes): SourceFile {
+export function releaseKernelText(file: SourceFile, routes: KernelRoute[], models: ReadonlyArray<Pick<BesideKernelRoutes, 'copyNexthops'> | undefined> = []): SourceFile {
   const d = new Detacher()
   const hopList = kernelHopLists(d)
   for (const r of routes) if (r.pos.file === file.name) detachKernelRoute(r, d, hopList)
-  beside?.copyNexthops(hopList)
+  for (const m of models) m?.copyNexthops(hopList)
   return {...file, text: '', released: file.text?.length ?? 0}
 }
 

@@ -222,7 +222,18 @@ import type {CalicoTruth} from './calico.js'
  */
 export interface HealthyPrefixes {
   keys: Float64Array // bulk/aside.ts prefixKey, ascending
-  bgpNextHops: string[] // the distinct BGP next hops of their paths (node-wide checks look at them)
+  bgpNextHops: string[] // the distinct BGP next hops of their paths and of OffTunnelPrefixes' (node-wide checks look at them)
+}
+
+/**
+ * Pool prefixes `check`'s text report settled broken in bulk (bulk/healthy.ts): BIRD's one BGP path, with a
+ * reachable BGP next hop, and the kernel's one `proto bird` route, off the tunnel; neither in `kernelRoutes` nor in
+ * `bird.routes`. Verdict not-tunneled, one finding: `tunnel-bypassed-by-ecmp` where `ecmp[i]` is 1 (a multipath
+ * route), else `tunnel-not-programmed`. Their BGP next hops are in HealthyPrefixes.bgpNextHops.
+ */
+export interface OffTunnelPrefixes {
+  keys: Float64Array // bulk/aside.ts prefixKey, ascending
+  ecmp: Uint8Array
 }
 
 /** The lines of a released text that evidence still cites (src/bulk/release.ts keeps them). */
@@ -267,6 +278,7 @@ export interface Snapshot {
   calico?: CalicoTruth // Calico's cluster truth (`calico/*.json`, --calico, --kube)
   nodeName?: string // the Kubernetes node this snapshot is (--node, node-name.txt, or found in the truth)
   healthy?: HealthyPrefixes // once settled
+  offTunnel?: OffTunnelPrefixes // once settled, for check's text report only
   // a collection of one prefix's routes (services/targeted.ts): the BGP next hops of the pool paths it left out
   otherNextHops?: string[]
 }

@@ -22,6 +22,11 @@ export interface TunnelRouteSink {
   readonly tunnelDev: string
   readonly size: number
   add(key: number, gateway: number, metric: number, ordinal: number): boolean
+  /**
+   * BIRD's routes of a pool prefix off the tunnel (`proto bird`, unicast, table main, no next hop through
+   * `tunnelDev`), each like an earlier route of its shape; false: not kept, the route is built as usual.
+   */
+  addOffTunnel(key: number, metric: number, like: KernelRoute, nexthops: Nexthop[], ordinal: number): boolean
   clear(): void
 }
 
@@ -187,7 +192,9 @@ function scanRoutes(text: string, open: number, close: number, pos: SourcePos, {
       // BIRD's tunnel routes: set aside, not built (the first of a shape is built: it decides the shape)
       if (aside === undefined || shape?.like === undefined || !(shape.tunnel ??= isTunnelShape(shape, aside.tunnelDev)) ||
         !aside.add(scanner.dstKey(), scanner.gatewayValue(), scanner.metric ?? 0, ordinal())) {
-        if (beside === undefined || !setBeside(scanner, beside, ordinal())) routes.push(scannedRoute(scanner, pos, family))
+        if (!(aside !== undefined && setOffTunnel(scanner, aside, ordinal())) && (beside === undefined || !setBeside(scanner, beside, ordinal()))) {
+          routes.push(scannedRoute(scanner, pos, family))
+        }
       }
     } else {
       // escapes, nested values, blanks, wrong types: this element as the generic path reads it. Not over
@@ -227,6 +234,33 @@ function isTunnelShape(shape: Shape, tunnelDev: string): boolean {
     like.family === 'inet' && like.type === 'unicast' && like.table === 'main' && like.tableId === 254 && like.protocol === 'bird' &&
     like.scope === 'global' && like.flags.length === 1 && like.flags[0] === 'onlink' && like.nexthops.length === 1 &&
     hop.dev === tunnelDev && hop.gateway?.family === 'inet' && hop.weight === 1
+}
+
+/**
+ * Is every route of this shape BIRD's route off the tunnel: IPv4, unicast, table main, `proto bird`, no next hop
+ * through `tunnelDev`, its source address the same for all (a route of the shape is then built like its model)?
+ */
+function isOffTunnelShape(shape: Shape, tunnelDev: string): boolean {
+  const like = shape.like!
+  if (shape.varying.includes(PREFSRC) || like.family !== 'inet' || like.type !== 'unicast' || like.tableId !== 254 || like.protocol !== 'bird') return false
+  if (like.nexthops.length === 0) return false
+  for (const hop of like.nexthops) if (hop.dev === tunnelDev || hop.dev === undefined) return false
+  return true
+}
+
+/**
+ * Set the route the scanner just read aside as BIRD's route off the tunnel (isOffTunnelShape), when its next-hop
+ * list is known: then its key, metric and that list make it again, as scannedRoute would build it. False when it
+ * is to be built.
+ */
+function setOffTunnel(scanner: RouteScanner, aside: TunnelRouteSink, ordinal: number): boolean {
+  const shape = scanner.shape
+  if (shape === undefined || shape.like === undefined || !(shape.offTunnel ??= isOffTunnelShape(shape, aside.tunnelDev))) return false
+  const key = scanner.dstKey()
+  if (key < 0) return false
+  const seen = shape.nexthops.get(scanner.gatewayHost)
+  if (seen === undefined || !seen.sure) return false
+  return aside.addOffTunnel(key, scanner.metric ?? 0, shape.like, seen.list, ordinal)
 }
 
 /**
@@ -354,6 +388,8 @@ class Shape {
   tunnel: boolean | undefined
   /** Its routes outside the pools can be set aside (setBeside), once `like` is known. */
   beside: boolean | undefined
+  /** Its routes are BIRD's routes off the tunnel (isOffTunnelShape), once `like` is known. */
+  offTunnel: boolean | undefined
 
   constructor(
     readonly pieces: string[], // the text around the varying values: one more than `varying`

@@ -111,6 +111,9 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
   // a row without findings ends at its verdict (no trailing spaces)
   const row = (prefix: string, verdict: Verdict, ids: string) => pad(prefix, width) + verdictColor(c, verdict)(ids === '' ? verdict : pad(verdict, 16)) + ids
   const settled = {before: '', after: verdictColor(c, 'ok')('ok'), sep: '\n', width} // row(prefix, 'ok', '')
+  // row(prefix, 'not-tunneled', FINDING) of each finding a settled prefix off the tunnel has
+  const offTunnel = (finding: string) => ({before: '', after: verdictColor(c, 'not-tunneled')(pad('not-tunneled', 16)) + finding, sep: '\n', width})
+  const offTunnelRows = {'tunnel-not-programmed': offTunnel('tunnel-not-programmed'), 'tunnel-bypassed-by-ecmp': offTunnel('tunnel-bypassed-by-ecmp')}
   let header = false
   // held until the broken ones are written: ok, then local and not-in-pool, as [prefix, verdict, ids] triples
   // (three references, not a rendered line: a full table holds most of its prefixes here), and among the ok
@@ -122,7 +125,8 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
       header = true
     }
     if (isSettledPrefixes(p)) {
-      later[0].push(p)
+      if (p.finding !== undefined) yield settledRows(p, offTunnelRows[p.finding])
+      else later[0].push(p)
       continue
     }
     let ids = ''

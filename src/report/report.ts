@@ -46,7 +46,11 @@ export interface SettledPrefixes {
   keys: Float64Array
   from: number
   to: number // > from
+  /** Settled broken (Snapshot.offTunnel): each not-tunneled with this one error finding; absent: each ok, none. */
+  finding?: OffTunnelFinding
 }
+
+export type OffTunnelFinding = 'tunnel-not-programmed' | 'tunnel-bypassed-by-ecmp'
 
 export function isSettledPrefixes(l: PrefixLine | SettledPrefixes): l is SettledPrefixes {
   return (l as SettledPrefixes).keys !== undefined
@@ -150,11 +154,15 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
   const plans = opts.plans ?? true
   const {prefixes: poolPrefixes, v4Keys} = ctx.poolPrefixIndex()
   const healthy = ctx.snapshot.healthy?.keys ?? NO_KEYS // settled in bulk: ok, merged in by key
+  const offTunnel = ctx.snapshot.offTunnel?.keys ?? NO_KEYS // settled in bulk: not-tunneled, merged in by key
+  const ecmp = ctx.snapshot.offTunnel?.ecmp
   let maxPrefixLength = 0
   for (const p of poolPrefixes) if (p.length > maxPrefixLength) maxPrefixLength = p.length
-  for (const key of healthy) {
-    const n = keyPrefixLength(key)
-    if (n > maxPrefixLength) maxPrefixLength = n
+  for (const keys of [healthy, offTunnel]) {
+    for (const key of keys) {
+      const n = keyPrefixLength(key)
+      if (n > maxPrefixLength) maxPrefixLength = n
+    }
   }
   const host = diagnoseHost(ctx)
   const verdicts: Partial<Record<Verdict, number>> = {}
@@ -163,14 +171,31 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
   let warnings = host.filter((f) => f.severity === 'warning').length
   function* lines(): Generator<PrefixLine | SettledPrefixes> {
     let h = 0
+    let b = 0
     for (let i = 0; i <= poolPrefixes.length; i++) {
       const before = i < v4Keys.length ? v4Keys[i] : Number.POSITIVE_INFINITY
-      while (h < healthy.length && healthy[h] < before) {
-        const from = h
-        while (h < healthy.length && healthy[h] < before && h - from < MAX_RUN) h++
-        count += h - from
-        verdicts.ok = (verdicts.ok ?? 0) + h - from
-        yield {keys: healthy, from, to: h}
+      // the settled prefixes below the next one diagnosed, in key order: runs of healthy ones and of off-tunnel
+      // ones (of one finding each)
+      for (;;) {
+        const hk = h < healthy.length ? healthy[h] : Number.POSITIVE_INFINITY
+        const bk = b < offTunnel.length ? offTunnel[b] : Number.POSITIVE_INFINITY
+        if (hk < bk) {
+          if (hk >= before) break
+          const from = h
+          while (h < healthy.length && healthy[h] < before && healthy[h] < bk && h - from < MAX_RUN) h++
+          count += h - from
+          verdicts.ok = (verdicts.ok ?? 0) + h - from
+          yield {keys: healthy, from, to: h}
+        } else {
+          if (bk >= before) break
+          const from = b
+          const multipath = ecmp![b]
+          while (b < offTunnel.length && offTunnel[b] < before && offTunnel[b] < hk && ecmp![b] === multipath && b - from < MAX_RUN) b++
+          count += b - from
+          errors += b - from
+          verdicts['not-tunneled'] = (verdicts['not-tunneled'] ?? 0) + b - from
+          yield {keys: offTunnel, from, to: b, finding: multipath ? 'tunnel-bypassed-by-ecmp' : 'tunnel-not-programmed'}
+        }
       }
       if (i === poolPrefixes.length) break
       const l = line(ctx, diagnoseFacts(ctx, ctx.poolFactsAt(i)), plans)
@@ -186,6 +211,7 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
   function* prefixes(): Generator<PrefixLine> {
     for (const l of lines()) {
       if (!isSettledPrefixes(l)) yield l
+      else if (l.finding !== undefined) throw new Error('checkRun: prefixes settled off the tunnel have no findings to list (check\'s text report only)')
       else for (let j = l.from; j < l.to; j++) yield {prefix: keyPrefix(l.keys[j]), verdict: 'ok', findings: NONE, plan: null}
     }
   }

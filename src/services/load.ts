@@ -172,8 +172,8 @@ export async function readIppoolsFile(file: string): Promise<string> {
  * rest as buildSnapshot gives it, without its big texts once settled (bulk/release.ts: check reads nothing
  * raw but the lines it cites). Its report is buildSnapshot's, byte for byte.
  */
-export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}, onSource?: (source: LoadedSource) => void): Promise<Context> {
-  const snapshot = await loadReleasedSnapshot(opts, onSource)
+export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}, onSource?: (source: LoadedSource) => void, offTunnel = false): Promise<Context> {
+  const snapshot = await loadReleasedSnapshot(opts, onSource, offTunnel)
   // the texts go now, not at V8's next full collection (here: not from within the frame that read them)
   collectAfter(snapshot.files, (f) => f.released ?? 0)
   return new Context(snapshot, {...ownRoutes(opts), ...ctxOpts})
@@ -181,31 +181,34 @@ export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOpti
 
 /**
  * `check`'s run of the source, as `check` makes it: the healthy prefixes settled in bulk, and, as the text report
- * shows verdicts and finding ids only, evidence, texts and plans made for `detail` (the JSON report) only.
+ * shows verdicts and finding ids only, evidence, texts and plans made for `detail` (the JSON report) only, and
+ * without `detail` the prefixes BIRD routes off the tunnel settled in bulk too.
  */
 export async function loadCheckRun(opts: SourceOptions, detail: boolean): Promise<CheckRun> {
-  const ctx = await loadCheckContext(opts, {evidence: detail, texts: detail})
+  const ctx = await loadCheckContext(opts, {evidence: detail, texts: detail}, undefined, !detail)
   return checkRun(ctx, {plans: detail})
 }
 
 /** `onSource`: sees the files as collected, before their texts are given up. */
-async function loadReleasedSnapshot(opts: SourceOptions, onSource?: (source: LoadedSource) => void): Promise<Snapshot> {
+async function loadReleasedSnapshot(opts: SourceOptions, onSource?: (source: LoadedSource) => void, offTunnel = false): Promise<Snapshot> {
   const source = await loadSourceFiles(opts)
   onSource?.(source)
-  return checkSnapshot(source.files, await buildOptions(source, opts))
+  return checkSnapshot(source.files, {...(await buildOptions(source, opts)), offTunnel})
 }
 
 /**
  * check's snapshot of `files` (their texts are given up: see BuildOptions.consume): routes set aside while
- * parsing, the healthy prefixes settled, the routes no diagnosis reads dropped, the big texts released. Its report is
- * buildSnapshot's, byte for byte.
+ * parsing, the healthy prefixes settled (with `offTunnel`, the prefixes BIRD routes off the tunnel too: for a
+ * report of verdicts and finding ids only), the routes no diagnosis reads dropped, the big texts released. Its
+ * report is buildSnapshot's, byte for byte.
  */
 export function checkSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
   // the kernel's text goes before BIRD's is parsed, not at V8's next full collection (seconds later, on a full table)
   const onReleased = () => {
     collectAfter(files, (f) => f.released ?? 0)
   }
-  return releaseTexts(withoutUnreadRoutes(settleHealthy(buildSnapshot(files, {...opts, aside: true, consume: true, onReleased}))))
+  const parsed = buildSnapshot(files, {...opts, aside: true, consume: true, onReleased})
+  return releaseTexts(withoutUnreadRoutes(settleHealthy(parsed, {offTunnel: opts.offTunnel})))
 }
 
 /**

@@ -40,6 +40,8 @@ export interface BuildOptions {
   consume?: boolean
   /** With `consume`: called once a text is released (check collects garbage then: bulk/release.ts). */
   onReleased?: () => void
+  /** With `aside`: BIRD's routes off the tunnel too (check's text report settles them: bulk/healthy.ts). */
+  offTunnel?: boolean
 }
 
 export function parsePoolFlag(flag: string): Pool {
@@ -130,7 +132,7 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): AsideSnapshot {
     }
   }
   const outside = early ? outsidePools(early.pools) : undefined
-  let kernelRoutes = kernelRoutesOf(files, tunnelDev, aside, consume, outside)
+  let kernelRoutes = kernelRoutesOf(files, tunnelDev, aside, consume, outside, opts.offTunnel === true)
   if (consume) opts.onReleased?.() // here: kernelRoutesOf's frame, which held the text, is gone
   // IPv6 routes only from ip-6-d-route.txt when the main table dump has none
   const v6 = text('ip-6-d-route.txt')
@@ -213,17 +215,18 @@ function plainRouteSources(routes: BirdRoute[], protocols: BirdProtocol[]): void
  * The kernel's routes: from the JSON dump when there is one, else the text one. `consume`: the JSON dump's text
  * is released once read (in its own frame, so that no variable of buildSnapshot's keeps it).
  */
-function kernelRoutesOf(files: SourceFile[], tunnelDev: string, aside: AsideRoutes | undefined, consume: boolean, outside: ((key: number) => boolean) | undefined): KernelRoute[] {
+function kernelRoutesOf(files: SourceFile[], tunnelDev: string, aside: AsideRoutes | undefined, consume: boolean, outside: ((key: number) => boolean) | undefined,
+  offTunnel: boolean): KernelRoute[] {
   const at = files.findIndex((f) => f.name === 'ip-j-d-route.json' && f.text !== undefined)
   if (at < 0) {
     const routesText = files.find((f) => f.name === 'ip-d-route.txt' && f.text !== undefined)?.text
     return routesText !== undefined ? parseIpRouteText(routesText) : []
   }
   if (files[at].text!.trim() === '') return [] // an empty dump (markEmpty): an empty table
-  if (aside) aside.kernel = new AsideKernelRoutes('ip-j-d-route.json', tunnelDev)
+  if (aside) aside.kernel = new AsideKernelRoutes('ip-j-d-route.json', tunnelDev, offTunnel)
   if (aside && outside) aside.besideKernel = new BesideKernelRoutes(outside)
   const routes = parseIpRouteJson(files[at].text!, 'ip-j-d-route.json', {aside: aside?.kernel, beside: aside?.besideKernel})
-  if (consume) files[at] = releaseKernelText(files[at], routes, aside?.besideKernel)
+  if (consume) files[at] = releaseKernelText(files[at], routes, [aside?.besideKernel, aside?.kernel?.offTunnel])
   return routes
 }
 

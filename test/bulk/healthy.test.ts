@@ -17,13 +17,14 @@ import {settleHealthy} from '../../src/bulk/healthy.js'
 import {Context} from '../../src/model/context.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {renderCheck, renderCheckLines, renderExplain} from '../../src/render/text.js'
+import {npdResult} from '../../src/render/npd.js'
 import {palette} from '../../src/render/style.js'
 import {checkSnapshot, settledSnapshot, settledSource, type SettledSource} from '../../src/services/load.js'
 import {FIX_CONTEXT, planFix} from '../../src/services/fix.js'
 import {checkReport, checkRun, explainReport, type CheckReport} from '../../src/report/report.js'
 import {ROOT, scenarioDirs} from '../helpers.js'
 
-function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: string; leanText: string; healthy: number} {
+function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: string; leanText: string; healthy: number; offTunnel: number} {
   const render = (ctx: Context) => {
     const report = checkReport(ctx)
     return `${JSON.stringify(report)}\n${renderCheck(report, palette(false))}`
@@ -37,6 +38,7 @@ function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: str
     }
   }
   let healthy = 0
+  let offTunnel = 0
   return {
     rules: attempt(() => render(new Context(buildSnapshot(files)))),
     bulk: attempt(() => {
@@ -45,11 +47,19 @@ function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: str
       healthy = settled.healthy?.keys.length ?? 0
       return render(new Context(settled))
     }),
-    // check's text report, made as check makes it: no evidence, no plans (it shows neither)
+    // check's text report, made as check makes it: no evidence, no plans (it shows neither), and the prefixes BIRD
+    // routes off the tunnel settled in bulk too
     rulesText: attempt(() => renderCheck(checkReport(new Context(buildSnapshot(files))), palette(false))),
-    leanText: attempt(() => [...renderCheckLines(checkRun(new Context(checkSnapshot([...files]), {evidence: false, texts: false}), {plans: false}), palette(false))].join('\n')),
+    leanText: attempt(() => {
+      const settled = checkSnapshot([...files], {offTunnel: true})
+      offTunnel = settled.offTunnel?.keys.length ?? 0
+      return [...renderCheckLines(checkRun(new Context(settled, {evidence: false, texts: false}), {plans: false}), palette(false))].join('\n')
+    }),
     get healthy() {
       return healthy
+    },
+    get offTunnel() {
+      return offTunnel
     },
   }
 }
@@ -92,6 +102,42 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
     expect(r.healthy).toBeGreaterThan(250)
     expect(r.bulk).toBe(r.rules)
     expect(r.leanText).toBe(r.rulesText)
+  })
+
+  it("on the bench's broken-heavy table, where the prefixes routed over the ECMP underlay are settled in bulk", async () => {
+    const texts = await syntheticTexts(400, true)
+    const r = both(filesOf(texts))
+    expect(r.offTunnel).toBeGreaterThan(60) // 20 % of the blocks: multipath over the underlay
+    expect(r.bulk).toBe(r.rules)
+    expect(r.leanText).toBe(r.rulesText)
+    expect(r.leanText).toMatch(/not-tunneled {4}tunnel-bypassed-by-ecmp/)
+    // check --npd reads the same run
+    const npd = npdResult(checkRun(new Context(checkSnapshot(filesOf(texts), {offTunnel: true}), {evidence: false, texts: false}), {plans: false}))
+    expect(npd).toEqual(npdResult(checkRun(new Context(buildSnapshot(filesOf(texts))))))
+    expect(npd.line).toMatch(/\d+ not-tunneled \(10\.\S+ …\)/)
+  })
+
+  it('where BIRD wrote every route through the underlay, single-path (tunnel-not-programmed), some next hops unreachable', () => {
+    const texts = new Map(base)
+    const routes = JSON.parse(texts.get(KERNEL_FILE)!) as Array<Record<string, unknown>>
+    for (const r of routes) {
+      if (r.dev !== 'tunl0' || r.protocol !== 'bird') continue
+      r.gateway = '172.31.11.1'
+      r.dev = 'eth0'
+      r.flags = []
+    }
+    texts.set(KERNEL_FILE, JSON.stringify(routes))
+    const r = both(filesOf(texts))
+    expect(r.offTunnel).toBeGreaterThan(250)
+    expect(r.leanText).toBe(r.rulesText)
+    expect(r.leanText).toMatch(/not-tunneled {4}tunnel-not-programmed/)
+    // a next hop the kernel cannot reach: those prefixes go to the rules (nexthop-unreachable, unreachable)
+    const far = new Map(texts)
+    for (let at = 100; at < 110; at++) far.set(BIRD_FILE, damageBird(far.get(BIRD_FILE)!, [{kind: 'nexthop-far', at}]))
+    const f = both(filesOf(far))
+    expect(f.offTunnel).toBeLessThan(r.offTunnel)
+    expect(f.leanText).toBe(f.rulesText)
+    expect(f.leanText).toMatch(/unreachable +nexthop-unreachable/)
   })
 
   it('when a path set aside is parsed after all, with lines the framer drops inside it', () => {
@@ -361,10 +407,10 @@ const BIRD_FILE = 'birdc-show-route-all.txt'
 const KERNEL_FILE = 'ip-j-d-route.json'
 
 /** The bench's synthetic snapshot of `count` routes, file name -> text. */
-async function syntheticTexts(count: number): Promise<Map<string, string>> {
+async function syntheticTexts(count: number, broken = false): Promise<Map<string, string>> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-healthy-'))
   try {
-    await generateSnapshot(count, dir)
+    await generateSnapshot(count, dir, {broken})
     return new Map((await readSnapshotDir(dir)).map((f) => [f.name, f.text ?? '']))
   } finally {
     rmSync(dir, {recursive: true, force: true})
