@@ -60,7 +60,7 @@ async function snapshotOf() {
   }})
   stage('parse BIRD')
   s = settleHealthy(s, {offTunnel: !json})
-  stage(`settle (${s.healthy?.keys.length ?? 0} ok, ${s.offTunnel?.keys.length ?? 0} off the tunnel)`)
+  stage(`settle (${s.healthy?.keys.length ?? 0} ok, ${s.broken?.keys.length ?? 0} broken)`)
   s = withoutUnreadRoutes(s)
   stage('drop unread')
   s = releaseTexts(s)

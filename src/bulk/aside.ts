@@ -157,8 +157,8 @@ export class RouteModels {
 }
 
 /**
- * BIRD paths a parse set aside: the only path of its network, the primary, `unicast`, learnt over BGP, with
- * an IPv4 BGP next hop, read in place from a `birdc` dump, where the kernel set a route aside at the same key
+ * BIRD paths a parse set aside: the only path of its network, the primary, `unicast` or `unreachable`, learnt over
+ * BGP, with an IPv4 BGP next hop, read in place from a `birdc` dump, where the kernel set a route aside at the same key
  * (`kernel`: its index there) or, for `check` (`outside` given), where the network is outside every pool
  * (`kernel` ABSENT: such a path is read only if it holds a BGP next hop, bulk/healthy.ts). `offset` and
  * `line` are where its header is, `end` where its last line ends; `table` the BIRD table it was listed under;
@@ -173,6 +173,7 @@ export class AsideBirdPaths {
   readonly tables: Array<string | undefined> = []
   readonly ordinals = new NumberColumn()
   readonly kernel = new NumberColumn()
+  readonly unreachable = new NumberColumn() // 1: BIRD's path is `unreachable` (its next hop unresolved), 0: unicast
 
   /**
    * `kernelAt`: the kernel's routes set aside, by key (AsideKernelRoutes.index); `outside`: is a network key
@@ -184,8 +185,10 @@ export class AsideBirdPaths {
     return this.keys.length
   }
 
-  add(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, ordinal: number): void {
+  add(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, ordinal: number,
+    unreachable: boolean): void {
     this.keys.push(key)
+    this.unreachable.push(unreachable ? 1 : 0)
     this.kernel.push(kernel)
     this.bgpNextHops.push(bgpNextHop)
     this.offsets.push(offset)

@@ -13,25 +13,29 @@
 // same report, byte for byte.
 //
 // For check's text report (verdicts and finding ids only), a pool prefix is also settled when all of that holds
-// but the kernel's one route is `proto bird`, unicast, in table main, with no next hop through the tunnel (BIRD
-// wrote it off the tunnel): in an IP-in-IP pool that is not CrossSubnet, without Calico's truth, the rules then
-// find tunnel-bypassed-by-ecmp (several next hops) or tunnel-not-programmed (one), and nothing else: onlink-missing
-// and tunnel-endpoint-mismatch look at next hops through the tunnel only, and the route is not misrouted (it
-// tunnels nowhere). Its verdict is not-tunneled.
+// but the kernel's one route is `proto bird` in table main and off the tunnel (model/types.ts BROKEN_KINDS), in an
+// IP-in-IP pool that is not CrossSubnet, without Calico's truth:
+// - unicast with no next hop through the tunnel, BIRD's path unicast: the rules find tunnel-bypassed-by-ecmp
+//   (several next hops) or tunnel-not-programmed (one), and nothing else: onlink-missing and
+//   tunnel-endpoint-mismatch look at next hops through the tunnel only, and the route tunnels nowhere, so it is not
+//   misrouted. Verdict not-tunneled.
+// - `unreachable`, BIRD's path `unreachable`, N not this node's: nexthop-unresolvable-by-bird (the kernel reaches
+//   N), and nothing else: bird-kernel-mismatch needs a unicast path, the tunnel rules a unicast route. Verdict
+//   unreachable.
 import {ABSENT, asideKernelRoute, besideKernelRoute, KeyTable, resolvingRoutes, type AsideSnapshot} from './aside.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {clusterIndex, truthUnsettled} from '../model/calico.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
 import {Fib} from '../model/fib.js'
 import {ipv4Value} from '../model/prefix.js'
-import type {BirdRoute, Gateway, KernelRoute, OffTunnelPrefixes, Snapshot} from '../model/types.js'
+import {BYPASSED_BY_ECMP, NOT_PROGRAMMED, UNRESOLVABLE_BY_BIRD, type BirdRoute, type BrokenPrefixes, type Gateway, type KernelRoute, type Snapshot} from '../model/types.js'
 import {BirdBlockReader} from '../parse/bird-routes.js'
 
 export interface SettleOptions {
   /** Prefix keys (bulk/aside.ts prefixKey) never settled, whatever their health: `explain` and `fix PREFIX` keep the routes they are about as objects. */
   unsettled?: (key: number) => boolean
   /**
-   * Also settle the prefixes BIRD routes off the tunnel (Snapshot.offTunnel), from the kernel's routes set aside off
+   * Also settle the prefixes BIRD routes off the tunnel (Snapshot.broken), from the kernel's routes set aside off
    * the tunnel (buildSnapshot's `offTunnel`): for check's text report, which shows their verdict and finding ids only.
    */
   offTunnel?: boolean
@@ -133,7 +137,9 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
   const healthyBird = new Uint8Array(nb)
   const healthyKernel = new Uint8Array(nk)
   const keys: number[] = []
-  const offKeys: number[] = [] // key · 2 + 1 when multipath
+  const broken: number[] = [] // key · 4 + its kind (BROKEN_KINDS)
+  let own: Set<string> | undefined
+  const ownAddress = (hop: string) => (own ??= ownAddresses(snapshot)).has(hop)
   const healthyHops = new Set<string>()
   let lastHop = ''
   for (let i = 0; i < nb; i++) {
@@ -144,12 +150,23 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
     const pool = poolOf(key)
     if (pool === undefined || !hops.get(hop) || opts.unsettled?.(key) || vetoed?.(key, hop)) continue
     const model = kernel!.models.get(j)
+    const unreachable = bird!.unreachable.get(i) === 1
     if (model >= 0) {
       if (!offTunnel || pool.mode !== 'ipip') continue
-      offKeys.push(key * 2 + (kernel!.offTunnel.list[model].nexthops.length > 1 ? 1 : 0))
+      const {like, nexthops} = kernel!.offTunnel.list[model]
+      let kind: number
+      if (like.type === 'unreachable') {
+        // BIRD could not resolve N, which the kernel reaches (and is not this node's)
+        if (!unreachable || ownAddress(hop)) continue
+        kind = UNRESOLVABLE_BY_BIRD
+      } else {
+        if (unreachable) continue
+        kind = nexthops.length > 1 ? BYPASSED_BY_ECMP : NOT_PROGRAMMED
+      }
+      broken.push(key * 4 + kind)
     } else {
       // the route tunnels to the endpoint BIRD names (else it is misrouted)
-      if (kernel!.gateways.get(j) !== hopValue(hop)) continue
+      if (unreachable || kernel!.gateways.get(j) !== hopValue(hop)) continue
       keys.push(key)
     }
     healthyBird[i] = 1
@@ -180,20 +197,27 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
     kernelRoutes,
     bird: {...snapshot.bird, routes: birdRoutes},
     healthy: {keys: Float64Array.from(keys).sort(), bgpNextHops: [...healthyHops]},
-    ...(offKeys.length > 0 ? {offTunnel: offTunnelPrefixes(offKeys)} : {}),
+    ...(broken.length > 0 ? {broken: brokenPrefixes(broken)} : {}),
   }
 }
 
-/** OffTunnelPrefixes of `codes` (key · 2 + 1 for a multipath route, + 0 for a single-path one). */
-function offTunnelPrefixes(codes: number[]): OffTunnelPrefixes {
+/** BrokenPrefixes of `codes` (key · 4 + kind). */
+function brokenPrefixes(codes: number[]): BrokenPrefixes {
   const sorted = Float64Array.from(codes).sort()
   const keys = new Float64Array(sorted.length)
-  const ecmp = new Uint8Array(sorted.length)
+  const kinds = new Uint8Array(sorted.length)
   for (let k = 0; k < sorted.length; k++) {
-    ecmp[k] = sorted[k] % 2
-    keys[k] = (sorted[k] - ecmp[k]) / 2
+    kinds[k] = sorted[k] % 4
+    keys[k] = (sorted[k] - kinds[k]) / 4
   }
-  return {keys, ecmp}
+  return {keys, kinds}
+}
+
+/** This node's addresses, as model/context.ts Context.ownAddresses has them (its addresses, the local table's). */
+function ownAddresses(snapshot: Snapshot): Set<string> {
+  const own = new Set(snapshot.addresses.map((a) => a.local))
+  for (const r of snapshot.kernelRoutes) if (r.tableId === 255 && r.type === 'local') own.add(r.dst.replace(/\/(32|128)$/, ''))
+  return own
 }
 
 /** Routes set aside, in the order of their places among all of a file's (`ordinal`); `put(k, out)` appends what the k-th becomes. */

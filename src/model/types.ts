@@ -222,19 +222,29 @@ import type {CalicoTruth} from './calico.js'
  */
 export interface HealthyPrefixes {
   keys: Float64Array // bulk/aside.ts prefixKey, ascending
-  bgpNextHops: string[] // the distinct BGP next hops of their paths and of OffTunnelPrefixes' (node-wide checks look at them)
+  bgpNextHops: string[] // the distinct BGP next hops of their paths and of BrokenPrefixes' (node-wide checks look at them)
 }
 
 /**
  * Pool prefixes `check`'s text report settled broken in bulk (bulk/healthy.ts): BIRD's one BGP path, with a
  * reachable BGP next hop, and the kernel's one `proto bird` route, off the tunnel; neither in `kernelRoutes` nor in
- * `bird.routes`. Verdict not-tunneled, one finding: `tunnel-bypassed-by-ecmp` where `ecmp[i]` is 1 (a multipath
- * route), else `tunnel-not-programmed`. Their BGP next hops are in HealthyPrefixes.bgpNextHops.
+ * `bird.routes`. Each has the verdict and the one finding (an error) of its kind, BROKEN_KINDS[kinds[i]]. Their BGP
+ * next hops are in HealthyPrefixes.bgpNextHops.
  */
-export interface OffTunnelPrefixes {
+export interface BrokenPrefixes {
   keys: Float64Array // bulk/aside.ts prefixKey, ascending
-  ecmp: Uint8Array
+  kinds: Uint8Array
 }
+
+/** The kinds of BrokenPrefixes: a multipath route over the underlay, a single-path one, BIRD's `unreachable`. */
+export const BROKEN_KINDS = [
+  {verdict: 'not-tunneled', finding: 'tunnel-not-programmed'},
+  {verdict: 'not-tunneled', finding: 'tunnel-bypassed-by-ecmp'},
+  {verdict: 'unreachable', finding: 'nexthop-unresolvable-by-bird'},
+] as const satisfies ReadonlyArray<{verdict: Verdict; finding: FindingId}>
+
+export type BrokenKind = (typeof BROKEN_KINDS)[number]
+export const [NOT_PROGRAMMED, BYPASSED_BY_ECMP, UNRESOLVABLE_BY_BIRD] = [0, 1, 2]
 
 /** The lines of a released text that evidence still cites (src/bulk/release.ts keeps them). */
 export interface CitedLines {
@@ -278,7 +288,7 @@ export interface Snapshot {
   calico?: CalicoTruth // Calico's cluster truth (`calico/*.json`, --calico, --kube)
   nodeName?: string // the Kubernetes node this snapshot is (--node, node-name.txt, or found in the truth)
   healthy?: HealthyPrefixes // once settled
-  offTunnel?: OffTunnelPrefixes // once settled, for check's text report only
+  broken?: BrokenPrefixes // once settled, for check's text report only
   // a collection of one prefix's routes (services/targeted.ts): the BGP next hops of the pool paths it left out
   otherNextHops?: string[]
 }

@@ -378,7 +378,8 @@ export class BirdRouteParser {
   // skimming (see setAside): a network's only path is read for its key, source and BGP next hop, not built
   private asideTo: BirdAside | undefined
   private skimming = false
-  private skim = {key: 0, kernel: 0, offset: 0, end: 0, line: 0, table: undefined as string | undefined, source: '', bgpNextHop: undefined as string | undefined, build: false}
+  private skim = {key: 0, kernel: 0, offset: 0, end: 0, line: 0, table: undefined as string | undefined, source: '', bgpNextHop: undefined as string | undefined, build: false,
+    unreachable: false}
   private readonly intern = new Interner()
   // the lists `hopList` returned lately that hopListCache holds (it never drops one)
   private readonly recentLists: BirdNexthop[][] = []
@@ -465,7 +466,7 @@ export class BirdRouteParser {
   }
 
   /**
-   * Skim instead of building the paths that may be set aside (bulk/aside.ts): a primary `unicast` path of an
+   * Skim instead of building the paths that may be set aside (bulk/aside.ts): a primary `unicast` (or `unreachable`) path of an
    * IPv4 network whose header is read in place and where the kernel set a route aside (`kernelAt`), or that is
    * outside every pool (`outside`). Its lines
    * are read only for the source and the BGP next hop (next hops are still checked, as building them would).
@@ -483,7 +484,7 @@ export class BirdRouteParser {
     this.hopCount = 0
     const k = this.skim
     if (!build && !k.build && k.source === 'BGP' && k.bgpNextHop !== undefined && ipv4Value(k.bgpNextHop) >= 0) {
-      this.asideTo!.onAside(k.key, k.kernel, k.bgpNextHop, k.offset, k.end, k.line, k.table)
+      this.asideTo!.onAside(k.key, k.kernel, k.bgpNextHop, k.offset, k.end, k.line, k.table, k.unreachable)
       return
     }
     for (const route of this.asideTo!.reader.at(k.offset, k.line, k.table, k.end)) {
@@ -818,7 +819,7 @@ export class BirdRouteParser {
     if (c0 !== 32) {
       this.skipNet = false
       this.prefix = prefix
-      if (this.asideTo !== undefined && rest.primary && !rest.kernelSyncFailed && rest.dest === 'unicast') {
+      if (this.asideTo !== undefined && rest.primary && !rest.kernelSyncFailed && (rest.dest === 'unicast' || rest.dest === 'unreachable')) {
         const key = netKey >= 0 ? netKey : prefixKey(prefix) // read by prefixOf: canonical now, or not IPv4
         const kernel = key < 0 ? -1 : this.asideTo.kernelAt.get(key)
         if (kernel >= 0 || (key >= 0 && this.asideTo.outside?.(key) === true)) {
@@ -832,6 +833,7 @@ export class BirdRouteParser {
           k.source = ''
           k.bgpNextHop = undefined
           k.build = false
+          k.unreachable = rest.dest === 'unreachable'
           this.skimming = true
           return true
         }
@@ -984,7 +986,8 @@ export interface KeyLookup {
 export interface BirdPathSink {
   readonly kernelAt: KeyLookup
   readonly outside?: (key: number) => boolean
-  add(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, ordinal: number): void
+  add(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, ordinal: number,
+    unreachable: boolean): void
 }
 
 /** Where a skimming parser (setAside) sends the paths it sets aside, and what it builds skimmed paths with. */
@@ -994,7 +997,7 @@ export interface BirdAside {
   outside?: (key: number) => boolean
   reader: BirdBlockReader
   /** `offset` and `end`: where the path's text starts, and where its last line read ends. */
-  onAside(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined): void
+  onAside(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, unreachable: boolean): void
 }
 
 /**
@@ -1013,7 +1016,7 @@ export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt',
       kernelAt: aside.kernelAt,
       outside: aside.outside,
       reader: new BirdBlockReader(text, file),
-      onAside: (key, kernel, bgpNextHop, offset, end, line, table) => aside.add(key, kernel, bgpNextHop, offset, end, line, table, count++),
+      onAside: (key, kernel, bgpNextHop, offset, end, line, table, unreachable) => aside.add(key, kernel, bgpNextHop, offset, end, line, table, count++, unreachable),
     })
   }
   frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c), (src, start, end, line) => parser.lineSpan(src, start, end, line))

@@ -23,8 +23,8 @@ export interface TunnelRouteSink {
   readonly size: number
   add(key: number, gateway: number, metric: number, ordinal: number): boolean
   /**
-   * BIRD's routes of a pool prefix off the tunnel (`proto bird`, unicast, table main, no next hop through
-   * `tunnelDev`), each like an earlier route of its shape; false: not kept, the route is built as usual.
+   * BIRD's routes off the tunnel (`proto bird`, table main, unicast with no next hop through `tunnelDev`, or
+   * `unreachable`), each like an earlier route of its shape; false: not kept, the route is built as usual.
    */
   addOffTunnel(key: number, metric: number, like: KernelRoute, nexthops: Nexthop[], ordinal: number): boolean
   clear(): void
@@ -237,13 +237,15 @@ function isTunnelShape(shape: Shape, tunnelDev: string): boolean {
 }
 
 /**
- * Is every route of this shape BIRD's route off the tunnel: IPv4, unicast, table main, `proto bird`, no next hop
- * through `tunnelDev`, its source address the same for all (a route of the shape is then built like its model)?
+ * Is every route of this shape BIRD's route off the tunnel: IPv4, table main, `proto bird`, its source address the
+ * same for all (a route of the shape is then built like its model), and either unicast with no next hop through
+ * `tunnelDev` or `unreachable` (BIRD's for a path whose next hop it could not resolve)?
  */
 function isOffTunnelShape(shape: Shape, tunnelDev: string): boolean {
   const like = shape.like!
-  if (shape.varying.includes(PREFSRC) || like.family !== 'inet' || like.type !== 'unicast' || like.tableId !== 254 || like.protocol !== 'bird') return false
-  if (like.nexthops.length === 0) return false
+  if (shape.varying.includes(PREFSRC) || like.family !== 'inet' || like.tableId !== 254 || like.protocol !== 'bird') return false
+  if (like.type === 'unreachable') return like.nexthops.length === 0
+  if (like.type !== 'unicast' || like.nexthops.length === 0) return false
   for (const hop of like.nexthops) if (hop.dev === tunnelDev || hop.dev === undefined) return false
   return true
 }
@@ -460,8 +462,9 @@ class RouteScanner {
   route(start: number): void {
     this.tokenized = false
     for (let k = 0; k < this.shapes.length; k++) {
-      // past the newest, a shape that never had a hit is not worth the comparison
-      if (k > 0 && this.shapes[k].hits === 0) continue
+      // a shape that never had a hit is not worth the comparison, but for the one kept last (a shape of every tenth
+      // route, say, that the others' pushed back from the front before its second route came)
+      if (k > 0 && this.shapes[k].hits === 0 && this.shapes[k] !== this.lastKept) continue
       if (this.fits(this.shapes[k], start)) {
         this.promote(k)
         this.readVarying()

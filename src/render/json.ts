@@ -161,7 +161,7 @@ const SETTLED_JSON = {before: '{"prefix":"', after: '","verdict":"ok","findings"
 /** A check line as prefixLineJson writes it, or a run of settled prefixes' lines (written from their keys). */
 export function checkLineJson(l: PrefixLine | SettledPrefixes): string {
   if (!isSettledPrefixes(l)) return prefixLineJson(l)
-  if (l.finding !== undefined) throw new Error('checkLineJson: prefixes settled off the tunnel have no findings to write (check\'s text report only)')
+  if (l.broken !== undefined) throw new Error('checkLineJson: prefixes settled broken have no findings to write (check\'s text report only)')
   return settledRows(l, SETTLED_JSON)
 }
 

@@ -25,9 +25,9 @@ export function npdResult(run: CheckRun): {line: string; exitCode: 0 | 1 | typeo
     else seen.count += count
   }
   for (const l of run.lines) {
-    // a run settled off the tunnel: each prefix not-tunneled with an error finding
+    // a run settled broken: each prefix with an error finding
     if (isSettledPrefixes(l)) {
-      if (l.finding !== undefined) add('not-tunneled', () => keyPrefix(l.keys[l.from]), l.to - l.from)
+      if (l.broken !== undefined) add(l.broken.verdict, () => keyPrefix(l.keys[l.from]), l.to - l.from)
     } else if (l.findings.some((f) => f.severity === 'error')) add(l.verdict, () => l.prefix, 1)
   }
   const summary = run.summary()

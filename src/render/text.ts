@@ -3,7 +3,7 @@ import type {ChalkInstance} from 'chalk'
 
 import {type AnyPlannedRoute, formatKernelRoute, ipRouteReplace, tableClause} from '../model/format.js'
 import type {FixMode, FixReport, PlannedFix} from '../report/fix.js'
-import type {Evidence, Finding, Verdict} from '../model/types.js'
+import {BROKEN_KINDS, type Evidence, type Finding, type Verdict} from '../model/types.js'
 import {type CheckReport, type CheckRun, type ExplainReport, type NodeSummary, type SettledPrefixes, isSettledPrefixes} from '../report/report.js'
 import {settledRows} from './settled.js'
 import {severityColor, verdictColor} from './style.js'
@@ -111,9 +111,8 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
   // a row without findings ends at its verdict (no trailing spaces)
   const row = (prefix: string, verdict: Verdict, ids: string) => pad(prefix, width) + verdictColor(c, verdict)(ids === '' ? verdict : pad(verdict, 16)) + ids
   const settled = {before: '', after: verdictColor(c, 'ok')('ok'), sep: '\n', width} // row(prefix, 'ok', '')
-  // row(prefix, 'not-tunneled', FINDING) of each finding a settled prefix off the tunnel has
-  const offTunnel = (finding: string) => ({before: '', after: verdictColor(c, 'not-tunneled')(pad('not-tunneled', 16)) + finding, sep: '\n', width})
-  const offTunnelRows = {'tunnel-not-programmed': offTunnel('tunnel-not-programmed'), 'tunnel-bypassed-by-ecmp': offTunnel('tunnel-bypassed-by-ecmp')}
+  // row(prefix, VERDICT, FINDING) of each kind of prefix settled broken
+  const brokenRows = new Map(BROKEN_KINDS.map((k) => [k, {before: '', after: verdictColor(c, k.verdict)(pad(k.verdict, 16)) + k.finding, sep: '\n', width}]))
   let header = false
   // held until the broken ones are written: ok, then local and not-in-pool, as [prefix, verdict, ids] triples
   // (three references, not a rendered line: a full table holds most of its prefixes here), and among the ok
@@ -125,7 +124,7 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
       header = true
     }
     if (isSettledPrefixes(p)) {
-      if (p.finding !== undefined) yield settledRows(p, offTunnelRows[p.finding])
+      if (p.broken !== undefined) yield settledRows(p, brokenRows.get(p.broken)!)
       else later[0].push(p)
       continue
     }

@@ -7,7 +7,8 @@ import {planPrefix, reportedRoute, whyNoPlan, type PlanItem} from '../plan/plan.
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
 import {canonicalAddress, canonicalPrefix, coveringPrefix, familyOf, hostBitsSet, prefixContains, prefixLength} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
-import type {BirdRoute, Evidence, Finding, KernelRoute, Nexthop, Pool, ReportedRoute, Snapshot, Verdict} from '../model/types.js'
+import {BROKEN_KINDS, type BirdRoute, type BrokenKind, type Evidence, type Finding, type KernelRoute, type Nexthop, type Pool, type ReportedRoute, type Snapshot,
+  type Verdict} from '../model/types.js'
 
 export const SCHEMA = 1
 
@@ -46,11 +47,9 @@ export interface SettledPrefixes {
   keys: Float64Array
   from: number
   to: number // > from
-  /** Settled broken (Snapshot.offTunnel): each not-tunneled with this one error finding; absent: each ok, none. */
-  finding?: OffTunnelFinding
+  /** Settled broken (Snapshot.broken): each of this verdict, with this one error finding; absent: each ok, none. */
+  broken?: BrokenKind
 }
-
-export type OffTunnelFinding = 'tunnel-not-programmed' | 'tunnel-bypassed-by-ecmp'
 
 export function isSettledPrefixes(l: PrefixLine | SettledPrefixes): l is SettledPrefixes {
   return (l as SettledPrefixes).keys !== undefined
@@ -154,11 +153,11 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
   const plans = opts.plans ?? true
   const {prefixes: poolPrefixes, v4Keys} = ctx.poolPrefixIndex()
   const healthy = ctx.snapshot.healthy?.keys ?? NO_KEYS // settled in bulk: ok, merged in by key
-  const offTunnel = ctx.snapshot.offTunnel?.keys ?? NO_KEYS // settled in bulk: not-tunneled, merged in by key
-  const ecmp = ctx.snapshot.offTunnel?.ecmp
+  const broken = ctx.snapshot.broken?.keys ?? NO_KEYS // settled in bulk, broken: merged in by key
+  const kinds = ctx.snapshot.broken?.kinds
   let maxPrefixLength = 0
   for (const p of poolPrefixes) if (p.length > maxPrefixLength) maxPrefixLength = p.length
-  for (const keys of [healthy, offTunnel]) {
+  for (const keys of [healthy, broken]) {
     for (const key of keys) {
       const n = keyPrefixLength(key)
       if (n > maxPrefixLength) maxPrefixLength = n
@@ -174,11 +173,11 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
     let b = 0
     for (let i = 0; i <= poolPrefixes.length; i++) {
       const before = i < v4Keys.length ? v4Keys[i] : Number.POSITIVE_INFINITY
-      // the settled prefixes below the next one diagnosed, in key order: runs of healthy ones and of off-tunnel
-      // ones (of one finding each)
+      // the settled prefixes below the next one diagnosed, in key order: runs of healthy ones and of broken ones
+      // (of one kind each)
       for (;;) {
         const hk = h < healthy.length ? healthy[h] : Number.POSITIVE_INFINITY
-        const bk = b < offTunnel.length ? offTunnel[b] : Number.POSITIVE_INFINITY
+        const bk = b < broken.length ? broken[b] : Number.POSITIVE_INFINITY
         if (hk < bk) {
           if (hk >= before) break
           const from = h
@@ -189,12 +188,13 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
         } else {
           if (bk >= before) break
           const from = b
-          const multipath = ecmp![b]
-          while (b < offTunnel.length && offTunnel[b] < before && offTunnel[b] < hk && ecmp![b] === multipath && b - from < MAX_RUN) b++
+          const kind = kinds![b]
+          while (b < broken.length && broken[b] < before && broken[b] < hk && kinds![b] === kind && b - from < MAX_RUN) b++
+          const {verdict} = BROKEN_KINDS[kind]
           count += b - from
           errors += b - from
-          verdicts['not-tunneled'] = (verdicts['not-tunneled'] ?? 0) + b - from
-          yield {keys: offTunnel, from, to: b, finding: multipath ? 'tunnel-bypassed-by-ecmp' : 'tunnel-not-programmed'}
+          verdicts[verdict] = (verdicts[verdict] ?? 0) + b - from
+          yield {keys: broken, from, to: b, broken: BROKEN_KINDS[kind]}
         }
       }
       if (i === poolPrefixes.length) break
@@ -211,7 +211,7 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
   function* prefixes(): Generator<PrefixLine> {
     for (const l of lines()) {
       if (!isSettledPrefixes(l)) yield l
-      else if (l.finding !== undefined) throw new Error('checkRun: prefixes settled off the tunnel have no findings to list (check\'s text report only)')
+      else if (l.broken !== undefined) throw new Error('checkRun: prefixes settled broken have no findings to list (check\'s text report only)')
       else for (let j = l.from; j < l.to; j++) yield {prefix: keyPrefix(l.keys[j]), verdict: 'ok', findings: NONE, plan: null}
     }
   }

@@ -52,7 +52,7 @@ function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: str
     rulesText: attempt(() => renderCheck(checkReport(new Context(buildSnapshot(files))), palette(false))),
     leanText: attempt(() => {
       const settled = checkSnapshot([...files], {offTunnel: true})
-      offTunnel = settled.offTunnel?.keys.length ?? 0
+      offTunnel = settled.broken?.keys.length ?? 0
       return [...renderCheckLines(checkRun(new Context(settled, {evidence: false, texts: false}), {plans: false}), palette(false))].join('\n')
     }),
     get healthy() {
@@ -104,13 +104,14 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
     expect(r.leanText).toBe(r.rulesText)
   })
 
-  it("on the bench's broken-heavy table, where the prefixes routed over the ECMP underlay are settled in bulk", async () => {
+  it("on the bench's broken-heavy table, where the prefixes routed over the ECMP underlay or unreachable are settled in bulk", async () => {
     const texts = await syntheticTexts(400, true)
     const r = both(filesOf(texts))
-    expect(r.offTunnel).toBeGreaterThan(60) // 20 % of the blocks: multipath over the underlay
+    expect(r.offTunnel).toBeGreaterThan(100) // 30 % of the blocks: multipath over the underlay, unreachable
     expect(r.bulk).toBe(r.rules)
     expect(r.leanText).toBe(r.rulesText)
     expect(r.leanText).toMatch(/not-tunneled {4}tunnel-bypassed-by-ecmp/)
+    expect(r.leanText).toMatch(/unreachable {5}nexthop-unresolvable-by-bird/)
     // check --npd reads the same run
     const npd = npdResult(checkRun(new Context(checkSnapshot(filesOf(texts), {offTunnel: true}), {evidence: false, texts: false}), {plans: false}))
     expect(npd).toEqual(npdResult(checkRun(new Context(buildSnapshot(filesOf(texts))))))
