@@ -1,14 +1,14 @@
 // Time (and, with --expose-gc, live heap) of each stage of `check` in one process, to see where a full
-// table's time goes: read files, parse the kernel's routes (then its text is released and collected),
-// parse BIRD's, settle the healthy prefixes in bulk, drop the routes outside the pools that resolve nothing,
-// release BIRD's text (and collect), index the context,
+// table's time goes: read files, parse the kernel's routes (then its text is dropped and collected),
+// parse BIRD's, separate the healthy prefixes in bulk, drop the routes outside the pools that resolve nothing,
+// drop BIRD's text (and collect), index the context,
 // diagnose and write the report (to /dev/null). CPU time (all threads, GC helpers included) is steadier
 // than wall time on a busy machine. Needs dist/ (npm run build).
 // As `check` runs it (services/load.ts checkSnapshot): routes of the healthy shapes (and, for the text report,
-// BIRD's routes off the tunnel) set aside while parsing and settled in bulk, the texts released; the text report
+// BIRD's routes off the tunnel) deferred while parsing and reported in bulk, the texts dropped; the text report
 // without evidence or plans, as check writes it.
 // --json: the JSON report (with evidence and plans). --rules: every route parsed and diagnosed by the
-// rules, nothing released (the report is the same, byte for byte).
+// rules, nothing dropped (the report is the same, byte for byte).
 // Usage: node [--expose-gc] bench/stages.mjs SNAPSHOT_DIR [--json] [--rules]
 import {createWriteStream} from 'node:fs'
 import {performance} from 'node:perf_hooks'
@@ -16,9 +16,9 @@ import {performance} from 'node:perf_hooks'
 const dist = new URL('../dist/', import.meta.url)
 const {readSnapshotDir} = await import(new URL('collect/snapshot-dir.js', dist))
 const {buildSnapshot} = await import(new URL('snapshot/build.js', dist))
-const {releaseTexts, withoutUnreadRoutes} = await import(new URL('bulk/release.js', dist))
-const {Context} = await import(new URL('model/context.js', dist))
-const {settleHealthy} = await import(new URL('bulk/healthy.js', dist))
+const {dropSourceTexts, withoutUnreadRoutes} = await import(new URL('bulk/drop-texts.js', dist))
+const {SnapshotIndex} = await import(new URL('model/snapshot-index.js', dist))
+const {separateHealthy} = await import(new URL('bulk/healthy.js', dist))
 const {collectGarbage} = await import(new URL('runtime/collect-garbage.js', dist))
 const {checkRun} = await import(new URL('report/report.js', dist))
 const {writeJson, writeLines, checkLineJson} = await import(new URL('render/json.js', dist))
@@ -52,19 +52,19 @@ async function snapshotOf() {
     stage('parse')
     return s
   }
-  // the text report settles the prefixes BIRD routes off the tunnel too
-  let s = buildSnapshot(files, {aside: true, consume: true, offTunnel: !json, onReleased: () => {
+  // the text report separates the prefixes BIRD routes off the tunnel too
+  let s = buildSnapshot(files, {deferred: true, consume: true, offTunnel: !json, onTextDropped: () => {
     stage('parse kernel')
     collectGarbage()
     stage('collect')
   }})
   stage('parse BIRD')
-  s = settleHealthy(s, {offTunnel: !json})
-  stage(`settle (${s.healthy?.keys.length ?? 0} ok, ${s.broken?.keys.length ?? 0} broken)`)
+  s = separateHealthy(s, {offTunnel: !json})
+  stage(`separate (${s.healthy?.keys.length ?? 0} healthy, ${s.broken?.keys.length ?? 0} broken)`)
   s = withoutUnreadRoutes(s)
   stage('drop unread')
-  s = releaseTexts(s)
-  stage('release')
+  s = dropSourceTexts(s)
+  stage('drop texts')
   return s
 }
 const snapshot = await snapshotOf()
@@ -72,8 +72,8 @@ if (bulk) {
   collectGarbage()
   stage('collect')
 }
-const ctx = new Context(snapshot, {evidence: json || !bulk, texts: json || !bulk})
-stage('context')
+const ctx = new SnapshotIndex(snapshot, {evidence: json || !bulk, texts: json || !bulk})
+stage('index')
 const run = checkRun(ctx, {plans: json || !bulk})
 stage('prepare')
 const out = createWriteStream('/dev/null')

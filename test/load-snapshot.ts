@@ -1,4 +1,4 @@
-// The reference for the bulk path: a source's snapshot with every route built, nothing settled or released.
+// The reference for the bulk path: a source's snapshot with every route built, nothing separated or dropped.
 import type {Snapshot} from '../src/model/types.js'
 import {loadSourceFiles, snapshotFrom, type SourceOptions} from '../src/services/load.js'
 

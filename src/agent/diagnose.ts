@@ -1,11 +1,11 @@
-// One diagnosis of the node as `watch` holds it: the `check` service's run (the same loading, settling and
+// One diagnosis of the node as `watch` holds it: the `check` service's run (the same loading, separating and
 // rules as `check`), reduced to the NodeState that changes are computed from; and the node-wide sources that
 // collection read, kept for re-diagnosing single prefixes (incremental.ts).
-import {isEstablished} from '../model/context.js'
+import {isEstablished} from '../model/snapshot-index.js'
 import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
 import type {Finding, SourceFile} from '../model/types.js'
-import {loadCheckContext, type LoadedSource, type SourceOptions} from '../services/load.js'
-import {checkRun, isSettledPrefixes, type PrefixLine} from '../report/report.js'
+import {loadCheckIndex, type LoadedSource, type SourceOptions} from '../services/load.js'
+import {checkRun, isBulkHealthyPrefixes, type PrefixLine} from '../report/report.js'
 import {baseOf, birdBlockHashes, nodeWideFiles, type NodeBase} from './incremental.js'
 import type {NodeState, SeenFinding, SeenPrefix} from './state.js'
 
@@ -28,7 +28,7 @@ export async function diagnoseNode(source: SourceOptions, fixProtocol: string): 
   let origin: LoadedSource['origin'] = {kind: 'live'}
   let birdHashes: NodeDiagnosis['birdHashes']
   // before the collection's texts are given up: the node-wide sources kept, BIRD's networks hashed
-  const ctx = await loadCheckContext(source, {evidence: false, texts: true, fixProtocol}, (loaded) => {
+  const ctx = await loadCheckIndex(source, {evidence: false, texts: true, fixProtocol}, (loaded) => {
     files = nodeWideFiles(loaded.files)
     origin = loaded.origin
     const bird = loaded.files.find((f) => f.name === SNAPSHOT_FILES.birdRoutes)?.text
@@ -38,7 +38,7 @@ export async function diagnoseNode(source: SourceOptions, fixProtocol: string): 
   const run = checkRun(ctx, {plans: false})
   const prefixes = new Map<string, SeenPrefix>()
   for (const l of run.lines) {
-    if (isSettledPrefixes(l)) continue
+    if (isBulkHealthyPrefixes(l)) continue
     prefixes.set(l.prefix, seenPrefix(l))
   }
   const sessions = new Map(ctx.bgpProtocols.map((p) => [p.name, {

@@ -8,7 +8,7 @@
 import {BirdError, BirdSocket, findBirdSocket} from '../collect/bird-socket.js'
 import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
 import {keyPrefix, prefixKey} from '../model/prefix-key.js'
-import {Context, ipv4PoolOf, ipv4Pools, type Ipv4Pool} from '../model/context.js'
+import {SnapshotIndex, ipv4PoolOf, ipv4Pools, type Ipv4Pool} from '../model/snapshot-index.js'
 import {ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {SourceFile} from '../model/types.js'
 import type {KernelEvent} from '../netlink/events.js'
@@ -37,7 +37,7 @@ export function nodeWideFiles(files: readonly SourceFile[]): SourceFile[] {
   return files.filter((f) => !PER_PREFIX.has(f.name)).map((f) => ({...f}))
 }
 
-export function baseOf(files: SourceFile[], origin: LoadedSource['origin'], ctx: Context): NodeBase {
+export function baseOf(files: SourceFile[], origin: LoadedSource['origin'], ctx: SnapshotIndex): NodeBase {
   const hops = new Set<number>()
   for (const r of ctx.poolResolutions()) hops.add(ipv4Value(r.bgpNextHop))
   for (const p of ctx.bgpProtocols) if (p.neighborAddress !== undefined) hops.add(ipv4Value(p.neighborAddress))
@@ -153,7 +153,7 @@ export async function diagnosePrefixes(prefixes: string[], base: NodeBase, store
     {name: SNAPSHOT_FILES.ipRouteJson, text: ipRouteJsonText(routes), exitStatus: 0},
     {name: SNAPSHOT_FILES.birdRoutes, text, exitStatus: 0},
   ]
-  const ctx = new Context(await snapshotFrom({files, origin: base.origin}, source), {evidence: false, texts: true, fixProtocol})
+  const ctx = new SnapshotIndex(await snapshotFrom({files, origin: base.origin}, source), {evidence: false, texts: true, fixProtocol})
   return {lines: checkLines(ctx, prefixes, {plans: false})}
 }
 

@@ -1,5 +1,5 @@
 // What `watch` knows of the node after a diagnosis, and the changes between two such states: pure, no I/O.
-// Prefixes settled healthy in bulk are held as their keys only (most of a full table); every other prefix
+// Prefixes found healthy in bulk are held as their keys only (most of a full table); every other prefix
 // keeps its verdict and finding ids.
 import {indexOfKey, keyPrefix, prefixKey} from '../model/prefix-key.js'
 import type {Severity} from '../model/types.js'
@@ -23,8 +23,8 @@ export interface SeenSession {
 }
 
 export interface NodeState {
-  prefixes: Map<string, SeenPrefix> // every prefix not settled healthy
-  healthyKeys: Float64Array // sorted keys of the prefixes settled ok in bulk (bulk/aside.ts prefixKey)
+  prefixes: Map<string, SeenPrefix> // every prefix not found healthy
+  healthyKeys: Float64Array // sorted keys of the prefixes reported ok in bulk (model/prefix-key.ts prefixKey)
   verdicts: Record<string, number>
   host: SeenFinding[]
   sessions: Map<string, SeenSession>
@@ -34,7 +34,7 @@ export interface NodeState {
 
 export type {WatchChange} from '../report/watch.js'
 
-/** A prefix's verdict in `s`: its own, `ok` when settled healthy, `absent` when neither BIRD nor the kernel holds it. */
+/** A prefix's verdict in `s`: its own, `ok` when found healthy, `absent` when neither BIRD nor the kernel holds it. */
 export function verdictIn(s: NodeState, prefix: string): string {
   const seen = s.prefixes.get(prefix)
   if (seen) return seen.verdict
@@ -60,7 +60,7 @@ function prefixChanges(prefix: string, from: string, had: SeenFinding[], to: str
  */
 export function updatePrefixes(state: NodeState, touched: Iterable<string>, seen: ReadonlyMap<string, SeenPrefix>): WatchChange[] {
   const out: WatchChange[] = []
-  const unsettle = new Set<number>()
+  const noLongerHealthy = new Set<number>()
   for (const prefix of [...new Set(touched)].sort()) {
     const from = verdictIn(state, prefix)
     const had = findingsOf(state, prefix)
@@ -69,12 +69,12 @@ export function updatePrefixes(state: NodeState, touched: Iterable<string>, seen
     if (state.verdicts[from] === 0) delete state.verdicts[from]
     if (now) state.verdicts[now.verdict] = (state.verdicts[now.verdict] ?? 0) + 1
     const key = prefixKey(prefix)
-    if (hasKey(state.healthyKeys, key)) unsettle.add(key)
+    if (hasKey(state.healthyKeys, key)) noLongerHealthy.add(key)
     if (now) state.prefixes.set(prefix, now)
     else state.prefixes.delete(prefix)
     prefixChanges(prefix, from, had, now?.verdict ?? 'absent', now?.findings ?? [], out)
   }
-  if (unsettle.size > 0) state.healthyKeys = state.healthyKeys.filter((k) => !unsettle.has(k))
+  if (noLongerHealthy.size > 0) state.healthyKeys = state.healthyKeys.filter((k) => !noLongerHealthy.has(k))
   return out
 }
 
@@ -167,7 +167,7 @@ export class FlapTracker {
 
 /**
  * The agent's state as `/state` serves it: every prefix with its verdict and finding ids, in check's order of
- * fields (the healthy ones settled in bulk as ok), the host findings and the sessions.
+ * fields (the healthy ones reported in bulk as ok), the host findings and the sessions.
  */
 export function stateJson(s: NodeState): unknown {
   const prefixes: Array<{prefix: string; verdict: string; findings: Array<{id: string; severity: string}>}> = []

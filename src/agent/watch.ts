@@ -384,7 +384,7 @@ export class WatchAgent {
     if (touched.full !== undefined || this.base === undefined || this.store === undefined) return true
     const n = touched.prefixes.size
     if (n <= MAX_TOUCHED) return false
-    let held = 0 // every prefix of the state: the verdict counts include those settled healthy
+    let held = 0 // every prefix of the state: the verdict counts include those found healthy
     for (const v of Object.values(this.state.verdicts)) held += v
     return n > held * MAX_TOUCHED_SHARE
   }

@@ -1,9 +1,9 @@
-// `check`'s bulk path: which of the routes the parsers set aside (bulk/aside.ts) are healthy prefixes,
-// settled as numbers, and every other one parsed after all, back in its place, for the rules to read.
+// `check`'s bulk path: which of the routes the parsers deferred (bulk/deferred.ts) are healthy prefixes,
+// kept as numbers, and every other one parsed after all, back in its place, for the rules to read.
 //
 // A pool prefix is healthy here when BIRD holds exactly one path for it — the primary, unicast, over BGP,
 // with IPv4 BGP next hop N — and the kernel exactly one route — `via G dev TUNNEL onlink proto bird`,
-// unicast, table main — and nothing else holds the prefix in either, no route set aside covers N, and the
+// unicast, table main — and nothing else holds the prefix in either, no route deferred covers N, and the
 // kernel can reach N. Every prefix rule then finds nothing: prefix-missing and stale-kernel-route (both
 // hold it), bird-kernel-mismatch (a proto bird route), nexthop-unresolvable-by-bird (unicast),
 // nexthop-unreachable (N reachable), tunnel-bypassed-by-ecmp and tunnel-not-programmed (through the
@@ -12,9 +12,9 @@
 // small the difference, goes to the rules: test/bulk/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
 //
-// For check's text report (verdicts and finding ids only), a pool prefix is also settled when all of that holds
-// but the kernel's one route is `proto bird` in table main and off the tunnel (model/types.ts BROKEN_KINDS), in an
-// IP-in-IP pool that is not CrossSubnet, without Calico's truth:
+// For check's text report (verdicts and finding ids only), a pool prefix is also kept as numbers, broken, when all of
+// that holds but the kernel's one route is `proto bird` in table main and off the tunnel (model/types.ts
+// BROKEN_KINDS), in an IP-in-IP pool that is not CrossSubnet, without Calico's truth:
 // - unicast with no next hop through the tunnel, BIRD's path unicast: the rules find tunnel-bypassed-by-ecmp
 //   (several next hops) or tunnel-not-programmed (one), and nothing else: onlink-missing and
 //   tunnel-endpoint-mismatch look at next hops through the tunnel only, and the route tunnels nowhere, so it is not
@@ -22,35 +22,35 @@
 // - `unreachable`, BIRD's path `unreachable`, N not this node's: nexthop-unresolvable-by-bird (the kernel reaches
 //   N), and nothing else: bird-kernel-mismatch needs a unicast path, the tunnel rules a unicast route. Verdict
 //   unreachable.
-import {ABSENT, asideKernelRoute, besideKernelRoute, KeyTable, resolvingRoutes, type AsideSnapshot} from './aside.js'
+import {ABSENT, deferredKernelRoute, outsidePoolRoute, KeyTable, resolvingRoutes, type SnapshotWithDeferred} from './deferred.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
-import {clusterIndex, truthUnsettled} from '../model/calico.js'
-import {ipv4PoolOf, ipv4Pools} from '../model/context.js'
+import {clusterIndex, truthForbidsBulk} from '../model/calico.js'
+import {ipv4PoolOf, ipv4Pools} from '../model/snapshot-index.js'
 import {Fib} from '../model/fib.js'
 import {ipv4Value} from '../model/prefix.js'
 import {BYPASSED_BY_ECMP, NOT_PROGRAMMED, UNRESOLVABLE_BY_BIRD, type BirdRoute, type BrokenPrefixes, type Gateway, type KernelRoute, type Snapshot} from '../model/types.js'
 import {BirdBlockReader} from '../parse/bird-routes.js'
 
-export interface SettleOptions {
-  /** Prefix keys (bulk/aside.ts prefixKey) never settled, whatever their health: `explain` and `fix PREFIX` keep the routes they are about as objects. */
-  unsettled?: (key: number) => boolean
+export interface SeparateOptions {
+  /** Prefix keys (model/prefix-key.ts prefixKey) never separated, whatever their health: `explain` and `fix PREFIX` keep the routes they are about as objects. */
+  alwaysBuilt?: (key: number) => boolean
   /**
-   * Also settle the prefixes BIRD routes off the tunnel (Snapshot.broken), from the kernel's routes set aside off
-   * the tunnel (buildSnapshot's `offTunnel`): for check's text report, which shows their verdict and finding ids only.
+   * Also separate the prefixes BIRD routes off the tunnel (Snapshot.broken), from the kernel's routes deferred off the
+   * tunnel (buildSnapshot's `offTunnel`): for check's text report, which shows their verdict and finding ids only.
    */
   offTunnel?: boolean
 }
 
-/** The snapshot with its set-aside routes settled: the healthy ones as `healthy`, the others parsed into the lists. */
-export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {}): Snapshot {
-  const aside = snapshot.aside
-  if (aside === undefined) return snapshot
-  const kernel = aside.kernel
-  const bird = aside.bird
+/** The snapshot with its deferred routes separated: the healthy ones as `healthy`, the others parsed into the lists. */
+export function separateHealthy(snapshot: SnapshotWithDeferred, opts: SeparateOptions = {}): Snapshot {
+  const deferred = snapshot.deferred
+  if (deferred === undefined) return snapshot
+  const kernel = deferred.kernel
+  const bird = deferred.bird
   const nk = kernel?.size ?? 0
   const nb = bird?.size ?? 0
 
-  // the kernel's routes set aside by key; a key held by two routes (set aside or parsed) is settled by neither
+  // the kernel's routes deferred by key; a key held by two routes (deferred or parsed) is separated by neither
   const {byKey: kernelAt, shared} = kernel?.index() ?? {byKey: new KeyTable(0), shared: new Uint8Array(0)}
   if (nk > 0) {
     for (const r of snapshot.kernelRoutes) {
@@ -58,13 +58,13 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
       if (j >= 0) shared[j] = 1
     }
   }
-  // BIRD's paths set aside by the kernel route at their key (every one has one); `birdShared`: a key BIRD
+  // BIRD's paths deferred by the kernel route at their key (every one has one); `birdShared`: a key BIRD
   // holds more than one path for
   const birdOf = new Int32Array(nk).fill(ABSENT)
   const birdShared = new Uint8Array(nk)
   for (let i = 0; i < nb; i++) {
     const j = bird!.kernel.get(i)
-    if (j === ABSENT) continue // outside every pool, without a kernel route set aside (check's parse)
+    if (j === ABSENT) continue // outside every pool, without a kernel route deferred (check's parse)
     if (birdOf[j] === ABSENT) birdOf[j] = i
     else birdShared[j] = 1
   }
@@ -75,13 +75,13 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
     }
   }
 
-  // a kernel route set aside that covers any BGP next hop takes part in resolving it: parsed, not settled
+  // a kernel route deferred that covers any BGP next hop takes part in resolving it: parsed, not separated
   const parseKernel = new Uint8Array(nk)
-  const hops = new Map<string, boolean>() // N of a path set aside -> can the kernel reach it
+  const hops = new Map<string, boolean>() // N of a path deferred -> can the kernel reach it
   const resolved = new Set<string>()
   for (let i = 0; i < nb; i++) {
     resolved.add(bird!.bgpNextHops[i])
-    // only a path with a kernel route set aside can be settled healthy: its next hop's reachability is looked up
+    // only a path with a kernel route deferred can be found healthy: its next hop's reachability is looked up
     if (bird!.kernel.get(i) !== ABSENT) hops.set(bird!.bgpNextHops[i], false)
   }
   for (const r of snapshot.bird.routes) {
@@ -95,14 +95,14 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
   }
   const text = (name: string) => snapshot.files.find((f) => f.name === name)?.text ?? ''
   const covering = new Map<number, KernelRoute>()
-  for (let j = 0; j < nk; j++) if (parseKernel[j]) covering.set(j, asideKernelRoute(kernel!, j))
-  // check's kernel routes set aside outside every pool: built only if they resolve a BGP next hop, or in turn the
+  for (let j = 0; j < nk; j++) if (parseKernel[j]) covering.set(j, deferredKernelRoute(kernel!, j))
+  // check's kernel routes deferred outside every pool: built only if they resolve a BGP next hop, or in turn the
   // gateway of a route that does. Every built route's gateway is taken for one (withoutUnreadRoutes keeps fewer
-  // after), and so is every route's set aside here: its next-hop list was built twice before any was set aside, so
+  // after), and so is every route's deferred here: its next-hop list was built twice before any was deferred, so
   // its gateways are built routes' too, and following them is only a safeguard
-  const beside = aside.besideKernel
-  const besideRead = new Map<number, KernelRoute>()
-  if (beside !== undefined && beside.size > 0) {
+  const outsidePool = deferred.outsidePool
+  const outsideRead = new Map<number, KernelRoute>()
+  if (outsidePool !== undefined && outsidePool.size > 0) {
     const addresses = new Set(ipv4Values(resolved))
     // routes in a row mostly share their gateway
     let lastGateway: Gateway | undefined
@@ -112,24 +112,23 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
     let lastValue = -1
     for (let j = 0; j < nk; j++) if (kernel!.gateways.get(j) !== lastValue) addresses.add((lastValue = kernel!.gateways.get(j)))
     for (const m of kernel?.offTunnel.list ?? []) for (const nh of m.nexthops) if (nh.gateway?.family === 'inet') addresses.add(ipv4Value(nh.gateway.address))
-    const read = resolvingRoutes(beside.size, (j) => beside.keys.get(j), (j) => beside.modelList[beside.models.get(j)].nexthops, addresses)
-    for (let j = 0; j < beside.size; j++) if (read[j]) besideRead.set(j, besideKernelRoute(beside, j))
+    const read = resolvingRoutes(outsidePool.size, (j) => outsidePool.keys.get(j), (j) => outsidePool.modelList[outsidePool.models.get(j)].nexthops, addresses)
+    for (let j = 0; j < outsidePool.size; j++) if (read[j]) outsideRead.set(j, outsidePoolRoute(outsidePool, j))
   }
   if (hops.size > 0) {
-    const extra = covering.size + besideRead.size > 0 ? [...covering.values(), ...besideRead.values()] : undefined
+    const extra = covering.size + outsideRead.size > 0 ? [...covering.values(), ...outsideRead.values()] : undefined
     const fib = new Fib(extra ? snapshot.kernelRoutes.concat(extra) : snapshot.kernelRoutes, snapshot.rules)
     for (const n of hops.keys()) hops.set(n, fib.lookup(n).reachable)
   }
 
   const pools = ipv4Pools(snapshot.pools)
   const poolOf = (key: number) => ipv4PoolOf(pools, (key - (key % 64)) / 64, key % 64)
-  // off the tunnel: tunnel-not-programmed (one next hop) or tunnel-bypassed-by-ecmp (several), and no other finding,
-  // where the tunnel is expected whatever the next hop (not CrossSubnet, whose kernel gateways the rules look up)
-  // and Calico's truth judges nothing
+  // off the tunnel: where the tunnel is expected whatever the next hop (not CrossSubnet, whose kernel gateways the
+  // rules look up) and Calico's truth judges nothing
   const offTunnel = opts.offTunnel === true && snapshot.calico === undefined && !snapshot.pools.some((p) => p.crossSubnet)
 
   // with Calico's truth, a path to another node than the block's owner, and what the truth finds odd, go to the rules
-  const vetoed = snapshot.calico ? truthUnsettled(clusterIndex(snapshot.calico), snapshot.nodeName, (p) => prefixKey(p)) : undefined
+  const vetoed = snapshot.calico ? truthForbidsBulk(clusterIndex(snapshot.calico), snapshot.nodeName, (p) => prefixKey(p)) : undefined
 
   let lastText = ''
   let lastValue = -1
@@ -148,7 +147,7 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
     const key = bird!.keys.get(i)
     const hop = bird!.bgpNextHops[i]
     const pool = poolOf(key)
-    if (pool === undefined || !hops.get(hop) || opts.unsettled?.(key) || vetoed?.(key, hop)) continue
+    if (pool === undefined || !hops.get(hop) || opts.alwaysBuilt?.(key) || vetoed?.(key, hop)) continue
     const model = kernel!.models.get(j)
     const unreachable = bird!.unreachable.get(i) === 1
     if (model >= 0) {
@@ -174,15 +173,15 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
     if (hop !== lastHop) healthyHops.add((lastHop = hop))
   }
 
-  // every other route set aside, parsed and put back in its place among the routes built
+  // every other route deferred, parsed and put back in its place among the routes built
   const kernelRoutes = putBack(snapshot.kernelRoutes, {n: nk, ordinal: (j) => kernel!.ordinals.get(j), put: (j, out) => {
-    if (!healthyKernel[j]) out.push(covering.get(j) ?? asideKernelRoute(kernel!, j))
-  }}, {n: beside?.size ?? 0, ordinal: (j) => beside!.ordinals.get(j), put: (j, out) => {
-    const r = besideRead.get(j)
+    if (!healthyKernel[j]) out.push(covering.get(j) ?? deferredKernelRoute(kernel!, j))
+  }}, {n: outsidePool?.size ?? 0, ordinal: (j) => outsidePool!.ordinals.get(j), put: (j, out) => {
+    const r = outsideRead.get(j)
     if (r !== undefined) out.push(r)
   }})
-  // for check (`outside`), a path set aside outside every pool is read only if its network holds a BGP next
-  // hop: the rules read no other (bulk/release.ts withoutUnreadRoutes lets go of the same paths when built)
+  // for check (`outside`), a path deferred outside every pool is read only if its network holds a BGP next
+  // hop: the rules read no other (bulk/drop-texts.ts withoutUnreadRoutes lets go of the same paths when built)
   const outside = bird?.outside
   const blocks = bird ? new BirdBlockReader(text(bird.file), bird.file) : undefined
   const birdRoutes = putBack(snapshot.bird.routes, {n: nb, ordinal: (i) => bird!.ordinals.get(i), put: (i, out) => {
@@ -191,7 +190,7 @@ export function settleHealthy(snapshot: AsideSnapshot, opts: SettleOptions = {})
     for (const r of blocks!.at(bird!.offsets.get(i), bird!.lines.get(i), bird!.tables[i], bird!.ends.get(i))) out.push(r)
   }})
 
-  const {aside: _settled, ...rest} = snapshot
+  const {deferred: _deferred, ...rest} = snapshot
   return {
     ...rest,
     kernelRoutes,
@@ -213,25 +212,25 @@ function brokenPrefixes(codes: number[]): BrokenPrefixes {
   return {keys, kinds}
 }
 
-/** This node's addresses, as model/context.ts Context.ownAddresses has them (its addresses, the local table's). */
+/** This node's addresses, as model/snapshot-index.ts SnapshotIndex.ownAddresses has them (its addresses, the local table's). */
 function ownAddresses(snapshot: Snapshot): Set<string> {
   const own = new Set(snapshot.addresses.map((a) => a.local))
   for (const r of snapshot.kernelRoutes) if (r.tableId === 255 && r.type === 'local') own.add(r.dst.replace(/\/(32|128)$/, ''))
   return own
 }
 
-/** Routes set aside, in the order of their places among all of a file's (`ordinal`); `put(k, out)` appends what the k-th becomes. */
-interface SetAside<R> {
+/** Routes deferred, in the order of their places among all of a file's (`ordinal`); `put(k, out)` appends what the k-th becomes. */
+interface DeferredList<R> {
   n: number
   ordinal: (k: number) => number
   put: (k: number, out: R[]) => void
 }
 
 /**
- * The routes built with those set aside merged back by ordinal (a route's place among all of its file's, built
- * or set aside, whichever kind). Routes built after the last ordinal (another file's) stay last.
+ * The routes built with those deferred merged back by ordinal (a route's place among all of its file's, built
+ * or deferred, whichever kind). Routes built after the last ordinal (another file's) stay last.
  */
-function putBack<R extends KernelRoute | BirdRoute>(built: R[], a: SetAside<R>, b: SetAside<R> = {n: 0, ordinal: () => 0, put: () => {}}): R[] {
+function putBack<R extends KernelRoute | BirdRoute>(built: R[], a: DeferredList<R>, b: DeferredList<R> = {n: 0, ordinal: () => 0, put: () => {}}): R[] {
   if (a.n + b.n === 0) return built
   const out: R[] = []
   let i = 0

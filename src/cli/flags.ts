@@ -1,7 +1,7 @@
 // `fix`'s flags (DESIGN §2), beside the source flags every command takes (--protocol and --table among them).
 import {Flags} from '@oclif/core'
 
-import {DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS} from '../model/context.js'
+import {DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS} from '../model/snapshot-index.js'
 import {sourceFlags} from './base.js'
 
 export const fixFlags = {

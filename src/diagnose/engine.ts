@@ -1,5 +1,5 @@
 // Runs the rules and derives a prefix's verdict from its facts and findings (DESIGN §4 order).
-import type {Context, PrefixFacts} from '../model/context.js'
+import type {SnapshotIndex, PrefixFacts} from '../model/snapshot-index.js'
 import type {Finding, Verdict} from '../model/types.js'
 import {misrouted, NONE} from './rule.js'
 import {hostRules, prefixRules} from './rules/index.js'
@@ -11,11 +11,11 @@ export interface PrefixDiagnosis {
   facts: PrefixFacts
 }
 
-export function diagnosePrefix(ctx: Context, prefix: string): PrefixDiagnosis {
+export function diagnosePrefix(ctx: SnapshotIndex, prefix: string): PrefixDiagnosis {
   return diagnoseFacts(ctx, ctx.facts(prefix))
 }
 
-export function diagnoseFacts(ctx: Context, facts: PrefixFacts): PrefixDiagnosis {
+export function diagnoseFacts(ctx: SnapshotIndex, facts: PrefixFacts): PrefixDiagnosis {
   if (!facts.pool) return {prefix: facts.prefix, verdict: 'not-in-pool', findings: [], facts}
   let findings: Finding[] = NONE
   for (const rule of prefixRules) {
@@ -27,14 +27,14 @@ export function diagnoseFacts(ctx: Context, facts: PrefixFacts): PrefixDiagnosis
   return {prefix: facts.prefix, verdict: verdictOf(facts, findings, ctx), findings, facts}
 }
 
-export function diagnoseHost(ctx: Context): Finding[] {
+export function diagnoseHost(ctx: SnapshotIndex): Finding[] {
   return hostRules.flatMap((rule) => rule.run(ctx))
 }
 
 const BROKEN_TYPES = new Set(['unreachable', 'blackhole', 'prohibit'])
 
 /** The first that applies of: missing, unreachable, misrouted, not-tunneled, multipath-lost, ok; local stands alone. */
-export function verdictOf(facts: PrefixFacts, findings: Finding[], ctx?: Context): Verdict {
+export function verdictOf(facts: PrefixFacts, findings: Finding[], ctx?: SnapshotIndex): Verdict {
   const has = (id: Finding['id']) => findings.some((f) => f.id === id)
   // another node's block held here as local (a leftover affinity's blackhole) is misrouted, not local
   if (facts.local) return findings.length > 0 && has('block-owner-mismatch') ? 'misrouted' : 'local'

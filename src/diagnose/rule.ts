@@ -1,5 +1,5 @@
-// What a rule is: a pure function of the Context (and, for prefix rules, one prefix's facts).
-import type {Context, NexthopResolution, PrefixFacts} from '../model/context.js'
+// What a rule is: a pure function of the SnapshotIndex (and, for prefix rules, one prefix's facts).
+import type {SnapshotIndex, NexthopResolution, PrefixFacts} from '../model/snapshot-index.js'
 import type {BirdRoute, Evidence, Finding, FindingId, KernelRoute, Severity} from '../model/types.js'
 
 export const SEVERITY: Record<FindingId, Severity> = {
@@ -21,13 +21,13 @@ export const NONE = Object.freeze([]) as unknown as Finding[]
 export interface PrefixRule {
   id: FindingId
   scope: 'prefix'
-  run(ctx: Context, facts: PrefixFacts): Finding[]
+  run(ctx: SnapshotIndex, facts: PrefixFacts): Finding[]
 }
 
 export interface HostRule {
   id: FindingId
   scope: 'host'
-  run(ctx: Context): Finding[]
+  run(ctx: SnapshotIndex): Finding[]
 }
 
 export type Rule = PrefixRule | HostRule
@@ -54,17 +54,17 @@ export interface FindingTexts {
 const NO_EVIDENCE = Object.freeze([]) as unknown as Evidence[]
 
 /**
- * A prefix rule's finding about `prefix`. What it says is made only when the Context wants it (`texts`): check's text
+ * A prefix rule's finding about `prefix`. What it says is made only when the SnapshotIndex wants it (`texts`): check's text
  * report shows a prefix finding by its id alone, and making the texts of a full table's findings is not free.
  */
-export function prefixFinding(ctx: Context, id: FindingId, prefix: string, texts: () => FindingTexts): Finding {
+export function prefixFinding(ctx: SnapshotIndex, id: FindingId, prefix: string, texts: () => FindingTexts): Finding {
   if (!ctx.texts) return {id, severity: SEVERITY[id], prefix, title: '', detail: '', evidence: NO_EVIDENCE}
   const made = texts()
   return finding(id, {prefix, title: made.title, detail: made.detail, evidence: made.evidence, fix: made.fix})
 }
 
 /** Is this kernel route through the tunnel: every next hop on the tunnel device? */
-export function throughTunnel(ctx: Context, facts: PrefixFacts): boolean {
+export function throughTunnel(ctx: SnapshotIndex, facts: PrefixFacts): boolean {
   const r = facts.effective
   if (!r || r.type !== 'unicast' || r.nexthops.length === 0) return false
   const dev = ctx.snapshot.tunnelDev
@@ -73,21 +73,21 @@ export function throughTunnel(ctx: Context, facts: PrefixFacts): boolean {
 }
 
 /** Evidence for a kernel route and the BIRD paths behind a prefix. */
-export function prefixEvidence(ctx: Context, facts: PrefixFacts): Evidence[] {
+export function prefixEvidence(ctx: SnapshotIndex, facts: PrefixFacts): Evidence[] {
   const out: Evidence[] = []
   for (const r of facts.bestSet) for (const e of ctx.cite(r.pos)) out.push(e)
   if (facts.effective) for (const e of ctx.citeKernelRoute(facts.effective)) out.push(e)
   return out
 }
 
-export function resolutionEvidence(ctx: Context, facts: PrefixFacts): Evidence[] {
+export function resolutionEvidence(ctx: SnapshotIndex, facts: PrefixFacts): Evidence[] {
   return facts.resolutions.length === 1 ? ctx.resolutionEvidence(facts.resolutions[0]) : facts.resolutions.flatMap((r) => ctx.resolutionEvidence(r))
 }
 
 
 /** The next hops a correct route has: distinct BGP next hops of the best set that the kernel can reach, not our own. */
 export function wantedGateways(facts: PrefixFacts): string[] {
-  // a list of resolutions is often one Context shares among the prefixes of a next hop: computed once for it
+  // a list of resolutions is often one SnapshotIndex shares among the prefixes of a next hop: computed once for it
   let wanted = wantedOf.get(facts.resolutions)
   if (wanted === undefined) {
     wanted = Object.freeze(facts.resolutions.filter((r) => r.lookup.reachable && !r.own).map((r) => r.bgpNextHop)) as string[]
@@ -99,7 +99,7 @@ export function wantedGateways(facts: PrefixFacts): string[] {
 const wantedOf = new WeakMap<readonly NexthopResolution[], string[]>()
 
 /** A BIRD path its kernel protocol learnt from the kernel (`[kernel1 …]`, BIRD 2/3 `Kernel.source`, 1.6 `krt_source`): no BGP path. */
-export function kernelLearnt(ctx: Context, route: BirdRoute): boolean {
+export function kernelLearnt(ctx: SnapshotIndex, route: BirdRoute): boolean {
   if (ctx.birdKernelProtocols.has(route.protocol)) return true
   if ((route.source ?? '').toLowerCase() === 'kernel') return true
   if (isBgpSource(route)) return false
@@ -109,7 +109,7 @@ export function kernelLearnt(ctx: Context, route: BirdRoute): boolean {
 const isBgpSource = (route: BirdRoute): boolean => route.bgpNextHop !== undefined || (route.source ?? '').toUpperCase() === 'BGP'
 
 /** The tunnel endpoints a kernel route sends the prefix to: its gateways, when every next hop is on the tunnel. */
-export function tunnelEndpoints(ctx: Context, route: KernelRoute | undefined): string[] | undefined {
+export function tunnelEndpoints(ctx: SnapshotIndex, route: KernelRoute | undefined): string[] | undefined {
   if (!route || route.type !== 'unicast' || route.nexthops.length === 0) return undefined
   const dev = ctx.snapshot.tunnelDev
   const out: string[] = []
@@ -131,7 +131,7 @@ const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
  * route, or nothing (empty) when no correction is needed: not an IP-in-IP prefix, this node's own, no BGP next hop
  * the kernel can reach, or the route of BIRD (or another owner) already right, the durable fix in place.
  */
-export function overlayGateways(ctx: Context, facts: PrefixFacts): string[] {
+export function overlayGateways(ctx: SnapshotIndex, facts: PrefixFacts): string[] {
   if (!facts.tunnelExpected || facts.local) return NO_GATEWAYS
   const wanted = ownerGateways(ctx, facts.prefix, wantedGateways(facts))
   if (wanted.length === 0) return NO_GATEWAYS
@@ -152,7 +152,7 @@ const NO_GATEWAYS = Object.freeze([]) as unknown as string[]
  * With Calico's truth, of the wanted next hops only the block's owner's address (DESIGN §5: N must also be the owner's);
  * without the truth, or for a block it does not place on another node, the wanted next hops as they are.
  */
-export function ownerGateways(ctx: Context, prefix: string, gateways: string[]): string[] {
+export function ownerGateways(ctx: SnapshotIndex, prefix: string, gateways: string[]): string[] {
   if (gateways.length === 0) return gateways
   const owner = ctx.cluster?.ownerOf(prefix)
   if (owner?.address === undefined || owner.block === undefined || owner.node === ctx.clusterNode?.name) return gateways
@@ -161,7 +161,7 @@ export function ownerGateways(ctx: Context, prefix: string, gateways: string[]):
 }
 
 /** Does one of routedoctor's routes carry exactly the overlay's endpoints (in any table)? */
-export function carriesPlan(ctx: Context, route: KernelRoute, gateways: readonly string[]): boolean {
+export function carriesPlan(ctx: SnapshotIndex, route: KernelRoute, gateways: readonly string[]): boolean {
   const hops = tunnelEndpoints(ctx, route)
   return gateways.length > 0 && hops !== undefined && sameSet(hops, gateways) && route.nexthops.every((n) => n.flags.includes('onlink') || route.flags.includes('onlink'))
 }
@@ -170,7 +170,7 @@ export function carriesPlan(ctx: Context, route: KernelRoute, gateways: readonly
  * Does the route in force tunnel the prefix to an endpoint none of BIRD's best BGP paths names (DESIGN §4 misrouted),
  * or is there a route in force and no BGP path at all for a prefix that is not this node's?
  */
-export function misrouted(ctx: Context, facts: PrefixFacts): boolean {
+export function misrouted(ctx: SnapshotIndex, facts: PrefixFacts): boolean {
   if (facts.local || !facts.effective || !ctx.haveBird) return false
   const hops = tunnelEndpoints(ctx, facts.effective)
   // BIRD's paths without a BGP next hop (plain `show route`) name no endpoint: nothing to judge against
@@ -184,7 +184,7 @@ export function misrouted(ctx: Context, facts: PrefixFacts): boolean {
  * the fork's krt_tunnel is honoured on single-path routes only; upstream BIRD points a route at the tunnel only through
  * a filter setting ifname/onlink/gw; BIRD 3.0/3.1 (and 1.6) have no onlink, so no filter can.
  */
-export function whyOffTunnel(ctx: Context, multipath: boolean): string {
+export function whyOffTunnel(ctx: SnapshotIndex, multipath: boolean): string {
   const dev = ctx.snapshot.tunnelDev
   const status = ctx.snapshot.bird.status
   const filter = ctx.snapshot.bird.config?.tunnelFilter
@@ -214,7 +214,7 @@ export function whyOffTunnel(ctx: Context, multipath: boolean): string {
 }
 
 /** What to do about a tunnel prefix off the tunnel: program it through the tunnel, when BIRD's next hops are known. */
-export function tunnelFixAdvice(ctx: Context, facts: PrefixFacts): string {
+export function tunnelFixAdvice(ctx: SnapshotIndex, facts: PrefixFacts): string {
   const dev = ctx.snapshot.tunnelDev
   if (facts.bgpNextHops.length === 0) {
     return ctx.haveBird

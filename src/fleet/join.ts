@@ -3,9 +3,9 @@
 // diagnosis is dropped once folded: only its broken blocks are kept.
 import {indexOfKey, prefixKey} from '../model/prefix-key.js'
 import {clusterIndex, type CalicoTruth, type ClusterIndex} from '../model/calico.js'
-import {FELIX_PROTOCOL, type Context} from '../model/context.js'
+import {FELIX_PROTOCOL, type SnapshotIndex} from '../model/snapshot-index.js'
 import type {Finding, Severity, Verdict} from '../model/types.js'
-import {isSettledPrefixes, type CheckRun} from '../report/report.js'
+import {isBulkHealthyPrefixes, type CheckRun} from '../report/report.js'
 
 export const FLEET_SCHEMA = 1
 
@@ -71,7 +71,7 @@ const worse = (a: Verdict, b: Verdict): Verdict => (VERDICT_ORDER.indexOf(a) <= 
 
 export class FleetJoin {
   private readonly index?: ClusterIndex
-  // the blocks' keys (model/prefix-key.ts prefixKey) ascending, and each one's owner: settled runs are looked up by key
+  // the blocks' keys (model/prefix-key.ts prefixKey) ascending, and each one's owner: bulk-healthy runs are looked up by key
   private ownerKeys = new Float64Array(0)
   private ownerNames: string[] = []
   private readonly nodes = new Map<string, FleetNode>()
@@ -95,8 +95,8 @@ export class FleetJoin {
     return this.nodes.get(name)?.source !== undefined
   }
 
-  /** Fold in one node's check (consumed here) over its Context. */
-  add(name: string, source: string, ctx: Context, run: CheckRun): void {
+  /** Fold in one node's check (consumed here) over its SnapshotIndex. */
+  add(name: string, source: string, ctx: SnapshotIndex, run: CheckRun): void {
     const s = ctx.snapshot
     const node: FleetNode = this.nodes.get(name) ?? {name}
     node.source = source
@@ -121,7 +121,7 @@ export class FleetJoin {
       return (last = p)
     }
     for (const l of run.lines) {
-      if (isSettledPrefixes(l)) {
+      if (isBulkHealthyPrefixes(l)) {
         for (let j = l.from; j < l.to; j++) {
           const to = this.ownerOfKey(l.keys[j])
           if (to === undefined || to === name) continue
@@ -243,7 +243,7 @@ function differing(nodes: FleetNode[], value: (n: FleetNode) => string | undefin
 }
 
 /** Where a node sends a prefix: the tunnel endpoints of the route in force, else BIRD's BGP next hops ('' for nowhere). */
-function endpointOf(ctx: Context, prefix: string): string {
+function endpointOf(ctx: SnapshotIndex, prefix: string): string {
   const facts = ctx.facts(prefix)
   const r = facts.effective
   if (facts.local) return 'this node'
@@ -253,8 +253,8 @@ function endpointOf(ctx: Context, prefix: string): string {
   return [...facts.bgpNextHops].sort().join(' ')
 }
 
-/** Who programs this node's IP-in-IP block routes: BIRD (proto bird, and the routes settled in bulk), Felix (proto 80). */
-function routeOwner(ctx: Context): FleetNode['routeOwner'] {
+/** Who programs this node's IP-in-IP block routes: BIRD (proto bird, and the routes reported in bulk), Felix (proto 80). */
+function routeOwner(ctx: SnapshotIndex): FleetNode['routeOwner'] {
   let bird = (ctx.snapshot.healthy?.keys.length ?? 0) > 0
   let felix = false
   const dev = ctx.snapshot.tunnelDev

@@ -150,21 +150,21 @@ export function clusterIndex(truth: CalicoTruth): ClusterIndex {
   return index
 }
 
-/** What the truth says of a prefix key for the bulk settling: the BGP next hop it wants (null: none is right), and its owner. */
-interface SettleTruth {
+/** What the truth says of a prefix key for the bulk separation: the BGP next hop it wants (null: none is right), and its owner. */
+interface BulkTruth {
   want: string | null
   node?: string
 }
 
-const settleTruths = new WeakMap<ClusterIndex, Map<number, SettleTruth>>()
+const bulkTruths = new WeakMap<ClusterIndex, Map<number, BulkTruth>>()
 
 /**
- * For the bulk settling of healthy prefixes (bulk/healthy.ts): which prefix keys the truth forbids settling
+ * For the bulk separation of healthy prefixes (bulk/healthy.ts): which prefix keys the truth forbids reporting in bulk
  * with BGP next hop `hop`: a block whose owner's address is not `hop`, this node's own block, a block whose
  * affinities conflict or that has no IPAMBlock, a borrowed address. The rules read those.
  */
-export function truthUnsettled(index: ClusterIndex, nodeName: string | undefined, keyOf: (prefix: string) => number): (key: number, hop: string) => boolean {
-  let keys = settleTruths.get(index)
+export function truthForbidsBulk(index: ClusterIndex, nodeName: string | undefined, keyOf: (prefix: string) => number): (key: number, hop: string) => boolean {
+  let keys = bulkTruths.get(index)
   if (keys === undefined) {
     keys = new Map()
     for (const o of index.owners.values()) {
@@ -175,7 +175,7 @@ export function truthUnsettled(index: ClusterIndex, nodeName: string | undefined
       else if (o.address !== undefined) keys.set(keyOf(o.cidr), {want: o.address, node: o.node})
     }
     for (const b of index.truth.blocks) for (const a of b.borrowed) keys.set(keyOf(`${a.address}/32`), {want: null})
-    settleTruths.set(index, keys)
+    bulkTruths.set(index, keys)
   }
   const known = keys
   return (key, hop) => {

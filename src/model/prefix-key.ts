@@ -8,7 +8,7 @@ export function prefixKey(prefix: string, from = 0, to = prefix.length): number 
   const v = ipv4Value(prefix, from, slash)
   if (v < 0) return -1
   const len = lengthValue(prefix, slash + 1, 32, to)
-  // BIRD and iproute2 print networks without host bits: anything else is not set aside
+  // BIRD and iproute2 print networks without host bits: anything else is not deferred
   return len < 0 || ipv4Network(v, len) !== v ? -1 : networkKey(v, len)
 }
 

@@ -221,22 +221,22 @@ import type {CalicoTruth} from './calico.js'
  * onlink tunnel route, neither in `kernelRoutes` nor in `bird.routes`. Verdict ok, no findings.
  */
 export interface HealthyPrefixes {
-  keys: Float64Array // bulk/aside.ts prefixKey, ascending
+  keys: Float64Array // model/prefix-key.ts prefixKey, ascending
   bgpNextHops: string[] // the distinct BGP next hops of their paths and of BrokenPrefixes' (node-wide checks look at them)
 }
 
 /**
- * Pool prefixes `check`'s text report settled broken in bulk (bulk/healthy.ts): BIRD's one BGP path, with a
+ * Pool prefixes `check`'s text report keeps as numbers, broken (bulk/healthy.ts): BIRD's one BGP path, with a
  * reachable BGP next hop, and the kernel's one `proto bird` route, off the tunnel; neither in `kernelRoutes` nor in
  * `bird.routes`. Each has the verdict and the one finding (an error) of its kind, BROKEN_KINDS[kinds[i]]. Their BGP
  * next hops are in HealthyPrefixes.bgpNextHops.
  */
 export interface BrokenPrefixes {
-  keys: Float64Array // bulk/aside.ts prefixKey, ascending
+  keys: Float64Array // model/prefix-key.ts prefixKey, ascending
   kinds: Uint8Array
 }
 
-/** The kinds of BrokenPrefixes: a multipath route over the underlay, a single-path one, BIRD's `unreachable`. */
+/** The kinds of BrokenPrefixes: a single-path route over the underlay, a multipath one, BIRD's `unreachable`. */
 export const BROKEN_KINDS = [
   {verdict: 'not-tunneled', finding: 'tunnel-not-programmed'},
   {verdict: 'not-tunneled', finding: 'tunnel-bypassed-by-ecmp'},
@@ -246,18 +246,24 @@ export const BROKEN_KINDS = [
 export type BrokenKind = (typeof BROKEN_KINDS)[number]
 export const [NOT_PROGRAMMED, BYPASSED_BY_ECMP, UNRESOLVABLE_BY_BIRD] = [0, 1, 2]
 
-/** The lines of a released text that evidence still cites (src/bulk/release.ts keeps them). */
+/** The lines of a dropped text that evidence still cites (src/bulk/drop-texts.ts keeps them). */
 export interface CitedLines {
   /** Lines [from, to] (1-based), `\n`-separated; undefined when they were not kept. */
   lines(from: number, to: number): string | undefined
 }
 
+/** The --protocol and --table a snapshot records (overlay-settings.json): a replay reads routedoctor's routes by them. */
+export interface OverlaySettingsRecord {
+  protocol?: number
+  table?: number
+}
+
 export interface SourceFile {
   name: string // DESIGN §3 file name
   path?: string // where it was read from, when not the snapshot's own NAME (a parse error names it)
-  text?: string // raw as collected ('' once released: bulk/release.ts)
-  kept?: CitedLines // once its text is released, the lines still cited
-  released?: number // once its text is released, how long it was
+  text?: string // raw as collected ('' once dropped: bulk/drop-texts.ts)
+  kept?: CitedLines // once its text is dropped, the lines still cited
+  droppedLength?: number // once its text is dropped, how long it was
   error?: string // why it could not be collected
   command?: string
   exitStatus?: number
@@ -287,8 +293,9 @@ export interface Snapshot {
   tunnelDev: string
   calico?: CalicoTruth // Calico's cluster truth (`calico/*.json`, --calico, --kube)
   nodeName?: string // the Kubernetes node this snapshot is (--node, node-name.txt, or found in the truth)
-  healthy?: HealthyPrefixes // once settled
-  broken?: BrokenPrefixes // once settled, for check's text report only
+  overlay?: OverlaySettingsRecord // the --protocol and --table it was diagnosed with (overlay-settings.json)
+  healthy?: HealthyPrefixes // once separated
+  broken?: BrokenPrefixes // once separated, for check's text report only
   // a collection of one prefix's routes (services/targeted.ts): the BGP next hops of the pool paths it left out
   otherNextHops?: string[]
 }

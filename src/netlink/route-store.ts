@@ -1,7 +1,7 @@
 // The kernel's IPv4 routes, kept current without reading the table again: one dump, then every route notification
 // applied. Each route is held as a copy of its netlink message, decoded only when a diagnosis reads it, so a full
 // table costs its messages' bytes rather than a million route objects. Routes are found by their network's key
-// (model/aside.ts networkKey): the routes at a prefix, and the routes a longest-prefix lookup of an address can find.
+// (model/prefix-key.ts networkKey): the routes at a prefix, and the routes a longest-prefix lookup of an address can find.
 import {endianness} from 'node:os'
 
 import {networkKey} from '../model/prefix-key.js'

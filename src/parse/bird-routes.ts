@@ -38,7 +38,7 @@ class Interner {
  * Values derived from a span of text (an attribute's value), by that text: consecutive routes mostly
  * repeat the last one's, and a full table has a few hundred others. `derive` must be a pure function.
  */
-export class SpanValues<T> {
+export class SubstringMemo<T> {
   private lastText: string | undefined
   private lastValue!: T
   private readonly byText = new Map<string, T>()
@@ -108,7 +108,7 @@ export function attributeKind(s: string, start: number, end: number): number {
 }
 
 /**
- * src[start, end) as bulk/aside.ts prefixKey gives it (network · 64 + length) when it is dotted-quad
+ * src[start, end) as model/prefix-key.ts prefixKey gives it (network · 64 + length) when it is dotted-quad
  * `A.B.C.D/LEN` that canonicalPrefix returns unchanged (no leading zeros, no host bits), else -1. Nearly
  * every network of a full table is, and this needs no slice to find out. -1 only means "not known
  * canonical": prefixOf decides then.
@@ -223,7 +223,7 @@ export class ParsedBirdRoute implements BirdRoute {
   /** Line of the first attribute line; the others follow it, unless `attrLines` lists them. */
   attrLine = 0
   attrLines?: number[]
-  // Where it is in the whole text it was read from in place, for releasing that text (bulk/release.ts): its
+  // Where it is in the whole text it was read from in place, for dropping that text (bulk/drop-texts.ts): its
   // header line's start, its last line's end, its attribute text's start (-1: not known, as when fed line by
   // line). Private, so that routes of equal fields are equal whatever text they came from.
   #textAt = -1
@@ -375,8 +375,8 @@ export class BirdRouteParser {
   private prefix: string | undefined // network of the last primary header, for secondary routes
   private skipNet = false // inside a non-IP network (flowspec, ROA...): its lines are consumed, not kept
   private table: string | undefined
-  // skimming (see setAside): a network's only path is read for its key, source and BGP next hop, not built
-  private asideTo: BirdAside | undefined
+  // skimming (see deferTo): a network's only path is read for its key, source and BGP next hop, not built
+  private deferredTo: DeferredPathSink | undefined
   private skimming = false
   private skim = {key: 0, kernel: 0, offset: 0, end: 0, line: 0, table: undefined as string | undefined, source: '', bgpNextHop: undefined as string | undefined, build: false,
     unreachable: false}
@@ -389,16 +389,16 @@ export class BirdRouteParser {
   // the protocol name: V8 hashes a copy that short several times faster than a longer slice of the dump.
   private readonly restsByProtocol = new Map<string, {text: string; rest: HeaderRest | string}>()
   // attribute values, by their text
-  private readonly sources = new SpanValues((v) => {
+  private readonly sources = new SubstringMemo((v) => {
     const src = sourceOf(v)
     return src.length > 0 ? this.intern.get(src) : src
   })
-  private readonly bgpNextHops = new SpanValues((v) => {
+  private readonly bgpNextHops = new SubstringMemo((v) => {
     const nh = bgpNextHopOf(v)
     return nh === undefined ? nh : this.intern.get(nh)
   })
-  private readonly origins = new SpanValues((v) => this.intern.get(v.trim()))
-  private readonly integers = new SpanValues(integer)
+  private readonly origins = new SubstringMemo((v) => this.intern.get(v.trim()))
+  private readonly integers = new SubstringMemo(integer)
 
   /**
    * With `onRoute`, each finished route is handed over and not retained (streaming use). `source`: the
@@ -466,28 +466,28 @@ export class BirdRouteParser {
   }
 
   /**
-   * Skim instead of building the paths that may be set aside (bulk/aside.ts): a primary `unicast` (or `unreachable`) path of an
-   * IPv4 network whose header is read in place and where the kernel set a route aside (`kernelAt`), or that is
+   * Skim instead of building the paths that may be deferred (bulk/deferred.ts): a primary `unicast` (or
+   * `unreachable`) path of an IPv4 network whose header is read in place and where the kernel deferred a route (`kernelAt`), or that is
    * outside every pool (`outside`). Its lines
    * are read only for the source and the BGP next hop (next hops are still checked, as building them would).
-   * It is set aside (`onAside`) when it turns out to be its network's only path, over BGP, with an IPv4 BGP
+   * It is deferred (`onDeferred`) when it turns out to be its network's only path, over BGP, with an IPv4 BGP
    * next hop, and every line was one the in-place paths read; otherwise it is built after all, from its text,
    * and handed over as any other path: results and errors are the same as without skimming.
    */
-  setAside(aside: BirdAside): void {
-    this.asideTo = aside
+  deferTo(deferred: DeferredPathSink): void {
+    this.deferredTo = deferred
   }
 
-  /** The skimmed path, set aside or (`build`, or not of the shape) built. */
+  /** The skimmed path, deferred or (`build`, or not of the shape) built. */
   private endSkim(build: boolean): void {
     this.skimming = false
     this.hopCount = 0
     const k = this.skim
     if (!build && !k.build && k.source === 'BGP' && k.bgpNextHop !== undefined && ipv4Value(k.bgpNextHop) >= 0) {
-      this.asideTo!.onAside(k.key, k.kernel, k.bgpNextHop, k.offset, k.end, k.line, k.table, k.unreachable)
+      this.deferredTo!.onDeferred(k.key, k.kernel, k.bgpNextHop, k.offset, k.end, k.line, k.table, k.unreachable)
       return
     }
-    for (const route of this.asideTo!.reader.at(k.offset, k.line, k.table, k.end)) {
+    for (const route of this.deferredTo!.reader.at(k.offset, k.line, k.table, k.end)) {
       if (this.onRoute) this.onRoute(route)
       else this.routes.push(route)
     }
@@ -819,10 +819,10 @@ export class BirdRouteParser {
     if (c0 !== 32) {
       this.skipNet = false
       this.prefix = prefix
-      if (this.asideTo !== undefined && rest.primary && !rest.kernelSyncFailed && (rest.dest === 'unicast' || rest.dest === 'unreachable')) {
+      if (this.deferredTo !== undefined && rest.primary && !rest.kernelSyncFailed && (rest.dest === 'unicast' || rest.dest === 'unreachable')) {
         const key = netKey >= 0 ? netKey : prefixKey(prefix) // read by prefixOf: canonical now, or not IPv4
-        const kernel = key < 0 ? -1 : this.asideTo.kernelAt.get(key)
-        if (kernel >= 0 || (key >= 0 && this.asideTo.outside?.(key) === true)) {
+        const kernel = key < 0 ? -1 : this.deferredTo.kernelAt.get(key)
+        if (kernel >= 0 || (key >= 0 && this.deferredTo.outside?.(key) === true)) {
           const k = this.skim
           k.key = key
           k.kernel = kernel
@@ -848,7 +848,7 @@ export class BirdRouteParser {
     return true
   }
 
-  /** A TAB line of a skimmed path (see setAside), read in place. */
+  /** A TAB line of a skimmed path (see deferTo), read in place. */
   private skimSpan(src: string, start: number, end: number, line: number): boolean {
     const k = this.skim
     k.end = end
@@ -981,7 +981,7 @@ export interface KeyLookup {
 
 /**
  * Where parseBirdRoutes sends, unbuilt, the paths of its shape (src/bulk keeps them as numbers): `kernelAt` and
- * `outside` say which networks qualify; `add` gets what BirdAside.onAside gets and the path's place in the dump.
+ * `outside` say which networks qualify; `add` gets what DeferredPathSink.onDeferred gets and the path's place in the dump.
  */
 export interface BirdPathSink {
   readonly kernelAt: KeyLookup
@@ -990,42 +990,43 @@ export interface BirdPathSink {
     unreachable: boolean): void
 }
 
-/** Where a skimming parser (setAside) sends the paths it sets aside, and what it builds skimmed paths with. */
-export interface BirdAside {
+/** Where a skimming parser (deferTo) sends the paths it defers, and what it builds skimmed paths with. */
+export interface DeferredPathSink {
   kernelAt: KeyLookup
-  /** Is a network key outside every pool (its path may be set aside without a kernel route: `kernel` -1)? */
+  /** Is a network key outside every pool (its path may be deferred without a kernel route: `kernel` -1)? */
   outside?: (key: number) => boolean
   reader: BirdBlockReader
   /** `offset` and `end`: where the path's text starts, and where its last line read ends. */
-  onAside(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, unreachable: boolean): void
+  onDeferred(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, unreachable: boolean): void
 }
 
 /**
  * Every route of a `show route [all]` reply, in output order (best route of a network first). With
- * `aside`, the paths of its shape (see bulk/aside.ts) are set aside there instead of returned.
+ * `deferred`, the paths of its shape (see bulk/deferred.ts) are deferred there instead of returned.
  */
-export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt', aside?: BirdPathSink): BirdRoute[] {
+export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt', deferred?: BirdPathSink): BirdRoute[] {
   const routes: BirdRoute[] = []
-  let count = 0 // paths so far, set aside or not: a path's ordinal
-  const parser = aside === undefined ? new BirdRouteParser(file, undefined, text) : new BirdRouteParser(file, (route) => {
+  let count = 0 // paths so far, deferred or not: a path's ordinal
+  const parser = deferred === undefined ? new BirdRouteParser(file, undefined, text) : new BirdRouteParser(file, (route) => {
     routes.push(route)
     count++
   }, text)
-  if (aside !== undefined) {
-    parser.setAside({
-      kernelAt: aside.kernelAt,
-      outside: aside.outside,
+  if (deferred !== undefined) {
+    parser.deferTo({
+      kernelAt: deferred.kernelAt,
+      outside: deferred.outside,
       reader: new BirdBlockReader(text, file),
-      onAside: (key, kernel, bgpNextHop, offset, end, line, table, unreachable) => aside.add(key, kernel, bgpNextHop, offset, end, line, table, count++, unreachable),
+      onDeferred: (key, kernel, bgpNextHop, offset, end, line, table, unreachable) =>
+        deferred.add(key, kernel, bgpNextHop, offset, end, line, table, count++, unreachable),
     })
   }
   frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c), (src, start, end, line) => parser.lineSpan(src, start, end, line))
-  const built = parser.end() // with `aside`, routes came through the callback instead
-  return aside === undefined ? built : routes
+  const built = parser.end() // with `deferred`, routes came through the callback instead
+  return deferred === undefined ? built : routes
 }
 
 /**
- * The paths of networks of a birdc dump, parsed as parseBirdRoutes parsed them: paths it set aside, read
+ * The paths of networks of a birdc dump, parsed as parseBirdRoutes parsed them: paths it deferred, read
  * after all. One parser reads them all, so they must be asked for in the order of the dump.
  */
 export class BirdBlockReader {

@@ -1,7 +1,7 @@
 // Helpers shared by the iproute2 parsers: line splitting, JSON with positions, table ids.
 import {tableIdOf as tableId} from '../model/fib.js'
 import {ParseError} from '../model/errors.js'
-import {detached} from './detach.js'
+import {ownCopy} from './own-copy.js'
 import {canonicalAddress, canonicalPrefix, familyOf, ipv4Value} from '../model/prefix.js'
 import type {Family, Gateway, KernelRoute, Nexthop, RouteType, SourcePos} from '../model/types.js'
 
@@ -166,7 +166,7 @@ function lastNonBlank(s: string): number {
 }
 
 /** Offset of the first JSON syntax error (Node 20 does not always say where). */
-function jsonErrorOffset(s: string): number {
+export function jsonErrorOffset(s: string): number {
   let i = 0
   const fail = (): never => {
     throw i
@@ -375,13 +375,13 @@ function gateway(raw: RawGateway, pos: SourcePos): Gateway {
   const known = gateways.get(key)
   if (known) return known
   const g = makeGateway(raw, pos)
-  if (gateways.size < 100_000) gateways.set(detached(key), g) // kept across parses: not a view into this dump's text
+  if (gateways.size < 100_000) gateways.set(ownCopy(key), g) // kept across parses: not a view into this dump's text
   return g
 }
 
 function makeGateway(raw: RawGateway, pos: SourcePos): Gateway {
   // shared by every route through it, and kept across parses: not a view into this dump's text
-  const address = canonicalAddress(detached(raw.host))
+  const address = canonicalAddress(ownCopy(raw.host))
   if (address === undefined) throw new ParseError(pos.file, pos.line, 'a gateway address', raw.host)
   const family: Family = raw.family === 'inet6' || raw.family === 'inet' ? raw.family : familyOf(address)
   return {family, address}
@@ -408,7 +408,7 @@ function sharedNexthops(list: Nexthop[]): Nexthop[] {
     if (known) return known
   }
   for (const n of list) {
-    if (n.dev !== undefined) n.dev = detached(n.dev) // kept across parses: not a view into this dump's text
+    if (n.dev !== undefined) n.dev = ownCopy(n.dev) // kept across parses: not a view into this dump's text
     Object.freeze(n)
   }
   Object.freeze(list)
@@ -417,7 +417,7 @@ function sharedNexthops(list: Nexthop[]): Nexthop[] {
     if (!byDev) singleLists.set(first.gateway, (byDev = new Map()))
     byDev.set(first.dev, list)
   } else {
-    nexthopLists.set(detached(key), list)
+    nexthopLists.set(ownCopy(key), list)
   }
   return list
 }

@@ -42,15 +42,15 @@ export interface IpRouteParseOptions {
   /** Family of a route whose family nothing on it reveals (`default dev wg0`): e.g. inet6 for `ip -6` output. */
   family?: Family
   /**
-   * Where to set aside, unbuilt, the routes of BIRD's tunnel shape (see bulk/aside.ts) through its
-   * device; they are then not in the list returned. Only a scanned file sets any aside.
+   * Where to defer (leave unbuilt) the routes of BIRD's tunnel shape (see bulk/deferred.ts) through its
+   * device; they are then not in the list returned. Only a scanned file defers any.
    */
-  aside?: TunnelRouteSink
+  deferred?: TunnelRouteSink
   /**
-   * For `check`: where to set aside, unbuilt, IPv4 routes outside every pool (bulk/aside.ts); they are then not
-   * in the list returned either. Only a scanned file sets any aside, and only routes of a shape already built.
+   * For `check`: where to defer (leave unbuilt) IPv4 routes outside every pool (bulk/deferred.ts); they are then not
+   * in the list returned either. Only a scanned file defers any, and only routes of a shape already built.
    */
-  beside?: OutsideRouteSink
+  outsidePool?: OutsideRouteSink
 }
 
 export interface GenericParseOptions extends IpRouteParseOptions {
@@ -77,8 +77,8 @@ export function scanIpRouteJson(text: string, file = 'ip-j-d-route.json', opts: 
     // error it reports first
   }
   if (routes === undefined) {
-    opts.aside?.clear()
-    opts.beside?.clear()
+    opts.deferred?.clear()
+    opts.outsidePool?.clear()
   }
   return routes
 }
@@ -170,10 +170,10 @@ const OUTSIDE = new Error('outside the scanned subset')
  * file (bad JSON or anything the scanner cannot place). Elements the scanner declines are JSON.parse'd
  * one by one and read as the generic path reads them. Throws what buildRoute throws.
  */
-function scanRoutes(text: string, open: number, close: number, pos: SourcePos, {family, aside, beside}: IpRouteParseOptions): KernelRoute[] | undefined {
+function scanRoutes(text: string, open: number, close: number, pos: SourcePos, {family, deferred, outsidePool}: IpRouteParseOptions): KernelRoute[] | undefined {
   const routes: KernelRoute[] = []
-  // a route's place among all of the file's, built or set aside
-  const ordinal = (): number => routes.length + (aside?.size ?? 0) + (beside?.size ?? 0)
+  // a route's place among all of the file's, built or deferred
+  const ordinal = (): number => routes.length + (deferred?.size ?? 0) + (outsidePool?.size ?? 0)
   const scanner = new RouteScanner(text)
   let i = skipBlanks(text, open + 1)
   if (text.charCodeAt(i) === RBRACKET) return i === close ? routes : undefined
@@ -189,10 +189,10 @@ function scanRoutes(text: string, open: number, close: number, pos: SourcePos, {
     }
     if (read) {
       const shape = scanner.shape
-      // BIRD's tunnel routes: set aside, not built (the first of a shape is built: it decides the shape)
-      if (aside === undefined || shape?.like === undefined || !(shape.tunnel ??= isTunnelShape(shape, aside.tunnelDev)) ||
-        !aside.add(scanner.dstKey(), scanner.gatewayValue(), scanner.metric ?? 0, ordinal())) {
-        if (!(aside !== undefined && setOffTunnel(scanner, aside, ordinal())) && (beside === undefined || !setBeside(scanner, beside, ordinal()))) {
+      // BIRD's tunnel routes: deferred, not built (the first of a shape is built: it decides the shape)
+      if (deferred === undefined || shape?.like === undefined || !(shape.tunnel ??= isTunnelShape(shape, deferred.tunnelDev)) ||
+        !deferred.add(scanner.dstKey(), scanner.gatewayValue(), scanner.metric ?? 0, ordinal())) {
+        if (!(deferred !== undefined && deferOffTunnel(scanner, deferred, ordinal())) && (outsidePool === undefined || !deferOutsidePool(scanner, outsidePool, ordinal()))) {
           routes.push(scannedRoute(scanner, pos, family))
         }
       }
@@ -251,36 +251,36 @@ function isOffTunnelShape(shape: Shape, tunnelDev: string): boolean {
 }
 
 /**
- * Set the route the scanner just read aside as BIRD's route off the tunnel (isOffTunnelShape), when its next-hop
- * list is known: then its key, metric and that list make it again, as scannedRoute would build it. False when it
- * is to be built.
+ * Defer the route the scanner just read as BIRD's route off the tunnel (isOffTunnelShape), when its next-hop list
+ * is known: then its key, metric and that list make it again, as scannedRoute would build it. False when it is to
+ * be built.
  */
-function setOffTunnel(scanner: RouteScanner, aside: TunnelRouteSink, ordinal: number): boolean {
+function deferOffTunnel(scanner: RouteScanner, deferred: TunnelRouteSink, ordinal: number): boolean {
   const shape = scanner.shape
-  if (shape === undefined || shape.like === undefined || !(shape.offTunnel ??= isOffTunnelShape(shape, aside.tunnelDev))) return false
+  if (shape === undefined || shape.like === undefined || !(shape.offTunnel ??= isOffTunnelShape(shape, deferred.tunnelDev))) return false
   const key = scanner.dstKey()
   if (key < 0) return false
   const seen = shape.nexthops.get(scanner.gatewayHost)
   if (seen === undefined || !seen.sure) return false
-  return aside.addOffTunnel(key, scanner.metric ?? 0, shape.like, seen.list, ordinal)
+  return deferred.addOffTunnel(key, scanner.metric ?? 0, shape.like, seen.list, ordinal)
 }
 
 /**
- * Set the route the scanner just read aside outside the pools, when it is IPv4, outside every pool and would be
+ * Defer the route the scanner just read as outside the pools, when it is IPv4, outside every pool and would be
  * built like its shape's model (scannedRoute) with that model's source address: then its key, metric and next-hop
- * list make it again (src/bulk/aside.ts besideKernelRoute), and nothing of it can fail. False when it is to be built.
+ * list make it again (src/bulk/deferred.ts outsidePoolRoute), and nothing of it can fail. False when it is to be built.
  */
-function setBeside(scanner: RouteScanner, beside: OutsideRouteSink, ordinal: number): boolean {
+function deferOutsidePool(scanner: RouteScanner, outsidePool: OutsideRouteSink, ordinal: number): boolean {
   const shape = scanner.shape
   if (shape === undefined || shape.like === undefined) return false
   const like = shape.like
   // not the local table's, which check reads whatever the pools; a varying source address is checked as it is built
-  if (!(shape.beside ??= like.tableId !== 255 && like.type !== 'local' && !shape.varying.includes(PREFSRC))) return false
+  if (!(shape.outsidePool ??= like.tableId !== 255 && like.type !== 'local' && !shape.varying.includes(PREFSRC))) return false
   const key = scanner.dstKey()
-  if (key < 0 || !beside.outside(key)) return false
+  if (key < 0 || !outsidePool.outside(key)) return false
   const seen = shape.nexthops.get(scanner.gatewayHost)
   if (seen === undefined || !seen.sure) return false
-  beside.add(key, scanner.metric ?? 0, like, seen.list, ordinal)
+  outsidePool.add(key, scanner.metric ?? 0, like, seen.list, ordinal)
   return true
 }
 
@@ -388,8 +388,8 @@ class Shape {
   like: KernelRoute | undefined
   /** Its routes are BIRD's tunnel routes (isTunnelShape), once `like` is known. */
   tunnel: boolean | undefined
-  /** Its routes outside the pools can be set aside (setBeside), once `like` is known. */
-  beside: boolean | undefined
+  /** Its routes outside the pools can be deferred (deferOutsidePool), once `like` is known. */
+  outsidePool: boolean | undefined
   /** Its routes are BIRD's routes off the tunnel (isOffTunnelShape), once `like` is known. */
   offTunnel: boolean | undefined
 
@@ -428,7 +428,7 @@ class RouteScanner {
   prefsrc: string | undefined
   metric: number | undefined
   // dst and gateway: the shape's, or a varying one's place in the text, sliced only when asked for (a route
-  // set aside needs their numbers only: dstKey, gatewayValue)
+  // deferred needs their numbers only: dstKey, gatewayValue)
   private dstText: string | undefined = ''
   private dstFrom = 0
   private dstTo = 0
@@ -495,7 +495,7 @@ class RouteScanner {
     return this.hostOf === 'gateway' ? this.gateway : this.hostOf === 'via' ? this.viaHost : ''
   }
 
-  /** prefixKey of the route last read's dst (what AsideKernelRoutes keeps), read in place. */
+  /** prefixKey of the route last read's dst (what DeferredKernelRoutes keeps), read in place. */
   dstKey(): number {
     return this.dstText === undefined ? prefixKey(this.s, this.dstFrom, this.dstTo) : prefixKey(this.dstText)
   }

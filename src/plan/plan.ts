@@ -2,12 +2,12 @@
 // `ip rule to POOL lookup TABLE` per IP-in-IP pool, a table BIRD's kernel protocol never learns from. The plan
 // is the whole overlay: routes to add or change, stale routedoctor routes to delete (routes of earlier versions
 // in BIRD's table included), the rules to add, or to remove once the overlay is empty.
-import type {Context, PrefixFacts} from '../model/context.js'
+import type {SnapshotIndex, PrefixFacts} from '../model/snapshot-index.js'
 import type {PrefixDiagnosis} from '../diagnose/engine.js'
 import {carriesPlan, overlayGateways} from '../diagnose/rule.js'
 import {tableIdOf} from '../model/fib.js'
 import type {IpRule, KernelRoute, Nexthop, PlannedNexthop, PlannedRoute, PlannedRule, ReportedRoute} from '../model/types.js'
-import {compareAddresses} from '../model/context.js'
+import {compareAddresses} from '../model/snapshot-index.js'
 
 export interface PlanItem {
   action: 'replace' | 'delete'
@@ -42,7 +42,7 @@ export interface PrefixPlan {
 
 const NO_DELETES: PlanItem[] = []
 
-export function planPrefixOverlay(ctx: Context, facts: PrefixFacts): PrefixPlan {
+export function planPrefixOverlay(ctx: SnapshotIndex, facts: PrefixFacts): PrefixPlan {
   if (!facts.pool) return {deletes: facts.ours.length === 0 ? NO_DELETES : facts.ours.map(deleteItem)}
   if (tunnelDevMissing(ctx)) return {deletes: NO_DELETES} // plan nothing through a device that is not there
   const gateways = overlayGateways(ctx, facts)
@@ -70,7 +70,7 @@ export function planPrefixOverlay(ctx: Context, facts: PrefixFacts): PrefixPlan 
 }
 
 /** The corrected route of one diagnosed prefix (explain's `plan`): written into the overlay, or null. */
-export function planPrefix(ctx: Context, d: PrefixDiagnosis): PlanItem | null {
+export function planPrefix(ctx: SnapshotIndex, d: PrefixDiagnosis): PlanItem | null {
   const p = planPrefixOverlay(ctx, d.facts)
   if (p.replace) return p.replace
   if (p.kept) return {action: 'replace', planned: fromKernel(p.kept, 'replace', ctx.snapshot.tunnelDev), mode: 'overlay'}
@@ -108,7 +108,7 @@ function fromKernel(r: KernelRoute, action: 'replace' | 'delete', dev?: string):
  * The rules the overlay needs: one `to POOL lookup TABLE` at the priority for every IP-in-IP pool while the overlay
  * holds a route, none once it is empty. A rule of the overlay's table that is not one of these goes.
  */
-export function planRules(ctx: Context, settings: OverlaySettings, overlayHoldsRoutes: boolean): PlannedRule[] {
+export function planRules(ctx: SnapshotIndex, settings: OverlaySettings, overlayHoldsRoutes: boolean): PlannedRule[] {
   const existing = ctx.snapshot.rules.filter((r) => r.table !== undefined && tableIdOf(r.table) === settings.table)
   const wanted = overlayHoldsRoutes ? ctx.snapshot.pools.filter((p) => p.mode === 'ipip').map((p) => p.cidr) : []
   const out: PlannedRule[] = []
@@ -126,12 +126,12 @@ export function planRules(ctx: Context, settings: OverlaySettings, overlayHoldsR
 }
 
 /** The links are known and the tunnel device is not among them: nothing can be routed through it. */
-function tunnelDevMissing(ctx: Context): boolean {
+function tunnelDevMissing(ctx: SnapshotIndex): boolean {
   return ctx.haveLinks && !ctx.links.has(ctx.snapshot.tunnelDev)
 }
 
 /** Why planPrefix planned nothing for a prefix that is not healthy; undefined for a healthy or local one. */
-export function whyNoPlan(ctx: Context, d: PrefixDiagnosis): string | undefined {
+export function whyNoPlan(ctx: SnapshotIndex, d: PrefixDiagnosis): string | undefined {
   const facts = d.facts
   if (d.verdict === 'ok' || d.verdict === 'local') return undefined
   if (d.verdict === 'not-in-pool' || !facts.tunnelExpected) return 'not in an IP-in-IP pool'

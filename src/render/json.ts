@@ -3,8 +3,8 @@
 // backpressure. Elements are compact, one per line: a full table's report stays greppable and cheap to produce.
 import type {Writable} from 'node:stream'
 
-import {type PrefixLine, type SettledPrefixes, isSettledPrefixes} from '../report/report.js'
-import {settledRows} from './settled.js'
+import {type CheckLine, type PrefixLine, isBulkBrokenPrefixes, isBulkHealthyPrefixes} from '../report/report.js'
+import {bulkHealthyRows} from './bulk-healthy.js'
 
 const CHUNK = 1 << 20
 
@@ -155,14 +155,13 @@ export function prefixLineJson(l: PrefixLine): string {
   return `{"prefix":${JSON.stringify(l.prefix)},"verdict":${JSON.stringify(l.verdict)},"findings":[],"plan":null}`
 }
 
-// a settled prefix's line as prefixLineJson writes it; a run's lines are one element's text, joined as writeJson joins elements
-const SETTLED_JSON = {before: '{"prefix":"', after: '","verdict":"ok","findings":[],"plan":null}', sep: ',\n    ', width: 0}
+// a bulk-healthy prefix's line as prefixLineJson writes it; a run's lines are one element's text, joined as writeJson joins elements
+const BULK_HEALTHY_JSON = {before: '{"prefix":"', after: '","verdict":"ok","findings":[],"plan":null}', sep: ',\n    ', width: 0}
 
-/** A check line as prefixLineJson writes it, or a run of settled prefixes' lines (written from their keys). */
-export function checkLineJson(l: PrefixLine | SettledPrefixes): string {
-  if (!isSettledPrefixes(l)) return prefixLineJson(l)
-  if (l.broken !== undefined) throw new Error('checkLineJson: prefixes settled broken have no findings to write (check\'s text report only)')
-  return settledRows(l, SETTLED_JSON)
+/** A check line as prefixLineJson writes it, or a run of bulk-healthy prefixes' lines (written from their keys). */
+export function checkLineJson(l: CheckLine): string {
+  if (isBulkBrokenPrefixes(l)) throw new Error('checkLineJson: prefixes reported broken in bulk have no findings to write (check\'s text report only)')
+  return isBulkHealthyPrefixes(l) ? bulkHealthyRows(l, BULK_HEALTHY_JSON) : prefixLineJson(l)
 }
 
 /** Text lines, each followed by a newline. */

@@ -2,7 +2,7 @@
 // and the exit status: 0 ok (the condition is False), 1 a problem (True), 3 unknown (what the diagnosis rests
 // on could not be read).
 import {keyPrefix} from '../model/prefix-key.js'
-import {isSettledPrefixes, type CheckRun} from '../report/report.js'
+import {isBulkBrokenPrefixes, isBulkHealthyPrefixes, type CheckRun} from '../report/report.js'
 
 export const NPD_MAX = 80
 export const NPD_UNKNOWN = 3
@@ -25,10 +25,9 @@ export function npdResult(run: CheckRun): {line: string; exitCode: 0 | 1 | typeo
     else seen.count += count
   }
   for (const l of run.lines) {
-    // a run settled broken: each prefix with an error finding
-    if (isSettledPrefixes(l)) {
-      if (l.broken !== undefined) add(l.broken.verdict, () => keyPrefix(l.keys[l.from]), l.to - l.from)
-    } else if (l.findings.some((f) => f.severity === 'error')) add(l.verdict, () => l.prefix, 1)
+    // a run reported broken in bulk: each prefix with an error finding
+    if (isBulkBrokenPrefixes(l)) add(l.broken.verdict, () => keyPrefix(l.keys[l.from]), l.to - l.from)
+    else if (!isBulkHealthyPrefixes(l) && l.findings.some((f) => f.severity === 'error')) add(l.verdict, () => l.prefix, 1)
   }
   const summary = run.summary()
   if (failed) return {line: cut(`unknown: cannot read ${failed.file}: ${failed.error}`), exitCode: NPD_UNKNOWN}

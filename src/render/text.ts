@@ -4,8 +4,9 @@ import type {ChalkInstance} from 'chalk'
 import {type AnyPlannedRoute, formatKernelRoute, ipRouteReplace, tableClause} from '../model/format.js'
 import type {FixMode, FixReport, PlannedFix} from '../report/fix.js'
 import {BROKEN_KINDS, type Evidence, type Finding, type Verdict} from '../model/types.js'
-import {type CheckReport, type CheckRun, type ExplainReport, type NodeSummary, type SettledPrefixes, isSettledPrefixes} from '../report/report.js'
-import {settledRows} from './settled.js'
+import {type CheckReport, type CheckRun, type ExplainReport, type NodeSummary, type BulkHealthyPrefixes, isBulkBrokenPrefixes, isBulkHealthyPrefixes}
+  from '../report/report.js'
+import {bulkHealthyRows} from './bulk-healthy.js'
 import {severityColor, verdictColor} from './style.js'
 
 function pad(s: string, n: number): string {
@@ -102,7 +103,7 @@ export function renderCheck(r: CheckReport, c: ChalkInstance): string {
 
 /**
  * `check` as lines, errors first, then the rest in prefix order. Broken prefixes are written as they
- * are diagnosed; the others are held until the end. A run of settled prefixes is one piece of several lines.
+ * are diagnosed; the others are held until the end. A run of bulk-healthy prefixes is one piece of several lines.
  */
 export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<string> {
   yield renderNode(r.node, c)
@@ -110,22 +111,25 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
   const width = Math.max(20, r.maxPrefixLength + 2)
   // a row without findings ends at its verdict (no trailing spaces)
   const row = (prefix: string, verdict: Verdict, ids: string) => pad(prefix, width) + verdictColor(c, verdict)(ids === '' ? verdict : pad(verdict, 16)) + ids
-  const settled = {before: '', after: verdictColor(c, 'ok')('ok'), sep: '\n', width} // row(prefix, 'ok', '')
-  // row(prefix, VERDICT, FINDING) of each kind of prefix settled broken
+  const healthyRow = {before: '', after: verdictColor(c, 'ok')('ok'), sep: '\n', width} // row(prefix, 'ok', '')
+  // row(prefix, VERDICT, FINDING) of each kind of prefix reported broken in bulk
   const brokenRows = new Map(BROKEN_KINDS.map((k) => [k, {before: '', after: verdictColor(c, k.verdict)(pad(k.verdict, 16)) + k.finding, sep: '\n', width}]))
   let header = false
   // held until the broken ones are written: ok, then local and not-in-pool, as [prefix, verdict, ids] triples
   // (three references, not a rendered line: a full table holds most of its prefixes here), and among the ok
-  // ones runs of settled prefixes (one reference each)
-  const later: Array<Array<string | SettledPrefixes>> = [[], []]
+  // ones runs of bulk-healthy prefixes (one reference each)
+  const later: Array<Array<string | BulkHealthyPrefixes>> = [[], []]
   for (const p of r.lines) {
     if (!header) {
       yield c.bold(pad('PREFIX', width) + pad('VERDICT', 16) + 'FINDINGS')
       header = true
     }
-    if (isSettledPrefixes(p)) {
-      if (p.broken !== undefined) yield settledRows(p, brokenRows.get(p.broken)!)
-      else later[0].push(p)
+    if (isBulkBrokenPrefixes(p)) {
+      yield bulkHealthyRows(p, brokenRows.get(p.broken)!)
+      continue
+    }
+    if (isBulkHealthyPrefixes(p)) {
+      later[0].push(p)
       continue
     }
     let ids = ''
@@ -142,7 +146,7 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
         yield row(at, group[i + 1] as Verdict, group[i + 2] as string)
         i += 3
       } else {
-        yield settledRows(at, settled)
+        yield bulkHealthyRows(at, healthyRow)
         i++
       }
     }
@@ -226,8 +230,8 @@ export function renderFix(r: FixReport, c: ChalkInstance): string {
   for (const e of r.entries) {
     out.push(`${c.bold(e.prefix)}  ${c.red(e.verdict)}`)
     for (const k of e.current) {
-      const gone = e.action === 'delete' ? k.tableId === e.planned.tableId && k.metric === e.planned.metric && k.protocol === e.planned.protocol
-        : k.tableId === e.planned.tableId && k.metric === e.planned.metric
+      const gone = e.action === 'delete' ? k.tableId === e.planned.table && k.metric === e.planned.metric && k.protocol === e.planned.protocol
+        : k.tableId === e.planned.table && k.metric === e.planned.metric
       out.push(...formatKernelRoute(k).split('\n').map((l, i) => `${i === 0 ? (gone ? c.red('  -') : c.dim('  =')) : '   '} ${l}`))
     }
     if (e.action === 'replace') {

@@ -1,5 +1,5 @@
 // The reports `check` and `explain` return: pure functions of a Snapshot. Presenters render them.
-import {Context, isEstablished, linkUsable} from '../model/context.js'
+import {SnapshotIndex, isEstablished, linkUsable} from '../model/snapshot-index.js'
 import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
 import {NONE} from '../diagnose/rule.js'
 import {indexOfKey, keyPrefix, keyPrefixLength, prefixKey} from '../model/prefix-key.js'
@@ -7,8 +7,8 @@ import {planPrefix, reportedRoute, whyNoPlan, type PlanItem} from '../plan/plan.
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
 import {canonicalAddress, canonicalPrefix, coveringPrefix, familyOf, hostBitsSet, prefixContains, prefixLength} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
-import {BROKEN_KINDS, type BirdRoute, type BrokenKind, type Evidence, type Finding, type KernelRoute, type Nexthop, type Pool, type ReportedRoute, type Snapshot,
-  type Verdict} from '../model/types.js'
+import {BROKEN_KINDS, type BirdRoute, type BrokenKind, type Evidence, type Finding, type KernelRoute, type Nexthop, type Pool, type ReportedRoute,
+  type Snapshot, type Verdict} from '../model/types.js'
 
 export const SCHEMA = 1
 
@@ -39,20 +39,35 @@ export interface PrefixLine {
 }
 
 /**
- * Prefixes settled ok in bulk (bulk/healthy.ts), in prefix order: `keys[from]` to `keys[to - 1]` of the snapshot's
- * healthy keys, each `ok` with no findings and no plan. Presenters write their rows from the keys (render/settled.ts),
+ * Prefixes reported ok in bulk (bulk/healthy.ts), in prefix order: `keys[from]` to `keys[to - 1]` of the snapshot's
+ * healthy keys, each `ok` with no findings and no plan. Presenters write their rows from the keys (render/bulk-healthy.ts),
  * without a PrefixLine or a prefix string for each: most of a full table.
  */
-export interface SettledPrefixes {
+export interface BulkHealthyPrefixes {
   keys: Float64Array
   from: number
   to: number // > from
-  /** Settled broken (Snapshot.broken): each of this verdict, with this one error finding; absent: each ok, none. */
-  broken?: BrokenKind
 }
 
-export function isSettledPrefixes(l: PrefixLine | SettledPrefixes): l is SettledPrefixes {
-  return (l as SettledPrefixes).keys !== undefined
+/**
+ * Prefixes reported broken in bulk (Snapshot.broken, check's text report only), in prefix order: `keys[from]` to
+ * `keys[to - 1]` of the snapshot's broken keys, each with `broken`'s verdict and its one finding, no plan.
+ */
+export interface BulkBrokenPrefixes {
+  keys: Float64Array
+  from: number
+  to: number // > from
+  broken: BrokenKind
+}
+
+export type CheckLine = PrefixLine | BulkHealthyPrefixes | BulkBrokenPrefixes
+
+export function isBulkHealthyPrefixes(l: CheckLine): l is BulkHealthyPrefixes {
+  return (l as BulkHealthyPrefixes).keys !== undefined && (l as BulkBrokenPrefixes).broken === undefined
+}
+
+export function isBulkBrokenPrefixes(l: CheckLine): l is BulkBrokenPrefixes {
+  return (l as BulkBrokenPrefixes).broken !== undefined
 }
 
 // a run's rows are one string when written: a bound on its length
@@ -89,7 +104,7 @@ export interface ExplainReport {
   node: NodeSummary
 }
 
-export function nodeSummary(ctx: Context): NodeSummary {
+export function nodeSummary(ctx: SnapshotIndex): NodeSummary {
   const s = ctx.snapshot
   return {
     host: snapshotHost(s),
@@ -126,7 +141,7 @@ export function snapshotHost(s: Pick<Snapshot, 'origin' | 'files'>): string | un
 
 const reportedOf = (item: PlanItem | null | undefined): ReportedRoute | null => (item ? reportedRoute(item.planned, item.action) : null)
 
-function line(ctx: Context, d: PrefixDiagnosis, plans: boolean): PrefixLine {
+function line(ctx: SnapshotIndex, d: PrefixDiagnosis, plans: boolean): PrefixLine {
   return {prefix: d.prefix, verdict: d.verdict, findings: d.findings, plan: plans ? reportedOf(planPrefix(ctx, d)) : null}
 }
 
@@ -143,17 +158,17 @@ export interface CheckRun {
   schema: number
   node: NodeSummary
   prefixes: Iterable<PrefixLine>
-  lines: Iterable<PrefixLine | SettledPrefixes> // the same, the settled ones in runs; consume this or `prefixes`, not both
+  lines: Iterable<CheckLine> // the same, those reported in bulk in runs; consume this or `prefixes`, not both
   maxPrefixLength: number // the longest prefix text: presenters align columns before the first line
   host: {findings: Finding[]}
   summary(): CheckReport['summary']
 }
 
-export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
+export function checkRun(ctx: SnapshotIndex, opts: CheckRunOptions = {}): CheckRun {
   const plans = opts.plans ?? true
   const {prefixes: poolPrefixes, v4Keys} = ctx.poolPrefixIndex()
-  const healthy = ctx.snapshot.healthy?.keys ?? NO_KEYS // settled in bulk: ok, merged in by key
-  const broken = ctx.snapshot.broken?.keys ?? NO_KEYS // settled in bulk, broken: merged in by key
+  const healthy = ctx.snapshot.healthy?.keys ?? NO_KEYS // reported in bulk: ok, merged in by key
+  const broken = ctx.snapshot.broken?.keys ?? NO_KEYS // reported in bulk, broken: merged in by key
   const kinds = ctx.snapshot.broken?.kinds
   let maxPrefixLength = 0
   for (const p of poolPrefixes) if (p.length > maxPrefixLength) maxPrefixLength = p.length
@@ -168,12 +183,12 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
   let count = 0
   let errors = host.filter((f) => f.severity === 'error').length
   let warnings = host.filter((f) => f.severity === 'warning').length
-  function* lines(): Generator<PrefixLine | SettledPrefixes> {
+  function* lines(): Generator<CheckLine> {
     let h = 0
     let b = 0
     for (let i = 0; i <= poolPrefixes.length; i++) {
       const before = i < v4Keys.length ? v4Keys[i] : Number.POSITIVE_INFINITY
-      // the settled prefixes below the next one diagnosed, in key order: runs of healthy ones and of broken ones
+      // those reported in bulk below the next one diagnosed, in key order: runs of healthy ones and of broken ones
       // (of one kind each)
       for (;;) {
         const hk = h < healthy.length ? healthy[h] : Number.POSITIVE_INFINITY
@@ -210,8 +225,8 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
   }
   function* prefixes(): Generator<PrefixLine> {
     for (const l of lines()) {
-      if (!isSettledPrefixes(l)) yield l
-      else if (l.broken !== undefined) throw new Error('checkRun: prefixes settled broken have no findings to list (check\'s text report only)')
+      if (isBulkBrokenPrefixes(l)) throw new Error('checkRun: prefixes reported broken in bulk have no findings to list (check\'s text report only)')
+      if (!isBulkHealthyPrefixes(l)) yield l
       else for (let j = l.from; j < l.to; j++) yield {prefix: keyPrefix(l.keys[j]), verdict: 'ok', findings: NONE, plan: null}
     }
   }
@@ -230,7 +245,7 @@ export function checkRun(ctx: Context, opts: CheckRunOptions = {}): CheckRun {
  * check's line of each of `prefixes` (canonical IPv4 or IPv6 prefixes), made as check's walk makes it; a prefix that
  * is no pool prefix of `ctx` (nothing holds it) is left out. `watch` re-diagnoses the prefixes a change touched with it.
  */
-export function checkLines(ctx: Context, prefixes: Iterable<string>, opts: CheckRunOptions = {}): PrefixLine[] {
+export function checkLines(ctx: SnapshotIndex, prefixes: Iterable<string>, opts: CheckRunOptions = {}): PrefixLine[] {
   const {prefixes: poolPrefixes, v4Keys} = ctx.poolPrefixIndex()
   const out: PrefixLine[] = []
   for (const p of prefixes) {
@@ -244,7 +259,7 @@ export function checkLines(ctx: Context, prefixes: Iterable<string>, opts: Check
 }
 
 /** The whole `check` report, materialised (the UI, bundles, tests). */
-export function checkReport(ctx: Context): CheckReport {
+export function checkReport(ctx: SnapshotIndex): CheckReport {
   const run = checkRun(ctx)
   const prefixes = [...run.prefixes]
   return {schema: run.schema, node: run.node, prefixes, host: run.host, summary: run.summary()}
@@ -256,7 +271,7 @@ const EXPECTED_TARGET = 'expected a prefix (192.168.110.128/26) or an address (1
  * What `explain` and `fix` are about: PREFIX or ADDRESS as given when something holds it, else the tunnel prefix that
  * covers it (a prefix or address inside a block is that block), else as given. Host bits in a prefix are a usage error.
  */
-export function resolveTarget(ctx: Context, query: string): string {
+export function resolveTarget(ctx: SnapshotIndex, query: string): string {
   const prefix = query.includes('/') ? canonicalPrefix(query) : canonicalPrefix(canonicalAddress(query) ?? '')
   if (!prefix) throw new UsageError(`${query}: ${EXPECTED_TARGET}`)
   const network = hostBitsSet(query)
@@ -286,7 +301,7 @@ export interface TargetScope {
 const SCOPE_LIST = 20
 
 /** The scope of `prefix` when it is not a tunnel prefix (undefined when it is one, or something holds it). */
-export function targetScope(ctx: Context, prefix: string): TargetScope | undefined {
+export function targetScope(ctx: SnapshotIndex, prefix: string): TargetScope | undefined {
   const held = ctx.birdRoutesFor(prefix).length > 0 || ctx.kernelRoutesFor(prefix).length > 0
   const pool = ctx.poolOf(prefix)
   const blockSize = familyOf(prefix) === 'inet6' ? 122 : 26
@@ -294,8 +309,8 @@ export function targetScope(ctx: Context, prefix: string): TargetScope | undefin
   if (pool && (held || len >= blockSize)) return undefined
   const all = ctx.poolPrefixes().filter((p) => prefixContains(prefix, p))
   const inside = all.slice(0, SCOPE_LIST)
-  const settled = ctx.snapshot.healthy?.keys.filter((k) => prefixContains(prefix, keyPrefix(k))).length ?? 0
-  const insideCount = all.length + settled
+  const separated = ctx.snapshot.healthy?.keys.filter((k) => prefixContains(prefix, keyPrefix(k))).length ?? 0
+  const insideCount = all.length + separated
   const holds = insideCount === 0 ? 'it holds no tunnel prefix' : `it holds ${insideCount} tunnel prefix${insideCount === 1 ? '' : 'es'}`
   const unchecked = (ctx.snapshot.uncheckedPools ?? []).find((p) => prefixContains(p.cidr, prefix))
   if (!pool && unchecked) {
@@ -315,9 +330,9 @@ export function targetScope(ctx: Context, prefix: string): TargetScope | undefin
 
 /**
  * `explain` of one prefix or address. `shared`: the node-wide parts (host findings, node summary) when the
- * caller explains many prefixes of one Context (a bundle), so they are computed once, not per prefix.
+ * caller explains many prefixes of one SnapshotIndex (a bundle), so they are computed once, not per prefix.
  */
-export function explainReport(ctx: Context, query: string, shared?: {host: Finding[]; node: NodeSummary}): ExplainReport {
+export function explainReport(ctx: SnapshotIndex, query: string, shared?: {host: Finding[]; node: NodeSummary}): ExplainReport {
   const prefix = resolveTarget(ctx, query)
   const scope = targetScope(ctx, prefix)
   if (scope) return scopeReport(ctx, prefix, query, scope, shared?.node)
@@ -361,7 +376,7 @@ function kernelRoutesOf(f: PrefixDiagnosis['facts']): KernelRoute[] {
 }
 
 /** explain of a prefix that is no tunnel prefix: what it is, and the tunnel prefixes it holds. */
-function scopeReport(ctx: Context, prefix: string, query: string, scope: TargetScope, node?: NodeSummary): ExplainReport {
+function scopeReport(ctx: SnapshotIndex, prefix: string, query: string, scope: TargetScope, node?: NodeSummary): ExplainReport {
   const kernel = ctx.kernelRoutesFor(prefix)
   const steps: ChainStep[] = kernel.length > 0
     ? [{step: 'kernel', status: 'info', summary: kernel.map((r) => formatKernelRoute(r)).join('\n'), evidence: kernel.flatMap((r) => ctx.citeKernelRoute(r))}]
@@ -372,7 +387,7 @@ function scopeReport(ctx: Context, prefix: string, query: string, scope: TargetS
   }
 }
 
-function chain(ctx: Context, d: PrefixDiagnosis): ChainStep[] {
+function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
   const f = d.facts
   const steps: ChainStep[] = []
   const dev = ctx.snapshot.tunnelDev

@@ -1,4 +1,4 @@
-// A full garbage collection on request. `check` lets go of a full table's texts at once (bulk/release.ts);
+// A full garbage collection on request. `check` lets go of a full table's texts at once (bulk/drop-texts.ts);
 // V8 frees them only at its next full collection, which on a heap growing as
 // the report is written can come seconds later, with the texts and the new heap both resident meanwhile.
 import v8 from 'node:v8'

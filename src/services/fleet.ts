@@ -5,7 +5,7 @@ import path from 'node:path'
 
 import {FleetJoin, type FleetReport} from '../fleet/join.js'
 import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
-import {Context} from '../model/context.js'
+import {SnapshotIndex} from '../model/snapshot-index.js'
 import {RouteDoctorError, UsageError} from '../model/errors.js'
 import {checkSnapshot, loadClusterTruth, loadSourceFiles, ownRoutes, parseTruthFiles} from './load.js'
 import {checkRun} from '../report/report.js'
@@ -41,7 +41,7 @@ export async function runFleet(opts: FleetOptions): Promise<FleetReport> {
     })
     const name = snapshot.nodeName ?? path.basename(source).replace(/\.tar\.gz$/, '')
     if (join!.has(name)) throw new UsageError(`${source}: node ${name} is already given by another source (record each node's name: bundle --node NAME)`)
-    const ctx = new Context(snapshot, {...ownRoutes(opts), evidence: false})
+    const ctx = new SnapshotIndex(snapshot, {...ownRoutes(opts), evidence: false})
     join!.add(name, source, ctx, checkRun(ctx, {plans: false}))
     opts.progress?.(`${name}: ${source}`)
   }

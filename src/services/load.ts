@@ -4,11 +4,11 @@ import os from 'node:os'
 import path from 'node:path'
 
 import {readCalicoDir, readSnapshotDir} from '../collect/snapshot-dir.js'
-import {settleHealthy} from '../bulk/healthy.js'
+import {separateHealthy} from '../bulk/healthy.js'
 import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
-import {Context, type ContextOptions} from '../model/context.js'
+import {SnapshotIndex, type SnapshotIndexOptions} from '../model/snapshot-index.js'
 import {buildSnapshot, type BuildOptions, haveKernelRoutes, KERNEL_ROUTE_FILES, namingPaths, unreadFallbacks} from '../snapshot/build.js'
-import {releaseTexts, withoutUnreadRoutes} from '../bulk/release.js'
+import {dropSourceTexts, withoutUnreadRoutes} from '../bulk/drop-texts.js'
 import {collectGarbage} from '../runtime/collect-garbage.js'
 import {coveringKeys, indexOfKey, prefixKey} from '../model/prefix-key.js'
 import {RouteDoctorError} from '../model/errors.js'
@@ -43,9 +43,9 @@ export interface SourceOptions {
   requireKernelRoutes?: boolean
 }
 
-/** How a Context knows routedoctor's own routes: by the --protocol and --table the source was given. */
-export function ownRoutes(opts: SourceOptions): ContextOptions {
-  const own: ContextOptions = {}
+/** How a SnapshotIndex knows routedoctor's own routes: by the --protocol and --table the source was given. */
+export function ownRoutes(opts: SourceOptions): SnapshotIndexOptions {
+  const own: SnapshotIndexOptions = {}
   if (opts.fixProtocol !== undefined) own.fixProtocol = String(opts.fixProtocol)
   if (opts.overlayTable !== undefined) own.overlayTable = opts.overlayTable
   return own
@@ -168,66 +168,67 @@ export async function readIppoolsFile(file: string): Promise<string> {
 }
 
 /**
- * What `check` walks: the snapshot with its healthy prefixes settled in bulk (bulk/healthy.ts) and the
- * rest as buildSnapshot gives it, without its big texts once settled (bulk/release.ts: check reads nothing
+ * What `check` walks: the snapshot with its healthy prefixes reported in bulk (bulk/healthy.ts) and the
+ * rest as buildSnapshot gives it, without its big texts once separated (bulk/drop-texts.ts: check reads nothing
  * raw but the lines it cites). Its report is buildSnapshot's, byte for byte.
  */
-export async function loadCheckContext(opts: SourceOptions, ctxOpts: ContextOptions = {}, onSource?: (source: LoadedSource) => void, offTunnel = false): Promise<Context> {
-  const snapshot = await loadReleasedSnapshot(opts, onSource, offTunnel)
+export async function loadCheckIndex(opts: SourceOptions, ctxOpts: SnapshotIndexOptions = {}, onSource?: (source: LoadedSource) => void,
+  offTunnel = false): Promise<SnapshotIndex> {
+  const snapshot = await loadCheckSnapshot(opts, onSource, offTunnel)
   // the texts go now, not at V8's next full collection (here: not from within the frame that read them)
-  collectAfter(snapshot.files, (f) => f.released ?? 0)
-  return new Context(snapshot, {...ownRoutes(opts), ...ctxOpts})
+  collectAfter(snapshot.files, (f) => f.droppedLength ?? 0)
+  return new SnapshotIndex(snapshot, {...ownRoutes(opts), ...ctxOpts})
 }
 
 /**
- * `check`'s run of the source, as `check` makes it: the healthy prefixes settled in bulk, and, as the text report
+ * `check`'s run of the source, as `check` makes it: the healthy prefixes reported in bulk, and, as the text report
  * shows verdicts and finding ids only, evidence, texts and plans made for `detail` (the JSON report) only, and
- * without `detail` the prefixes BIRD routes off the tunnel settled in bulk too.
+ * without `detail` the prefixes BIRD routes off the tunnel reported in bulk too.
  */
 export async function loadCheckRun(opts: SourceOptions, detail: boolean): Promise<CheckRun> {
-  const ctx = await loadCheckContext(opts, {evidence: detail, texts: detail}, undefined, !detail)
+  const ctx = await loadCheckIndex(opts, {evidence: detail, texts: detail}, undefined, !detail)
   return checkRun(ctx, {plans: detail})
 }
 
 /** `onSource`: sees the files as collected, before their texts are given up. */
-async function loadReleasedSnapshot(opts: SourceOptions, onSource?: (source: LoadedSource) => void, offTunnel = false): Promise<Snapshot> {
+async function loadCheckSnapshot(opts: SourceOptions, onSource?: (source: LoadedSource) => void, offTunnel = false): Promise<Snapshot> {
   const source = await loadSourceFiles(opts)
   onSource?.(source)
   return checkSnapshot(source.files, {...(await buildOptions(source, opts)), offTunnel})
 }
 
 /**
- * check's snapshot of `files` (their texts are given up: see BuildOptions.consume): routes set aside while
- * parsing, the healthy prefixes settled (with `offTunnel`, the prefixes BIRD routes off the tunnel too: for a
- * report of verdicts and finding ids only), the routes no diagnosis reads dropped, the big texts released. Its
- * report is buildSnapshot's, byte for byte.
+ * check's snapshot of `files` (their texts are given up: see BuildOptions.consume): routes deferred while
+ * parsing, the healthy prefixes separated (with `offTunnel`, the prefixes BIRD routes off the tunnel too: for a
+ * report of verdicts and finding ids only), the routes no diagnosis reads dropped, the big texts dropped. Its report
+ * is buildSnapshot's, byte for byte.
  */
 export function checkSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
   // the kernel's text goes before BIRD's is parsed, not at V8's next full collection (seconds later, on a full table)
-  const onReleased = () => {
-    collectAfter(files, (f) => f.released ?? 0)
+  const onTextDropped = () => {
+    collectAfter(files, (f) => f.droppedLength ?? 0)
   }
-  const parsed = buildSnapshot(files, {...opts, aside: true, consume: true, onReleased})
-  return releaseTexts(withoutUnreadRoutes(settleHealthy(parsed, {offTunnel: opts.offTunnel})))
+  const parsed = buildSnapshot(files, {...opts, deferred: true, consume: true, onTextDropped})
+  return dropSourceTexts(withoutUnreadRoutes(separateHealthy(parsed, {offTunnel: opts.offTunnel})))
 }
 
 /**
- * What `explain QUERY` and `fix [PREFIX]` read: the snapshot with its healthy prefixes settled in bulk as `check`
- * settles them, except every prefix QUERY names or whose network covers the address it names, whose routes stay
+ * What `explain QUERY` and `fix [PREFIX]` read: the snapshot with its healthy prefixes reported in bulk as `check`
+ * separates them, except every prefix QUERY names or whose network covers the address it names, whose routes stay
  * objects. The texts are kept (evidence cites any line). An explanation, or a plan, made of it is buildSnapshot's, byte
- * for byte: a healthy prefix has no plan, so `fix` of every prefix loses nothing by settling them all. On a full
+ * for byte: a healthy prefix has no plan, so `fix` of every prefix loses nothing by separating them all. On a full
  * table the healthy prefixes' routes are never built.
  */
-export function settledSnapshot(files: SourceFile[], opts: BuildOptions, query?: string): Snapshot {
-  return settleFor(buildSnapshot(files, {...opts, aside: true}), query)
+export function bulkHealthySnapshot(files: SourceFile[], opts: BuildOptions, query?: string): Snapshot {
+  return separateFor(buildSnapshot(files, {...opts, deferred: true}), query)
 }
 
-/** A snapshot parsed with routes set aside, settled but for what `query` names (settleHealthy leaves it as it was). */
-function settleFor(parsed: Snapshot, query?: string): Snapshot {
-  return settleHealthy(parsed, query === undefined ? {} : {unsettled: queryKeys(query)})
+/** A snapshot parsed with routes deferred, separated but for what `query` names (separateHealthy leaves it as it was). */
+function separateFor(parsed: Snapshot, query?: string): Snapshot {
+  return separateHealthy(parsed, query === undefined ? {} : {alwaysBuilt: queryKeys(query)})
 }
 
-/** The prefix keys a query may be about: its prefix, or every network that covers its address (IPv4: only those are set aside). */
+/** The prefix keys a query may be about: its prefix, or every network that covers its address (IPv4: only those are deferred). */
 function queryKeys(query: string): (key: number) => boolean {
   const keys = new Set(queryKeyList(query))
   return (k) => keys.has(k)
@@ -245,42 +246,42 @@ function queryKeyList(query: string): number[] {
   return v < 0 ? [] : coveringKeys(v)
 }
 
-/** Did settleHealthy settle a prefix that `query` names, or one that covers the address it names? */
-export function settlesQuery(snapshot: Snapshot, query: string): boolean {
-  const settled = snapshot.healthy?.keys
-  if (settled === undefined || settled.length === 0) return false
-  return queryKeyList(query).some((key) => indexOfKey(settled, key) >= 0) // settled keys are sorted
+/** Did separateHealthy separate a prefix that `query` names, or one that covers the address it names? */
+export function bulkHealthyHas(snapshot: Snapshot, query: string): boolean {
+  const separated = snapshot.healthy?.keys
+  if (separated === undefined || separated.length === 0) return false
+  return queryKeyList(query).some((key) => indexOfKey(separated, key) >= 0) // bulk-healthy keys are sorted
 }
 
 /**
- * What the interactive UI holds of one collection, made of settledSnapshot with every healthy prefix settled (a full
- * table's healthy routes are never built): `list`, a Context for the list of prefixes (verdicts, finding ids and plans:
- * no evidence or texts, which only an explanation shows), and `contextFor(query)`, the Context an explanation or a
- * plan of `query` is made of (the same snapshot with evidence and texts; when it settled what the query names, the
- * same parse settled again as settledSnapshot settles it for the query, the last one kept). Each is buildSnapshot's.
+ * What the interactive UI holds of one collection, made of bulkHealthySnapshot with every healthy prefix separated (a full
+ * table's healthy routes are never built): `list`, a SnapshotIndex for the list of prefixes (verdicts, finding ids and plans:
+ * no evidence or texts, which only an explanation shows), and `indexFor(query)`, the SnapshotIndex an explanation or a
+ * plan of `query` is made of (the same snapshot with evidence and texts; when it separated what the query names, the
+ * same parse separated again as bulkHealthySnapshot separates it for the query, the last one kept). Each is buildSnapshot's.
  */
-export interface SettledSource {
-  list: Context
-  contextFor(query: string): Context
+export interface BulkHealthySource {
+  list: SnapshotIndex
+  indexFor(query: string): SnapshotIndex
 }
 
-export async function loadSettledSource(opts: SourceOptions): Promise<SettledSource> {
+export async function loadBulkHealthySource(opts: SourceOptions): Promise<BulkHealthySource> {
   const source = await loadSourceFiles(opts)
-  return settledSource(source.files, await buildOptions(source, opts), ownRoutes(opts))
+  return bulkHealthySource(source.files, await buildOptions(source, opts), ownRoutes(opts))
 }
 
-/** The SettledSource of `files`: parsed once; a query about a settled prefix settles the same parse again without it. */
-export function settledSource(files: SourceFile[], opts: BuildOptions, own: ContextOptions = {}): SettledSource {
-  const parsed = buildSnapshot(files, {...opts, aside: true})
-  const snapshot = settleFor(parsed)
-  let full: Context | undefined
-  let last: {query: string; context: Context} | undefined
+/** The BulkHealthySource of `files`: parsed once; a query about a bulk-healthy prefix separates the same parse again without it. */
+export function bulkHealthySource(files: SourceFile[], opts: BuildOptions, own: SnapshotIndexOptions = {}): BulkHealthySource {
+  const parsed = buildSnapshot(files, {...opts, deferred: true})
+  const snapshot = separateFor(parsed)
+  let full: SnapshotIndex | undefined
+  let last: {query: string; context: SnapshotIndex} | undefined
   return {
-    list: new Context(snapshot, {...own, evidence: false, texts: false}),
-    contextFor(query) {
-      if (!settlesQuery(snapshot, query)) return (full ??= new Context(snapshot, own))
-      // settledSnapshot(files, opts, query), without parsing the files again
-      if (last?.query !== query) last = {query, context: new Context(settleFor(parsed, query), own)}
+    list: new SnapshotIndex(snapshot, {...own, evidence: false, texts: false}),
+    indexFor(query) {
+      if (!bulkHealthyHas(snapshot, query)) return (full ??= new SnapshotIndex(snapshot, own))
+      // bulkHealthySnapshot(files, opts, query), without parsing the files again
+      if (last?.query !== query) last = {query, context: new SnapshotIndex(separateFor(parsed, query), own)}
       return last.context
     },
   }
@@ -288,12 +289,12 @@ export function settledSource(files: SourceFile[], opts: BuildOptions, own: Cont
 
 /**
  * What `explain QUERY` reads: on the live node, for an IPv4 prefix or address, only what that prefix's chain needs
- * (services/targeted.ts); else loadSettledSnapshot. The explanation is the same either way.
+ * (services/targeted.ts); else loadBulkHealthySnapshot. The explanation is the same either way.
  */
 export async function loadExplainSnapshot(opts: SourceOptions, query: string): Promise<Snapshot> {
-  if (opts.from) return loadSettledSnapshot(opts, query)
+  if (opts.from) return loadBulkHealthySnapshot(opts, query)
   const {collectTargeted, isTargetable} = await import('./targeted.js')
-  if (!isTargetable(query)) return loadSettledSnapshot(opts, query)
+  if (!isTargetable(query)) return loadBulkHealthySnapshot(opts, query)
   const source = await collectTargeted(query, {birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev})
   if (opts.requireKernelRoutes) requireKernelRoutes(source)
   const snapshot = await snapshotFrom(source, opts)
@@ -307,18 +308,18 @@ async function routeTextFits(from: string, dir: boolean): Promise<boolean> {
   return info !== undefined && info.isFile() && info.size <= CITED_ROUTE_TEXT
 }
 
-/** settledSnapshot of the source: for `explain QUERY` and `fix [PREFIX]`. */
-export async function loadSettledSnapshot(opts: SourceOptions, query?: string): Promise<Snapshot> {
+/** bulkHealthySnapshot of the source: for `explain QUERY` and `fix [PREFIX]`. */
+export async function loadBulkHealthySnapshot(opts: SourceOptions, query?: string): Promise<Snapshot> {
   const source = await loadSourceFiles(opts)
-  return settledSnapshot(source.files, await buildOptions(source, opts), query)
+  return bulkHealthySnapshot(source.files, await buildOptions(source, opts), query)
 }
 
 // a full collection costs more than it frees on a small snapshot
-const RELEASED_ENOUGH = 16 * 2 ** 20
+const DROPPED_ENOUGH = 16 * 2 ** 20
 
-/** A full collection when the files let go of more than RELEASED_ENOUGH characters (`chars` of each). */
+/** A full collection when the files let go of more than DROPPED_ENOUGH characters (`chars` of each). */
 function collectAfter(files: SourceFile[], chars: (f: SourceFile) => number): void {
   let n = 0
   for (const f of files) n += chars(f)
-  if (n > RELEASED_ENOUGH) collectGarbage()
+  if (n > DROPPED_ENOUGH) collectGarbage()
 }

@@ -8,7 +8,7 @@ import os from 'node:os'
 
 import type {CollectLiveOptions} from '../collect/live.js'
 import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
-import {isEstablished} from '../model/context.js'
+import {isEstablished} from '../model/snapshot-index.js'
 import {canonicalAddress, canonicalPrefix, ipv4Value} from '../model/prefix.js'
 import type {SourceFile} from '../model/types.js'
 import {parseBirdProtocols} from '../parse/bird-protocols.js'

@@ -12,13 +12,14 @@ import {parseIpRouteJson} from '../parse/ip-route-json.js'
 import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
+import {parseOverlaySettings} from '../parse/overlay-settings.js'
 import {parseCalicoTruth} from '../parse/calico.js'
-import {AsideBirdPaths, AsideKernelRoutes, BesideKernelRoutes, KeyTable, type AsideRoutes, type AsideSnapshot} from '../bulk/aside.js'
+import {DeferredBirdPaths, DeferredKernelRoutes, OutsidePoolRoutes, KeyTable, type DeferredRoutes, type SnapshotWithDeferred} from '../bulk/deferred.js'
 import {CALICO_DIR, NODE_NAME_FILE, nodeNameOf, type CalicoTruth} from '../model/calico.js'
-import {outsidePools} from '../model/context.js'
+import {OVERLAY_SETTINGS_FILE, outsidePools} from '../model/snapshot-index.js'
 import {ParseError, UsageError} from '../model/errors.js'
 import {canonicalPrefix, familyOf, hostBitsSet} from '../model/prefix.js'
-import {releaseKernelText} from '../bulk/release.js'
+import {dropKernelRouteText} from '../bulk/drop-texts.js'
 import type {BirdConfig, BirdProtocol, BirdRoute, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from '../model/types.js'
 
 export {NODE_NAME_FILE}
@@ -30,17 +31,17 @@ export interface BuildOptions {
   origin?: Snapshot['origin']
   node?: string // --node NAME: which Kubernetes node this is
   truth?: CalicoTruth // Calico's truth parsed already (fleet: once for every node), instead of the files' calico/
-  /** Set BIRD's tunnel routes and single BGP paths aside unbuilt (bulk/aside.ts): `check`'s bulk path. */
-  aside?: boolean
+  /** Defer (leave unbuilt) BIRD's tunnel routes and single BGP paths (bulk/deferred.ts): `check`'s bulk path. */
+  deferred?: boolean
   /**
-   * With `aside`: the caller gives up the texts of `files`. The kernel's JSON route dump is released as soon as
-   * its routes are read (its entry in `files` replaced by one with an empty text, see bulk/release.ts): the
-   * routes set aside are built again without it.
+   * With `deferred`: the caller gives up the texts of `files`. The kernel's JSON route dump is dropped as soon as
+   * its routes are read (its entry in `files` replaced by one with an empty text, see bulk/drop-texts.ts): the
+   * routes deferred are built again without it.
    */
   consume?: boolean
-  /** With `consume`: called once a text is released (check collects garbage then: bulk/release.ts). */
-  onReleased?: () => void
-  /** With `aside`: BIRD's routes off the tunnel too (check's text report settles them: bulk/healthy.ts). */
+  /** With `consume`: called once a text is dropped (check collects garbage then: bulk/drop-texts.ts). */
+  onTextDropped?: () => void
+  /** With `deferred`: BIRD's routes off the tunnel too (check's text report reports them in bulk: bulk/healthy.ts). */
   offTunnel?: boolean
 }
 
@@ -71,7 +72,7 @@ interface TunnelPools {
   unchecked?: Pool[] // vxlan and no-encapsulation pools: not IP-in-IP, not routedoctor's to judge
 }
 
-/** Only IP-in-IP pools are tunnel pools; the others are kept aside, shown as not checked. */
+/** Only IP-in-IP pools are tunnel pools; the others are kept apart, shown as not checked. */
 function ipipOnly(t: TunnelPools): TunnelPools {
   const unchecked = t.pools.filter((p) => p.mode !== 'ipip')
   return unchecked.length === 0 ? t : {...t, pools: t.pools.filter((p) => p.mode === 'ipip'), unchecked}
@@ -97,7 +98,7 @@ function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions): TunnelPools {
 }
 
 /** A parse error in any of `files` names the file as the user gave it; findings' evidence keeps the snapshot's names. */
-export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): AsideSnapshot {
+export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): SnapshotWithDeferred {
   return namingPaths(opts.ippools ? [opts.ippools, ...files] : files, opts.origin, () => parseSnapshot(files, opts))
 }
 
@@ -115,14 +116,14 @@ export function namingPaths<T>(files: readonly SourceFile[], origin: Snapshot['o
   }
 }
 
-function parseSnapshot(files: SourceFile[], opts: BuildOptions): AsideSnapshot {
+function parseSnapshot(files: SourceFile[], opts: BuildOptions): SnapshotWithDeferred {
   markEmpty(files)
   const text = (name: string) => files.find((f) => f.name === name && f.text !== undefined)?.text
   const tunnelDev = opts.tunnelDev ?? 'tunl0'
-  const aside: AsideRoutes | undefined = opts.aside ? {} : undefined
-  const consume = opts.aside === true && opts.consume === true
+  const deferred: DeferredRoutes | undefined = opts.deferred ? {} : undefined
+  const consume = opts.deferred === true && opts.consume === true
   // for check, the pools are known before the kernel's routes are read, so that those outside every pool are set
-  // aside unbuilt; a file they come from that is wrong is reported below, where it is read (errors come in one order)
+  // deferred unbuilt; a file they come from that is wrong is reported below, where it is read (errors come in one order)
   let early: TunnelPools | undefined
   if (consume) {
     try {
@@ -132,8 +133,8 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): AsideSnapshot {
     }
   }
   const outside = early ? outsidePools(early.pools) : undefined
-  let kernelRoutes = kernelRoutesOf(files, tunnelDev, aside, consume, outside, opts.offTunnel === true)
-  if (consume) opts.onReleased?.() // here: kernelRoutesOf's frame, which held the text, is gone
+  let kernelRoutes = kernelRoutesOf(files, tunnelDev, deferred, consume, outside, opts.offTunnel === true)
+  if (consume) opts.onTextDropped?.() // here: kernelRoutesOf's frame, which held the text, is gone
   // IPv6 routes only from ip-6-d-route.txt when the main table dump has none
   const v6 = text('ip-6-d-route.txt')
   if (v6 !== undefined && !kernelRoutes.some((r) => r.family === 'inet6')) kernelRoutes = kernelRoutes.concat(parseIpRouteText(v6, 'ip-6-d-route.txt', {family: 'inet6'}))
@@ -148,22 +149,23 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): AsideSnapshot {
   const birdRoutes = text('birdc-show-route-all.txt')
   const protocols = text('birdc-show-protocols-all.txt')
   const {calico, config, pools, poolOrigin, unchecked} = early ?? ipipOnly(tunnelPoolsOf(files, opts))
-  if (aside && birdRoutes !== undefined) {
-    // a path is set aside where the kernel set a route aside too (the others would be read again), and, for
+  if (deferred && birdRoutes !== undefined) {
+    // a path is deferred where the kernel deferred a route too (the others would be read again), and, for
     // check (`consume`), where its network is outside every pool: check reads such a path only if it holds a
-    // BGP next hop, so a full table beside the pools is never built
-    if ((aside.kernel !== undefined && aside.kernel.size > 0) || outside !== undefined) {
-      aside.bird = new AsideBirdPaths('birdc-show-route-all.txt', aside.kernel?.index().byKey ?? new KeyTable(0), outside)
+    // BGP next hop, so a full table outside the pools is never built
+    if ((deferred.kernel !== undefined && deferred.kernel.size > 0) || outside !== undefined) {
+      deferred.bird = new DeferredBirdPaths('birdc-show-route-all.txt', deferred.kernel?.index().byKey ?? new KeyTable(0), outside)
     }
   }
 
   const birdStatus = status !== undefined ? parseBirdStatus(status) : undefined // parse errors in the files' order
-  const parsedRoutes = birdRoutes !== undefined ? parseBirdRoutes(birdRoutes, 'birdc-show-route-all.txt', aside?.bird) : []
+  const parsedRoutes = birdRoutes !== undefined ? parseBirdRoutes(birdRoutes, 'birdc-show-route-all.txt', deferred?.bird) : []
   const parsedProtocols = protocols !== undefined ? parseBirdProtocols(protocols) : []
   plainRouteSources(parsedRoutes, parsedProtocols)
   const addresses = addr !== undefined ? parseIpAddrJson(addr) : []
   const origin = opts.origin ?? {kind: 'dir'}
   const statusHost = status?.match(/^Hostname is (\S+)/m)?.[1]
+  const overlay = text(OVERLAY_SETTINGS_FILE)
   const nodeName = nodeNameOf(calico, opts.node ?? text(NODE_NAME_FILE)?.trim() ?? undefined, addresses.map((a) => a.local), origin.host ?? statusHost)
   return {
     origin,
@@ -187,7 +189,8 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): AsideSnapshot {
     tunnelDev,
     ...(calico ? {calico} : {}),
     ...(nodeName ? {nodeName} : {}),
-    ...(aside ? {aside} : {}),
+    ...(overlay !== undefined ? {overlay: parseOverlaySettings(overlay, OVERLAY_SETTINGS_FILE)} : {}),
+    ...(deferred ? {deferred} : {}),
   }
 }
 
@@ -213,9 +216,9 @@ function plainRouteSources(routes: BirdRoute[], protocols: BirdProtocol[]): void
 
 /**
  * The kernel's routes: from the JSON dump when there is one, else the text one. `consume`: the JSON dump's text
- * is released once read (in its own frame, so that no variable of buildSnapshot's keeps it).
+ * is dropped once read (in its own frame, so that no variable of buildSnapshot's keeps it).
  */
-function kernelRoutesOf(files: SourceFile[], tunnelDev: string, aside: AsideRoutes | undefined, consume: boolean, outside: ((key: number) => boolean) | undefined,
+function kernelRoutesOf(files: SourceFile[], tunnelDev: string, deferred: DeferredRoutes | undefined, consume: boolean, outside: ((key: number) => boolean) | undefined,
   offTunnel: boolean): KernelRoute[] {
   const at = files.findIndex((f) => f.name === 'ip-j-d-route.json' && f.text !== undefined)
   if (at < 0) {
@@ -223,10 +226,10 @@ function kernelRoutesOf(files: SourceFile[], tunnelDev: string, aside: AsideRout
     return routesText !== undefined ? parseIpRouteText(routesText) : []
   }
   if (files[at].text!.trim() === '') return [] // an empty dump (markEmpty): an empty table
-  if (aside) aside.kernel = new AsideKernelRoutes('ip-j-d-route.json', tunnelDev, offTunnel)
-  if (aside && outside) aside.besideKernel = new BesideKernelRoutes(outside)
-  const routes = parseIpRouteJson(files[at].text!, 'ip-j-d-route.json', {aside: aside?.kernel, beside: aside?.besideKernel})
-  if (consume) files[at] = releaseKernelText(files[at], routes, [aside?.besideKernel, aside?.kernel?.offTunnel])
+  if (deferred) deferred.kernel = new DeferredKernelRoutes('ip-j-d-route.json', tunnelDev, offTunnel)
+  if (deferred && outside) deferred.outsidePool = new OutsidePoolRoutes(outside)
+  const routes = parseIpRouteJson(files[at].text!, 'ip-j-d-route.json', {deferred: deferred?.kernel, outsidePool: deferred?.outsidePool})
+  if (consume) files[at] = dropKernelRouteText(files[at], routes, [deferred?.outsidePool, deferred?.kernel?.offTunnel])
   return routes
 }
 

@@ -6,7 +6,7 @@ import type {ChalkInstance} from 'chalk'
 import {palette} from '../render/style.js'
 import {renderFix} from '../render/text.js'
 import {loadExplainReport} from '../services/explain.js'
-import {loadSettledSource, type SettledSource, type SourceOptions} from '../services/load.js'
+import {loadBulkHealthySource, type BulkHealthySource, type SourceOptions} from '../services/load.js'
 import {checkReport, type CheckReport, type ExplainReport} from '../report/report.js'
 import type {Capabilities} from './state.js'
 
@@ -37,12 +37,12 @@ export function capabilities(actions: UiActions): Capabilities {
 
 export function createActions(opts: SourceOptions, options: ActionOptions = {}): UiActions {
   const c = options.palette ?? palette()
-  // a full table's healthy prefixes stay settled: the list needs only their keys, an explanation its own prefix's routes
-  let held: SettledSource | undefined
-  const source = async (): Promise<SettledSource> => (held ??= await loadSettledSource(opts))
+  // a full table's healthy prefixes stay separated: the list needs only their keys, an explanation its own prefix's routes
+  let held: BulkHealthySource | undefined
+  const source = async (): Promise<BulkHealthySource> => (held ??= await loadBulkHealthySource(opts))
   const actions: UiActions = {
     async loadReport() {
-      held = await loadSettledSource(opts)
+      held = await loadBulkHealthySource(opts)
       return checkReport(held.list)
     },
     async explain(prefix) {
@@ -51,7 +51,7 @@ export function createActions(opts: SourceOptions, options: ActionOptions = {}):
     },
     async previewFix(prefix) {
       const {planFix} = await import('../services/fix.js')
-      const {report, items} = planFix((await source()).contextFor(prefix), prefix)
+      const {report, items} = planFix((await source()).indexFor(prefix), prefix)
       return renderFix(report, c) + (items.length > 0 ? c.dim(`\nDry run: nothing was changed.${opts.from ? '' : ' Press a to program this route.'}`) : '')
     },
     async writeBundle() {

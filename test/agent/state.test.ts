@@ -10,7 +10,7 @@ function state(over: Partial<NodeState>): NodeState {
 const keys = (...prefixes: string[]) => Float64Array.from(prefixes.map((p) => prefixKey(p)).sort((a, b) => a - b))
 
 describe('changesBetween', () => {
-  it('reports a verdict that moves from settled ok to broken, with the finding that appears, and back', () => {
+  it('reports a verdict that moves from ok in bulk to broken, with the finding that appears, and back', () => {
     const ok = state({healthyKeys: keys('192.168.110.128/26', '192.168.82.0/26')})
     const broken = state({
       healthyKeys: keys('192.168.82.0/26'),

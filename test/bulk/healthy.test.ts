@@ -1,5 +1,5 @@
-// check's bulk path (bulk/aside.ts, bulk/healthy.ts) against the rules: whatever the snapshot, a
-// report made with routes set aside and settled in bulk is the report the rules make on every route,
+// check's bulk path (bulk/deferred.ts, bulk/healthy.ts) against the rules: whatever the snapshot, a
+// report made with routes deferred and reported in bulk is the report the rules make on every route,
 // byte for byte, as JSON and as text. Real captures, the bench's synthetic table, and that table with
 // random damage to BIRD's paths and the kernel's routes.
 import {mkdtempSync, readdirSync, rmSync} from 'node:fs'
@@ -13,19 +13,19 @@ import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
 import {keyPrefix, keyPrefixLength, prefixKey} from '../../src/model/prefix-key.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
-import {settleHealthy} from '../../src/bulk/healthy.js'
-import {Context} from '../../src/model/context.js'
+import {separateHealthy} from '../../src/bulk/healthy.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {renderCheck, renderCheckLines, renderExplain} from '../../src/render/text.js'
 import {npdResult} from '../../src/render/npd.js'
 import {palette} from '../../src/render/style.js'
-import {checkSnapshot, settledSnapshot, settledSource, type SettledSource} from '../../src/services/load.js'
-import {FIX_CONTEXT, planFix} from '../../src/services/fix.js'
+import {checkSnapshot, bulkHealthySnapshot, bulkHealthySource, type BulkHealthySource} from '../../src/services/load.js'
+import {FIX_INDEX_OPTIONS, planFix} from '../../src/services/fix.js'
 import {checkReport, checkRun, explainReport, type CheckReport} from '../../src/report/report.js'
 import {ROOT, scenarioDirs} from '../helpers.js'
 
-function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: string; leanText: string; healthy: number; offTunnel: number} {
-  const render = (ctx: Context) => {
+function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: string; leanText: string; healthy: number; broken: number} {
+  const render = (ctx: SnapshotIndex) => {
     const report = checkReport(ctx)
     return `${JSON.stringify(report)}\n${renderCheck(report, palette(false))}`
   }
@@ -38,28 +38,28 @@ function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: str
     }
   }
   let healthy = 0
-  let offTunnel = 0
+  let broken = 0
   return {
-    rules: attempt(() => render(new Context(buildSnapshot(files)))),
+    rules: attempt(() => render(new SnapshotIndex(buildSnapshot(files)))),
     bulk: attempt(() => {
-      // as check makes it: settled, and its big texts released (checkSnapshot consumes the list: a copy)
-      const settled = checkSnapshot([...files])
-      healthy = settled.healthy?.keys.length ?? 0
-      return render(new Context(settled))
+      // as check makes it: separated, and its big texts dropped (checkSnapshot consumes the list: a copy)
+      const separated = checkSnapshot([...files])
+      healthy = separated.healthy?.keys.length ?? 0
+      return render(new SnapshotIndex(separated))
     }),
     // check's text report, made as check makes it: no evidence, no plans (it shows neither), and the prefixes BIRD
-    // routes off the tunnel settled in bulk too
-    rulesText: attempt(() => renderCheck(checkReport(new Context(buildSnapshot(files))), palette(false))),
+    // routes off the tunnel reported in bulk too
+    rulesText: attempt(() => renderCheck(checkReport(new SnapshotIndex(buildSnapshot(files))), palette(false))),
     leanText: attempt(() => {
-      const settled = checkSnapshot([...files], {offTunnel: true})
-      offTunnel = settled.broken?.keys.length ?? 0
-      return [...renderCheckLines(checkRun(new Context(settled, {evidence: false, texts: false}), {plans: false}), palette(false))].join('\n')
+      const separated = checkSnapshot([...files], {offTunnel: true})
+      broken = separated.broken?.keys.length ?? 0
+      return [...renderCheckLines(checkRun(new SnapshotIndex(separated, {evidence: false, texts: false}), {plans: false}), palette(false))].join('\n')
     }),
     get healthy() {
       return healthy
     },
-    get offTunnel() {
-      return offTunnel
+    get broken() {
+      return broken
     },
   }
 }
@@ -80,11 +80,11 @@ describe('prefix keys', () => {
   })
 })
 
-describe('check settles healthy prefixes in bulk exactly as the rules would', () => {
+describe('check separates healthy prefixes in bulk exactly as the rules would', () => {
   it('on every captured snapshot', async () => {
     const dirs = [...scenarioDirs(), ...readdirSync(path.join(ROOT, 'examples')).map((d) => path.join(ROOT, 'examples', d))]
     expect(dirs.length).toBeGreaterThan(5)
-    // (small tables: the kernel scan keeps a route's shape, and sets routes aside, only once shapes repeat)
+    // (small tables: the kernel scan keeps a route's shape, and defers routes, only once shapes repeat)
     for (const dir of dirs) {
       const r = both(await readSnapshotDir(dir))
       expect(r.bulk, dir).toBe(r.rules)
@@ -97,24 +97,24 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
     base = await syntheticTexts(400)
   })
 
-  it("on the bench's synthetic table, where most prefixes are settled in bulk", () => {
+  it("on the bench's synthetic table, where most prefixes are reported in bulk", () => {
     const r = both(filesOf(base))
     expect(r.healthy).toBeGreaterThan(250)
     expect(r.bulk).toBe(r.rules)
     expect(r.leanText).toBe(r.rulesText)
   })
 
-  it("on the bench's broken-heavy table, where the prefixes routed over the ECMP underlay or unreachable are settled in bulk", async () => {
+  it("on the bench's broken-heavy table, where the prefixes routed over the ECMP underlay or unreachable are reported in bulk", async () => {
     const texts = await syntheticTexts(400, true)
     const r = both(filesOf(texts))
-    expect(r.offTunnel).toBeGreaterThan(100) // 30 % of the blocks: multipath over the underlay, unreachable
+    expect(r.broken).toBeGreaterThan(100) // 30 % of the blocks: multipath over the underlay, unreachable
     expect(r.bulk).toBe(r.rules)
     expect(r.leanText).toBe(r.rulesText)
     expect(r.leanText).toMatch(/not-tunneled {4}tunnel-bypassed-by-ecmp/)
     expect(r.leanText).toMatch(/unreachable {5}nexthop-unresolvable-by-bird/)
     // check --npd reads the same run
-    const npd = npdResult(checkRun(new Context(checkSnapshot(filesOf(texts), {offTunnel: true}), {evidence: false, texts: false}), {plans: false}))
-    expect(npd).toEqual(npdResult(checkRun(new Context(buildSnapshot(filesOf(texts))))))
+    const npd = npdResult(checkRun(new SnapshotIndex(checkSnapshot(filesOf(texts), {offTunnel: true}), {evidence: false, texts: false}), {plans: false}))
+    expect(npd).toEqual(npdResult(checkRun(new SnapshotIndex(buildSnapshot(filesOf(texts))))))
     expect(npd.line).toMatch(/\d+ not-tunneled \(10\.\S+ …\)/)
   })
 
@@ -129,22 +129,22 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
     }
     texts.set(KERNEL_FILE, JSON.stringify(routes))
     const r = both(filesOf(texts))
-    expect(r.offTunnel).toBeGreaterThan(250)
+    expect(r.broken).toBeGreaterThan(250)
     expect(r.leanText).toBe(r.rulesText)
     expect(r.leanText).toMatch(/not-tunneled {4}tunnel-not-programmed/)
     // a next hop the kernel cannot reach: those prefixes go to the rules (nexthop-unreachable, unreachable)
     const far = new Map(texts)
     for (let at = 100; at < 110; at++) far.set(BIRD_FILE, damageBird(far.get(BIRD_FILE)!, [{kind: 'nexthop-far', at}]))
     const f = both(filesOf(far))
-    expect(f.offTunnel).toBeLessThan(r.offTunnel)
+    expect(f.broken).toBeLessThan(r.broken)
     expect(f.leanText).toBe(f.rulesText)
     expect(f.leanText).toMatch(/unreachable +nexthop-unreachable/)
   })
 
-  it('when a path set aside is parsed after all, with lines the framer drops inside it', () => {
-    // a next hop the kernel cannot reach (no default route): set aside while parsing, then not settled, and read again
+  it('when a path deferred is parsed after all, with lines the framer drops inside it', () => {
+    // a next hop the kernel cannot reach (no default route): deferred while parsing, then not separated, and read again
     for (const inside of ['async-inside', 'banner-inside', 'blank-inside'] as const) {
-      for (let at = 100; at < 106; at++) { // most blocks are healthy ones, set aside (not the first few, whose kernel routes the scan built)
+      for (let at = 100; at < 106; at++) { // most blocks are healthy ones, deferred (not the first few, whose kernel routes the scan built)
         const texts = new Map(base)
         texts.set(BIRD_FILE, damageBird(texts.get(BIRD_FILE)!, [{kind: 'nexthop-far', at}, {kind: inside, at}]))
         const r = both(filesOf(texts))
@@ -153,7 +153,7 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
     }
   })
 
-  it('with most of the table outside the pools, which check does not keep (a route reflector full table beside them)', () => {
+  it('with most of the table outside the pools, which check does not keep (a route reflector full table outside them)', () => {
     // 16 of the 400 blocks in the pool: the other routes are read only if they resolve a next hop (none does)
     const texts = new Map(base)
     texts.set('ippools.yaml', texts.get('ippools.yaml')!.replace('cidr: 10.0.0.0/8', 'cidr: 10.0.0.0/22'))
@@ -164,13 +164,13 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
     const outside = (dst: string) => dst.startsWith('10.') && !dst.startsWith('10.0.0.') && !dst.startsWith('10.0.1.') && !dst.startsWith('10.0.2.') && !dst.startsWith('10.0.3.')
     expect(kept.kernelRoutes.filter((k) => outside(k.dst))).toEqual([])
     expect(kept.bird.routes.filter((b) => outside(b.prefix))).toEqual([])
-    // BIRD's single BGP paths out there were never built: set aside while parsing, and not read back when settled
+    // BIRD's single BGP paths out there were never built: deferred while parsing, and not read back when separated
     // (a network with several paths is built, and let go of after)
-    const settled = settleHealthy(buildSnapshot(filesOf(texts), {aside: true, consume: true}))
-    const builtOutside = settled.bird.routes.filter((b) => outside(b.prefix))
+    const separated = separateHealthy(buildSnapshot(filesOf(texts), {deferred: true, consume: true}))
+    const builtOutside = separated.bird.routes.filter((b) => outside(b.prefix))
     expect(buildSnapshot(filesOf(texts)).bird.routes.filter((b) => outside(b.prefix)).length).toBeGreaterThan(300)
     expect(builtOutside.length).toBeLessThan(20)
-    for (const b of builtOutside) expect(settled.bird.routes.filter((o) => o.prefix === b.prefix).length, b.prefix).toBeGreaterThan(1)
+    for (const b of builtOutside) expect(separated.bird.routes.filter((o) => o.prefix === b.prefix).length, b.prefix).toBeGreaterThan(1)
     // what resolves the next hops stays: the underlay's routes to the nodes, and the links those go through
     const full = buildSnapshot(filesOf(texts))
     const underlay = full.kernelRoutes.filter((k) => k.dst.startsWith('172.'))
@@ -178,9 +178,9 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
     expect(kept.kernelRoutes.filter((k) => k.dst.startsWith('172.')).map((k) => k.dst)).toEqual(underlay.map((k) => k.dst))
   })
 
-  it("with the kernel's routes beside the pools, set aside unbuilt: only those that resolve a next hop, in turn, are built", () => {
+  it("with the kernel's routes outside the pools, deferred, unbuilt: only those that resolve a next hop, in turn, are built", () => {
     // a rack's route goes via 198.51.150.9, which 198.51.150.0/24 resolves via 192.0.40.1, which 192.0.40.0/24 holds:
-    // routes of two shapes repeated 200 and 50 times, set aside once the scan keeps their shape
+    // routes of two shapes repeated 200 and 50 times, deferred once the scan keeps their shape
     const texts = new Map(base)
     texts.set('ippools.yaml', texts.get('ippools.yaml')!.replace('cidr: 10.0.0.0/8', 'cidr: 10.0.0.0/22'))
     const routes = JSON.parse(texts.get(KERNEL_FILE)!) as Array<Record<string, unknown>>
@@ -196,18 +196,18 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
 
     const added = (dst: string) => dst.startsWith('198.51.') || dst.startsWith('192.0.')
     expect(buildSnapshot(filesOf(texts)).kernelRoutes.filter((k) => added(k.dst))).toHaveLength(250)
-    const built = buildSnapshot(filesOf(texts), {aside: true, consume: true})
+    const built = buildSnapshot(filesOf(texts), {deferred: true, consume: true})
     expect(built.kernelRoutes.filter((k) => added(k.dst)).map((k) => k.dst)).not.toContain('198.51.150.0/24')
     expect(built.kernelRoutes.filter((k) => added(k.dst)).length).toBeLessThan(40) // before the scan keeps a shape
-    expect(built.aside?.besideKernel?.size).toBeGreaterThan(210)
-    // settled: read back where the chain leads, in the file's order; check then keeps that chain only
-    const settled = settleHealthy(built).kernelRoutes
-    const dsts = settled.filter((k) => added(k.dst)).map((k) => k.dst)
+    expect(built.deferred?.outsidePool?.size).toBeGreaterThan(210)
+    // separated: read back where the chain leads, in the file's order; check then keeps that chain only
+    const separated = separateHealthy(built).kernelRoutes
+    const dsts = separated.filter((k) => added(k.dst)).map((k) => k.dst)
     expect(dsts.length).toBeLessThan(40)
     expect(dsts.indexOf('198.51.150.0/24')).toBeGreaterThan(-1)
     expect(dsts.indexOf('192.0.40.0/24')).toBe(dsts.length - 1) // the file's last of those, after every 198.51
     expect(dsts.indexOf('198.51.150.0/24')).toBe(dsts.findIndex((d) => d.startsWith('192.')) - 1)
-    expect(settled.map((k) => k.dst).indexOf('198.51.150.0/24')).toBeGreaterThan(settled.map((k) => k.dst).indexOf('172.20.9.0/24'))
+    expect(separated.map((k) => k.dst).indexOf('198.51.150.0/24')).toBeGreaterThan(separated.map((k) => k.dst).indexOf('172.20.9.0/24'))
     const kept = checkSnapshot(filesOf(texts)).kernelRoutes.filter((k) => added(k.dst)).map((k) => k.dst)
     expect(kept).toEqual(['198.51.150.0/24', '192.0.40.0/24'])
   })
@@ -245,11 +245,11 @@ describe('check settles healthy prefixes in bulk exactly as the rules would', ()
 })
 
 /**
- * `explain QUERY` as the rules make it on every route, and as explain makes it (everything settled but QUERY's
+ * `explain QUERY` as the rules make it on every route, and as explain makes it (everything separated but QUERY's
  * prefixes): the JSON report and its text, or the same error.
  */
-function explainBoth(files: SourceFile[], query: string, held: SettledSource | Error = heldOf(files)): {rules: string; settled: string; held: string} {
-  const render = (ctx: Context) => {
+function explainBoth(files: SourceFile[], query: string, held: BulkHealthySource | Error = heldOf(files)): {rules: string; separated: string; held: string} {
+  const render = (ctx: SnapshotIndex) => {
     try {
       const report = explainReport(ctx, query)
       return `${JSON.stringify(report)}\n${renderExplain(report, palette(false))}`
@@ -257,28 +257,28 @@ function explainBoth(files: SourceFile[], query: string, held: SettledSource | E
       return `error: ${(error as Error).message}`
     }
   }
-  const build = (make: () => Context) => {
+  const build = (make: () => SnapshotIndex) => {
     try {
       return render(make())
     } catch (error) {
       return `error: ${(error as Error).message}`
     }
   }
-  return {rules: build(() => new Context(buildSnapshot(files))), settled: build(() => new Context(settledSnapshot(files, {}, query))), held: build(() => contextOf(held, query))}
+  return {rules: build(() => new SnapshotIndex(buildSnapshot(files))), separated: build(() => new SnapshotIndex(bulkHealthySnapshot(files, {}, query))), held: build(() => snapshotIndexOf(held, query))}
 }
 
-/** The interactive UI's SettledSource of `files` (one parse, settled again per query), or the error its parse gives. */
-function heldOf(files: SourceFile[]): SettledSource | Error {
+/** The interactive UI's BulkHealthySource of `files` (one parse, separated again per query), or the error its parse gives. */
+function heldOf(files: SourceFile[]): BulkHealthySource | Error {
   try {
-    return settledSource(files, {})
+    return bulkHealthySource(files, {})
   } catch (error) {
     return error as Error
   }
 }
 
-function contextOf(held: SettledSource | Error, query: string): Context {
+function snapshotIndexOf(held: BulkHealthySource | Error, query: string): SnapshotIndex {
   if (held instanceof Error) throw held
-  return held.contextFor(query)
+  return held.indexFor(query)
 }
 
 /** What the UI's list shows of a check report: verdicts, finding ids and severities, plans; host findings' texts. */
@@ -290,16 +290,16 @@ function listOf(report: CheckReport): string {
   })
 }
 
-/** The list as the rules make it, and as the UI makes it (SettledSource.list), or the same error. */
-function listBoth(files: SourceFile[], held: SettledSource | Error): {rules: string; held: string} {
-  const list = (make: () => Context) => {
+/** The list as the rules make it, and as the UI makes it (BulkHealthySource.list), or the same error. */
+function listBoth(files: SourceFile[], held: BulkHealthySource | Error): {rules: string; held: string} {
+  const list = (make: () => SnapshotIndex) => {
     try {
       return listOf(checkReport(make()))
     } catch (error) {
       return `error: ${(error as Error).message}`
     }
   }
-  return {rules: list(() => new Context(buildSnapshot(files))), held: list(() => {
+  return {rules: list(() => new SnapshotIndex(buildSnapshot(files))), held: list(() => {
     if (held instanceof Error) throw held
     return held.list
   })}
@@ -307,10 +307,10 @@ function listBoth(files: SourceFile[], held: SettledSource | Error): {rules: str
 
 /**
  * `fix [PREFIX]`'s plan as the rules make it on every route (with every finding's texts and evidence), and as fix
- * makes it (settled but PREFIX, no texts or evidence): report and items, or the same error.
+ * makes it (separated but PREFIX, no texts or evidence): report and items, or the same error.
  */
-function fixBoth(files: SourceFile[], only?: string, held?: SettledSource | Error): {rules: string; settled: string; held?: string} {
-  const plan = (make: () => Context) => {
+function fixBoth(files: SourceFile[], only?: string, held?: BulkHealthySource | Error): {rules: string; separated: string; held?: string} {
+  const plan = (make: () => SnapshotIndex) => {
     try {
       const {report, items} = planFix(make(), only)
       return JSON.stringify({report, items})
@@ -318,16 +318,16 @@ function fixBoth(files: SourceFile[], only?: string, held?: SettledSource | Erro
       return `error: ${(error as Error).message}`
     }
   }
-  const rules = plan(() => new Context(buildSnapshot(files)))
-  const settled = plan(() => new Context(settledSnapshot(files, {}, only), FIX_CONTEXT))
-  return held === undefined || only === undefined ? {rules, settled} : {rules, settled, held: plan(() => contextOf(held, only))}
+  const rules = plan(() => new SnapshotIndex(buildSnapshot(files)))
+  const separated = plan(() => new SnapshotIndex(bulkHealthySnapshot(files, {}, only), FIX_INDEX_OPTIONS))
+  return held === undefined || only === undefined ? {rules, separated} : {rules, separated, held: plan(() => snapshotIndexOf(held, only))}
 }
 
 /** Queries about a table's prefixes: each prefix, an address inside it, its network address, and some that match nothing. */
 function queriesOf(files: SourceFile[]): string[] {
   let prefixes: string[] = []
   try {
-    prefixes = checkReport(new Context(buildSnapshot(files))).prefixes.map((p) => p.prefix)
+    prefixes = checkReport(new SnapshotIndex(buildSnapshot(files))).prefixes.map((p) => p.prefix)
   } catch {
     prefixes = ['10.0.0.64/26', '10.0.1.0/26'] // bad input: explain gives the same error either way
   }
@@ -340,7 +340,7 @@ function queriesOf(files: SourceFile[]): string[] {
   return out
 }
 
-describe('explain, fix and the UI settle every prefix but the one asked about, and list, explain and plan as the rules do', () => {
+describe('explain, fix and the UI separate every prefix but the one asked about, and list, explain and plan as the rules do', () => {
   it('on every captured snapshot, for each of its prefixes and addresses inside them', async () => {
     const dirs = [...scenarioDirs(), ...readdirSync(path.join(ROOT, 'examples')).map((d) => path.join(ROOT, 'examples', d))]
     for (const dir of dirs) {
@@ -350,16 +350,16 @@ describe('explain, fix and the UI settle every prefix but the one asked about, a
       expect(list.held, `list ${dir}`).toBe(list.rules)
       for (const q of queriesOf(files)) {
         const r = explainBoth(files, q, held)
-        expect(r.settled, `${dir} ${q}`).toBe(r.rules)
+        expect(r.separated, `${dir} ${q}`).toBe(r.rules)
         expect(r.held, `ui ${dir} ${q}`).toBe(r.rules)
         if (q.includes('/')) {
           const f = fixBoth(files, q, held)
-          expect(f.settled, `fix ${dir} ${q}`).toBe(f.rules)
+          expect(f.separated, `fix ${dir} ${q}`).toBe(f.rules)
           expect(f.held, `ui fix ${dir} ${q}`).toBe(f.rules)
         }
       }
       const all = fixBoth(files)
-      expect(all.settled, `fix ${dir}`).toBe(all.rules)
+      expect(all.separated, `fix ${dir}`).toBe(all.rules)
     }
   })
 
@@ -371,7 +371,7 @@ describe('explain, fix and the UI settle every prefix but the one asked about, a
   it("on the bench's synthetic table, damaged at random, for prefixes and addresses healthy or not", () => {
     const birdDamage = fc.record({kind: fc.constantFrom(...BIRD_DAMAGE), at: fc.nat()})
     const kernelDamage = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
-    let settledSome = false
+    let bulkSome = false
     fc.assert(fc.property(fc.array(birdDamage, {maxLength: 4}), fc.array(kernelDamage, {maxLength: 4}), fc.array(fc.nat(), {minLength: 6, maxLength: 6}), (bird, kernel, picks) => {
       const t = new Map(texts)
       t.set(BIRD_FILE, damageBird(t.get(BIRD_FILE)!, bird))
@@ -384,23 +384,23 @@ describe('explain, fix and the UI settle every prefix but the one asked about, a
       for (const n of picks) {
         const q = queries[n % queries.length]
         const r = explainBoth(files, q, held)
-        expect(r.settled, q).toBe(r.rules)
+        expect(r.separated, q).toBe(r.rules)
         expect(r.held, `ui ${q}`).toBe(r.rules)
         if (q.includes('/')) {
           const f = fixBoth(files, q, held)
-          expect(f.settled, `fix ${q}`).toBe(f.rules)
+          expect(f.separated, `fix ${q}`).toBe(f.rules)
           expect(f.held, `ui fix ${q}`).toBe(f.rules)
         }
       }
       const all = fixBoth(files)
-      expect(all.settled, 'fix').toBe(all.rules)
+      expect(all.separated, 'fix').toBe(all.rules)
       try {
-        settledSome ||= (settledSnapshot(files, {}, queries[0]).healthy?.keys.length ?? 0) > 200
+        bulkSome ||= (bulkHealthySnapshot(files, {}, queries[0]).healthy?.keys.length ?? 0) > 200
       } catch {
         // bad input: compared above, as the same error
       }
     }), {numRuns: 10})
-    expect(settledSome).toBe(true) // most of the table really was settled around the prefix explained
+    expect(bulkSome).toBe(true) // most of the table really was separated around the prefix explained
   }, RANDOM_DAMAGE_TIMEOUT)
 })
 

@@ -10,7 +10,7 @@ import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
 import {readBundle} from '../../src/bundle/tarball.js'
 import {createBundle, EXPLAINED} from '../../src/services/bundle.js'
 import {loadSnapshot} from '../load-snapshot.js'
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import {checkReport} from '../../src/report/report.js'
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'rd-bundle-scale-'))
@@ -22,7 +22,7 @@ describe('a bundle of a large table', () => {
     await generateSnapshot(10_000, dir) // a fifth of its prefixes bypass the tunnel: ~1900 broken
     const out = path.join(tmp, 'b.tar.gz')
     const result = await createBundle({from: dir, out, command: ['bundle'], toolVersion: '0.0.0'})
-    const direct = checkReport(new Context(await loadSnapshot({from: dir})))
+    const direct = checkReport(new SnapshotIndex(await loadSnapshot({from: dir})))
     const broken = direct.prefixes.filter((p) => p.verdict !== 'ok' && p.verdict !== 'local').length
     expect(broken).toBeGreaterThan(EXPLAINED)
     expect(result.summary).toEqual(direct.summary)
@@ -34,6 +34,6 @@ describe('a bundle of a large table', () => {
     const explained = md.match(/^```\n\d+\.\d+\.\d+\.\d+\/\d+(?: \(covers [^)]*\))?: [A-Z-]+$/gm) ?? []
     expect(explained).toHaveLength(EXPLAINED)
     expect(md).toContain(`\n${broken - EXPLAINED} more broken prefixes are in the table above, not explained here: \`routedoctor explain PREFIX --from b.tar.gz\` explains any of them.\n`)
-    expect(checkReport(new Context(await loadSnapshot({from: out})))).toEqual(direct)
+    expect(checkReport(new SnapshotIndex(await loadSnapshot({from: out})))).toEqual(direct)
   }, 120_000)
 })

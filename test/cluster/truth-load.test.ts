@@ -7,7 +7,7 @@ import path from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {RouteDoctorError} from '../../src/model/errors.js'
-import {loadCheckContext, loadClusterTruth} from '../../src/services/load.js'
+import {loadCheckIndex, loadClusterTruth} from '../../src/services/load.js'
 import {loadSnapshot} from '../load-snapshot.js'
 import {checkReport} from '../../src/report/report.js'
 import {fixtureDir, LAB_HEALTHY} from '../diagnose/helpers.js'
@@ -26,11 +26,11 @@ describe('loadClusterTruth', () => {
   it('gives later loads the truth without reading it again, diagnosing as --calico does', async () => {
     const dir = writeTruth(path.join(tmp, 'wrong-owner'), {nodes: WRONG_OWNER})
     const from = fixtureDir(LAB_HEALTHY)
-    const viaFlag = checkReport(await loadCheckContext({from, calico: dir}, {evidence: true, texts: true}))
+    const viaFlag = checkReport(await loadCheckIndex({from, calico: dir}, {evidence: true, texts: true}))
     const loaded = await loadClusterTruth({calico: dir})
     expect(loaded?.files.map((f) => f.name)).toContain('calico/ipamblocks.json')
     rmSync(dir, {recursive: true}) // nothing below reads it
-    const ctx = await loadCheckContext({from, clusterTruth: loaded}, {evidence: true, texts: true})
+    const ctx = await loadCheckIndex({from, clusterTruth: loaded}, {evidence: true, texts: true})
     expect(ctx.snapshot.calico).toBe(loaded!.truth) // the parsed truth itself, not parsed again
     const viaLoaded = checkReport(ctx)
     expect(viaLoaded).toEqual(viaFlag)

@@ -4,7 +4,7 @@ import {describe, expect, it} from 'vitest'
 
 import {CALICO_FILES} from '../../src/model/calico.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import {checkReport} from '../../src/report/report.js'
 import {checkSnapshot} from '../../src/services/load.js'
 import type {SourceFile} from '../../src/model/types.js'
@@ -19,7 +19,7 @@ function withTruth(files: SourceFile[], spec: TruthSpec): SourceFile[] {
 const strip = (r: ReturnType<typeof checkReport>) => ({prefixes: r.prefixes.map((p) => [p.prefix, p.verdict, p.findings.map((f) => f.id)]), host: r.host.findings.map((f) => f.id)})
 
 function report(files: SourceFile[], node?: string) {
-  return checkReport(new Context(buildSnapshot(files, {node})))
+  return checkReport(new SnapshotIndex(buildSnapshot(files, {node})))
 }
 
 describe('a consistent truth adds no finding', () => {
@@ -32,7 +32,7 @@ describe('a consistent truth adds no finding', () => {
       expect(snapshot.poolOrigin).toBe('calico')
       expect(strip(report(truth))).toEqual(strip(report(plain)))
       // check's bulk path settles the same
-      expect(strip(checkReport(new Context(checkSnapshot(withTruth(loadFiles(name), {nodes: FIXTURE_CLUSTER})))))).toEqual(strip(report(plain)))
+      expect(strip(checkReport(new SnapshotIndex(checkSnapshot(withTruth(loadFiles(name), {nodes: FIXTURE_CLUSTER})))))).toEqual(strip(report(plain)))
     })
   }
   it.skipIf(!fixtureExists(PEER_DOWN))('with a peer down, only the block that is gone is added, as block-unrouted', () => {

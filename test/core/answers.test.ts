@@ -5,12 +5,12 @@ import path from 'node:path'
 import {execa} from 'execa'
 import {describe, expect, it} from 'vitest'
 
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import {coveringPrefix} from '../../src/model/prefix.js'
 import {palette} from '../../src/render/style.js'
 import {renderExplain, renderFix, renderNode} from '../../src/render/text.js'
-import {FIX_CONTEXT, planFix} from '../../src/services/fix.js'
-import {loadSettledSnapshot, type SourceOptions} from '../../src/services/load.js'
+import {FIX_INDEX_OPTIONS, planFix} from '../../src/services/fix.js'
+import {loadBulkHealthySnapshot, type SourceOptions} from '../../src/services/load.js'
 import {loadSnapshot} from '../load-snapshot.js'
 import {checkReport, explainReport, nodeSummary} from '../../src/report/report.js'
 import {BIN, ROOT, scenarioDirs, tempDir} from '../helpers.js'
@@ -31,18 +31,18 @@ function copyOf(dir: string): string {
 }
 
 async function checkOf(opts: SourceOptions) {
-  return checkReport(new Context(await loadSnapshot(opts)))
+  return checkReport(new SnapshotIndex(await loadSnapshot(opts)))
 }
 
 const verdicts = (r: ReturnType<typeof checkReport>) => r.prefixes.map((p) => [p.prefix, p.verdict, p.findings.map((f) => f.id).sort()])
 
-/** explain as the command makes it: the snapshot settled for the query. */
+/** explain as the command makes it: the snapshot separated for the query. */
 async function explainOf(opts: SourceOptions, query: string) {
-  return explainReport(new Context(await loadSettledSnapshot(opts, query)), query)
+  return explainReport(new SnapshotIndex(await loadBulkHealthySnapshot(opts, query)), query)
 }
 
 async function fixOf(opts: SourceOptions, only?: string) {
-  return planFix(new Context(await loadSettledSnapshot(opts, only), FIX_CONTEXT), only).report
+  return planFix(new SnapshotIndex(await loadBulkHealthySnapshot(opts, only), FIX_INDEX_OPTIONS), only).report
 }
 
 describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
@@ -71,7 +71,7 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
   })
 
   it('2: a pool, a prefix wider than a block, and the default route are no tunnel prefixes, never local', async () => {
-    const ctx = new Context(await loadSnapshot({from: dir}))
+    const ctx = new SnapshotIndex(await loadSnapshot({from: dir}))
     const pool = ctx.snapshot.pools[0]
     const block = ctx.poolPrefixes().find((p) => p.endsWith('/26'))!
     const wide = `${block.split('.').slice(0, 3).join('.')}.0/24`
@@ -126,7 +126,7 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
   })
 
   it('5: why a route is off the tunnel follows the node\'s BIRD and its kernel filter', async () => {
-    const ctx = new Context(await loadSnapshot({from: dir}))
+    const ctx = new SnapshotIndex(await loadSnapshot({from: dir}))
     const status = ctx.snapshot.bird.status!
     for (const p of checkReport(ctx).prefixes) {
       for (const f of p.findings.filter((x) => x.id === 'tunnel-bypassed-by-ecmp' || x.id === 'tunnel-not-programmed')) {
@@ -158,7 +158,7 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
   })
 
   it('7: vxlan and no-encapsulation pools are shown as not checked, not judged ok', async () => {
-    const ctx = new Context(await loadSnapshot({from: dir}))
+    const ctx = new SnapshotIndex(await loadSnapshot({from: dir}))
     const pool = ctx.snapshot.pools[0].cidr
     for (const mode of ['vxlan', 'none']) {
       const r = await checkOf({from: dir, pools: [`${pool}=${mode}`]})
@@ -199,7 +199,7 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
     expect(renderFix(f, plain)).toContain('Nothing to fix: no tunnel prefix lies inside 10.0.0.0/8.')
     expect(renderFix(f, plain)).not.toContain('every tunnel prefix is healthy')
     const all = await fixOf({from: dir})
-    const ctx = new Context(await loadSnapshot({from: dir}))
+    const ctx = new SnapshotIndex(await loadSnapshot({from: dir}))
     const pool = await fixOf({from: dir}, ctx.snapshot.pools[0].cidr)
     expect(pool.routes).toEqual(all.routes)
   })
@@ -225,11 +225,11 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
     const copy = copyOf(dir)
     writeFileSync(path.join(copy, 'hostname'), 'node-a7\n')
     const s = await loadSnapshot({from: copy})
-    expect(nodeSummary(new Context(s)).host).toBe('node-a7')
+    expect(nodeSummary(new SnapshotIndex(s)).host).toBe('node-a7')
     const live = {...s, origin: {kind: 'live' as const}, files: [...s.files.filter((f) => !f.name.startsWith('birdc-')),
       ...['birdc-show-status.txt', 'birdc-show-route-all.txt', 'birdc-show-protocols-all.txt'].map((n) => ({name: n, error: 'connect ENOENT /run/bird.ctl'}))],
     missing: ['birdc-show-status.txt', 'ip-rule.txt']}
-    const header = renderNode(nodeSummary(new Context(live)), plain)
+    const header = renderNode(nodeSummary(new SnapshotIndex(live)), plain)
     expect(header).toContain('missing sources: ip-rule.txt')
     expect(header).not.toContain('not in the snapshot')
     expect(header.match(/ENOENT/g)).toHaveLength(1)
@@ -238,7 +238,7 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
 
   it('20: explain cites a kernel route by its line in the text dump, else by its element in the JSON one', async () => {
     const cited = async (from: string, query: string) => {
-      const ctx = new Context(await loadSettledSnapshot({from, routeTextToo: true}, query), {kernelLines: true})
+      const ctx = new SnapshotIndex(await loadBulkHealthySnapshot({from, routeTextToo: true}, query), {kernelLines: true})
       return explainReport(ctx, query).chain.filter((s) => s.step === 'kernel' || s.step === 'resolution').flatMap((s) => s.evidence)
     }
     const noText = copyOf(dir)
@@ -260,7 +260,7 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
       }
     }
     const first = (await checkOf({from: dir})).prefixes[0].prefix
-    const text = renderExplain(explainReport(new Context(await loadSettledSnapshot({from: noText}, first), {kernelLines: true}), first), plain)
+    const text = renderExplain(explainReport(new SnapshotIndex(await loadBulkHealthySnapshot({from: noText}, first), {kernelLines: true}), first), plain)
     expect(text).toMatch(/ip-j-d-route\.json\[\d+\]/)
     expect(text).not.toContain('ip-j-d-route.json:1')
   })

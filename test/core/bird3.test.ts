@@ -10,7 +10,7 @@ import {describe, expect, it} from 'vitest'
 
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {planFix} from '../../src/services/fix.js'
 import {checkReport} from '../../src/report/report.js'
@@ -77,7 +77,7 @@ describe('BIRD 3 output', () => {
 
   it('gives the verdicts and plans of the BIRD 2 capture', async () => {
     const expected = JSON.parse(readFileSync(path.join(DIR, 'expected.json'), 'utf8')) as Expected
-    const ctx = new Context(buildSnapshot(await bird3Files('3.2.3')))
+    const ctx = new SnapshotIndex(buildSnapshot(await bird3Files('3.2.3')))
     const report = checkReport(ctx)
     expect(ctx.snapshot.bird.status?.major).toBe(3)
     for (const [prefix, want] of Object.entries(expected.prefixes)) {
@@ -90,10 +90,10 @@ describe('BIRD 3 output', () => {
   })
 
   it('advises the onlink filter on 3.2 and says 3.0 cannot', async () => {
-    const on32 = planFix(new Context(buildSnapshot(await bird3Files('3.2.3')))).report.birdConfig
+    const on32 = planFix(new SnapshotIndex(buildSnapshot(await bird3Files('3.2.3')))).report.birdConfig
     expect(on32.supported).toBe(true)
     expect(on32.snippet).toMatch(/ifname = "tunl0";\s+onlink = true;\s+gw = bgp_next_hop;\s+onlink = true;/)
-    const on30 = planFix(new Context(buildSnapshot(await bird3Files('3.0.5')))).report.birdConfig
+    const on30 = planFix(new SnapshotIndex(buildSnapshot(await bird3Files('3.0.5')))).report.birdConfig
     expect(on30.supported).toBe(false)
     expect(on30.reason).toContain('3.0/3.1')
   })

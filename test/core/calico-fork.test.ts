@@ -6,7 +6,7 @@ import path from 'node:path'
 
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {planFix} from '../../src/services/fix.js'
 import {checkReport} from '../../src/report/report.js'
@@ -37,7 +37,7 @@ async function forkFiles(): Promise<SourceFile[]> {
 
 describe('Calico\'s BIRD fork', () => {
   it('takes the pool from krt_tunnel, passes the tunnelled single-path block, flags the ECMP ones', async () => {
-    const ctx = new Context(buildSnapshot(await forkFiles()))
+    const ctx = new SnapshotIndex(buildSnapshot(await forkFiles()))
     expect(ctx.snapshot.bird.status).toMatchObject({version: 'v0.3.3+birdv1.6.8', major: 1, calicoFork: true})
     expect(ctx.snapshot.poolOrigin).toBe('bird.conf')
     expect(ctx.snapshot.pools.map((p) => p.cidr)).toEqual(['192.168.0.0/16'])
@@ -52,7 +52,7 @@ describe('Calico\'s BIRD fork', () => {
   })
 
   it('replaces at BIRD 1.6\'s metric 0 and says no filter can fix the fork', async () => {
-    const {report} = planFix(new Context(buildSnapshot(await forkFiles())))
+    const {report} = planFix(new SnapshotIndex(buildSnapshot(await forkFiles())))
     expect(report.routes.map((r) => [r.dst, r.metric])).toEqual([['192.168.110.128/26', 0], ['192.168.200.10/32', 0]])
     expect(report.birdConfig.supported).toBe(false)
     expect(report.birdConfig.reason).toContain('Calico\'s fork')

@@ -8,12 +8,12 @@ import {describe, expect, it} from 'vitest'
 
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import {checkReport, explainReport} from '../../src/report/report.js'
 import {BIN, scenarioDirs, type Expected} from '../helpers.js'
 
-async function contextOf(dir: string): Promise<Context> {
-  return new Context(buildSnapshot(await readSnapshotDir(dir)))
+async function snapshotIndexOf(dir: string): Promise<SnapshotIndex> {
+  return new SnapshotIndex(buildSnapshot(await readSnapshotDir(dir)))
 }
 
 const gateways = (plan: {nexthops: Array<{gateway: string; dev: string; onlink: boolean}>} | null) =>
@@ -23,7 +23,7 @@ describe.each(scenarioDirs().map((d) => [path.basename(d), d]))('fixture %s', (_
   const expected = JSON.parse(readFileSync(path.join(dir, 'expected.json'), 'utf8')) as Expected
 
   it('check gives the expected verdict, findings and plan for every prefix', async () => {
-    const report = checkReport(await contextOf(dir))
+    const report = checkReport(await snapshotIndexOf(dir))
     const byPrefix = new Map(report.prefixes.map((p) => [p.prefix, p]))
     for (const [prefix, want] of Object.entries(expected.prefixes)) {
       const got = byPrefix.get(prefix)
@@ -39,7 +39,7 @@ describe.each(scenarioDirs().map((d) => [path.basename(d), d]))('fixture %s', (_
   })
 
   it('explain --json agrees with check and plans the same routes', async () => {
-    const ctx = await contextOf(dir)
+    const ctx = await snapshotIndexOf(dir)
     for (const [prefix, want] of Object.entries({...expected.prefixes, ...expected.explain})) {
       const r = explainReport(ctx, prefix)
       expect(r.verdict, prefix).toBe(want.verdict)
@@ -61,7 +61,7 @@ describe.each(scenarioDirs().map((d) => [path.basename(d), d]))('fixture %s', (_
 
 describe('explain on an address', () => {
   it('finds the pool prefix that covers it', async () => {
-    const ctx = await contextOf(scenarioDirs().find((d) => d.includes('bird2-ecmp'))!)
+    const ctx = await snapshotIndexOf(scenarioDirs().find((d) => d.includes('bird2-ecmp'))!)
     const r = explainReport(ctx, '192.168.110.130')
     expect(r.prefix).toBe('192.168.110.128/26')
     expect(r.verdict).toBe('not-tunneled')
@@ -71,7 +71,7 @@ describe('explain on an address', () => {
   })
 
   it('says not-in-pool outside the pools', async () => {
-    const ctx = await contextOf(scenarioDirs().find((d) => d.includes('bird2-ecmp'))!)
+    const ctx = await snapshotIndexOf(scenarioDirs().find((d) => d.includes('bird2-ecmp'))!)
     expect(explainReport(ctx, '172.31.30.7').verdict).toBe('not-in-pool')
   })
 })

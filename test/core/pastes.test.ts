@@ -7,7 +7,7 @@ import {execa} from 'execa'
 import {describe, expect, it} from 'vitest'
 
 import {buildSnapshot} from '../../src/snapshot/build.js'
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import {ParseError} from '../../src/model/errors.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {parseBirdProtocols} from '../../src/parse/bird-protocols.js'
@@ -22,7 +22,7 @@ import {dropFile, editFile, editJsonArray, loadFiles, replaceOnce} from '../diag
 import {BIN, FIXTURES} from '../helpers.js'
 
 const paste = (name: string) => readFileSync(path.join(FIXTURES, 'pastes', name), 'utf8')
-const ctxOf = (files: SourceFile[]) => new Context(buildSnapshot(files))
+const ctxOf = (files: SourceFile[]) => new SnapshotIndex(buildSnapshot(files))
 const withoutLine = (text: string, line: string) => replaceOnce(text, `${line}\n`, '\n') // blank: the same line numbers
 const withFile = (files: SourceFile[], name: string, text: string) => [...files.filter((f) => f.name !== name), {name, text}]
 const BIRD_FILES = ['birdc-show-status.txt', 'birdc-show-route-all.txt', 'birdc-show-protocols-all.txt', 'bird.conf']
@@ -225,7 +225,7 @@ describe('IP-in-IP CrossSubnet', () => {
     }
     expect(explainReport(ctxOf(withoutBird(files)), '192.168.50.0/26').plan).toBeNull()
     // check's own path (routes outside the pools read only where they resolve a gateway) says the same
-    const bulk = checkReport(new Context(checkSnapshot(withoutBird(files)))).prefixes.map((p) => `${p.prefix} ${p.verdict}`)
+    const bulk = checkReport(new SnapshotIndex(checkSnapshot(withoutBird(files)))).prefixes.map((p) => `${p.prefix} ${p.verdict}`)
     expect(bulk).toEqual(checkReport(ctxOf(withoutBird(files))).prefixes.map((p) => `${p.prefix} ${p.verdict}`))
     expect(bulk).toContain('192.168.50.0/26 ok')
   })

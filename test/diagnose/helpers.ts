@@ -8,7 +8,7 @@ import {expect} from 'vitest'
 import {SNAPSHOT_FILE_NAMES} from '../../src/collect/snapshot-files.js'
 import {diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../../src/diagnose/engine.js'
 import {buildSnapshot, type BuildOptions} from '../../src/snapshot/build.js'
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import type {Finding, FindingId, SourceFile} from '../../src/model/types.js'
 import {FIXTURES} from '../helpers.js'
 
@@ -146,26 +146,26 @@ export function links(files: SourceFile[], ifname: string, edit: (l: Json) => Js
   return out
 }
 
-export function contextOf(files: SourceFile[], opts: BuildOptions = {}): Context {
-  return new Context(buildSnapshot(files, opts))
+export function snapshotIndexOf(files: SourceFile[], opts: BuildOptions = {}): SnapshotIndex {
+  return new SnapshotIndex(buildSnapshot(files, opts))
 }
 
-export function ctxOfFixture(name: string, opts: BuildOptions = {}): Context {
-  return contextOf(loadFiles(name), opts)
+export function ctxOfFixture(name: string, opts: BuildOptions = {}): SnapshotIndex {
+  return snapshotIndexOf(loadFiles(name), opts)
 }
 
-export function prefixFindings(ctx: Context, prefix: string, id?: FindingId): Finding[] {
+export function prefixFindings(ctx: SnapshotIndex, prefix: string, id?: FindingId): Finding[] {
   const all = diagnosePrefix(ctx, prefix).findings
   return id ? all.filter((f) => f.id === id) : all
 }
 
-export function hostFindings(ctx: Context, id?: FindingId): Finding[] {
+export function hostFindings(ctx: SnapshotIndex, id?: FindingId): Finding[] {
   const all = diagnoseHost(ctx)
   return id ? all.filter((f) => f.id === id) : all
 }
 
 /** Every finding over every pool prefix and the host. */
-export function allFindings(ctx: Context): {prefixes: PrefixDiagnosis[]; host: Finding[]} {
+export function allFindings(ctx: SnapshotIndex): {prefixes: PrefixDiagnosis[]; host: Finding[]} {
   return {prefixes: ctx.poolPrefixes().map((p) => diagnosePrefix(ctx, p)), host: diagnoseHost(ctx)}
 }
 
@@ -176,7 +176,7 @@ const ROUTE_TYPES = new Set(['unicast', 'local', 'broadcast', 'anycast', 'multic
  * text is those lines verbatim (or their first 300 characters and `...`); for a JSON file (one object
  * per top-level element, possibly all on line 1) the rendering names the object those lines hold.
  */
-export function expectRealEvidence(ctx: Context, f: Finding, opts: {allowEmpty?: boolean} = {}): void {
+export function expectRealEvidence(ctx: SnapshotIndex, f: Finding, opts: {allowEmpty?: boolean} = {}): void {
   if (!opts.allowEmpty) expect(f.evidence.length, `${f.id} cites something`).toBeGreaterThan(0)
   for (const e of f.evidence) {
     const file = ctx.snapshot.files.find((x) => x.name === e.file)
@@ -264,7 +264,7 @@ export const DESIGN_SEVERITY: Record<FindingId, 'error' | 'warning' | 'info'> = 
 }
 
 /** The one finding `id` for `prefix`: its prefix, its DESIGN severity and real evidence are checked. */
-export function theFinding(ctx: Context, prefix: string, id: FindingId): Finding {
+export function theFinding(ctx: SnapshotIndex, prefix: string, id: FindingId): Finding {
   const found = prefixFindings(ctx, prefix, id)
   expect(found.map((f) => f.id), `${id} on ${prefix}`).toEqual([id])
   const f = found[0]
@@ -275,7 +275,7 @@ export function theFinding(ctx: Context, prefix: string, id: FindingId): Finding
 }
 
 /** The one host finding `id`, with its DESIGN severity and no prefix. */
-export function theHostFinding(ctx: Context, id: FindingId, opts: {allowEmptyEvidence?: boolean} = {}): Finding {
+export function theHostFinding(ctx: SnapshotIndex, id: FindingId, opts: {allowEmptyEvidence?: boolean} = {}): Finding {
   const found = hostFindings(ctx, id)
   expect(found.map((f) => f.id), `host ${id}`).toEqual([id])
   const f = found[0]

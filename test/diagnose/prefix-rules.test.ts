@@ -3,12 +3,12 @@
 // condition. Every fired finding is checked for its prefix, DESIGN severity and real evidence lines.
 import {describe, expect, it} from 'vitest'
 
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import type {BirdRoute, Finding} from '../../src/model/types.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
 import {
   BIRD16, BIRD16_LL, BIRD2, HEALTHY_JSON, HEALTHY_TEXT, PEER_DOWN,
-  cites, contextOf, ctxOfFixture, dropBirdRoute, dropFile, editFile, editJsonRoutes, editTextRoutes, expectRealEvidence,
+  cites, snapshotIndexOf, ctxOfFixture, dropBirdRoute, dropFile, editFile, editJsonRoutes, editTextRoutes, expectRealEvidence,
   healthyFiles, lineOf, loadFiles, prefixFindings, replaceOnce, theFinding, tunnelRoute, withTwins,
 } from './helpers.js'
 
@@ -27,7 +27,7 @@ function evidenceStarting(f: Finding, file: string, start: string) {
 describe('tunnel-bypassed-by-ecmp', () => {
   it.each(withTwins(BIRD2, BIRD16, PEER_DOWN))('%s: fires on 192.168.110.128/26, naming the ECMP underlay route 172.31.20.0/23', (name) => {
     const files = loadFiles(name)
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.110.128/26', 'tunnel-bypassed-by-ecmp')
     expect(f.title).toContain('tunl0')
     expect(f.title).toMatch(/multipath/)
@@ -50,7 +50,7 @@ describe('tunnel-bypassed-by-ecmp', () => {
 
   it('cites the verbatim multipath lines of ip-d-route.txt when only the text dump is there (bird16, ip-j-d-route.json dropped)', () => {
     const files = dropFile(loadFiles(BIRD16), 'ip-j-d-route.json')
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.110.128/26', 'tunnel-bypassed-by-ecmp')
     const kernel = f.evidence.find((e) => e.file === 'ip-d-route.txt' && e.text.startsWith('unicast 192.168.110.128/26'))
     expect(kernel?.line).toBe(lineOf(files, 'ip-d-route.txt', 'unicast 192.168.110.128/26'))
@@ -69,7 +69,7 @@ describe('tunnel-bypassed-by-ecmp', () => {
   })
 
   it('does not fire once the routes go via tunl0 onlink (healthy variant), although BIRD still shows its ECMP via lines', () => {
-    const ctx = contextOf(healthyFiles())
+    const ctx = snapshotIndexOf(healthyFiles())
     for (const p of REMOTE) expect(ids(prefixFindings(ctx, p)), p).not.toContain('tunnel-bypassed-by-ecmp')
   })
 })
@@ -77,7 +77,7 @@ describe('tunnel-bypassed-by-ecmp', () => {
 describe('tunnel-not-programmed', () => {
   it.each(withTwins(BIRD2, BIRD16, BIRD16_LL))('%s: fires on 192.168.82.0/26 via 172.31.11.1 dev eth0', (name) => {
     const files = loadFiles(name)
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.82.0/26', 'tunnel-not-programmed')
     expect(f.title).toContain('via 172.31.11.1 dev eth0')
     expect(f.title).toContain('not through tunl0')
@@ -99,7 +99,7 @@ describe('tunnel-not-programmed', () => {
   })
 
   it('does not fire when the pool is not IP-in-IP (--pool 192.168.0.0/16=none)', () => {
-    const ctx = contextOf(loadFiles(BIRD2), {pools: ['192.168.0.0/16=none']})
+    const ctx = snapshotIndexOf(loadFiles(BIRD2), {pools: ['192.168.0.0/16=none']})
     for (const p of REMOTE) {
       const got = ids(prefixFindings(ctx, p))
       expect(got, p).not.toContain('tunnel-not-programmed')
@@ -109,7 +109,7 @@ describe('tunnel-not-programmed', () => {
   })
 
   it('does not fire on the healthy variant', () => {
-    const ctx = contextOf(healthyFiles())
+    const ctx = snapshotIndexOf(healthyFiles())
     for (const p of REMOTE) expect(ids(prefixFindings(ctx, p)), p).not.toContain('tunnel-not-programmed')
   })
 })
@@ -117,7 +117,7 @@ describe('tunnel-not-programmed', () => {
 describe('nexthop-unresolvable-by-bird', () => {
   it.each(withTwins(BIRD16_LL))('%s: fires on 192.168.110.128/26, explaining the via inet6 link-local ECMP underlay BIRD 1.6 cannot import', (name) => {
     const files = loadFiles(name)
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.110.128/26', 'nexthop-unresolvable-by-bird')
     expect(f.title).toContain('172.31.20.5')
     expect(f.detail).toContain('via inet6')
@@ -137,7 +137,7 @@ describe('nexthop-unresolvable-by-bird', () => {
 
   it.each(withTwins(BIRD16_LL))('%s: fires on 192.168.200.10/32 for n2\'s unreachable path only (not for n3\'s resolved one)', (name) => {
     const files = loadFiles(name)
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.200.10/32', 'nexthop-unresolvable-by-bird')
     expect(f.title).toContain('172.31.20.5')
     expect(f.title).not.toContain('172.31.30.6')
@@ -149,7 +149,7 @@ describe('nexthop-unresolvable-by-bird', () => {
 
   it('cites the verbatim via inet6 lines of ip-d-route.txt when only the text dump is there', () => {
     const files = dropFile(loadFiles(BIRD16_LL), 'ip-j-d-route.json')
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.110.128/26', 'nexthop-unresolvable-by-bird')
     const underlay = f.evidence.find((e) => e.file === 'ip-d-route.txt' && e.text.startsWith('unicast 172.31.20.0/23'))
     expect(underlay?.line).toBe(lineOf(files, 'ip-d-route.txt', 'unicast 172.31.20.0/23'))
@@ -162,7 +162,7 @@ describe('nexthop-unresolvable-by-bird', () => {
   })
 
   it('does not fire when the kernel cannot reach N either (bird16-ipv6-ll, underlay 172.31.20.0/23 deleted from the kernel): that is nexthop-unreachable', () => {
-    const ctx = contextOf(editJsonRoutes(loadFiles(BIRD16_LL), {'172.31.20.0/23': null}))
+    const ctx = snapshotIndexOf(editJsonRoutes(loadFiles(BIRD16_LL), {'172.31.20.0/23': null}))
     const got = ids(prefixFindings(ctx, '192.168.110.128/26'))
     expect(got).not.toContain('nexthop-unresolvable-by-bird')
     expect(got).toContain('nexthop-unreachable')
@@ -174,7 +174,7 @@ describe('nexthop-unreachable', () => {
 
   it('fires when the kernel has no route covering the BGP next hop (bird2, 172.31.30.0/24 deleted from ip-j-d-route.json)', () => {
     const files = noRouteToN3()
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.82.0/26', 'nexthop-unreachable')
     expect(f.title).toContain('172.31.30.6')
     expect(f.detail).toContain('No kernel route covers 172.31.30.6')
@@ -183,7 +183,7 @@ describe('nexthop-unreachable', () => {
   })
 
   it('fires for the one unreachable next hop of a prefix two nodes announce (192.168.200.10/32), not the other', () => {
-    const ctx = contextOf(noRouteToN3())
+    const ctx = snapshotIndexOf(noRouteToN3())
     const f = theFinding(ctx, '192.168.200.10/32', 'nexthop-unreachable')
     expect(f.title).toContain('172.31.30.6')
     expect(f.title).not.toContain('172.31.20.5')
@@ -195,7 +195,7 @@ describe('nexthop-unreachable', () => {
     const files = editJsonRoutes(loadFiles(BIRD2), {
       '172.31.30.0/24': {type: 'unreachable', dst: '172.31.30.0/24', table: 'main', protocol: 'boot', scope: 'global', flags: []},
     })
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.82.0/26', 'nexthop-unreachable')
     expect(f.detail).toContain('unreachable 172.31.30.0/24')
     expect(cites(f, 'ip-j-d-route.json', 'unreachable 172.31.30.0/24')).toBe(true)
@@ -227,7 +227,7 @@ describe('multipath-lost', () => {
 
   it('fires naming the dropped leg when only one node is a tunl0 next hop (healthy variant, 192.168.200.10 reduced to via 172.31.20.5 dev tunl0 onlink)', () => {
     const files = editJsonRoutes(healthyFiles(), {'192.168.200.10': tunnelRoute('192.168.200.10', '172.31.20.5')})
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.200.10/32', 'multipath-lost')
     expect(f.title).toContain('not 172.31.30.6')
     expect(f.title).not.toContain('172.31.20.5')
@@ -238,7 +238,7 @@ describe('multipath-lost', () => {
     const real = ctxOfFixture(BIRD2)
     for (const p of ['192.168.110.128/26', '192.168.82.0/26', ...LOCAL]) expect(ids(prefixFindings(real, p)), p).not.toContain('multipath-lost')
     expect(ids(prefixFindings(ctxOfFixture(PEER_DOWN), '192.168.200.10/32'))).not.toContain('multipath-lost')
-    const healthy = contextOf(healthyFiles())
+    const healthy = snapshotIndexOf(healthyFiles())
     for (const p of REMOTE) expect(ids(prefixFindings(healthy, p)), p).not.toContain('multipath-lost')
   })
 })
@@ -246,7 +246,7 @@ describe('multipath-lost', () => {
 describe('onlink-missing', () => {
   it('fires on a tunl0 route without onlink (healthy variant, 192.168.82.0/26 flags [] in ip-j-d-route.json)', () => {
     const files = editJsonRoutes(healthyFiles(), {'192.168.82.0/26': {...HEALTHY_JSON['192.168.82.0/26'], flags: []}})
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.82.0/26', 'onlink-missing')
     expect(f.title).toContain('via 172.31.30.6 dev tunl0 lacks onlink')
     expect(cites(f, 'ip-j-d-route.json', '192.168.82.0/26 via 172.31.30.6 dev tunl0')).toBe(true)
@@ -257,7 +257,7 @@ describe('onlink-missing', () => {
   it('names only the next hop without onlink on a multipath route (healthy variant, second nexthop of 192.168.200.10 flags [])', () => {
     const mp = HEALTHY_JSON['192.168.200.10'] as {nexthops: Array<Record<string, unknown>>}
     const files = editJsonRoutes(healthyFiles(), {'192.168.200.10': {...mp, nexthops: [mp.nexthops[0], {...mp.nexthops[1], flags: []}]}})
-    const f = theFinding(contextOf(files), '192.168.200.10/32', 'onlink-missing')
+    const f = theFinding(snapshotIndexOf(files), '192.168.200.10/32', 'onlink-missing')
     expect(f.title).toContain('172.31.30.6')
     expect(f.title).not.toContain('172.31.20.5')
   })
@@ -265,7 +265,7 @@ describe('onlink-missing', () => {
   it('fires from the text dump alone, citing its line verbatim (healthy variant, ip-d-route.txt line without " onlink", JSON dropped)', () => {
     let files = dropFile(healthyFiles(), 'ip-j-d-route.json')
     files = editTextRoutes(files, {'192.168.82.0/26': [HEALTHY_TEXT['192.168.82.0/26'][0].replace(' onlink', '')]})
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.82.0/26', 'onlink-missing')
     const kernel = f.evidence.find((e) => e.file === 'ip-d-route.txt')
     expect(kernel?.line).toBe(lineOf(files, 'ip-d-route.txt', 'unicast 192.168.82.0/26'))
@@ -278,7 +278,7 @@ describe('onlink-missing', () => {
       for (const p of ctx.poolPrefixes()) expect(ids(prefixFindings(ctx, p)), `${name} ${p}`).not.toContain('onlink-missing')
     }
     for (const files of [healthyFiles(), dropFile(healthyFiles(), 'ip-j-d-route.json')]) {
-      const ctx = contextOf(files)
+      const ctx = snapshotIndexOf(files)
       for (const p of REMOTE) expect(ids(prefixFindings(ctx, p)), p).not.toContain('onlink-missing')
     }
   })
@@ -289,7 +289,7 @@ describe('conflicting-route-owners', () => {
 
   it('fires on a prefix that BIRD (proto bird) and Felix (proto 80) both program (healthy variant + a proto 80 route object)', () => {
     const files = editJsonRoutes(healthyFiles(), {}, [felix])
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.82.0/26', 'conflicting-route-owners')
     expect(f.title).toContain('proto bird')
     expect(f.title).toContain('proto 80')
@@ -303,7 +303,7 @@ describe('conflicting-route-owners', () => {
     const felixLine = 'unicast 192.168.82.0/26 via 172.31.30.6 dev tunl0 table main proto 80 scope global metric 1024 onlink '
     let files = dropFile(healthyFiles(), 'ip-j-d-route.json')
     files = editTextRoutes(files, {'192.168.82.0/26': [...HEALTHY_TEXT['192.168.82.0/26'], felixLine]})
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.82.0/26', 'conflicting-route-owners')
     expect(f.evidence.map((e) => e.text).sort()).toEqual([HEALTHY_TEXT['192.168.82.0/26'][0], felixLine].sort())
     expect(f.evidence.map((e) => e.line).sort()).toEqual([lineOf(files, 'ip-d-route.txt', 'proto bird scope global metric 32 onlink'), lineOf(files, 'ip-d-route.txt', 'proto 80')].sort())
@@ -314,7 +314,7 @@ describe('conflicting-route-owners', () => {
       const ctx = ctxOfFixture(name)
       for (const p of ctx.poolPrefixes()) expect(ids(prefixFindings(ctx, p)), `${name} ${p}`).not.toContain('conflicting-route-owners')
     }
-    const felixOnly = contextOf(editJsonRoutes(healthyFiles(), {'192.168.82.0/26': {...felix, metric: 32}}))
+    const felixOnly = snapshotIndexOf(editJsonRoutes(healthyFiles(), {'192.168.82.0/26': {...felix, metric: 32}}))
     expect(ids(prefixFindings(felixOnly, '192.168.82.0/26'))).not.toContain('conflicting-route-owners')
   })
 })
@@ -322,7 +322,7 @@ describe('conflicting-route-owners', () => {
 describe('stale-kernel-route', () => {
   it('fires on a proto bird kernel route BIRD no longer holds (healthy variant, 192.168.82.0/26 deleted from birdc-show-route-all.txt)', () => {
     const files = dropBirdRoute(healthyFiles(), '192.168.82.0/26')
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     expect(ctx.birdRoutesFor('192.168.82.0/26')).toHaveLength(0) // the edit did what it says
     const f = theFinding(ctx, '192.168.82.0/26', 'stale-kernel-route')
     expect(f.title).toContain('proto bird')
@@ -336,7 +336,7 @@ describe('stale-kernel-route', () => {
 
   it('cites the text dump verbatim when only it is there (bird2 as captured, BIRD entry for 192.168.82.0/26 deleted, JSON dropped)', () => {
     const files = dropFile(dropBirdRoute(loadFiles(BIRD2), '192.168.82.0/26'), 'ip-j-d-route.json')
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.82.0/26', 'stale-kernel-route')
     expect(f.evidence.map((e) => e.line)).toEqual([lineOf(files, 'ip-d-route.txt', 'unicast 192.168.82.0/26')])
   })
@@ -346,10 +346,10 @@ describe('stale-kernel-route', () => {
       const ctx = ctxOfFixture(name)
       for (const p of ctx.poolPrefixes()) expect(ids(prefixFindings(ctx, p)), `${name} ${p}`).not.toContain('stale-kernel-route')
     }
-    const boot = contextOf(dropBirdRoute(loadFiles(BIRD2), '192.168.162.129/32'))
+    const boot = snapshotIndexOf(dropBirdRoute(loadFiles(BIRD2), '192.168.162.129/32'))
     expect(boot.birdRoutesFor('192.168.162.129/32')).toHaveLength(0)
     expect(ids(prefixFindings(boot, '192.168.162.129/32'))).not.toContain('stale-kernel-route')
-    const noBird = contextOf(dropFile(loadFiles(BIRD2), 'birdc-show-route-all.txt'))
+    const noBird = snapshotIndexOf(dropFile(loadFiles(BIRD2), 'birdc-show-route-all.txt'))
     for (const p of noBird.poolPrefixes()) expect(ids(prefixFindings(noBird, p)), p).not.toContain('stale-kernel-route')
   })
 })
@@ -357,7 +357,7 @@ describe('stale-kernel-route', () => {
 describe('bird-kernel-mismatch', () => {
   it('fires when BIRD holds a route the kernel lacks (bird2, 192.168.82.0/26 deleted from ip-j-d-route.json)', () => {
     const files = editJsonRoutes(loadFiles(BIRD2), {'192.168.82.0/26': null})
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.82.0/26', 'bird-kernel-mismatch')
     expect(f.title).toContain('the kernel does not')
     expect(f.detail).toContain('172.31.30.6')
@@ -367,7 +367,7 @@ describe('bird-kernel-mismatch', () => {
   })
 
   it('fires for a BIRD 1.6 `multipath` route the kernel lacks (bird16, 192.168.110.128/26 deleted from ip-j-d-route.json)', () => {
-    const ctx = contextOf(editJsonRoutes(loadFiles(BIRD16), {'192.168.110.128/26': null}))
+    const ctx = snapshotIndexOf(editJsonRoutes(loadFiles(BIRD16), {'192.168.110.128/26': null}))
     const f = theFinding(ctx, '192.168.110.128/26', 'bird-kernel-mismatch')
     expect(f.detail).toContain('172.31.20.5')
   })
@@ -378,12 +378,12 @@ describe('bird-kernel-mismatch', () => {
   })
 
   it('does not fire when Felix (proto 80) programs the correct tunnel route (healthy variant, 192.168.82.0/26 rewritten to proto 80)', () => {
-    const ctx = contextOf(editJsonRoutes(healthyFiles(), {'192.168.82.0/26': {...HEALTHY_JSON['192.168.82.0/26'], protocol: '80'}}))
+    const ctx = snapshotIndexOf(editJsonRoutes(healthyFiles(), {'192.168.82.0/26': {...HEALTHY_JSON['192.168.82.0/26'], protocol: '80'}}))
     expect(prefixFindings(ctx, '192.168.82.0/26', 'bird-kernel-mismatch')).toHaveLength(0)
   })
 
   it('fires when the kernel has the prefix only from another owner, off the tunnel (192.168.82.0/26 rewritten to via 172.31.11.1 dev eth0 proto 80)', () => {
-    const ctx = contextOf(felixOnly())
+    const ctx = snapshotIndexOf(felixOnly())
     const found = prefixFindings(ctx, '192.168.82.0/26', 'bird-kernel-mismatch')
     expect(found).toHaveLength(1)
     expect(found[0].severity).toBe('error')
@@ -394,7 +394,7 @@ describe('bird-kernel-mismatch', () => {
   // BUG (reported): the rule cites the other owner's route with ctx.cite(r.pos) and no renderer, so from
   // a one-line ip -j file it quotes the first 300 characters of the whole file instead of the route.
   it('cites the proto 80 route itself, not the head of the one-line ip-j-d-route.json (same variant)', () => {
-    const ctx = contextOf(felixOnly())
+    const ctx = snapshotIndexOf(felixOnly())
     const f = theFinding(ctx, '192.168.82.0/26', 'bird-kernel-mismatch')
     expect(cites(f, 'ip-j-d-route.json', 'proto 80')).toBe(true)
   })
@@ -407,14 +407,14 @@ describe('bird-kernel-mismatch', () => {
     const files = editJsonRoutes(loadFiles(BIRD16), {
       '192.168.82.0/26': {type: 'unicast', dst: '192.168.82.0/26', gateway: '172.31.30.6', dev: 'tunl0', table: 'main', protocol: '158', scope: 'global', flags: ['onlink']},
     })
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     expect(ctx.facts('192.168.82.0/26').effective?.protocol).toBe('158')
     const found = prefixFindings(ctx, '192.168.82.0/26', 'bird-kernel-mismatch')
     expect(found.map((f) => f.title)).toEqual([])
   })
 
   it('does not fire on shape differences: BIRD\'s via … on eth0 against the kernel\'s via N dev tunl0 onlink (healthy variant)', () => {
-    const ctx = contextOf(healthyFiles())
+    const ctx = snapshotIndexOf(healthyFiles())
     for (const p of ctx.poolPrefixes()) expect(ids(prefixFindings(ctx, p)), p).not.toContain('bird-kernel-mismatch')
   })
 
@@ -426,7 +426,7 @@ describe('bird-kernel-mismatch', () => {
   })
 
   it('does not fire when BIRD\'s only path is unreachable and the kernel lacks it (bird16-ipv6-ll, unreachable 192.168.110.128/26 deleted from the kernel): that is prefix-missing', () => {
-    const ctx = contextOf(editJsonRoutes(loadFiles(BIRD16_LL), {'192.168.110.128/26': null}))
+    const ctx = snapshotIndexOf(editJsonRoutes(loadFiles(BIRD16_LL), {'192.168.110.128/26': null}))
     const got = ids(prefixFindings(ctx, '192.168.110.128/26'))
     expect(got).not.toContain('bird-kernel-mismatch')
     expect(got).toContain('prefix-missing')
@@ -436,7 +436,7 @@ describe('bird-kernel-mismatch', () => {
 describe('prefix-missing', () => {
   it.each(withTwins(PEER_DOWN))('%s: fires on 192.168.82.0/26 and names the session that is down with its last error', (name) => {
     const files = loadFiles(name)
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const f = theFinding(ctx, '192.168.82.0/26', 'prefix-missing')
     expect(f.title).toContain('neither the kernel nor BIRD')
     expect(f.detail).toContain('Mesh_172_31_30_6')
@@ -460,7 +460,7 @@ describe('prefix-missing', () => {
 
   it('fires with "(as a usable path)" when BIRD has only an unreachable path and the kernel nothing (bird16-ipv6-ll, unreachable route deleted from the kernel)', () => {
     const files = editJsonRoutes(loadFiles(BIRD16_LL), {'192.168.110.128/26': null})
-    const f = theFinding(contextOf(files), '192.168.110.128/26', 'prefix-missing')
+    const f = theFinding(snapshotIndexOf(files), '192.168.110.128/26', 'prefix-missing')
     expect(f.title).toContain('as a usable path')
     expect(evidenceStarting(f, 'birdc-show-route-all.txt', '192.168.110.128/26 unreachable')).toBeDefined()
   })
@@ -471,7 +471,7 @@ describe('prefix-missing', () => {
     const second = Object.assign(Object.create(Object.getPrototypeOf(best)) as BirdRoute, best, {primary: false})
     const dropping = Object.assign(Object.create(Object.getPrototypeOf(best)) as BirdRoute, best, {dest: 'blackhole', nexthops: []})
     const routes = built.bird.routes.flatMap((r) => (r === best ? [dropping, second] : [r]))
-    const ctx = new Context({...built, bird: {...built.bird, routes}})
+    const ctx = new SnapshotIndex({...built, bird: {...built.bird, routes}})
     const found = ids(prefixFindings(ctx, '192.168.82.0/26'))
     expect(found).toContain('prefix-missing')
     expect(found).not.toContain('bird-kernel-mismatch')
@@ -482,7 +482,7 @@ describe('prefix-missing', () => {
       const ctx = ctxOfFixture(name)
       for (const p of ctx.poolPrefixes()) expect(ids(prefixFindings(ctx, p)), `${name} ${p}`).not.toContain('prefix-missing')
     }
-    const ctx = contextOf(editJsonRoutes(loadFiles(BIRD2), {'192.168.82.0/26': null}))
+    const ctx = snapshotIndexOf(editJsonRoutes(loadFiles(BIRD2), {'192.168.82.0/26': null}))
     expect(ids(prefixFindings(ctx, '192.168.82.0/26'))).not.toContain('prefix-missing')
   })
 })
@@ -490,7 +490,7 @@ describe('prefix-missing', () => {
 describe('local-block', () => {
   it.each(withTwins(BIRD2, BIRD16, BIRD16_LL, PEER_DOWN))('%s: fires (info) on the own blackhole block and the local workload route', (name) => {
     const files = loadFiles(name)
-    const ctx = contextOf(files)
+    const ctx = snapshotIndexOf(files)
     const block = theFinding(ctx, '192.168.162.128/26', 'local-block')
     expect(block.detail).toContain('own block')
     expect(block.detail).toContain('blackhole')
@@ -502,7 +502,7 @@ describe('local-block', () => {
   })
 
   it('does not fire on remote blocks, broken (real) or healthy (variant)', () => {
-    for (const ctx of [ctxOfFixture(BIRD2), ctxOfFixture(BIRD16_LL), contextOf(healthyFiles())]) {
+    for (const ctx of [ctxOfFixture(BIRD2), ctxOfFixture(BIRD16_LL), snapshotIndexOf(healthyFiles())]) {
       for (const p of REMOTE) expect(ids(prefixFindings(ctx, p)), p).not.toContain('local-block')
     }
   })
@@ -523,7 +523,7 @@ describe('tunnel-not-programmed and ipipMode CrossSubnet', () => {
   }
 
   it('fires for a same-subnet peer when the pool is ipipMode Always (the variant, pool as captured)', () => {
-    const ctx = contextOf(sameSubnet('Always'))
+    const ctx = snapshotIndexOf(sameSubnet('Always'))
     expect(ctx.facts('192.168.82.0/26').bgpNextHops).toEqual(['172.31.11.7'])
     theFinding(ctx, '192.168.82.0/26', 'tunnel-not-programmed')
   })
@@ -532,7 +532,7 @@ describe('tunnel-not-programmed and ipipMode CrossSubnet', () => {
   // krt_tunnel = "" for a same-subnet next hop), but parseIpPools maps CrossSubnet to plain 'ipip', so
   // the direct route to a peer on the node's own subnet is reported as an error: a false alarm.
   it('does not fire for a same-subnet peer when the pool is ipipMode CrossSubnet (the variant, ippools.yaml Always → CrossSubnet)', () => {
-    const ctx = contextOf(sameSubnet('CrossSubnet'))
+    const ctx = snapshotIndexOf(sameSubnet('CrossSubnet'))
     const d = prefixFindings(ctx, '192.168.82.0/26')
     expect(ids(d).filter((id) => id === 'tunnel-not-programmed' || id === 'tunnel-bypassed-by-ecmp')).toEqual([])
   })

@@ -12,7 +12,7 @@ import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
 import {buildSnapshot, haveKernelRoutes} from '../../src/snapshot/build.js'
 import {RouteDoctorError} from '../../src/model/errors.js'
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import type {BirdRoute, KernelRoute, Snapshot, SourceFile} from '../../src/model/types.js'
 import {requireKernelRoutes} from '../../src/services/load.js'
 import {checkReport, explainReport, type CheckReport} from '../../src/report/report.js'
@@ -92,9 +92,9 @@ describe('a verdict that is not ok carries an error finding, and check exits by 
     expect(fixtures.length).toBeGreaterThan(8)
     for (const name of fixtures) {
       const files = loadFiles(name)
-      holds(checkReport(new Context(buildSnapshot(files))), name)
+      holds(checkReport(new SnapshotIndex(buildSnapshot(files))), name)
       for (const drop of [['birdc-show-route-all.txt', 'birdc-show-protocols-all.txt', 'birdc-show-status.txt', 'bird.conf'], ['birdc-show-protocols-all.txt']]) {
-        holds(checkReport(new Context(buildSnapshot(files.filter((f) => !drop.includes(f.name))))), `${name} without ${drop.join(', ')}`)
+        holds(checkReport(new SnapshotIndex(buildSnapshot(files.filter((f) => !drop.includes(f.name))))), `${name} without ${drop.join(', ')}`)
       }
     }
   })
@@ -112,7 +112,7 @@ describe('a verdict that is not ok carries an error finding, and check exits by 
         if (crossSubnet) files = files.map((f) => (f.name === 'ippools.yaml' ? {...f, text: f.text!.replace('ipipMode: Always', 'ipipMode: CrossSubnet')} : f))
         const built = buildSnapshot(files)
         const snapshot: Snapshot = {...built, kernelRoutes: damageKernel(built.kernelRoutes, kd), bird: {...built.bird, routes: damageBird(built.bird.routes, bd)}}
-        const ctx = new Context(snapshot)
+        const ctx = new SnapshotIndex(snapshot)
         const what = `${name} -${drop.join(',')} ${crossSubnet ? 'CrossSubnet ' : ''}${JSON.stringify(kd)} ${JSON.stringify(bd)}`
         const report = checkReport(ctx)
         holds(report, what)
@@ -140,7 +140,7 @@ describe('a verdict that is not ok carries an error finding, and check exits by 
       const fs = crossSubnet ? files.map((f) => (f.name === 'ippools.yaml' ? {...f, text: f.text!.replace(/ipipMode: \w+/, 'ipipMode: CrossSubnet')} : f)) : files
       const built = buildSnapshot(fs)
       const snapshot: Snapshot = {...built, kernelRoutes: damageKernel(built.kernelRoutes, kd, '10.'), bird: {...built.bird, routes: damageBird(built.bird.routes, bd, '10.')}}
-      holds(checkReport(new Context(snapshot)), `synthetic ${crossSubnet ? 'CrossSubnet ' : ''}${JSON.stringify(kd)} ${JSON.stringify(bd)}`)
+      holds(checkReport(new SnapshotIndex(snapshot)), `synthetic ${crossSubnet ? 'CrossSubnet ' : ''}${JSON.stringify(kd)} ${JSON.stringify(bd)}`)
     }), {numRuns: 40})
   })
 
@@ -150,7 +150,7 @@ describe('a verdict that is not ok carries an error finding, and check exits by 
       {name: 'ip-d-route.txt', text: route},
       {name: 'ippools.yaml', text: 'items:\n- spec:\n    cidr: 192.168.0.0/16\n    ipipMode: Always\n'},
     ]
-    const report = checkReport(new Context(buildSnapshot(files)))
+    const report = checkReport(new SnapshotIndex(buildSnapshot(files)))
     expect(report.prefixes.find((p) => p.prefix === '192.168.110.128/26')?.verdict).toBe('unreachable')
     holds(report, 'ip route and pools only')
     expect(report.summary.exitCode).toBe(1)
@@ -184,7 +184,7 @@ describe('a verdict that is not ok carries an error finding, and check exits by 
         expect(judged(files, name)).toBe(true)
         const snapshot = buildSnapshot(files)
         expect(snapshot.kernelRoutes.filter((r) => r.family === 'inet'), `${name} ${empty}`).toEqual([])
-        const report = checkReport(new Context(snapshot))
+        const report = checkReport(new SnapshotIndex(snapshot))
         holds(report, `${name} with ${empty} ${JSON.stringify(text)}`)
         const missing = report.prefixes.filter((p) => p.verdict === 'missing')
         if (snapshot.bird.routes.some((r) => r.bgpNextHop !== undefined && r.dest === 'unicast')) expect(missing.length, name).toBeGreaterThan(0)

@@ -9,19 +9,19 @@ import {describe, expect, it} from 'vitest'
 import {diagnosePrefix} from '../../src/diagnose/engine.js'
 import {SEVERITY} from '../../src/diagnose/rule.js'
 import {hostRules, prefixRules} from '../../src/diagnose/rules/index.js'
-import type {Context} from '../../src/model/context.js'
+import type {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import type {FindingId, SourceFile} from '../../src/model/types.js'
 import {ROOT} from '../helpers.js'
 import {
   BIRD16_LL, BIRD2, DESIGN_SEVERITY, HEALTHY_TEXT, LAB_HEALTHY, PEER_DOWN,
-  allFindings, contextOf, dropBirdRoute, dropFile, editFile, editJsonRoutes, expectRealEvidence, fileText, fixtureExists, healthyFiles, loadFiles,
+  allFindings, snapshotIndexOf, dropBirdRoute, dropFile, editFile, editJsonRoutes, expectRealEvidence, fileText, fixtureExists, healthyFiles, loadFiles,
   replaceOnce, tunnelRoute,
 } from './helpers.js'
 
 interface Case {
   title: string
   files: () => SourceFile[]
-  opts?: Parameters<typeof contextOf>[1]
+  opts?: Parameters<typeof snapshotIndexOf>[1]
   prefix: string
   verdict: string
   present: FindingId[] // must be among the findings: they show several verdicts applied
@@ -106,7 +106,7 @@ const CASES: Case[] = [
 
 describe('verdict order (DESIGN §4)', () => {
   it.each(CASES.map((c) => [c.title, c] as const))('%s', (_title, c) => {
-    const ctx = contextOf(c.files(), c.opts)
+    const ctx = snapshotIndexOf(c.files(), c.opts)
     const d = diagnosePrefix(ctx, c.prefix)
     const got = d.findings.map((f) => f.id)
     for (const id of c.present) expect(got, `${id} among the findings`).toContain(id)
@@ -121,7 +121,7 @@ describe('verdict order (DESIGN §4)', () => {
 // ---------------------------------------------------------------- false-alarm guard
 
 /** On a healthy node every pool prefix is ok or local and no finding is an error. */
-function expectHealthy(ctx: Context): void {
+function expectHealthy(ctx: SnapshotIndex): void {
   const {prefixes, host} = allFindings(ctx)
   expect(prefixes.length, 'pool prefixes found').toBeGreaterThan(0)
   expect(prefixes.filter((p) => p.verdict === 'ok').length, 'some remote prefix is ok').toBeGreaterThan(0)
@@ -139,7 +139,7 @@ describe('false-alarm guard: a healthy node has no error finding', () => {
   const EXPECTED_PREFIXES = ['192.168.82.0/26', '192.168.110.128/26', '192.168.162.128/26', '192.168.162.129/32', '192.168.200.10/32']
 
   it('bird2-ecmp-not-tunneled with its pool routes rewritten to via N dev tunl0 onlink (ip-j-d-route.json and ip-d-route.txt)', () => {
-    const ctx = contextOf(healthyFiles())
+    const ctx = snapshotIndexOf(healthyFiles())
     expect(ctx.poolPrefixes()).toEqual(EXPECTED_PREFIXES)
     expectHealthy(ctx)
     const verdicts = Object.fromEntries(ctx.poolPrefixes().map((p) => [p, diagnosePrefix(ctx, p).verdict]))
@@ -152,7 +152,7 @@ describe('false-alarm guard: a healthy node has no error finding', () => {
   })
 
   it('the same, read from ip-d-route.txt alone (ip-j-d-route.json dropped)', () => {
-    const ctx = contextOf(dropFile(healthyFiles(), 'ip-j-d-route.json'))
+    const ctx = snapshotIndexOf(dropFile(healthyFiles(), 'ip-j-d-route.json'))
     expect(ctx.poolPrefixes()).toEqual(EXPECTED_PREFIXES)
     expectHealthy(ctx)
   })
@@ -160,13 +160,13 @@ describe('false-alarm guard: a healthy node has no error finding', () => {
   it('the same with the BIRD 2 onlink kernel filter in bird.conf (pools then also readable from it)', () => {
     const files = editFile(healthyFiles(), 'bird.conf', (t) => replaceOnce(t, 'filter calico_kernel_programming { accept; }',
       'filter calico_kernel_programming {\n  if net ~ [ 192.168.0.0/16{26,32} ] && source = RTS_BGP then {\n    ifname = "tunl0"; onlink = true; gw = bgp_next_hop; onlink = true;\n  }\n  accept;\n}'))
-    expectHealthy(contextOf(files))
-    expectHealthy(contextOf(dropFile(files, 'ippools.yaml')))
+    expectHealthy(snapshotIndexOf(files))
+    expectHealthy(snapshotIndexOf(dropFile(files, 'ippools.yaml')))
   })
 
   describe.skipIf(!fixtureExists(LAB_HEALTHY))(`${LAB_HEALTHY} (skipped when test/fixtures/${LAB_HEALTHY} has not been captured)`, () => {
     it('every pool prefix is ok or local, with no error finding', () => {
-      expectHealthy(contextOf(loadFiles(LAB_HEALTHY)))
+      expectHealthy(snapshotIndexOf(loadFiles(LAB_HEALTHY)))
     })
 
     it('our hand-made healthy kernel lines are the ones BIRD 2.0.12 with the onlink filter really wrote', () => {

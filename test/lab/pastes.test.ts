@@ -7,7 +7,7 @@ import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import {parseBirdProtocols} from '../../src/parse/bird-protocols.js'
 import {parseBirdRoutes} from '../../src/parse/bird-routes.js'
 import {parseBirdStatus} from '../../src/parse/bird-status.js'
@@ -45,7 +45,7 @@ describe.skipIf(reason !== null)('pasted shapes from the real lab', () => {
 
     const dir = path.join(out, 'crosssubnet')
     await crossSubnet(lab, dir)
-    const report = checkReport(new Context(buildSnapshot(await readSnapshotDir(dir))))
+    const report = checkReport(new SnapshotIndex(buildSnapshot(await readSnapshotDir(dir))))
     const verdict = (prefix: string) => report.prefixes.find((p) => p.prefix === prefix)?.verdict
     expect(verdict('192.168.50.0/26')).toBe('ok') // via 172.31.11.1 dev eth0: a next hop on n1's own subnet
     expect(verdict('192.168.82.0/26')).toBe('not-tunneled') // next hop 172.31.30.6, off every local subnet
@@ -65,7 +65,7 @@ describe.skipIf(reason !== null)('pasted shapes from the real lab', () => {
     const files = await readSnapshotDir(dir)
     const plain = await lab.birdc('n1', 'show route')
     const snapshot = buildSnapshot(files.map((f) => (f.name === 'birdc-show-route-all.txt' ? {...f, text: plain} : f)))
-    const line = checkReport(new Context(snapshot)).prefixes.find((p) => p.prefix === '192.168.110.128/26')!
+    const line = checkReport(new SnapshotIndex(snapshot)).prefixes.find((p) => p.prefix === '192.168.110.128/26')!
     expect(line.verdict).toBe('unreachable')
     expect(line.findings.map((f) => f.id)).toContain('nexthop-unresolvable-by-bird')
 

@@ -11,7 +11,7 @@ import {canonicalAddress, canonicalPrefix} from '../../src/model/prefix.js'
 import type {BirdRoute} from '../../src/model/types.js'
 import {frameBirdText} from '../../src/parse/bird-framing.js'
 import {parseBirdProtocols} from '../../src/parse/bird-protocols.js'
-import {attributeKind, canonicalIpv4Key, createBirdRouteStream, parseBirdRoutes, SpanValues} from '../../src/parse/bird-routes.js'
+import {attributeKind, canonicalIpv4Key, createBirdRouteStream, parseBirdRoutes, SubstringMemo} from '../../src/parse/bird-routes.js'
 
 const isCanonicalIpv4Prefix = (s: string, start: number, end: number): boolean => canonicalIpv4Key(s, start, end) >= 0
 import {allCaptureSections, toRawSocket} from './captures.js'
@@ -132,12 +132,12 @@ describe('attributeKind tells apart exactly the attributes the parser reads', ()
   })
 })
 
-describe('SpanValues gives derive(text) for every span', () => {
+describe('SubstringMemo gives derive(text) for every span', () => {
   it('repeated, new and long (13+ character) texts, in any order', () => {
     fc.assert(
       fc.property(fc.string({unit: fc.constantFrom('a', 'b', ' '), minLength: 40, maxLength: 80}), fc.array(fc.tuple(fc.nat(), fc.nat({max: 20})), {maxLength: 60}), (src, spans) => {
         const derived: string[] = []
-        const values = new SpanValues((t) => {
+        const values = new SubstringMemo((t) => {
           derived.push(t)
           return {text: t, upper: t.toUpperCase()}
         })

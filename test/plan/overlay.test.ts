@@ -5,7 +5,7 @@ import {describe, expect, it} from 'vitest'
 
 import {diagnosePrefix} from '../../src/diagnose/engine.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import {RouteDoctorError} from '../../src/model/errors.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {parseBirdConf} from '../../src/parse/bird-conf.js'
@@ -20,8 +20,8 @@ const ours = (gateway: string, table = '1158', metric?: number) => ({
   type: 'unicast', dst: BLOCK, gateway, dev: 'tunl0', table, protocol: '158', scope: 'global', ...(metric !== undefined ? {metric} : {}), flags: ['onlink'],
 })
 const withRules = (files: SourceFile[]) => [...files.filter((f) => f.name !== 'ip-rule.txt'), {name: 'ip-rule.txt', text: RULES}]
-const ctxOf = (files: SourceFile[], opts = {}) => new Context(buildSnapshot(files), opts)
-const idsOf = (ctx: Context, prefix = BLOCK) => diagnosePrefix(ctx, prefix).findings.map((f) => f.id)
+const ctxOf = (files: SourceFile[], opts = {}) => new SnapshotIndex(buildSnapshot(files), opts)
+const idsOf = (ctx: SnapshotIndex, prefix = BLOCK) => diagnosePrefix(ctx, prefix).findings.map((f) => f.id)
 
 /** Calico's export filter (DESIGN §8): accepts every pool prefix, whatever its source. */
 const calicoShaped = (files: SourceFile[]) => editFile(files, 'bird.conf', (t) => replaceOnce(t,
@@ -210,7 +210,7 @@ describe('bird.conf: the BGP export filter', () => {
 })
 
 describe('the lab\'s captures after a move and after a leak (issue 22, done when)', () => {
-  const load = (name: string) => new Context(buildSnapshot(loadFiles(name)))
+  const load = (name: string) => new SnapshotIndex(buildSnapshot(loadFiles(name)))
 
   it('after the move: check exits 1 with the block misrouted and overlay-stale; explain\'s plan points at the new owner', () => {
     const ctx = load('lab-bird2-overlay-moved')

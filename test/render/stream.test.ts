@@ -14,13 +14,13 @@ import {checkLineJson, jsonPieces, prefixLineJson, writeJson, writeLines} from '
 import {checkSnapshot} from '../../src/services/load.js'
 import {keyPrefix, networkKey} from '../../src/model/prefix-key.js'
 import {renderCheck, renderCheckLines} from '../../src/render/text.js'
-import {checkReport, checkRun, isSettledPrefixes, type CheckReport, type PrefixLine} from '../../src/report/report.js'
+import {checkReport, checkRun, isBulkHealthyPrefixes, type CheckReport, type PrefixLine} from '../../src/report/report.js'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import {FIXTURES} from '../helpers.js'
 
-const contextOf = async (dir: string) => new Context(buildSnapshot(await readSnapshotDir(dir)))
+const snapshotIndexOf = async (dir: string) => new SnapshotIndex(buildSnapshot(await readSnapshotDir(dir)))
 
 const plain = new Chalk({level: 0})
 
@@ -50,8 +50,8 @@ function syntheticReport(n: number): CheckReport {
 describe('streamed check output', () => {
   it('text: a run streamed line by line equals the materialised report, broken prefixes first', async () => {
     const dir = `${FIXTURES}/bird2-ecmp-not-tunneled`
-    const whole = renderCheck(checkReport(await contextOf(dir)), plain)
-    const run = checkRun(await contextOf(dir))
+    const whole = renderCheck(checkReport(await snapshotIndexOf(dir)), plain)
+    const run = checkRun(await snapshotIndexOf(dir))
     const streamed = await collect((out) => writeLines(out, renderCheckLines(run, plain)))
     expect(streamed).toBe(`${whole}\n`)
     const rows = whole.split('\n').filter((l) => /^\d+\.\d+\.\d+\.\d+\/\d+\s/.test(l))
@@ -66,27 +66,27 @@ describe('streamed check output', () => {
 
   it('json: a run written as it is diagnosed is the JSON of the materialised report, summary included', async () => {
     const dir = `${FIXTURES}/bird2-ecmp-not-tunneled`
-    const report = checkReport(await contextOf(dir))
-    const run = checkRun(await contextOf(dir))
+    const report = checkReport(await snapshotIndexOf(dir))
+    const run = checkRun(await snapshotIndexOf(dir))
     const text = await collect((out) => writeJson(out, {schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary}))
     expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(report)))
     expect(report.summary.errors).toBeGreaterThan(0)
   })
 
-  it("json and text: check's lines, settled prefixes written from their keys in runs, are byte for byte the rules' report", async () => {
+  it("json and text: check's lines, bulk-healthy prefixes written from their keys in runs, are byte for byte the rules' report", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-stream-'))
     try {
       await generateSnapshot(3000, dir)
       const files = await readSnapshotDir(dir)
-      const rules = checkReport(new Context(buildSnapshot(files)))
-      const bulk = () => checkRun(new Context(checkSnapshot([...files])))
+      const rules = checkReport(new SnapshotIndex(buildSnapshot(files)))
+      const bulk = () => checkRun(new SnapshotIndex(checkSnapshot([...files])))
       const run = bulk()
       const lines = [...run.lines]
-      // most of the table is settled, in runs of several prefixes, between the broken ones
-      const settled = lines.filter(isSettledPrefixes)
-      expect(settled.length).toBeGreaterThan(100)
-      expect(settled.reduce((n, l) => n + l.to - l.from, 0)).toBeGreaterThan(rules.prefixes.length / 2)
-      expect(settled.some((l) => l.to - l.from > 1)).toBe(true)
+      // most of the table is separated, in runs of several prefixes, between the broken ones
+      const separated = lines.filter(isBulkHealthyPrefixes)
+      expect(separated.length).toBeGreaterThan(100)
+      expect(separated.reduce((n, l) => n + l.to - l.from, 0)).toBeGreaterThan(rules.prefixes.length / 2)
+      expect(separated.some((l) => l.to - l.from > 1)).toBe(true)
       const fresh = bulk()
       const fast = await collect((out) => writeJson(out, {schema: fresh.schema, node: fresh.node, prefixes: fresh.lines, host: fresh.host, summary: fresh.summary}, {prefixes: checkLineJson}))
       expect(fast).toBe(await collect((out) => writeJson(out, {...rules, summary: rules.summary})))
@@ -96,21 +96,21 @@ describe('streamed check output', () => {
     }
   })
 
-  it('a long stretch of settled prefixes comes in runs of at most 4096 keys, every key once and in order', async () => {
+  it('a long stretch of bulk-healthy prefixes comes in runs of at most 4096 keys, every key once and in order', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-runs-'))
     try {
       await generateSnapshot(300, dir)
-      const settled = checkSnapshot(await readSnapshotDir(dir))
-      // 10k settled keys past every pool prefix's (192.0.0.0/26 on): one stretch, written after the last of them
+      const separated = checkSnapshot(await readSnapshotDir(dir))
+      // 10k bulk-healthy keys past every pool prefix's (192.0.0.0/26 on): one stretch, written after the last of them
       const keys = Float64Array.from({length: 10_000}, (_, i) => networkKey(0xc0000000 + i * 64, 26))
-      const ctx = () => new Context({...settled, healthy: {keys, bgpNextHops: settled.healthy!.bgpNextHops}})
-      const runs = [...checkRun(ctx()).lines].filter(isSettledPrefixes)
+      const ctx = () => new SnapshotIndex({...separated, healthy: {keys, bgpNextHops: separated.healthy!.bgpNextHops}})
+      const runs = [...checkRun(ctx()).lines].filter(isBulkHealthyPrefixes)
       expect(runs.map((r) => r.to - r.from)).toEqual([4096, 4096, 1808])
       const seen = runs.flatMap((r) => [...r.keys.subarray(r.from, r.to)])
       expect(seen).toEqual([...keys])
       const lines = [...checkRun(ctx()).prefixes]
       expect(lines.slice(-keys.length).map((l) => l.prefix)).toEqual([...keys].map((k) => keyPrefix(k)))
-      // the settled rows, written by bytes, end at their verdict as every row without findings does
+      // the bulk-healthy rows, written by bytes, end at their verdict as every row without findings does
       const text = [...renderCheckLines(checkRun(ctx()), plain)].join('\n').split('\n')
       expect(text.filter((l) => l.startsWith(`${keyPrefix(keys[0])} `))).toEqual([`${keyPrefix(keys[0]).padEnd(20)}ok`])
       expect(text.filter((l) => / $/.test(l))).toEqual([])
@@ -121,8 +121,8 @@ describe('streamed check output', () => {
 
   it('json: check lines written by prefixLineJson are byte for byte what JSON.stringify writes', async () => {
     const dir = `${FIXTURES}/bird2-ecmp-not-tunneled`
-    const report = checkReport(await contextOf(dir))
-    const run = checkRun(await contextOf(dir))
+    const report = checkReport(await snapshotIndexOf(dir))
+    const run = checkRun(await snapshotIndexOf(dir))
     const value = () => ({schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary})
     const fast = await collect((out) => writeJson(out, value(), {prefixes: prefixLineJson}))
     const plainJson = await collect((out) => writeJson(out, {...report, summary: report.summary}))

@@ -2,10 +2,10 @@ import path from 'node:path'
 
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import {palette} from '../../src/render/style.js'
-import {FIX_CONTEXT, planFix} from '../../src/services/fix.js'
-import {loadSettledSnapshot} from '../../src/services/load.js'
+import {FIX_INDEX_OPTIONS, planFix} from '../../src/services/fix.js'
+import {loadBulkHealthySnapshot} from '../../src/services/load.js'
 import {footerLine} from '../../src/ui/view.js'
 import {FIXTURES} from '../helpers.js'
 import {stripAnsi} from '../../src/ui/ansi.js'
@@ -184,7 +184,7 @@ describe('ui state: panes and effects', () => {
     expect(line.plan).toBeNull()
     expect(line.findings.map((f) => f.id)).toContain('overlay-learnable')
     // what the UI's apply plans for it (as `fix PREFIX`): the withdrawal alone
-    const {plan} = planFix(new Context(await loadSettledSnapshot({from: leak}, block), FIX_CONTEXT), block)
+    const {plan} = planFix(new SnapshotIndex(await loadBulkHealthySnapshot({from: leak}, block), FIX_INDEX_OPTIONS), block)
     expect(plan.items.map((i) => [i.action, i.planned.dst, i.planned.tableId])).toEqual([['delete', block, 254]])
     const s0 = stateFor(r, {capabilities: ALL})
     const at = run(s0, key('/'), ...typed(block), key('', {return: true}))

@@ -4,7 +4,7 @@ import {beforeAll, describe, expect, it} from 'vitest'
 import {renderExplain} from '../../src/render/text.js'
 import type {CheckReport} from '../../src/report/report.js'
 import {explainReport} from '../../src/report/report.js'
-import {Context} from '../../src/model/context.js'
+import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import {loadSnapshot} from '../load-snapshot.js'
 import {expandTabs, stripAnsi, truncate, visibleWidth, wrap} from '../../src/ui/ansi.js'
 import {update, type UiState} from '../../src/ui/state.js'
@@ -52,7 +52,7 @@ describe('screen frame', () => {
   let plainExplanation: string
   beforeAll(async () => {
     report = await fixtureReport()
-    const why = explainReport(new Context(await loadSnapshot({from: ECMP})), TARGET)
+    const why = explainReport(new SnapshotIndex(await loadSnapshot({from: ECMP})), TARGET)
     explanation = renderExplain(why, colour)
     plainExplanation = renderExplain(why, plain)
   })

@@ -2,7 +2,7 @@
 // owner). A kernel export filter legitimately rewrites next hops, so shapes are not compared here.
 import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
 import {formatBirdPath} from '../../model/format.js'
-import {isBgp, KERNELS_OWN} from '../../model/context.js'
+import {isBgp, KERNELS_OWN} from '../../model/snapshot-index.js'
 
 const DROPS = new Set(['unreachable', 'blackhole', 'prohibit'])
 

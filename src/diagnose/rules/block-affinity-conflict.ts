@@ -1,12 +1,12 @@
 // With Calico's truth: two confirmed BlockAffinities for one block, or a pending/pendingDeletion leftover whose
 // node still blackholes the block (here) or advertises it (seen here as a BGP next hop).
 import type {BlockOwner} from '../../model/calico.js'
-import type {Context} from '../../model/context.js'
+import type {SnapshotIndex} from '../../model/snapshot-index.js'
 import type {Evidence} from '../../model/types.js'
 import {NONE, prefixEvidence, prefixFinding, type PrefixRule} from '../rule.js'
 
 /** The truth's objects behind a block, cited as one line each. */
-export function truthEvidence(ctx: Context, owner: BlockOwner): Evidence[] {
+export function truthEvidence(ctx: SnapshotIndex, owner: BlockOwner): Evidence[] {
   const out: Evidence[] = []
   const b = owner.block
   if (b) out.push(...ctx.cite(b.pos, () => `IPAMBlock ${b.name}: cidr ${b.cidr}, affinity ${b.affinityNode ? `host:${b.affinityNode}` : 'none'}`))

@@ -1,6 +1,6 @@
 // With Calico's truth: the route in force (its tunnel endpoints) or BIRD's best paths (their BGP next hops) lead to
 // another address than the IPv4Address of the block's affine node; or another node's block is held here as local.
-import {isBgp} from '../../model/context.js'
+import {isBgp} from '../../model/snapshot-index.js'
 import {formatKernelRoute} from '../../model/format.js'
 import {NONE, prefixEvidence, prefixFinding, type PrefixRule, throughTunnel} from '../rule.js'
 import {truthEvidence} from './block-affinity-conflict.js'

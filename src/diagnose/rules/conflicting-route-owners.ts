@@ -1,5 +1,5 @@
 // BIRD (proto bird) and Felix (proto 80) both writing the same prefix: they overwrite each other.
-import {FELIX_PROTOCOL} from '../../model/context.js'
+import {FELIX_PROTOCOL} from '../../model/snapshot-index.js'
 import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
 
 export const rule: PrefixRule = {

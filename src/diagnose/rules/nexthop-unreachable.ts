@@ -1,7 +1,7 @@
 // The kernel itself has no usable route to the BGP next hop N.
 import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
 import {formatKernelRoute} from '../../model/format.js'
-import type {NexthopResolution} from '../../model/context.js'
+import type {NexthopResolution} from '../../model/snapshot-index.js'
 
 function allReachable(resolutions: readonly NexthopResolution[]): boolean {
   for (const r of resolutions) if (!r.lookup.reachable) return false

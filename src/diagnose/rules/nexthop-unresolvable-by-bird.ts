@@ -2,7 +2,7 @@
 // IPv6 link-local next hops that BIRD before 2.0.8 drops as a "strange multipath route"), so BIRD
 // holds the path as unreachable.
 import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
-import type {Context, PrefixFacts} from '../../model/context.js'
+import type {SnapshotIndex, PrefixFacts} from '../../model/snapshot-index.js'
 import type {BirdRoute, Finding} from '../../model/types.js'
 
 const DROPS = new Set(['unreachable', 'blackhole', 'prohibit'])
@@ -49,7 +49,7 @@ export const rule: PrefixRule = {
  * BIRD installed `unreachable PREFIX` and the input does not name the BGP next hop: a plain `show route`
  * (no attributes; the path's `from` is the peer), or no BIRD routes at all beside BIRD's kernel route.
  */
-function unnamedNexthop(ctx: Context, facts: PrefixFacts): Finding[] {
+function unnamedNexthop(ctx: SnapshotIndex, facts: PrefixFacts): Finding[] {
   const e = facts.effective!
   const paths = facts.bestSet.filter((p) => p.dest === 'unreachable' && p.bgpNextHop === undefined)
   // no BIRD data at all, and BIRD's own unreachable route in the kernel

@@ -1,13 +1,13 @@
 // Neither BIRD nor the kernel holds the prefix (asked for by `explain`), or the kernel lacks it while
 // BIRD has no usable path either.
-import {isBgp, KERNELS_OWN, type Context} from '../../model/context.js'
+import {isBgp, KERNELS_OWN, type SnapshotIndex} from '../../model/snapshot-index.js'
 import {formatKernelRoute} from '../../model/format.js'
 import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
 
 const BROKEN_TYPES = new Set(['unreachable', 'blackhole', 'prohibit'])
 
 /** What the snapshot says about the sessions when none is down: only what it holds. */
-function sessionsKnown(ctx: Context): string {
+function sessionsKnown(ctx: SnapshotIndex): string {
   const n = ctx.bgpProtocols.length
   if (n > 0) {
     const all = `All ${n} BGP session${n === 1 ? ' is' : 's are'} Established`

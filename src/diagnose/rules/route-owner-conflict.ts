@@ -1,6 +1,6 @@
 // With Calico's truth: Felix's and BIRD's programClusterRoutes do not complement each other (both program IP-in-IP
 // routes, or neither does), or the kernel holds IP-in-IP block routes of both owners (proto bird and proto 80).
-import {FELIX_PROTOCOL} from '../../model/context.js'
+import {FELIX_PROTOCOL} from '../../model/snapshot-index.js'
 import {programsIpip} from '../../model/calico.js'
 import {finding, NONE, type HostRule} from '../rule.js'
 import type {Finding, KernelRoute} from '../../model/types.js'
@@ -27,7 +27,7 @@ export const rule: HostRule = {
         fix: 'Use a complementary pair: FelixConfiguration EnabledIPIPOnly with BGPConfiguration EnabledNoEncapOnly (v3.33 defaults), or Felix Disabled with BIRD Enabled.',
       }))
     }
-    // both owners writing IP-in-IP block routes on this node (bulk-settled healthy routes are proto bird)
+    // both owners writing IP-in-IP block routes on this node (bulk-found healthy routes are proto bird)
     const dev = ctx.snapshot.tunnelDev
     let birdRoute: KernelRoute | undefined
     let felixRoute: KernelRoute | undefined
@@ -38,8 +38,8 @@ export const rule: HostRule = {
       else if (r.protocol === FELIX_PROTOCOL) felixRoute ??= r
       if (birdRoute && felixRoute) break
     }
-    const settledBird = (ctx.snapshot.healthy?.keys.length ?? 0) > 0
-    if (felixRoute && (birdRoute || settledBird)) {
+    const bulkHealthyBird = (ctx.snapshot.healthy?.keys.length ?? 0) > 0
+    if (felixRoute && (birdRoute || bulkHealthyBird)) {
       out.push(finding('route-owner-conflict', {
         title: `Both BIRD (proto bird) and Felix (proto 80) program IP-in-IP block routes on ${dev}`,
         detail: 'Some blocks are routed by BIRD\'s kernel protocol and others by Felix: the two programClusterRoutes settings overlap, or one owner\'s routes were left behind.',

@@ -2,7 +2,7 @@
 // Calico's fork (krt_tunnel honoured only on single-path routes) wrote it without the tunnel.
 import {NONE, prefixEvidence, prefixFinding, type PrefixRule, resolutionEvidence, throughTunnel, tunnelFixAdvice, whyOffTunnel} from '../rule.js'
 import {formatNexthops} from '../../model/format.js'
-import type {NexthopResolution} from '../../model/context.js'
+import type {NexthopResolution} from '../../model/snapshot-index.js'
 
 export const rule: PrefixRule = {
   id: 'tunnel-bypassed-by-ecmp',
@@ -25,7 +25,7 @@ export const rule: PrefixRule = {
   },
 }
 
-/** How the multipath next hops resolve, in words: a list the Context shares among a next hop's prefixes is worded once. */
+/** How the multipath next hops resolve, in words: a list the SnapshotIndex shares among a next hop's prefixes is worded once. */
 function ecmpVia(resolutions: readonly NexthopResolution[]): string {
   let via = viaOf.get(resolutions)
   if (via === undefined) {

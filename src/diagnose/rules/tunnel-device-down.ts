@@ -1,6 +1,6 @@
 // tunl0 present but administratively down or without carrier: every route through it is linkdown.
 import {finding, NONE, type HostRule} from '../rule.js'
-import {linkUsable} from '../../model/context.js'
+import {linkUsable} from '../../model/snapshot-index.js'
 import {formatLink} from '../../model/format.js'
 
 export const rule: HostRule = {

@@ -1,14 +1,14 @@
-// Rows of the prefixes settled ok in bulk (report/report.ts SettledPrefixes), written from their keys as one-byte
+// Rows of the prefixes reported ok in bulk (report/report.ts BulkHealthyPrefixes), written from their keys as one-byte
 // text: most of a full table's report is such rows, and making a prefix string, a line object and a padded line for
 // each would cost as much as diagnosing every broken prefix.
 import {keyPrefix} from '../model/prefix-key.js'
-import type {SettledPrefixes} from '../report/report.js'
+import type {BulkHealthyPrefixes} from '../report/report.js'
 
 /**
- * How a settled prefix's row reads: `before`, the prefix padded as the text report pads a column (spaces up to
+ * How a bulk-healthy prefix's row reads: `before`, the prefix padded as the text report pads a column (spaces up to
  * `width` characters, or one space when it is that long already; nothing when `width` is 0), `after`; rows joined by `sep`.
  */
-export interface SettledRowShape {
+export interface BulkHealthyRowShape {
   before: string
   after: string
   sep: string
@@ -25,9 +25,9 @@ interface ShapeBytes {
   after: Uint8Array
   sep: Uint8Array
 }
-const compiled = new WeakMap<SettledRowShape, ShapeBytes | null>()
+const compiled = new WeakMap<BulkHealthyRowShape, ShapeBytes | null>()
 
-function bytesOf(shape: SettledRowShape): ShapeBytes | null {
+function bytesOf(shape: BulkHealthyRowShape): ShapeBytes | null {
   let b = compiled.get(shape)
   if (b === undefined) {
     // a byte is a character only for ASCII: anything else takes the string path
@@ -39,7 +39,7 @@ function bytesOf(shape: SettledRowShape): ShapeBytes | null {
 }
 
 /** The rows of `run`, joined by `shape.sep`: what joining `before + pad(keyPrefix(key)) + after` for each key gives. */
-export function settledRows(run: SettledPrefixes, shape: SettledRowShape): string {
+export function bulkHealthyRows(run: BulkHealthyPrefixes, shape: BulkHealthyRowShape): string {
   const bytes = bytesOf(shape)
   if (bytes === null) return slowRows(run, shape)
   const {before, after, sep} = bytes
@@ -94,7 +94,7 @@ function decimal(buf: Buffer, at: number, n: number): number {
   return at
 }
 
-function slowRows({keys, from, to}: SettledPrefixes, {before, after, sep, width}: SettledRowShape): string {
+function slowRows({keys, from, to}: BulkHealthyPrefixes, {before, after, sep, width}: BulkHealthyRowShape): string {
   const rows: string[] = []
   for (let j = from; j < to; j++) {
     const prefix = keyPrefix(keys[j])

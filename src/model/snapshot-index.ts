@@ -17,6 +17,8 @@ export const FELIX_PROTOCOL = '80'
 export const DEFAULT_FIX_PROTOCOL_NUMBER = 158
 /** The overlay table routedoctor's routes live in (DESIGN §5): outside 1-255 (Felix may claim 1-250; 253-255 are the kernel's). */
 export const DEFAULT_OVERLAY_TABLE = 1158
+/** Where a snapshot records the --protocol and --table it was diagnosed with (written by `bundle`). */
+export const OVERLAY_SETTINGS_FILE = 'overlay-settings.json'
 /** The priority of the overlay's `ip rule`s: below main's 32766, so the overlay is looked up first. */
 export const DEFAULT_RULE_PRIORITY = 32000
 /** Where an apply writes its journal and takes its lock. */
@@ -51,7 +53,7 @@ export interface PrefixFacts {
   ownersDown: BirdProtocol[] // BGP sessions not Established
 }
 
-export interface ContextOptions {
+export interface SnapshotIndexOptions {
   fixProtocol?: string // protocol text our own routes carry in the kernel
   // false: findings cite nothing (`cite` gives no evidence), for a presenter that shows none (check's text
   // report: verdicts and finding ids); the findings, verdicts and plans are the same either way
@@ -65,7 +67,7 @@ export interface ContextOptions {
   kernelLines?: boolean
 }
 
-export class Context {
+export class SnapshotIndex {
   readonly fib: Fib
   readonly kernelTables: number[]
   // BIRD's paths by prefix: the path itself when it is the only one (most are: a list each would cost memory)
@@ -78,16 +80,16 @@ export class Context {
   readonly sessionsDown: BirdProtocol[] // BGP sessions not Established
   readonly fixProtocol: string
   readonly overlayTable: number
-  // every route of routedoctor's protocol, in any table (the local table aside), and the tables that hold one
+  // every route of routedoctor's protocol, in any table (except the local table), and the tables that hold one
   readonly oursRoutes: KernelRoute[] = []
   private readonly oursTables: number[]
-  readonly evidence: boolean // see ContextOptions
-  readonly texts: boolean // see ContextOptions
+  readonly evidence: boolean // see SnapshotIndexOptions
+  readonly texts: boolean // see SnapshotIndexOptions
   private readonly kernelLines: boolean
   private kernelPlaces?: {lines?: Map<string, [number, number]>; elements?: Map<string, number>}
   private readonly lineStarts = new Map<string, Uint32Array>()
   private readonly sources = new Map<string, string>() // file name -> text ('' when not in the snapshot)
-  private readonly kept = new Map<string, CitedLines>() // file name -> its cited lines, for a file whose text was released
+  private readonly kept = new Map<string, CitedLines>() // file name -> its cited lines, for a file whose text was dropped
   private readonly tables: number[]
   private readonly indexTables: number[] // the tables whose pool prefixes check walks: BIRD's, main, the overlay
   private readonly poolCache = new Map<string, Pool | undefined>()
@@ -101,11 +103,12 @@ export class Context {
   private tunnelAddr: Address | undefined | null = null // null: not looked up yet
   private clusterIndex: ClusterIndex | undefined | null = null // null: not built yet
 
-  constructor(readonly snapshot: Snapshot, opts: ContextOptions = {}) {
-    // routes set aside unbuilt are in neither list until settled: a Context without them would be wrong, silently
-    if ('aside' in snapshot && snapshot.aside !== undefined) throw new Error('Context: settle the routes set aside first (bulk/healthy.ts settleHealthy)')
-    this.fixProtocol = opts.fixProtocol ?? String(DEFAULT_FIX_PROTOCOL_NUMBER)
-    this.overlayTable = opts.overlayTable ?? DEFAULT_OVERLAY_TABLE
+  constructor(readonly snapshot: Snapshot, opts: SnapshotIndexOptions = {}) {
+    // deferred routes are in neither list until separated: a SnapshotIndex without them would be wrong, silently
+    if ('deferred' in snapshot && snapshot.deferred !== undefined) throw new Error('SnapshotIndex: separate the deferred routes first (bulk/healthy.ts separateHealthy)')
+    // flags given win over what the snapshot recorded (a bundle's overlay-settings.json), which wins over the defaults
+    this.fixProtocol = opts.fixProtocol ?? String(snapshot.overlay?.protocol ?? DEFAULT_FIX_PROTOCOL_NUMBER)
+    this.overlayTable = opts.overlayTable ?? snapshot.overlay?.table ?? DEFAULT_OVERLAY_TABLE
     this.evidence = opts.evidence ?? true
     this.texts = opts.texts ?? true
     this.kernelLines = opts.kernelLines ?? false
@@ -223,8 +226,8 @@ export class Context {
   }
 
   /**
-   * The pool prefixes (poolPrefixes) and, for the IPv4 ones (first), their keys (bulk/aside.ts prefixKey).
-   * Not the prefixes settled healthy in bulk (snapshot.healthy): `check` merges those in by key.
+   * The pool prefixes (poolPrefixes) and, for the IPv4 ones (first), their keys (model/prefix-key.ts prefixKey).
+   * Not the prefixes found healthy in bulk (snapshot.healthy): `check` merges those in by key.
    */
   poolPrefixIndex(): {prefixes: string[]; v4Keys: Float64Array} {
     if (this.poolPrefixList) return this.poolPrefixList
@@ -253,7 +256,7 @@ export class Context {
       if (r.family === 'inet' || r.tableId === 255 || !ROUTED(r) || !this.indexTables.includes(r.tableId)) continue
       if (this.birdIndex.get(r.dst) === undefined && this.poolOf(r.dst)) other.add(r.dst)
     }
-    // Calico's blocks in the pools that neither holds (block-unrouted), unless settled healthy in bulk
+    // Calico's blocks in the pools that neither holds (block-unrouted), unless found healthy in bulk
     const cluster = this.cluster
     if (cluster) {
       const seen = new Set(keys)
@@ -291,7 +294,7 @@ export class Context {
     for (const [prefix, routes] of this.birdIndex.otherEntries()) if (this.poolOf(prefix)) addHops(routes)
     for (const n of this.snapshot.healthy?.bgpNextHops ?? []) hops.add(n)
     for (const n of this.snapshot.otherNextHops ?? []) hops.add(n)
-    // in address order: the same whichever prefixes were settled in bulk
+    // in address order: the same whichever prefixes were reported in bulk
     this.poolResolutionList = [...hops].sort(compareAddresses).map((n) => this.resolve(n))
     return this.poolResolutionList
   }
@@ -565,10 +568,10 @@ export class Context {
     return [{file: pos.file, line: pos.line, endLine: pos.endLine, text}]
   }
 
-  /** Lines [from, to] of a file whose text was released (bulk/release.ts): every object the snapshot holds has its lines kept. */
+  /** Lines [from, to] of a file whose text was dropped (bulk/drop-texts.ts): every object the snapshot holds has its lines kept. */
   private keptLines(file: string, from: number, to: number): string {
     const lines = this.kept.get(file)!.lines(from, to)
-    if (lines === undefined) throw new Error(`Context: lines ${from}-${to} of ${file} were not kept when its text was released`)
+    if (lines === undefined) throw new Error(`SnapshotIndex: lines ${from}-${to} of ${file} were not kept when its text was dropped`)
     return withoutCr(lines)
   }
 
@@ -708,7 +711,7 @@ export function ipv4PoolOf(pools: Ipv4Pool[], v: number, len: number): Pool | un
 }
 
 /**
- * Is an IPv4 network key (bulk/aside.ts prefixKey) outside every pool, neither in one nor holding one? Undefined
+ * Is an IPv4 network key (model/prefix-key.ts prefixKey) outside every pool, neither in one nor holding one? Undefined
  * when there is no IPv4 pool (nothing is outside then: no prefix is a pool prefix either).
  */
 export function outsidePools(pools: Pool[]): ((key: number) => boolean) | undefined {

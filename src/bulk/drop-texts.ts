@@ -1,19 +1,19 @@
-// `check` on a full table: once the healthy prefixes are settled, the snapshot lets go of its two big texts
+// `check` on a full table: once the healthy prefixes are separated, the snapshot lets go of its two big texts
 // (BIRD's `show route all` and the kernel's JSON route dump) and keeps of them
 // only what the report can still show: the lines of the BIRD paths it still holds, copied into one string,
 // for evidence. The routes' own strings are copied too where they could be views into those texts (see
-// detach.ts), or the texts would stay alive through them.
-import {resolvingRoutes, type AsideSnapshot, type BesideKernelRoutes} from './aside.js'
+// own-copy.ts), or the texts would stay alive through them.
+import {resolvingRoutes, type SnapshotWithDeferred, type OutsidePoolRoutes} from './deferred.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
-import {outsidePools} from '../model/context.js'
-import {Detacher, detached} from '../parse/detach.js'
+import {outsidePools} from '../model/snapshot-index.js'
+import {OwnCopies, ownCopy} from '../parse/own-copy.js'
 import type {BirdNexthop, BirdRoute, Gateway, KernelRoute, Nexthop, Snapshot, SourceFile} from '../model/types.js'
 
 const BIRD_ROUTES = 'birdc-show-route-all.txt'
 const KERNEL_ROUTES_JSON = 'ip-j-d-route.json' // its routes are cited rendered, never by their text
 
 /**
- * The lines of a released file that are still cited: blocks of consecutive lines, by line number, in one
+ * The lines of a dropped file that are still cited: blocks of consecutive lines, by line number, in one
  * string. Every object the snapshot holds from that file has its lines here.
  */
 export class KeptLines {
@@ -43,7 +43,7 @@ export class KeptLines {
     for (let l = from; l <= to; l++) {
       const nl = text.indexOf('\n', end)
       if (nl < 0 || nl >= blockEnd) {
-        end = blockEnd // the file ended before line `to`, as Context reads a whole text
+        end = blockEnd // the file ended before line `to`, as SnapshotIndex reads a whole text
         break
       }
       end = l < to ? nl + 1 : nl
@@ -64,25 +64,25 @@ function holdsAttributeText(r: BirdRoute): r is BirdRoute & HeldAttributeText {
 /**
  * The snapshot without the texts of its BIRD route dump and kernel JSON route dump: their entries in `files`
  * keep an empty text (the file was there) and, for the BIRD dump, the lines of its paths (`kept`). The routes
- * are changed in place: the snapshot given must not be used again. Only for a settled snapshot that nothing
+ * are changed in place: the snapshot given must not be used again. Only for a separated snapshot that nothing
  * else will read raw (check's; not a bundle's, which writes the texts).
  */
-export function releaseTexts(snapshot: AsideSnapshot): Snapshot {
-  if (snapshot.aside !== undefined) throw new Error('releaseTexts: settle the routes set aside first')
-  const birdFile = snapshot.files.find((f) => f.name === BIRD_ROUTES && f.text !== undefined && f.released === undefined)
-  // already released when built with BuildOptions.consume, as check builds it
-  const kernelFile = snapshot.files.find((f) => f.name === KERNEL_ROUTES_JSON && f.text !== undefined && f.released === undefined)
+export function dropSourceTexts(snapshot: SnapshotWithDeferred): Snapshot {
+  if (snapshot.deferred !== undefined) throw new Error('dropSourceTexts: separate the deferred routes first')
+  const birdFile = snapshot.files.find((f) => f.name === BIRD_ROUTES && f.text !== undefined && f.droppedLength === undefined)
+  // already dropped when built with BuildOptions.consume, as check builds it
+  const kernelFile = snapshot.files.find((f) => f.name === KERNEL_ROUTES_JSON && f.text !== undefined && f.droppedLength === undefined)
   if (birdFile === undefined && kernelFile === undefined) return snapshot
 
   let kept: KeptLines | undefined
   if (birdFile) kept = keepBirdLines(birdFile.text!, snapshot.bird.routes.filter((r) => r.pos.file === BIRD_ROUTES))
 
   const files: SourceFile[] = snapshot.files.map((f) => {
-    if (f === birdFile) return {...f, text: '', kept, released: f.text!.length}
-    if (f === kernelFile) return releaseKernelText(f, snapshot.kernelRoutes)
+    if (f === birdFile) return {...f, text: '', kept, droppedLength: f.text!.length}
+    if (f === kernelFile) return dropKernelRouteText(f, snapshot.kernelRoutes)
     return f
   })
-  const d = new Detacher()
+  const d = new OwnCopies()
   const healthy = snapshot.healthy ? {...snapshot.healthy, bgpNextHops: snapshot.healthy.bgpNextHops.map((h) => d.str(h))} : undefined
   return {...snapshot, files, ...(healthy ? {healthy} : {})}
 }
@@ -91,7 +91,7 @@ export function releaseTexts(snapshot: AsideSnapshot): Snapshot {
  * The snapshot without the IPv4 routes that no pool prefix's diagnosis reads, for `check`: a route outside every
  * pool (neither in one nor holding one) is read only to resolve an address. The kernel's resolve a BGP next hop,
  * or, in turn, the gateway of a kernel route that resolves one; BIRD's are kept where they hold a BGP next hop (as
- * bulk/healthy.ts settles the paths it set aside). Every other such route goes: a full table beside the pools (a
+ * bulk/healthy.ts separates the paths it deferred). Every other such route goes: a full table outside the pools (a
  * route reflector's: most of a million routes) is then not indexed, nor its BIRD lines kept. The local table, IPv6
  * and any route whose destination is not a canonical IPv4 prefix stay. Its report is the snapshot's, byte for byte
  * (test/bulk/healthy.test.ts).
@@ -109,7 +109,7 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
     if (r.bgpNextHop === undefined && r.from !== undefined) hops.add(r.from)
   }
   // CrossSubnet: a pool route's kernel gateways stand in for BGP next hops BIRD does not name
-  // (Context.gatewayResolutions)
+  // (SnapshotIndex.gatewayResolutions)
   if (snapshot.pools.some((p) => p.crossSubnet)) {
     for (const r of snapshot.kernelRoutes) {
       if (r.family !== 'inet' || r.type !== 'unicast' || outside(prefixKey(r.dst))) continue
@@ -143,19 +143,19 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
 
 /**
  * The kernel JSON route dump's file entry without its text, once its routes are read: the routes built from
- * it are changed in place to hold none of it (routes set aside need none: bulk/aside.ts; those set aside
+ * it are changed in place to hold none of it (routes deferred need none: bulk/deferred.ts; those deferred
  * outside the pools or off the tunnel are made like routes built, with next-hop lists that `models` copy here too).
  */
-export function releaseKernelText(file: SourceFile, routes: KernelRoute[], models: ReadonlyArray<Pick<BesideKernelRoutes, 'copyNexthops'> | undefined> = []): SourceFile {
-  const d = new Detacher()
+export function dropKernelRouteText(file: SourceFile, routes: KernelRoute[], models: ReadonlyArray<Pick<OutsidePoolRoutes, 'copyNexthops'> | undefined> = []): SourceFile {
+  const d = new OwnCopies()
   const hopList = kernelHopLists(d)
-  for (const r of routes) if (r.pos.file === file.name) detachKernelRoute(r, d, hopList)
+  for (const r of routes) if (r.pos.file === file.name) ownKernelRouteStrings(r, d, hopList)
   for (const m of models) m?.copyNexthops(hopList)
-  return {...file, text: '', released: file.text?.length ?? 0}
+  return {...file, text: '', droppedLength: file.text?.length ?? 0}
 }
 
 /** Next-hop lists copied off a text, each once (lists are shared by many routes). */
-function kernelHopLists(d: Detacher): (list: Nexthop[]) => Nexthop[] {
+function kernelHopLists(d: OwnCopies): (list: Nexthop[]) => Nexthop[] {
   const gateways = new Map<Gateway, Gateway>()
   const kernelHops = new Map<Nexthop[], Nexthop[]>()
   return (list: Nexthop[]): Nexthop[] => {
@@ -177,8 +177,8 @@ function kernelHopLists(d: Detacher): (list: Nexthop[]) => Nexthop[] {
   }
 }
 
-function detachKernelRoute(r: KernelRoute, d: Detacher, hopList: (list: Nexthop[]) => Nexthop[]): void {
-  r.dst = detached(r.dst) // a route's own
+function ownKernelRouteStrings(r: KernelRoute, d: OwnCopies, hopList: (list: Nexthop[]) => Nexthop[]): void {
+  r.dst = ownCopy(r.dst) // a route's own
   r.table = d.str(r.table)
   r.protocol = d.str(r.protocol)
   r.scope = d.str(r.scope)
@@ -220,7 +220,7 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
     const {line, endLine} = r.pos
     if (line <= prevLast) {
       // a route whose lines another's block already holds (never seen in BIRD's output)
-      if (endLine > last[blocks - 1]) throw new Error(`releaseTexts: overlapping lines ${line}-${endLine} in ${BIRD_ROUTES}`)
+      if (endLine > last[blocks - 1]) throw new Error(`dropSourceTexts: overlapping lines ${line}-${endLine} in ${BIRD_ROUTES}`)
       blockOf[i] = blocks - 1
       continue
     }
@@ -263,9 +263,9 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
   const at = new Int32Array(blocks)
   for (let k = 1; k < blocks; k++) at[k] = at[k - 1] + (ends[k - 1] - starts[k - 1]) + 1
 
-  // the routes' fields (one Detacher per field: consecutive routes mostly repeat theirs), and their attribute
+  // the routes' fields (one OwnCopies per field: consecutive routes mostly repeat theirs), and their attribute
   // text as a view into the kept lines where it is a run of the text's
-  const [table, dest, protocol, since, from, info, source, bgpNextHop, origin, attrs] = Array.from({length: 10}, () => new Detacher())
+  const [table, dest, protocol, since, from, info, source, bgpNextHop, origin, attrs] = Array.from({length: 10}, () => new OwnCopies())
   const hopLists = new Map<BirdNexthop[], BirdNexthop[]>()
   const hops = new Map<BirdNexthop, BirdNexthop>()
   const hopList = (list: BirdNexthop[]): BirdNexthop[] => {
@@ -275,10 +275,10 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
         let c = hops.get(h)
         if (c === undefined) {
           c = {...h}
-          if (c.gateway !== undefined) c.gateway = detached(c.gateway)
-          if (c.iface !== undefined) c.iface = detached(c.iface)
-          if (c.mpls !== undefined) c.mpls = detached(c.mpls)
-          if (c.table !== undefined) c.table = detached(c.table)
+          if (c.gateway !== undefined) c.gateway = ownCopy(c.gateway)
+          if (c.iface !== undefined) c.iface = ownCopy(c.iface)
+          if (c.mpls !== undefined) c.mpls = ownCopy(c.mpls)
+          if (c.table !== undefined) c.table = ownCopy(c.table)
           hops.set(h, Object.isFrozen(h) ? Object.freeze(c) : c)
         }
         return c
@@ -291,7 +291,7 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
     const r = routes[i]
     const k = blockOf[i]
     // a network's own, and a primary path's header starts with it: a view into the kept lines, else a copy
-    r.prefix = text.startsWith(r.prefix, starts[k]) ? keptText.slice(at[k], at[k] + r.prefix.length) : detached(r.prefix)
+    r.prefix = text.startsWith(r.prefix, starts[k]) ? keptText.slice(at[k], at[k] + r.prefix.length) : ownCopy(r.prefix)
     if (r.table !== undefined) r.table = table.str(r.table)
     r.dest = dest.str(r.dest)
     r.protocol = protocol.str(r.protocol)

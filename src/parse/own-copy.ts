@@ -6,13 +6,13 @@
 const VIEW_MIN_LENGTH = 13 // V8's SlicedString::kMinLength: shorter substrings are copies already
 
 /** `s` as a string of its own (a copy when it could be a view into a larger text). */
-export function detached(s: string): string {
+export function ownCopy(s: string): string {
   // slicing a concatenation flattens it into a new string first; the slice is a view of that copy
   return s.length < VIEW_MIN_LENGTH ? s : (' ' + s).slice(1)
 }
 
-/** detached() that gives every equal string the same copy (shared values stay shared): one per field. */
-export class Detacher {
+/** ownCopy() that gives every equal string the same copy (shared values stay shared): one per field. */
+export class OwnCopies {
   private readonly copies = new Map<string, string>()
 
   str(s: string): string
@@ -21,7 +21,7 @@ export class Detacher {
     if (s === undefined || s.length < VIEW_MIN_LENGTH) return s
     if (s === this.lastIn) return this.lastOut // consecutive routes mostly share a value
     let copy = this.copies.get(s)
-    if (copy === undefined) this.copies.set(s, (copy = detached(s)))
+    if (copy === undefined) this.copies.set(s, (copy = ownCopy(s)))
     this.lastIn = s
     this.lastOut = copy
     return copy

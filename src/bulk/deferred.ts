@@ -1,11 +1,12 @@
-// Routes `check` holds as numbers instead of objects. A full table is mostly one shape: BIRD's single BGP
-// path to a pod block, and the kernel's `BLOCK via N dev tunl0 onlink proto bird`. The parsers set such
-// routes aside here (key, next hop, where their text is) rather than building them; bulk/healthy.ts then
-// settles which of them are healthy and has every other one parsed after all, from its text. For `check`, BIRD's
-// single BGP paths outside every pool (a route reflector's full table beside them) are set aside too, and only
+// Deferred routes: routes `check` holds as numbers, not built yet. A full table is mostly one shape: BIRD's single
+// BGP path to a pod block, and the kernel's `BLOCK via N dev tunl0 onlink proto bird`. The parsers defer such
+// routes here (key, next hop, where their text is) rather than building them; bulk/healthy.ts then
+// separates which of them are healthy and has every other one parsed after all, from its text. For `check`, BIRD's
+// single BGP paths outside every pool (a route reflector's full table outside them) are deferred too, and only
 // those that hold a BGP next hop are ever parsed; so are the kernel's routes there, and only those that resolve an
 // address a BGP next hop leads to are ever built. For check's text report, BIRD's routes off the tunnel (the
-// underlay's next hops instead of the tunnel's) are set aside too, and settled where that is all that is wrong.
+// underlay's next hops instead of the tunnel's, or `unreachable`) are deferred too, and reported in bulk where that
+// is all that is wrong.
 import {coveringKeys, keyPrefix} from '../model/prefix-key.js'
 import {ipv4Text, ipv4Value} from '../model/prefix.js'
 import type {KernelRoute, Nexthop, Snapshot} from '../model/types.js'
@@ -39,13 +40,13 @@ export class NumberColumn {
 }
 
 /**
- * The kernel routes a scan set aside: `{"type":"unicast","dst":D,"gateway":G,"dev":TUNNEL,"table":"main",
+ * The kernel routes a scan deferred: `{"type":"unicast","dst":D,"gateway":G,"dev":TUNNEL,"table":"main",
  * "protocol":"bird","scope":"global","metric":M,"flags":["onlink"]}` and nothing else, as iproute2 prints
  * BIRD's tunnel routes: D, G and M are all there is to such a route, so one is built again from them
- * (asideKernelRoute, below) without the file's text. `ordinal` is its place among all the
- * routes of the file (routes built and set aside alike), so a route built later goes back there.
+ * (deferredKernelRoute, below) without the file's text. `ordinal` is its place among all the
+ * routes of the file (routes built and deferred alike), so a route built later goes back there.
  */
-export class AsideKernelRoutes {
+export class DeferredKernelRoutes {
   readonly keys = new NumberColumn()
   readonly gateways = new NumberColumn() // G as a 32-bit number; -1 for a route off the tunnel
   readonly metrics = new NumberColumn() // M (0 when not printed, as the kernel's default)
@@ -62,7 +63,7 @@ export class AsideKernelRoutes {
     return this.keys.length
   }
 
-  /** Set a route aside (prefixKey of its dst, ipv4Value of its gateway); false (nothing kept) when either is -1: not canonical IPv4. */
+  /** Defer a route (prefixKey of its dst, ipv4Value of its gateway); false (nothing kept) when either is -1: not canonical IPv4. */
   add(key: number, g: number, metric: number, ordinal: number): boolean {
     if (key < 0 || g < 0) return false
     this.keys.push(key)
@@ -73,7 +74,7 @@ export class AsideKernelRoutes {
     return true
   }
 
-  /** Set a route off the tunnel aside, like `like` at another dst and metric (asideKernelRoute builds it again). */
+  /** Defer a route off the tunnel, like `like` at another dst and metric (deferredKernelRoute builds it again). */
   addOffTunnel(key: number, metric: number, like: KernelRoute, nexthops: Nexthop[], ordinal: number): boolean {
     if (!this.offTunnelToo || key < 0) return false
     this.keys.push(key)
@@ -86,7 +87,7 @@ export class AsideKernelRoutes {
 
   /**
    * The routes by key: the index of the first at a key (ABSENT when none is), built once. `shared[j]` marks a
-   * route whose key another route set aside also has.
+   * route whose key another route deferred also has.
    */
   index(): {byKey: KeyTable; shared: Uint8Array} {
     if (this.indexed !== undefined) return this.indexed
@@ -116,7 +117,7 @@ export class AsideKernelRoutes {
 }
 
 /**
- * Kernel routes kept as a model route and a next-hop list each (a route set aside is built again like its model, at
+ * Kernel routes kept as a model route and a next-hop list each (a route deferred is built again like its model, at
  * its own dst and metric, through that list): each distinct pair once, by index. A table's routes come in runs of
  * one model: a lookup only when it changes.
  */
@@ -142,7 +143,7 @@ export class RouteModels {
     return m
   }
 
-  /** The models' next-hop lists as `copy` makes them (bulk/release.ts: off the file's text). */
+  /** The models' next-hop lists as `copy` makes them (bulk/drop-texts.ts: off the file's text). */
   copyNexthops(copy: (list: Nexthop[]) => Nexthop[]): void {
     for (const m of this.list) m.nexthops = copy(m.nexthops)
   }
@@ -157,14 +158,14 @@ export class RouteModels {
 }
 
 /**
- * BIRD paths a parse set aside: the only path of its network, the primary, `unicast` or `unreachable`, learnt over
- * BGP, with an IPv4 BGP next hop, read in place from a `birdc` dump, where the kernel set a route aside at the same key
+ * BIRD paths a parse deferred: the only path of its network, the primary, `unicast` or `unreachable`, learnt over
+ * BGP, with an IPv4 BGP next hop, read in place from a `birdc` dump, where the kernel deferred a route at the same key
  * (`kernel`: its index there) or, for `check` (`outside` given), where the network is outside every pool
  * (`kernel` ABSENT: such a path is read only if it holds a BGP next hop, bulk/healthy.ts). `offset` and
  * `line` are where its header is, `end` where its last line ends; `table` the BIRD table it was listed under;
  * `ordinal` its place among all paths of the dump.
  */
-export class AsideBirdPaths {
+export class DeferredBirdPaths {
   readonly keys = new NumberColumn()
   readonly bgpNextHops: string[] = []
   readonly offsets = new NumberColumn()
@@ -176,7 +177,7 @@ export class AsideBirdPaths {
   readonly unreachable = new NumberColumn() // 1: BIRD's path is `unreachable` (its next hop unresolved), 0: unicast
 
   /**
-   * `kernelAt`: the kernel's routes set aside, by key (AsideKernelRoutes.index); `outside`: is a network key
+   * `kernelAt`: the kernel's routes deferred, by key (DeferredKernelRoutes.index); `outside`: is a network key
    * outside every pool (`check` only: the other commands read every path).
    */
   constructor(readonly file: string, readonly kernelAt: KeyTable, readonly outside?: (key: number) => boolean) {}
@@ -201,12 +202,12 @@ export class AsideBirdPaths {
 
 /**
  * For `check`, the kernel's IPv4 routes outside every pool that a scan read but did not build (a route reflector's
- * full table beside the pools; not the local table). Each is its shape's model route (`like`: parse/ip-route-json.ts
+ * full table outside the pools; not the local table). Each is its shape's model route (`like`: parse/ip-route-json.ts
  * builds a shape's routes like it) at another dst and metric, through one of that shape's next-hop lists: a model.
  * bulk/healthy.ts builds only those that resolve an address a BGP next hop leads to (resolvingRoutes), the ones
- * bulk/release.ts withoutUnreadRoutes would keep. `ordinal` is the route's place among all the routes of the file.
+ * bulk/drop-texts.ts withoutUnreadRoutes would keep. `ordinal` is the route's place among all the routes of the file.
  */
-export class BesideKernelRoutes {
+export class OutsidePoolRoutes {
   readonly keys = new NumberColumn()
   readonly metrics = new NumberColumn()
   readonly models = new NumberColumn() // index in modelList
@@ -227,7 +228,7 @@ export class BesideKernelRoutes {
     this.ordinals.push(ordinal)
   }
 
-  /** The models' next-hop lists as `copy` makes them (bulk/release.ts: off the file's text). */
+  /** The models' next-hop lists as `copy` makes them (bulk/drop-texts.ts: off the file's text). */
   copyNexthops(copy: (list: Nexthop[]) => Nexthop[]): void {
     this.routeModels.copyNexthops(copy)
   }
@@ -242,14 +243,14 @@ export class BesideKernelRoutes {
   }
 }
 
-export interface AsideRoutes {
-  kernel?: AsideKernelRoutes
-  bird?: AsideBirdPaths
-  besideKernel?: BesideKernelRoutes // check's only
+export interface DeferredRoutes {
+  kernel?: DeferredKernelRoutes
+  bird?: DeferredBirdPaths
+  outsidePool?: OutsidePoolRoutes // check's only
 }
 
-/** A snapshot parsed with routes set aside unbuilt (buildSnapshot's `aside` option), until settleHealthy settles them. */
-export type AsideSnapshot = Snapshot & {aside?: AsideRoutes}
+/** A snapshot parsed with routes deferred, unbuilt (buildSnapshot's `deferred` option), until separateHealthy separates them. */
+export type SnapshotWithDeferred = Snapshot & {deferred?: DeferredRoutes}
 
 /**
  * Which of `n` routes (the j-th at network key `keyOf(j)`, -1: none) resolve an address: every route whose network
@@ -349,25 +350,25 @@ export class KeyTable {
   }
 }
 
-/** The j-th route a scan set aside outside the pools, built like its shape's model at its dst and metric: no text needed. */
-export function besideKernelRoute(beside: BesideKernelRoutes, j: number): KernelRoute {
-  const {like, nexthops} = beside.modelList[beside.models.get(j)]
-  return buildRouteLike(like, keyPrefix(beside.keys.get(j)), beside.metrics.get(j), like.prefsrc, nexthops)
+/** The j-th route a scan deferred outside the pools, built like its shape's model at its dst and metric: no text needed. */
+export function outsidePoolRoute(routes: OutsidePoolRoutes, j: number): KernelRoute {
+  const {like, nexthops} = routes.modelList[routes.models.get(j)]
+  return buildRouteLike(like, keyPrefix(routes.keys.get(j)), routes.metrics.get(j), like.prefsrc, nexthops)
 }
 
 /**
- * The j-th route a scan set aside, built from its dst, gateway and metric as the generic path reads its
+ * The j-th route a scan deferred, built from its dst, gateway and metric as the generic path reads its
  * element (it is of BIRD's tunnel shape), or, off the tunnel, like its shape's model: no text needed.
  */
-export function asideKernelRoute(aside: AsideKernelRoutes, j: number): KernelRoute {
-  const model = aside.models.get(j)
+export function deferredKernelRoute(deferred: DeferredKernelRoutes, j: number): KernelRoute {
+  const model = deferred.models.get(j)
   if (model >= 0) {
-    const {like, nexthops} = aside.offTunnel.list[model]
-    return buildRouteLike(like, keyPrefix(aside.keys.get(j)), aside.metrics.get(j), like.prefsrc, nexthops)
+    const {like, nexthops} = deferred.offTunnel.list[model]
+    return buildRouteLike(like, keyPrefix(deferred.keys.get(j)), deferred.metrics.get(j), like.prefsrc, nexthops)
   }
   const raw: RawRoute = {
-    type: 'unicast', dst: keyPrefix(aside.keys.get(j)), gateway: {host: ipv4Text(aside.gateways.get(j))}, dev: aside.tunnelDev, table: 'main',
-    protocol: 'bird', scope: 'global', metric: aside.metrics.get(j), flags: ['onlink'],
+    type: 'unicast', dst: keyPrefix(deferred.keys.get(j)), gateway: {host: ipv4Text(deferred.gateways.get(j))}, dev: deferred.tunnelDev, table: 'main',
+    protocol: 'bird', scope: 'global', metric: deferred.metrics.get(j), flags: ['onlink'],
   }
-  return buildRoute(raw, {file: aside.file, line: 1, endLine: 1})
+  return buildRoute(raw, {file: deferred.file, line: 1, endLine: 1})
 }
