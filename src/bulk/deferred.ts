@@ -9,14 +9,14 @@
 // is all that is wrong.
 import {coveringKeys, keyPrefix} from '../model/prefix-key.js'
 import {ipv4Text, ipv4Value} from '../model/prefix.js'
-import type {KernelRoute, Nexthop, Snapshot} from '../model/types.js'
+import type {KernelRoute, Nexthop} from '../model/types.js'
 import {buildRoute, buildRouteLike, type RawRoute} from '../parse/ip-common.js'
 
 /**
  * A growing list of numbers in a Float64Array, doubled as it fills: a million entries without a JS array of a
  * million slots for the garbage collector to visit.
  */
-export class NumberColumn {
+class NumberColumn {
   private data = new Float64Array(1024)
   length = 0
 
@@ -249,8 +249,6 @@ export interface DeferredRoutes {
   outsidePool?: OutsidePoolRoutes // check's only
 }
 
-/** A snapshot parsed with routes deferred, unbuilt (buildSnapshot's `deferred` option), until separateHealthy separates them. */
-export type SnapshotWithDeferred = Snapshot & {deferred?: DeferredRoutes}
 
 /**
  * Which of `n` routes (the j-th at network key `keyOf(j)`, -1: none) resolve an address: every route whose network

@@ -22,7 +22,7 @@
 // - `unreachable`, BIRD's path `unreachable`, N not this node's: nexthop-unresolvable-by-bird (the kernel reaches
 //   N), and nothing else: bird-kernel-mismatch needs a unicast path, the tunnel rules a unicast route. Verdict
 //   unreachable.
-import {ABSENT, deferredKernelRoute, outsidePoolRoute, KeyTable, resolvingRoutes, type SnapshotWithDeferred} from './deferred.js'
+import {ABSENT, deferredKernelRoute, outsidePoolRoute, KeyTable, resolvingRoutes, type DeferredRoutes} from './deferred.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {clusterIndex, truthForbidsBulk} from '../model/calico.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/snapshot-index.js'
@@ -36,14 +36,16 @@ export interface SeparateOptions {
   alwaysBuilt?: (key: number) => boolean
   /**
    * Also separate the prefixes BIRD routes off the tunnel (Snapshot.broken), from the kernel's routes deferred off the
-   * tunnel (buildSnapshot's `offTunnel`): for check's text report, which shows their verdict and finding ids only.
+   * tunnel (DeferredKernelRoutes' `offTunnelToo`): for check's text report, which shows their verdict and finding ids.
    */
   offTunnel?: boolean
 }
 
-/** The snapshot with its deferred routes separated: the healthy ones as `healthy`, the others parsed into the lists. */
-export function separateHealthy(snapshot: SnapshotWithDeferred, opts: SeparateOptions = {}): Snapshot {
-  const deferred = snapshot.deferred
+/**
+ * The snapshot with the routes its parse deferred (`deferred`) separated: the healthy ones as `healthy`, the others
+ * parsed into the lists. `deferred` is only read: the same parse may be separated again with other options.
+ */
+export function separateHealthy(snapshot: Snapshot, deferred: DeferredRoutes | undefined, opts: SeparateOptions = {}): Snapshot {
   if (deferred === undefined) return snapshot
   const kernel = deferred.kernel
   const bird = deferred.bird
@@ -190,9 +192,8 @@ export function separateHealthy(snapshot: SnapshotWithDeferred, opts: SeparateOp
     for (const r of blocks!.at(bird!.offsets.get(i), bird!.lines.get(i), bird!.tables[i], bird!.ends.get(i))) out.push(r)
   }})
 
-  const {deferred: _deferred, ...rest} = snapshot
   return {
-    ...rest,
+    ...snapshot,
     kernelRoutes,
     bird: {...snapshot.bird, routes: birdRoutes},
     healthy: {keys: Float64Array.from(keys).sort(), bgpNextHops: [...healthyHops]},

@@ -27,7 +27,7 @@ export default class Watch extends BaseCommand {
     interval: Flags.string({description: 'seconds between polls of BIRD\'s socket', default: '5', helpValue: 'SECONDS'}),
     listen: Flags.string({description: 'serve /metrics, /healthz, /readyz, /report, /explain (default port 21179)', helpValue: 'ADDR:PORT'}),
     'token-file': Flags.string({description: 'bearer token /report and /explain require from non-loopback clients', helpValue: 'FILE'}),
-    'flap-count': Flags.integer({description: 'a verdict or session changing more than this often within --flap-window is flapping', default: 3, min: 1}),
+    'flap-count': Flags.integer({description: 'a verdict or session changing more than this often within --flap-window is flapping', default: 3, min: 1, helpValue: 'COUNT'}),
     'flap-window': Flags.string({description: 'seconds', default: '600', helpValue: 'SECONDS'}),
     reconcile: Flags.boolean({description: 'keep routedoctor\'s own routes equal to the fix plan (needs CAP_NET_ADMIN)', default: false}),
     settle: Flags.string({description: 'with --reconcile: seconds a plan must hold before it is written', default: '10', helpValue: 'SECONDS'}),

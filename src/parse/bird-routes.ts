@@ -962,18 +962,6 @@ export class BirdRouteParser {
   }
 }
 
-/** Line-at-a-time entry for streams: raw lines (birdc or control-socket framing) in, routes out. */
-export function createBirdRouteStream(file: string, onRoute: (route: BirdRoute) => void): {push(raw: string, lineNo: number): void; end(): void} {
-  const parser = new BirdRouteParser(file, onRoute)
-  const framer = new BirdFramer(file, (t, l, c) => parser.feed(t, l, c))
-  return {
-    push: (raw, lineNo) => framer.push(raw, lineNo),
-    end: () => {
-      parser.end()
-    },
-  }
-}
-
 /** The index of what is kept at a prefix key, or a negative number when nothing is. */
 export interface KeyLookup {
   get(key: number): number

@@ -178,7 +178,7 @@ export interface FixRequest extends FixOptions {
 /** `fix [PREFIX]`'s plan, from the snapshot as `fix` reads it (the healthy prefixes separated, PREFIX's routes kept). */
 export async function loadFixPlan(source: SourceOptions, req: FixRequest = {}): Promise<PlannedFix> {
   if (req.apply && source.from) throw new UsageError('--apply programs the live kernel: it cannot be used with --from')
-  // not given: what the snapshot recorded, else the default (the Context's)
+  // not given: what the snapshot recorded, else the default (the SnapshotIndex's)
   const protocol = req.fixProtocol ?? source.fixProtocol
   const table = req.table ?? source.overlayTable
   const ctx = new SnapshotIndex(await loadBulkHealthySnapshot(source, req.prefix), {

@@ -19,7 +19,8 @@ import type {SourceFile} from '../../src/model/types.js'
 import {renderCheck, renderCheckLines, renderExplain} from '../../src/render/text.js'
 import {npdResult} from '../../src/render/npd.js'
 import {palette} from '../../src/render/style.js'
-import {checkSnapshot, bulkHealthySnapshot, bulkHealthySource, type BulkHealthySource} from '../../src/services/load.js'
+import {buildBulkSnapshot, Deferral} from '../../src/bulk/build.js'
+import {bulkHealthySource, type BulkHealthySource} from '../../src/services/load.js'
 import {FIX_INDEX_OPTIONS, planFix} from '../../src/services/fix.js'
 import {checkReport, checkRun, explainReport, type CheckReport} from '../../src/report/report.js'
 import {ROOT, scenarioDirs} from '../helpers.js'
@@ -42,16 +43,16 @@ function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: str
   return {
     rules: attempt(() => render(new SnapshotIndex(buildSnapshot(files)))),
     bulk: attempt(() => {
-      // as check makes it: separated, and its big texts dropped (checkSnapshot consumes the list: a copy)
-      const separated = checkSnapshot([...files])
+      // as check makes it: separated, and its big texts dropped (it consumes the list: a copy)
+      const separated = buildBulkSnapshot([...files], {}, 'check')
       healthy = separated.healthy?.keys.length ?? 0
       return render(new SnapshotIndex(separated))
     }),
-    // check's text report, made as check makes it: no evidence, no plans (it shows neither), and the prefixes BIRD
-    // routes off the tunnel reported in bulk too
+    // check's text report, made as check makes it: no evidence, no plans (it shows neither)
     rulesText: attempt(() => renderCheck(checkReport(new SnapshotIndex(buildSnapshot(files))), palette(false))),
+    // (and the prefixes BIRD routes off the tunnel reported in bulk too)
     leanText: attempt(() => {
-      const separated = checkSnapshot([...files], {offTunnel: true})
+      const separated = buildBulkSnapshot([...files], {}, 'check-text')
       broken = separated.broken?.keys.length ?? 0
       return [...renderCheckLines(checkRun(new SnapshotIndex(separated, {evidence: false, texts: false}), {plans: false}), palette(false))].join('\n')
     }),
@@ -113,7 +114,7 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
     expect(r.leanText).toMatch(/not-tunneled {4}tunnel-bypassed-by-ecmp/)
     expect(r.leanText).toMatch(/unreachable {5}nexthop-unresolvable-by-bird/)
     // check --npd reads the same run
-    const npd = npdResult(checkRun(new SnapshotIndex(checkSnapshot(filesOf(texts), {offTunnel: true}), {evidence: false, texts: false}), {plans: false}))
+    const npd = npdResult(checkRun(new SnapshotIndex(buildBulkSnapshot(filesOf(texts), {}, 'check-text'), {evidence: false, texts: false}), {plans: false}))
     expect(npd).toEqual(npdResult(checkRun(new SnapshotIndex(buildSnapshot(filesOf(texts))))))
     expect(npd.line).toMatch(/\d+ not-tunneled \(10\.\S+ …\)/)
   })
@@ -160,13 +161,14 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
     const r = both(filesOf(texts))
     expect(r.bulk).toBe(r.rules)
     expect(r.leanText).toBe(r.rulesText)
-    const kept = checkSnapshot(filesOf(texts))
+    const kept = buildBulkSnapshot(filesOf(texts), {}, 'check')
     const outside = (dst: string) => dst.startsWith('10.') && !dst.startsWith('10.0.0.') && !dst.startsWith('10.0.1.') && !dst.startsWith('10.0.2.') && !dst.startsWith('10.0.3.')
     expect(kept.kernelRoutes.filter((k) => outside(k.dst))).toEqual([])
     expect(kept.bird.routes.filter((b) => outside(b.prefix))).toEqual([])
     // BIRD's single BGP paths out there were never built: deferred while parsing, and not read back when separated
     // (a network with several paths is built, and let go of after)
-    const separated = separateHealthy(buildSnapshot(filesOf(texts), {deferred: true, consume: true}))
+    const deferral = new Deferral()
+    const separated = separateHealthy(buildSnapshot(filesOf(texts), {defer: deferral, consume: true}), deferral.routes)
     const builtOutside = separated.bird.routes.filter((b) => outside(b.prefix))
     expect(buildSnapshot(filesOf(texts)).bird.routes.filter((b) => outside(b.prefix)).length).toBeGreaterThan(300)
     expect(builtOutside.length).toBeLessThan(20)
@@ -196,19 +198,20 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
 
     const added = (dst: string) => dst.startsWith('198.51.') || dst.startsWith('192.0.')
     expect(buildSnapshot(filesOf(texts)).kernelRoutes.filter((k) => added(k.dst))).toHaveLength(250)
-    const built = buildSnapshot(filesOf(texts), {deferred: true, consume: true})
+    const deferral = new Deferral()
+    const built = buildSnapshot(filesOf(texts), {defer: deferral, consume: true})
     expect(built.kernelRoutes.filter((k) => added(k.dst)).map((k) => k.dst)).not.toContain('198.51.150.0/24')
     expect(built.kernelRoutes.filter((k) => added(k.dst)).length).toBeLessThan(40) // before the scan keeps a shape
-    expect(built.deferred?.outsidePool?.size).toBeGreaterThan(210)
+    expect(deferral.routes.outsidePool?.size).toBeGreaterThan(210)
     // separated: read back where the chain leads, in the file's order; check then keeps that chain only
-    const separated = separateHealthy(built).kernelRoutes
+    const separated = separateHealthy(built, deferral.routes).kernelRoutes
     const dsts = separated.filter((k) => added(k.dst)).map((k) => k.dst)
     expect(dsts.length).toBeLessThan(40)
     expect(dsts.indexOf('198.51.150.0/24')).toBeGreaterThan(-1)
     expect(dsts.indexOf('192.0.40.0/24')).toBe(dsts.length - 1) // the file's last of those, after every 198.51
     expect(dsts.indexOf('198.51.150.0/24')).toBe(dsts.findIndex((d) => d.startsWith('192.')) - 1)
     expect(separated.map((k) => k.dst).indexOf('198.51.150.0/24')).toBeGreaterThan(separated.map((k) => k.dst).indexOf('172.20.9.0/24'))
-    const kept = checkSnapshot(filesOf(texts)).kernelRoutes.filter((k) => added(k.dst)).map((k) => k.dst)
+    const kept = buildBulkSnapshot(filesOf(texts), {}, 'check').kernelRoutes.filter((k) => added(k.dst)).map((k) => k.dst)
     expect(kept).toEqual(['198.51.150.0/24', '192.0.40.0/24'])
   })
 
@@ -264,13 +267,13 @@ function explainBoth(files: SourceFile[], query: string, held: BulkHealthySource
       return `error: ${(error as Error).message}`
     }
   }
-  return {rules: build(() => new SnapshotIndex(buildSnapshot(files))), separated: build(() => new SnapshotIndex(bulkHealthySnapshot(files, {}, query))), held: build(() => snapshotIndexOf(held, query))}
+  return {rules: build(() => new SnapshotIndex(buildSnapshot(files))), separated: build(() => new SnapshotIndex(buildBulkSnapshot(files, {}, 'query').keeping(query))), held: build(() => snapshotIndexOf(held, query))}
 }
 
 /** The interactive UI's BulkHealthySource of `files` (one parse, separated again per query), or the error its parse gives. */
 function heldOf(files: SourceFile[]): BulkHealthySource | Error {
   try {
-    return bulkHealthySource(files, {})
+    return bulkHealthySource(buildBulkSnapshot(files, {}, 'query'))
   } catch (error) {
     return error as Error
   }
@@ -319,7 +322,7 @@ function fixBoth(files: SourceFile[], only?: string, held?: BulkHealthySource | 
     }
   }
   const rules = plan(() => new SnapshotIndex(buildSnapshot(files)))
-  const separated = plan(() => new SnapshotIndex(bulkHealthySnapshot(files, {}, only), FIX_INDEX_OPTIONS))
+  const separated = plan(() => new SnapshotIndex(buildBulkSnapshot(files, {}, 'query').keeping(only), FIX_INDEX_OPTIONS))
   return held === undefined || only === undefined ? {rules, separated} : {rules, separated, held: plan(() => snapshotIndexOf(held, only))}
 }
 
@@ -395,7 +398,7 @@ describe('explain, fix and the UI separate every prefix but the one asked about,
       const all = fixBoth(files)
       expect(all.separated, 'fix').toBe(all.rules)
       try {
-        bulkSome ||= (bulkHealthySnapshot(files, {}, queries[0]).healthy?.keys.length ?? 0) > 200
+        bulkSome ||= (buildBulkSnapshot(files, {}, 'query').keeping(queries[0]).healthy?.keys.length ?? 0) > 200
       } catch {
         // bad input: compared above, as the same error
       }

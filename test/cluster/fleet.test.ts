@@ -1,6 +1,6 @@
 // fleet offline: the join over snapshot directories (the shared fixtures as node n1), its JSON shape (DESIGN §4),
 // the text matrix's width, and bad input.
-import {cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -10,9 +10,9 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {FleetReport} from '../../src/fleet/join.js'
 import {Chalk} from 'chalk'
 import {renderFleet} from '../../src/render/fleet.js'
-import {runFleet} from '../../src/services/fleet.js'
+import {runFleet, writePieces} from '../../src/services/fleet.js'
 import {BIN, ROOT} from '../helpers.js'
-import {BIRD2, fixtureDir, LAB_HEALTHY} from '../diagnose/helpers.js'
+import {BIRD16, BIRD2, fixtureDir, LAB_HEALTHY, PEER_DOWN} from '../diagnose/helpers.js'
 import {chromiumSkipReason, dumpDom, textOf} from './chromium.js'
 import {FIXTURE_CLUSTER, writeTruth} from './truth.js'
 
@@ -59,6 +59,14 @@ describe('fleet over snapshot directories', () => {
     const r = await runFleet({sources: [asNode(BIRD2, 'n1'), asNode(LAB_HEALTHY, 'n3')], calico: truth})
     expect(r.pairs.find((p) => p.from === 'n3' && p.to === 'n1')).toMatchObject({verdict: 'misrouted', blocks: [{prefix: '192.168.162.128/26', verdict: 'misrouted'}]})
     expect(r.findings.filter((f) => f.id === 'owner-disagreement')).toEqual([expect.objectContaining({prefix: '192.168.162.128/26', nodes: ['n3']})])
+    // said as what happened: n3 holds it as its own block, IPAM gives it to n1
+    expect(r.findings.find((f) => f.id === 'owner-disagreement')!.title).toBe('n3 treats 192.168.162.128/26 as its own block; IPAM says n1 (172.31.10.4)')
+    // and the fix on n3: the leftover blackhole goes by releasing the block there
+    const held = r.pairs.find((p) => p.from === 'n3' && p.to === 'n1')!.blocks[0].findings.find((f) => f.id === 'block-owner-mismatch')!
+    expect(held.fix).toBe('n3 still holds 192.168.162.128/26 as its own block (a leftover `blackhole 192.168.162.128/26`), while Calico\'s IPAM gives it to n1: ' +
+      'remove the blackhole by releasing the block on n3: delete the stale BlockAffinity that still gives it to n3 ' +
+      '(`kubectl get blockaffinities | grep 192-168-162-128-26`), so that confd drops it from BIRD\'s config and BIRD withdraws the blackhole ' +
+      '(`ip route del blackhole 192.168.162.128/26` by hand lasts only until BIRD\'s next kernel scan); the route to n1 (172.31.10.4) then carries its traffic.')
     // both directions between n1 and n3 are broken: not asymmetric
     expect(r.findings.map((f) => f.id)).not.toContain('asymmetric-pair')
   })
@@ -72,6 +80,50 @@ describe('fleet over snapshot directories', () => {
   })
 })
 
+describe('fleet --jobs: nodes diagnosed in worker threads', () => {
+  const fleet = (args: string[], node: string[] = []) => execa('node', [...node, BIN, 'fleet', ...args], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
+  const nodes = () => [asNode(BIRD2, 'n1'), asNode(PEER_DOWN, 'n2'), asNode(LAB_HEALTHY, 'n3'), asNode(BIRD16, 'n4')]
+
+  it('gives the JSON, text and page of one thread, with --calico and with the first source\'s own truth', async () => {
+    const sources = nodes()
+    const own = asNode(LAB_HEALTHY, 'n3-own')
+    cpSync(truth, path.join(own, 'calico'), {recursive: true})
+    for (const args of [[...sources, '--calico', truth], [own, ...sources.filter((s) => !s.includes('n3'))]]) {
+      const out = async (jobs: string) => {
+        const html = path.join(tmp, `jobs-${jobs}.html`)
+        const [json, text] = await Promise.all([fleet([...args, '--jobs', jobs, '--json']), fleet([...args, '--jobs', jobs, '--html', html])])
+        return {json: json.stdout, jsonExit: json.exitCode, text: text.stdout, textExit: text.exitCode, html: readFileSync(html, 'utf8')}
+      }
+      const one = await out('1')
+      expect(one.jsonExit, one.json).toBe(1)
+      expect((JSON.parse(one.json) as FleetReport).nodes.filter((n) => n.source !== undefined)).toHaveLength(4)
+      expect(await out('3')).toEqual(one)
+    }
+  }, 120_000)
+
+  it('runs the workers asked for: each thread writes its own CPU profile', async () => {
+    const prof = path.join(tmp, 'prof')
+    const r = await fleet([...nodes(), '--calico', truth, '--jobs', '2', '--json'], ['--cpu-prof', '--cpu-prof-dir', prof])
+    expect(r.exitCode, r.stderr).toBe(1)
+    expect(readdirSync(prof).filter((f) => f.endsWith('.cpuprofile'))).toHaveLength(3)
+  }, 60_000)
+
+  it('a bad source in a worker: exit 2 naming the first bad source in order, its file and line, no stack trace', async () => {
+    const [n1, n2, n3, n4] = nodes()
+    writeFileSync(path.join(n2, 'sysctl.txt'), 'net.ipv4.ip_forward = 1\nthis is not a sysctl line\n')
+    writeFileSync(path.join(n4, 'ip-j-d-route.json'), '[{')
+    for (const jobs of ['1', '2']) {
+      const r = await fleet([n1, n2, n3, n4, '--calico', truth, '--jobs', jobs])
+      expect(r.exitCode).toBe(2)
+      expect(r.stderr).toBe(`routedoctor: ${n2}/sysctl.txt:2: expected a "name = value" line, found "this is not a sysctl line"`)
+    }
+    const r = await fleet([n1, n4, n3, '--calico', truth, '--jobs', '2', '--json'])
+    expect(r.exitCode).toBe(2)
+    expect(JSON.parse(r.stdout).error).toMatchObject({code: 'E_PARSE', message: expect.stringMatching(new RegExp(`^${n4}/ip-j-d-route\\.json:\\d+: expected`))})
+    expect(r.stderr).not.toMatch(/\n\s+at /)
+  }, 60_000)
+})
+
 describe('fleet --html', () => {
   // the page as a browser makes it: a real headless Chromium, no network, its DOM after load read back as text
   it.skipIf(chromiumSkip !== null)('renders in headless Chromium: the matrix, the broken pair\'s blocks and why, the cluster findings', async () => {
@@ -79,6 +131,10 @@ describe('fleet --html', () => {
     const r = await execa('node', [BIN, 'fleet', asNode(BIRD2, 'n1'), asNode(LAB_HEALTHY, 'n3'), '--calico', truth, '--html', html], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
     expect(r.exitCode, String(r.stderr)).toBe(1)
     const page = readFileSync(html, 'utf8')
+    // one line says which file was written, on stderr (stdout is the report)
+    expect(String(r.stderr)).toBe(`wrote ${html} (${Buffer.byteLength(page)} bytes)`)
+    expect(String(r.stdout)).not.toContain(html)
+    expect(page.startsWith('<!doctype html>') && page.endsWith('</body></html>\n')).toBe(true)
     expect(page).not.toMatch(/https?:\/\/|<link |src=/)
     const dom = textOf(await dumpDom(html))
     expect(dom).toContain('routedoctor fleet: 3 nodes, 3 broken pairs')
@@ -86,10 +142,36 @@ describe('fleet --html', () => {
     expect(dom).toContain('192.168.162.128/26 misrouted')
     expect(dom).toMatch(/block-owner-mismatch\s*: 192\.168\.162\.128\/26 leads to this node \(n3\), but Calico's IPAM gives it to n1/)
     expect(dom).toContain('n1 → n2: 1 of 1 blocks broken 192.168.110.128/26 not-tunneled tunnel-bypassed-by-ecmp')
-    expect(dom).toMatch(/error owner-disagreement Nodes disagree about who owns 192\.168\.162\.128\/26/)
+    expect(dom).toMatch(/error owner-disagreement n3 treats 192\.168\.162\.128\/26 as its own block; IPAM says n1/)
     expect(dom).toMatch(/warning node-without-source n2/)
     expect(page).toMatch(/<td class="v-misrouted" data-from="n3" data-to="n1"><details><summary>misrouted<\/summary>/)
   }, 120_000)
+})
+
+describe('fleet --html: the file', () => {
+  it('with --json: stdout is the JSON alone, the line naming the file on stderr', async () => {
+    const html = path.join(tmp, 'with-json.html')
+    const r = await execa('node', [BIN, 'fleet', asNode(LAB_HEALTHY, 'n1'), '--calico', truth, '--html', html, '--json'], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
+    expect(JSON.parse(String(r.stdout)).schema).toBe(1)
+    expect(String(r.stderr)).toBe(`wrote ${html} (${readFileSync(html).length} bytes)`)
+  })
+
+  it('a file that cannot be written: exit 2 naming it, no stack', async () => {
+    const html = path.join(tmp, 'no-such-dir', 'x.html')
+    const r = await execa('node', [BIN, 'fleet', asNode(LAB_HEALTHY, 'n1'), '--calico', truth, '--html', html], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
+    expect(r.exitCode).toBe(2)
+    expect(String(r.stderr).trim()).toBe(`routedoctor: --html ${html}: cannot write (ENOENT)`)
+  })
+
+  it('is written in chunks as it is made: a page larger than one chunk arrives whole', async () => {
+    const file = path.join(tmp, 'pieces.html')
+    const pieces = Array.from({length: 3000}, (_, i) => `<tr><td>row ${i}</td><td>${'x'.repeat(60)}</td></tr>`)
+    const bytes = await writePieces(file, pieces, '--html')
+    const text = readFileSync(file, 'utf8')
+    expect(text).toBe(pieces.map((p) => `${p}\n`).join(''))
+    expect(bytes).toBe(Buffer.byteLength(text))
+    expect(bytes).toBeGreaterThan(3 * 64 * 1024)
+  })
 })
 
 describe('the text matrix', () => {
