@@ -3,6 +3,7 @@
 import {mkdirSync, readFileSync} from 'node:fs'
 import type {Server} from 'node:http'
 
+import {DEFAULT_FIX_PROTOCOL_NUMBER} from '../model/snapshot-index.js'
 import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {watchLineJson, watchLineText, type WatchStarted} from '../render/watch.js'
@@ -17,7 +18,7 @@ export interface RunWatchOptions {
   tokenFile?: string
   flapCount: number
   flapWindow: string // seconds, as given
-  fixProtocol: number
+  fixProtocol?: number // default DEFAULT_FIX_PROTOCOL_NUMBER
   version: string
   debounceMs?: number
   reconcile: boolean
@@ -83,7 +84,7 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   }
   const agent = new WatchAgent({
     source, intervalSeconds, debounceMs: opts.debounceMs ?? 500, flapCount: opts.flapCount,
-    flapWindowSeconds, fixProtocol: String(opts.fixProtocol),
+    flapWindowSeconds, fixProtocol: String(opts.fixProtocol ?? DEFAULT_FIX_PROTOCOL_NUMBER),
     ...(opts.reconcile ? {reconcile: {settleSeconds, writeIntervalSeconds, journalDir: opts.journalDir, cleanupOnExit: opts.cleanupOnExit}} : {}),
   }, write)
   let server: Server | undefined

@@ -5,6 +5,7 @@ import path from 'node:path'
 import {RouteDoctorError} from '../model/errors.js'
 import type {SourceFile} from '../model/types.js'
 import {CALICO_DIR, CALICO_FILES, NODE_NAME_FILE} from '../model/calico.js'
+import {OVERLAY_SETTINGS_FILE} from '../model/snapshot-index.js'
 import {decodeText, ERRORS_FILE, fitsOneText, SNAPSHOT_FILE_NAMES, tooLongForOneText} from './snapshot-files.js'
 
 export interface ReadSnapshotOptions {
@@ -22,8 +23,8 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
     if (error instanceof RouteDoctorError) throw error
     throw new RouteDoctorError(`${dir}: cannot read the snapshot (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 2, 'E_FROM')
   }
-  // and the node's name, when the snapshot records it (bundle --node)
-  const known = new Set<string>([...SNAPSHOT_FILE_NAMES, NODE_NAME_FILE])
+  // and the node's name and overlay settings, when the snapshot records them (bundle)
+  const known = new Set<string>([...SNAPSHOT_FILE_NAMES, NODE_NAME_FILE, OVERLAY_SETTINGS_FILE])
   const present = names.sort().filter((name) => known.has(name))
   // an empty file does not stand for its source: the other form of it is read (snapshot/build.ts markEmpty)
   // (a few bytes may be only whitespace)

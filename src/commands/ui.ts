@@ -27,11 +27,11 @@ export default class Ui extends BaseCommand {
       return
     }
     const c = palette()
-    const {createActions} = await import('../ui/actions.js') // only this command needs it: not at start-up
+    const {createActions, firstReport} = await import('../ui/actions.js') // only this command needs it: not at start-up
     const actions = createActions(sourceOptions(flags), {palette: c, toolVersion: this.config.version})
-    const report = await actions.loadReport()
+    const first = await firstReport(actions)
     const runUi = await importInteractiveUi()
-    await runUi({actions, report, live: !flags.from, source: flags.from ?? 'live', refreshMs: flags.interval * 1000, colorLevel: c.level})
+    await runUi({actions, ...first, live: !flags.from, source: flags.from ?? 'live', refreshMs: flags.interval * 1000, colorLevel: c.level})
     process.exitCode = 0
   }
 }

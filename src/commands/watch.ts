@@ -1,10 +1,14 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
-import {DEFAULT_JOURNAL_DIR} from '../model/snapshot-index.js'
+import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR, DEFAULT_OVERLAY_TABLE} from '../model/snapshot-index.js'
 
 // watch diagnoses the live node only: --from is not offered, only kept to be refused with a hint (agent/run.ts)
-const liveSourceFlags = {...sourceFlags, from: Flags.string({hidden: true})}
+const liveSourceFlags = {
+  ...sourceFlags, from: Flags.string({hidden: true}),
+  protocol: Flags.integer({description: `protocol number routedoctor's routes carry [default: ${DEFAULT_FIX_PROTOCOL_NUMBER}]`, min: 1, max: 255, helpValue: 'NUMBER'}),
+  table: Flags.integer({description: `the overlay table routedoctor's routes live in [default: ${DEFAULT_OVERLAY_TABLE}]`, helpValue: 'TABLE'}),
+}
 
 export default class Watch extends BaseCommand {
   static summary = 'Keep the diagnosis current: one line per change; --listen serves Prometheus metrics and health'

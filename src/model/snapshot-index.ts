@@ -17,6 +17,8 @@ export const FELIX_PROTOCOL = '80'
 export const DEFAULT_FIX_PROTOCOL_NUMBER = 158
 /** The overlay table routedoctor's routes live in (DESIGN §5): outside 1-255 (Felix may claim 1-250; 253-255 are the kernel's). */
 export const DEFAULT_OVERLAY_TABLE = 1158
+/** Where a snapshot records the --protocol and --table it was diagnosed with (written by `bundle`). */
+export const OVERLAY_SETTINGS_FILE = 'overlay-settings.json'
 /** The priority of the overlay's `ip rule`s: below main's 32766, so the overlay is looked up first. */
 export const DEFAULT_RULE_PRIORITY = 32000
 /** Where an apply writes its journal and takes its lock. */
@@ -102,8 +104,9 @@ export class SnapshotIndex {
   private clusterIndex: ClusterIndex | undefined | null = null // null: not built yet
 
   constructor(readonly snapshot: Snapshot, opts: SnapshotIndexOptions = {}) {
-    this.fixProtocol = opts.fixProtocol ?? String(DEFAULT_FIX_PROTOCOL_NUMBER)
-    this.overlayTable = opts.overlayTable ?? DEFAULT_OVERLAY_TABLE
+    // flags given win over what the snapshot recorded (a bundle's overlay-settings.json), which wins over the defaults
+    this.fixProtocol = opts.fixProtocol ?? String(snapshot.overlay?.protocol ?? DEFAULT_FIX_PROTOCOL_NUMBER)
+    this.overlayTable = opts.overlayTable ?? snapshot.overlay?.table ?? DEFAULT_OVERLAY_TABLE
     this.evidence = opts.evidence ?? true
     this.texts = opts.texts ?? true
     this.kernelLines = opts.kernelLines ?? false

@@ -231,6 +231,12 @@ export interface CitedLines {
   lines(from: number, to: number): string | undefined
 }
 
+/** The --protocol and --table a snapshot records (overlay-settings.json): a replay reads routedoctor's routes by them. */
+export interface OverlaySettingsRecord {
+  protocol?: number
+  table?: number
+}
+
 export interface SourceFile {
   name: string // DESIGN §3 file name
   path?: string // where it was read from, when not the snapshot's own NAME (a parse error names it)
@@ -266,6 +272,7 @@ export interface Snapshot {
   tunnelDev: string
   calico?: CalicoTruth // Calico's cluster truth (`calico/*.json`, --calico, --kube)
   nodeName?: string // the Kubernetes node this snapshot is (--node, node-name.txt, or found in the truth)
+  overlay?: OverlaySettingsRecord // the --protocol and --table it was diagnosed with (overlay-settings.json)
   healthy?: HealthyPrefixes // once separated
   // a collection of one prefix's routes (services/targeted.ts): the BGP next hops of the pool paths it left out
   otherNextHops?: string[]

@@ -750,7 +750,12 @@ async function rulesBefore(client: RouteClient, planned: readonly PlannedRule[],
   })
 }
 
-const ruleLine = (r: JournalRule): string => `${r.action === 'add' ? 'added' : 'removed'} ${ruleText(r.rule)}`
+/**
+ * What an apply did to a journaled rule: `added`/`removed`, or, where the kernel already was as planned (the rule there
+ * before the write, journaled `existed` or `rulesPresent`; or gone already), `present`/`absent`: nothing was done.
+ */
+const ruleLine = (r: JournalRule): string =>
+  `${r.action === 'add' ? (r.existed ? 'present' : 'added') : (r.existed ? 'removed' : 'absent')} ${ruleText(r.rule)}`
 
 /** What is wrong with the rules after an apply: an added one missing, a removed one still there. */
 async function checkRules(client: RouteClient, rules: readonly JournalRule[]): Promise<string[]> {

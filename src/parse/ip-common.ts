@@ -166,7 +166,7 @@ function lastNonBlank(s: string): number {
 }
 
 /** Offset of the first JSON syntax error (Node 20 does not always say where). */
-function jsonErrorOffset(s: string): number {
+export function jsonErrorOffset(s: string): number {
   let i = 0
   const fail = (): never => {
     throw i

@@ -223,8 +223,8 @@ export function renderFix(r: FixReport, c: ChalkInstance): string {
   for (const e of r.entries) {
     out.push(`${c.bold(e.prefix)}  ${c.red(e.verdict)}`)
     for (const k of e.current) {
-      const gone = e.action === 'delete' ? k.tableId === e.planned.tableId && k.metric === e.planned.metric && k.protocol === e.planned.protocol
-        : k.tableId === e.planned.tableId && k.metric === e.planned.metric
+      const gone = e.action === 'delete' ? k.tableId === e.planned.table && k.metric === e.planned.metric && k.protocol === e.planned.protocol
+        : k.tableId === e.planned.table && k.metric === e.planned.metric
       out.push(...formatKernelRoute(k).split('\n').map((l, i) => `${i === 0 ? (gone ? c.red('  -') : c.dim('  =')) : '   '} ${l}`))
     }
     if (e.action === 'replace') {

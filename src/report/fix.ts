@@ -2,8 +2,8 @@
 // services/fix.ts builds it.
 import type {OverlayPlan, PlanItem} from '../plan/plan.js'
 import type {BirdConfigAdvice} from '../plan/bird-config.js'
-import type {KernelRoute, PlannedRoute, PlannedRule, ReportedRoute, Verdict} from '../model/types.js'
-import type {ApplyResult} from '../netlink/apply.js'
+import type {KernelRoute, PlannedRule, ReportedRoute, Verdict} from '../model/types.js'
+import type {ApplyResult, RouteWar} from '../netlink/apply.js'
 import type {NodeSummary} from './report.js'
 
 export interface FixEntry {
@@ -11,7 +11,7 @@ export interface FixEntry {
   verdict: Verdict
   action: 'replace' | 'delete'
   current: KernelRoute[] // the prefix's routes in BIRD's tables and routedoctor's own
-  planned: PlannedRoute
+  planned: ReportedRoute // its table by number, as every route of fix's report
   mode: PlanItem['mode']
   ipRoute: string
 }
@@ -37,7 +37,7 @@ export interface FixReport {
   applied?: FixRoute[]
   verified?: boolean
   journal?: string
-  routeWar?: unknown[]
+  routeWar?: Array<Omit<RouteWar, 'table'> & {table: number}>
   restored?: boolean
   errors?: unknown[]
   appliedRules?: string[] // with --apply: what it did to the rules, as `added|removed PRIORITY: RULE`

@@ -9,9 +9,10 @@ import {buildManifest} from '../bundle/manifest.js'
 import {collectBirdLog} from '../collect/bird-log.js'
 import {redactFiles} from '../bundle/redact.js'
 import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
-import {SnapshotIndex} from '../model/snapshot-index.js'
-import {NODE_NAME_FILE, parsePoolFlag} from '../snapshot/build.js'
-import type {SourceFile} from '../model/types.js'
+import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, OVERLAY_SETTINGS_FILE, SnapshotIndex} from '../model/snapshot-index.js'
+import {namingPaths, NODE_NAME_FILE, parsePoolFlag} from '../snapshot/build.js'
+import type {Snapshot, SourceFile} from '../model/types.js'
+import {parseOverlaySettings} from '../parse/overlay-settings.js'
 import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {renderCheck, renderExplain} from '../render/text.js'
@@ -63,6 +64,8 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   let files = poolFile ? [...source.files.filter((f) => f.name !== 'ippools.yaml' && f.name !== 'ippools.json'), poolFile] : source.files
   // the node's name travels in the bundle, so that fleet names it (DESIGN §6)
   if (opts.node !== undefined) files = [...files.filter((f) => f.name !== NODE_NAME_FILE), {name: NODE_NAME_FILE, text: `${opts.node}\n`, command: `routedoctor --node ${opts.node}`}]
+  // the overlay's protocol and table travel in the bundle, so that a replay reads routedoctor's routes as this run did
+  files = withOverlaySettings(files, opts, source.origin)
   // the snapshot's own node, not this machine, when the bundle is made of a snapshot directory
   let host = snapshotHost({origin: source.origin, files}) ?? (source.origin.kind === 'live' ? os.hostname() : 'unknown')
   let mapping: Record<string, string> | undefined
@@ -115,6 +118,19 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     sources: files.map((f) => ({file: f.name, size: Buffer.byteLength(f.text ?? ''), ...(f.error ? {error: f.error} : {})})),
     summary: report.summary,
   }
+}
+
+/**
+ * `files` with overlay-settings.json: --protocol and --table as given, else as the source recorded them, else the
+ * defaults. Always written: a replay then reads the same, whatever the defaults of the routedoctor replaying it.
+ */
+function withOverlaySettings(files: SourceFile[], opts: SourceOptions, origin: Snapshot['origin']): SourceFile[] {
+  const recordedText = files.find((f) => f.name === OVERLAY_SETTINGS_FILE && f.text !== undefined)?.text
+  const recorded = recordedText === undefined ? {} : namingPaths(files, origin, () => parseOverlaySettings(recordedText, OVERLAY_SETTINGS_FILE))
+  const protocol = opts.fixProtocol ?? recorded.protocol ?? DEFAULT_FIX_PROTOCOL_NUMBER
+  const table = opts.overlayTable ?? recorded.table ?? DEFAULT_OVERLAY_TABLE
+  const text = JSON.stringify({protocol, table}, null, 2) + '\n'
+  return [...files.filter((f) => f.name !== OVERLAY_SETTINGS_FILE), {name: OVERLAY_SETTINGS_FILE, text, command: `routedoctor --protocol ${protocol} --table ${table}`}]
 }
 
 /** The Kubernetes node names a bundle carries (--node, the truth's Nodes and affinities): host names to redact. */

@@ -1,5 +1,5 @@
 // `fix`: the whole overlay (DESIGN §5) planned from a snapshot, as a plan the netlink stage applies with its journal.
-import {SnapshotIndex, type SnapshotIndexOptions, DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS, type PrefixFacts} from '../model/snapshot-index.js'
+import {SnapshotIndex, type SnapshotIndexOptions, DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS, type PrefixFacts} from '../model/snapshot-index.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
 import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules, reportedRoute, whyNoPlan} from '../plan/plan.js'
 import {birdConfigAdvice} from '../plan/bird-config.js'
@@ -7,6 +7,7 @@ import {ipRouteReplace} from '../model/format.js'
 import type {PlannedRoute, PlannedRule} from '../model/types.js'
 import {SCHEMA, nodeSummary, resolveTarget, targetScope} from '../report/report.js'
 import {prefixContains} from '../model/prefix.js'
+import {tableIdOf} from '../model/fib.js'
 import {UsageError} from '../model/errors.js'
 import type {ApplyOptions, ApplyResult, RevertResult} from '../netlink/apply.js'
 import {appliedCleanly, type FixEntry, type FixMode, type FixReport, type FixRoute, fixPlanJson, type PlannedFix} from '../report/fix.js'
@@ -89,11 +90,11 @@ export function planFix(ctx: SnapshotIndex, only?: string, opts: FixOptions = {}
     const current = f.ours.length === 0 ? f.kernel : [...f.kernel, ...f.ours.filter((r) => !f.kernel.includes(r))]
     if (p.replace) {
       replaces.push(p.replace)
-      entries.push({prefix: d.prefix, verdict: d.verdict, action: 'replace', current, planned: p.replace.planned, mode: p.replace.mode, ipRoute: ipRouteReplace(p.replace.planned)})
+      entries.push({prefix: d.prefix, verdict: d.verdict, action: 'replace', current, planned: reportedRoute(p.replace.planned, 'replace'), mode: p.replace.mode, ipRoute: ipRouteReplace(p.replace.planned)})
     }
     for (const del of p.deletes) {
       deletes.push(del)
-      deleteEntries.push({prefix: d.prefix, verdict: d.verdict, action: 'delete', current, planned: del.planned, mode: del.mode, ipRoute: ipRouteDel(del.planned)})
+      deleteEntries.push({prefix: d.prefix, verdict: d.verdict, action: 'delete', current, planned: reportedRoute(del.planned, 'delete'), mode: del.mode, ipRoute: ipRouteDel(del.planned)})
     }
   }
   if (!only) {
@@ -104,7 +105,7 @@ export function planFix(ctx: SnapshotIndex, only?: string, opts: FixOptions = {}
       for (const del of p.deletes) {
         if (del.replaces !== r) continue
         deletes.push(del)
-        deleteEntries.push({prefix: r.dst, verdict: 'not-in-pool', action: 'delete', current: [r], planned: del.planned, mode: del.mode, ipRoute: ipRouteDel(del.planned)})
+        deleteEntries.push({prefix: r.dst, verdict: 'not-in-pool', action: 'delete', current: [r], planned: reportedRoute(del.planned, 'delete'), mode: del.mode, ipRoute: ipRouteDel(del.planned)})
       }
     }
   }
@@ -150,8 +151,12 @@ function fixRoute(i: PlanItem): FixRoute {
  * plan's rules, and what the apply did to them (`added 32000: from all to … lookup 1158`) is `appliedRules`.
  */
 export function appliedReport(report: FixReport, result: ApplyResult): FixReport {
-  const {applied, rules, ...rest} = result
-  return {...report, ...rest, applied: applied.map((p) => reportedRoute(p)), ...(rules === undefined ? {} : {appliedRules: rules})}
+  const {applied, rules, routeWar, ...rest} = result
+  return {
+    ...report, ...rest, applied: applied.map((p) => reportedRoute(p)),
+    ...(routeWar === undefined ? {} : {routeWar: routeWar.map((w) => ({...w, table: tableIdOf(w.table)}))}),
+    ...(rules === undefined ? {} : {appliedRules: rules}),
+  }
 }
 
 /** `ip route del` of a route routedoctor withdraws. */
@@ -173,10 +178,13 @@ export interface FixRequest extends FixOptions {
 /** `fix [PREFIX]`'s plan, from the snapshot as `fix` reads it (the healthy prefixes separated, PREFIX's routes kept). */
 export async function loadFixPlan(source: SourceOptions, req: FixRequest = {}): Promise<PlannedFix> {
   if (req.apply && source.from) throw new UsageError('--apply programs the live kernel: it cannot be used with --from')
-  const fixProtocol = String(req.fixProtocol ?? source.fixProtocol ?? DEFAULT_FIX_PROTOCOL_NUMBER)
+  // not given: what the snapshot recorded, else the default (the SnapshotIndex's)
+  const protocol = req.fixProtocol ?? source.fixProtocol
   const table = req.table ?? source.overlayTable
-  const ctx = new SnapshotIndex(await loadBulkHealthySnapshot(source, req.prefix), {...FIX_INDEX_OPTIONS, fixProtocol, overlayTable: table})
-  const {report, items, plan} = planFix(ctx, req.prefix, {table, rulePriority: req.rulePriority})
+  const ctx = new SnapshotIndex(await loadBulkHealthySnapshot(source, req.prefix), {
+    ...FIX_INDEX_OPTIONS, ...(protocol === undefined ? {} : {fixProtocol: String(protocol)}), ...(table === undefined ? {} : {overlayTable: table}),
+  })
+  const {report, items, plan} = planFix(ctx, req.prefix, {table: ctx.overlayTable, rulePriority: req.rulePriority})
   return {report, items, plan, changes: items.length + plan.rules.length}
 }
 
@@ -249,7 +257,8 @@ export function revertQuestion(journal: string): string {
 export async function revertFixRun(journal: string, json = false): Promise<FixShown> {
   const result = await revertFix(journal)
   const exitCode = result.verified && result.errors.length === 0 ? 0 : 1
-  if (json) return {json: {schema: 1, ...result}, exitCode}
+  // its routes as every fix document gives a route: the table by number (`main` is 254)
+  if (json) return {json: {schema: 1, ...result, deleted: result.deleted.map((d) => reportedRoute(d, 'delete'))}, exitCode}
   const [{palette}, {renderRevert}] = await Promise.all([import('../render/style.js'), import('../render/apply.js')])
   return {text: renderRevert(result, palette()), exitCode}
 }

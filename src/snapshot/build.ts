@@ -12,9 +12,10 @@ import {parseIpRouteJson, type OutsideRouteSink, type TunnelRouteSink} from '../
 import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
+import {parseOverlaySettings} from '../parse/overlay-settings.js'
 import {parseCalicoTruth} from '../parse/calico.js'
 import {CALICO_DIR, NODE_NAME_FILE, nodeNameOf, type CalicoTruth} from '../model/calico.js'
-import {outsidePools} from '../model/snapshot-index.js'
+import {OVERLAY_SETTINGS_FILE, outsidePools} from '../model/snapshot-index.js'
 import {ParseError, UsageError} from '../model/errors.js'
 import {canonicalPrefix, familyOf, hostBitsSet} from '../model/prefix.js'
 import type {BirdConfig, BirdProtocol, BirdRoute, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from '../model/types.js'
@@ -169,6 +170,7 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
   const addresses = addr !== undefined ? parseIpAddrJson(addr) : []
   const origin = opts.origin ?? {kind: 'dir'}
   const statusHost = status?.match(/^Hostname is (\S+)/m)?.[1]
+  const overlay = text(OVERLAY_SETTINGS_FILE)
   const nodeName = nodeNameOf(calico, opts.node ?? text(NODE_NAME_FILE)?.trim() ?? undefined, addresses.map((a) => a.local), origin.host ?? statusHost)
   return {
     origin,
@@ -192,6 +194,7 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
     tunnelDev,
     ...(calico ? {calico} : {}),
     ...(nodeName ? {nodeName} : {}),
+    ...(overlay !== undefined ? {overlay: parseOverlaySettings(overlay, OVERLAY_SETTINGS_FILE)} : {}),
   }
 }
 

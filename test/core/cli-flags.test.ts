@@ -64,6 +64,69 @@ describe('--table and --protocol: every command that diagnoses knows routedoctor
   })
 })
 
+describe('a bundle records --table and --protocol (overlay-settings.json): --from replays it exactly', () => {
+  const OURS = ['--table', '2000', '--protocol', '200']
+
+  async function bundleOf(dir: string, flags: string[]): Promise<string> {
+    const out = path.join(tempDir('rd-own-r-'), 'b.tar.gz')
+    const made = await run(['bundle', '--from', dir, ...flags, '-o', out])
+    expect(made.exitCode, made.stderr).toBe(0)
+    return out
+  }
+
+  it('check, explain and fix of the bundle, without the flags, read the overlay as the bundle was made', async () => {
+    const out = await bundleOf(movedInTable2000(), OURS)
+    const settings = JSON.parse((await execa('tar', ['-xzOf', out, 'snapshot/overlay-settings.json'])).stdout)
+    expect(settings).toEqual({protocol: 200, table: 2000})
+    const checked = await run(['check', '--from', out, '--json'])
+    expect(checked.exitCode).toBe(1)
+    expect(findingsOf(JSON.parse(checked.stdout), MOVED)).toEqual(['overlay-stale'])
+    const explained = JSON.parse((await run(['explain', MOVED, '--from', out, '--json'])).stdout)
+    expect(explained.findings.map((f: {id: string}) => f.id)).toEqual(['overlay-stale'])
+    const plan = JSON.parse((await run(['fix', '--from', out, '--json'])).stdout)
+    expect(plan.routes.length).toBeGreaterThan(0)
+    for (const r of plan.routes) expect([r.table, r.protocol], r.dst).toEqual([2000, '200'])
+    // a bundle made of the bundle keeps them
+    const again = await bundleOf(out, [])
+    const replayed = await run(['check', '--from', again, '--json'])
+    expect(findingsOf(JSON.parse(replayed.stdout), MOVED)).toEqual(['overlay-stale'])
+  })
+
+  it('flags given explicitly win over what the bundle recorded', async () => {
+    const out = await bundleOf(movedInTable2000(), OURS)
+    const other = await run(['check', '--from', out, '--table', '1158', '--protocol', '158', '--json'])
+    expect(findingsOf(JSON.parse(other.stdout), MOVED)).toEqual(['tunnel-endpoint-mismatch'])
+    // the overlay moves to table 3000: its routes are planned there, the recorded table's withdrawn
+    const plan = JSON.parse((await run(['fix', '--from', out, '--table', '3000', '--json'])).stdout)
+    const replaced = plan.routes.filter((r: {action: string}) => r.action === 'replace')
+    expect(replaced.length).toBeGreaterThan(0)
+    for (const r of replaced) expect([r.table, r.protocol], r.dst).toEqual([3000, '200'])
+    for (const r of plan.routes.filter((x: {action: string}) => x.action === 'delete')) expect(r.table, r.dst).toBe(2000)
+  })
+
+  it('a bundle made with the defaults records them; a snapshot directory carrying the file is read the same', async () => {
+    const out = await bundleOf(path.join(FIXTURES, 'lab-bird2-overlay-moved'), [])
+    expect(JSON.parse((await execa('tar', ['-xzOf', out, 'snapshot/overlay-settings.json'])).stdout)).toEqual({protocol: 158, table: 1158})
+    const dir = movedInTable2000()
+    writeFileSync(path.join(dir, 'overlay-settings.json'), '{"protocol": 200, "table": 2000}\n')
+    const checked = await run(['check', '--from', dir, '--json'])
+    expect(findingsOf(JSON.parse(checked.stdout), MOVED)).toEqual(['overlay-stale'])
+  })
+
+  it('a settings file that is not what it should be: exit 2 naming the file, the line and what was expected', async () => {
+    const dir = movedInTable2000()
+    writeFileSync(path.join(dir, 'overlay-settings.json'), '{\n  "protocol": 200,\n  "table": "main"\n}\n')
+    const res = await run(['check', '--from', dir])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toContain(`${dir}/overlay-settings.json:3: expected "table" to be a routing table number 1-4294967295, found "\\"main\\""`)
+    expect(res.stderr).not.toMatch(/\n\s+at /)
+    writeFileSync(path.join(dir, 'overlay-settings.json'), '{"protocol": 200,\n "table": }')
+    const broken = await run(['check', '--from', dir])
+    expect(broken.exitCode).toBe(2)
+    expect(broken.stderr).toMatch(/overlay-settings\.json:2: expected a JSON object such as \{"protocol": 158, "table": 1158\} \(invalid JSON\), found "}"/)
+  })
+})
+
 describe('watch', () => {
   it('does not offer --from, which it refuses: a usage error, exit 2', async () => {
     const help = await run(['watch', '--help'])

@@ -133,6 +133,9 @@ function applySuite(scenario: ScenarioName) {
       expect(dry.routes.map((r: {dst: string}) => r.dst).sort()).toEqual(planned)
       for (const r of dry.routes) expect(sortHops(r.nexthops), r.dst).toEqual(sortHops(expected.prefixes[r.dst].plan!.nexthops))
       for (const r of dry.routes) expect([r.action, r.table, r.metric, r.protocol], r.dst).toEqual(['replace', Number(TABLE), 0, '158'])
+      // every route of the document names its table by number, the entries' planned routes too
+      expect(dry.entries.map((e: {prefix: string}) => e.prefix).sort()).toEqual(planned)
+      for (const e of dry.entries) expect([e.planned.action, e.planned.table, e.planned.tableId], e.prefix).toEqual(['replace', Number(TABLE), undefined])
       expect(dry.rules).toEqual([{action: 'add', priority: RULE_PRIORITY, to: '192.168.0.0/16', table: Number(TABLE)}])
       before = await lab.routes('n1')
       rulesBefore = await ipRules(lab)
@@ -151,6 +154,7 @@ function applySuite(scenario: ScenarioName) {
       expect(applied.journal).toMatch(new RegExp(`^${jdir}/`))
       expect(existsSync(applied.journal)).toBe(true)
       expect(applied.applied.map((a: {dst: string}) => a.dst).sort()).toEqual(planned)
+      expect(applied.appliedRules).toEqual([`added ${RULE_PRIORITY}: from all to 192.168.0.0/16 lookup ${TABLE}`])
       // the journal saved every planned key's "before"
       const journal = JSON.parse(readFileSync(applied.journal, 'utf8'))
       expect(JSON.stringify(journal)).toContain(planned[0])
@@ -233,12 +237,34 @@ function applySuite(scenario: ScenarioName) {
       expect(res.verified).toBe(true)
       expect(r.exitCode).toBe(0)
       expect(res.deleted.map((d: {dst: string}) => d.dst).sort()).toEqual(planned)
+      for (const d of res.deleted) expect([d.action, d.table, d.tableId], d.dst).toEqual(['delete', Number(TABLE), undefined])
       expect(res.rules).toEqual([`removed ${RULE_PRIORITY}: from all to 192.168.0.0/16 lookup ${TABLE}`])
       const after = await lab.routes('n1')
       expect(routeDiff(after, before)).toEqual([])
       expect(routeDiff(before, after)).toEqual([])
       expect(await ipRules(lab)).toEqual(rulesBefore)
     })
+
+    if (scenario === 'bird2-ecmp') {
+      it('a route war while it watches (another writer flushing the overlay): routeWar[] names the table by number, the kernel is restored', async () => {
+        const flush = execa('ip', ['netns', 'exec', lab.ns('n1'), 'sh', '-c', `while :; do ip route flush table ${TABLE} proto 158 2>/dev/null; sleep 0.3; done`],
+          {detached: true, reject: false, stdio: 'ignore'})
+        let res: any
+        try {
+          res = parseJson(await rd(lab, ['fix', '--apply', '--yes', '--journal-dir', jdir, '--watch', '3', ...liveFlags(lab), ...POOL, '--json']), 'fix --apply (route war)')
+        } finally {
+          if (flush.pid) process.kill(-flush.pid, 'SIGTERM')
+          await flush
+        }
+        expect(res.routeWar?.length, JSON.stringify(res.errors)).toBeGreaterThan(0)
+        for (const w of res.routeWar) expect([w.table, w.kind], w.dst).toEqual([Number(TABLE), 'removed'])
+        expect(res).toMatchObject({verified: false, restored: true})
+        const after = await lab.routes('n1')
+        expect(routeDiff(after, before)).toEqual([])
+        expect(routeDiff(before, after)).toEqual([])
+        expect(await ipRules(lab)).toEqual(rulesBefore)
+      })
+    }
   })
 }
 

@@ -332,6 +332,8 @@ describe.skipIf(!netnsWorks)(`apply and revert${skipNote}`, () => {
     // the write succeeds: verified; the revert withdraws the route and leaves their rule
     const res = await driver(ns, 'apply', {plan, journalDir, watchSeconds: 0, ruleRace})
     expect(res).toMatchObject({verified: true, errors: []})
+    // what `fix --apply --json` gives as appliedRules: nothing was added, the rule was there
+    expect(res.rules).toEqual(['present 32000: from all to 192.168.0.0/16 lookup 1158'])
     expect(JSON.parse(readFileSync(res.journal, 'utf8'))).toMatchObject({state: 'applied', rules: [{action: 'add'}], rulesPresent: [0]})
     const rev = await driver(ns, 'revert', {journal: res.journal})
     expect(rev).toMatchObject({verified: true, errors: []})

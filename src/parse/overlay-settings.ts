@@ -1,0 +1,39 @@
+// `overlay-settings.json` -> the --protocol and --table a snapshot was diagnosed with (written by `bundle`), so that a
+// replay reads routedoctor's own routes as the collection did: `{"protocol": 158, "table": 1158}`, both optional.
+import {ParseError} from '../model/errors.js'
+import type {OverlaySettingsRecord} from '../model/types.js'
+import {jsonErrorOffset, lineAt} from './ip-common.js'
+
+export function parseOverlaySettings(text: string, file = 'overlay-settings.json'): OverlaySettingsRecord {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    const at = jsonErrorOffset(text)
+    const found = at >= text.length ? 'end of file' : text.slice(at, at + 30).split('\n')[0]
+    throw new ParseError(file, lineAt(text, at), 'a JSON object such as {"protocol": 158, "table": 1158} (invalid JSON)', found)
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ParseError(file, 1, 'a JSON object such as {"protocol": 158, "table": 1158}', JSON.stringify(value))
+  }
+  const o = value as Record<string, unknown>
+  const line = (key: string) => {
+    const i = text.indexOf(`"${key}"`)
+    return i < 0 ? 1 : lineAt(text, i)
+  }
+  const out: OverlaySettingsRecord = {}
+  if (o.protocol !== undefined) {
+    if (!Number.isInteger(o.protocol) || (o.protocol as number) < 1 || (o.protocol as number) > 255) {
+      throw new ParseError(file, line('protocol'), '"protocol" to be a route protocol number 1-255', JSON.stringify(o.protocol))
+    }
+    out.protocol = o.protocol as number
+  }
+  if (o.table !== undefined) {
+    if (!Number.isInteger(o.table) || (o.table as number) < 1 || (o.table as number) > 0xffffffff) {
+      throw new ParseError(file, line('table'), '"table" to be a routing table number 1-4294967295', JSON.stringify(o.table))
+    }
+    out.table = o.table as number
+  }
+  return out
+}
+
