@@ -6,8 +6,8 @@ const LAYERS = [
   'parse', // one pure parser per source format
   'collect', // raw sources: the live node, a snapshot directory
   'runtime', // start-up and memory tricks: huge pages, the code cache, forced collections
-  'bulk', // the full-table path: routes deferred as numbers, reported in bulk, texts dropped
   'snapshot', // sources -> Snapshot
+  'bulk', // the full-table path behind bulk/build.ts: routes deferred as numbers, healthy ones reported in bulk, texts dropped
   'diagnose',
   'plan',
   'netlink',

@@ -1,4 +1,4 @@
-// fleet at cluster scale (issue 25; a report, not a test: it always exits 0). One synthetic node snapshot of BLOCKS
+// fleet at cluster scale (a report, not a test: it always exits 0). One synthetic node snapshot of BLOCKS
 // blocks (bench/gen-snapshot.mjs, the real formats) is given as NODES snapshot directories, each named a node of a
 // synthetic Calico truth (the generator's 250 block owners, then nodes without blocks), and
 //   fleet  `node bin/run.js fleet DIR… --calico TRUTH --json > /dev/null`: wall time, peak RSS

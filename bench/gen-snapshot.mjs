@@ -1,4 +1,4 @@
-// Synthetic full-table snapshot directories for the bench (issue 7), in the REAL formats:
+// Synthetic full-table snapshot directories for the bench, in the REAL formats:
 //   birdc-show-route-all.txt  BIRD 2.0.12 `show route all` (banner, `Table master4:`, headers padded
 //                             like BIRD's, TAB next-hop and attribute lines, ~350 bytes per route like
 //                             the 1M capture in reference/bird-captures/1M-dump-b2-show_route_all.txt.head)
@@ -17,7 +17,7 @@
 //   - blocks of nodes in racks 0/1: BIRD resolves the next hop over the ECMP underlay (2 via lines)
 //     and the kernel route is multipath over eth0/eth1: the tunnel-bypassed-by-ecmp failure (~20 %)
 //   - every other block: BIRD `via TOR on ethX`, kernel `via NODE dev tunl0 onlink` (healthy)
-// Broken-heavy (`--broken`, issue 27): 40 % of the blocks broken in the seed's ways, each with what the report cites:
+// Broken-heavy (`--broken`): 40 % of the blocks broken in the seed's ways, each with what the report cites:
 //   - i % 10 in {0, 1}: a node of an ECMP rack, multipath over eth0/eth1 (tunnel-bypassed-by-ecmp, 20 %)
 //   - i % 10 == 2: a node of rack 9, whose underlay the kernel reaches over `via inet6` link-local next hops that
 //     BIRD does not import: BIRD's path is unreachable, the kernel's route `unreachable` (nexthop-unresolvable-by-bird)

@@ -1,4 +1,4 @@
-// `routedoctor explain BLOCK` on a live node (issue 29: it collects what one block's chain reads, not the table),
+// `routedoctor explain BLOCK` on a live node (it collects what one block's chain reads, not the table),
 // against `explain` of the same kind of block on the shipped example (examples/bird2-ecmp-not-tunneled), in the same
 // run. bird-lab.mjs's lab with COUNT blocks: n1's BIRD 2 learnt them over iBGP and exported them to its kernel.
 // The two commands run in turn, RUNS times each, both inside n1's namespace (`ip netns exec` costs both the same);

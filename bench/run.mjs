@@ -1,4 +1,4 @@
-// routedoctor bench (issue 7). A report, not a test: it always exits 0.
+// routedoctor bench. A report, not a test: it always exits 0.
 //
 //   npm run bench                                   (builds dist/, then runs this with the defaults)
 //   node bench/run.mjs --sizes 10k,100k             sizes of the synthetic snapshots (default 10k,100k,1M)

@@ -1,11 +1,12 @@
 // Time (and, with --expose-gc, live heap) of each stage of `check` in one process, to see where a full
 // table's time goes: read files, parse the kernel's routes (then its text is dropped and collected),
 // parse BIRD's, separate the healthy prefixes in bulk, drop the routes outside the pools that resolve nothing,
-// drop BIRD's text (and collect), index the context,
+// drop BIRD's text (and collect), index the snapshot,
 // diagnose and write the report (to /dev/null). CPU time (all threads, GC helpers included) is steadier
 // than wall time on a busy machine. Needs dist/ (npm run build).
-// As `check` runs it (services/load.ts checkSnapshot): routes of the healthy shapes deferred while parsing
-// and reported in bulk, the texts dropped; the text report without evidence or plans, as check writes it.
+// As `check` runs it (bulk/build.ts buildBulkSnapshot, stage by stage): routes of the healthy shapes (and, for the
+// text report, BIRD's routes off the tunnel) deferred while parsing and reported in bulk, the texts dropped; the text
+// report without evidence or plans, as check writes it.
 // --json: the JSON report (with evidence and plans). --rules: every route parsed and diagnosed by the
 // rules, nothing dropped (the report is the same, byte for byte).
 // Usage: node [--expose-gc] bench/stages.mjs SNAPSHOT_DIR [--json] [--rules]
@@ -18,6 +19,7 @@ const {buildSnapshot} = await import(new URL('snapshot/build.js', dist))
 const {dropSourceTexts, withoutUnreadRoutes} = await import(new URL('bulk/drop-texts.js', dist))
 const {SnapshotIndex} = await import(new URL('model/snapshot-index.js', dist))
 const {separateHealthy} = await import(new URL('bulk/healthy.js', dist))
+const {Deferral} = await import(new URL('bulk/build.js', dist))
 const {collectGarbage} = await import(new URL('runtime/collect-garbage.js', dist))
 const {checkRun} = await import(new URL('report/report.js', dist))
 const {writeJson, writeLines, checkLineJson} = await import(new URL('render/json.js', dist))
@@ -51,14 +53,15 @@ async function snapshotOf() {
     stage('parse')
     return s
   }
-  let s = buildSnapshot(files, {deferred: true, consume: true, onTextDropped: () => {
+  const deferral = new Deferral(!json) // the text report separates the prefixes BIRD routes off the tunnel too
+  let s = buildSnapshot(files, {defer: deferral, consume: true, onTextDropped: () => {
     stage('parse kernel')
     collectGarbage()
     stage('collect')
   }})
   stage('parse BIRD')
-  s = separateHealthy(s)
-  stage('separate healthy')
+  s = separateHealthy(s, deferral.routes, {offTunnel: !json})
+  stage(`separate (${s.healthy?.keys.length ?? 0} healthy, ${s.broken?.keys.length ?? 0} broken)`)
   s = withoutUnreadRoutes(s)
   stage('drop unread')
   s = dropSourceTexts(s)

@@ -5,6 +5,7 @@ import type {Server} from 'node:http'
 
 import {DEFAULT_FIX_PROTOCOL_NUMBER} from '../model/snapshot-index.js'
 import {UsageError} from '../model/errors.js'
+import {parseSeconds} from '../model/seconds.js'
 import {palette} from '../render/style.js'
 import {watchLineJson, watchLineText, type WatchStarted} from '../render/watch.js'
 import type {SourceOptions} from '../services/load.js'
@@ -31,13 +32,6 @@ export interface RunWatchOptions {
 // a stop that waits for a diagnosis under way no longer than this
 const STOP_WAIT_MS = 3000
 
-export function parseSeconds(flag: string, text: string, max: number): number {
-  const n = Number(text)
-  if (text.trim() === '' || !Number.isFinite(n) || n <= 0 || n > max) {
-    throw new UsageError(`--${flag} ${text}: expected a number of seconds greater than 0 and at most ${max}`)
-  }
-  return n
-}
 
 export function readToken(file: string): Buffer {
   let text: string

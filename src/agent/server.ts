@@ -97,7 +97,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, agent: WatchAge
       if (url.pathname === '/state') return sendJson(res, 200, stateJson(agent.state))
       if (url.pathname === '/report') {
         return oneAtATime(async () => {
-          const run = await loadCheckRun(opts.source, true)
+          const run = await loadCheckRun({...opts.source, requireKernelRoutes: true}, true)
           res.writeHead(200, {'content-type': 'application/json', 'cache-control': 'no-store'})
           await writeJson(res, {schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary}, {prefixes: checkLineJson})
           res.end()
@@ -105,7 +105,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, agent: WatchAge
       }
       const prefix = url.searchParams.get('prefix')
       if (!prefix) return sendJson(res, 400, {schema: 1, error: {code: 'E_USAGE', message: 'expected ?prefix=PREFIX|ADDRESS'}})
-      return oneAtATime(async () => sendJson(res, 200, await loadExplainReport(opts.source, prefix)))
+      // judged as `explain` judges: without the kernel's routes, refused (E_NO_KERNEL_ROUTES, 503), not `missing`
+      const judged = {...opts.source, requireKernelRoutes: true}
+      return oneAtATime(async () => sendJson(res, 200, await loadExplainReport(judged, prefix)))
     }
     default:
       return send(res, 404, 'not found: /metrics, /healthz, /readyz, /report, /explain?prefix=, /state\n')
@@ -116,7 +118,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, agent: WatchAge
 export async function serve(agent: WatchAgent, metrics: AgentMetrics, opts: ServeOptions): Promise<Server> {
   const server = createServer((req, res) => {
     handle(req, res, agent, metrics, opts).catch((error: Error) => {
-      const status = error instanceof UsageError ? 400 : 500
+      // no kernel routes to judge by: this node's collection failed, not the request (a later one may succeed)
+      const noRoutes = error instanceof RouteDoctorError && error.code === 'E_NO_KERNEL_ROUTES'
+      const status = error instanceof UsageError ? 400 : noRoutes ? 503 : 500
       const code = error instanceof RouteDoctorError ? error.code : 'E_INTERNAL'
       if (!res.headersSent) sendJson(res, status, {schema: 1, error: {code, message: error.message}})
       else res.destroy(error)

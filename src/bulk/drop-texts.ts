@@ -3,7 +3,7 @@
 // only what the report can still show: the lines of the BIRD paths it still holds, copied into one string,
 // for evidence. The routes' own strings are copied too where they could be views into those texts (see
 // own-copy.ts), or the texts would stay alive through them.
-import {resolvingRoutes, type SnapshotWithDeferred, type OutsidePoolRoutes} from './deferred.js'
+import {resolvingRoutes, type OutsidePoolRoutes} from './deferred.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {outsidePools} from '../model/snapshot-index.js'
 import {OwnCopies, ownCopy} from '../parse/own-copy.js'
@@ -16,7 +16,7 @@ const KERNEL_ROUTES_JSON = 'ip-j-d-route.json' // its routes are cited rendered,
  * The lines of a dropped file that are still cited: blocks of consecutive lines, by line number, in one
  * string. Every object the snapshot holds from that file has its lines here.
  */
-export class KeptLines {
+class KeptLines {
   constructor(
     private readonly text: string, // the blocks, `\n`-separated
     private readonly first: Int32Array, // first line of each block, ascending
@@ -67,8 +67,7 @@ function holdsAttributeText(r: BirdRoute): r is BirdRoute & HeldAttributeText {
  * are changed in place: the snapshot given must not be used again. Only for a separated snapshot that nothing
  * else will read raw (check's; not a bundle's, which writes the texts).
  */
-export function dropSourceTexts(snapshot: SnapshotWithDeferred): Snapshot {
-  if (snapshot.deferred !== undefined) throw new Error('dropSourceTexts: separate the deferred routes first')
+export function dropSourceTexts(snapshot: Snapshot): Snapshot {
   const birdFile = snapshot.files.find((f) => f.name === BIRD_ROUTES && f.text !== undefined && f.droppedLength === undefined)
   // already dropped when built with BuildOptions.consume, as check builds it
   const kernelFile = snapshot.files.find((f) => f.name === KERNEL_ROUTES_JSON && f.text !== undefined && f.droppedLength === undefined)
@@ -144,13 +143,13 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
 /**
  * The kernel JSON route dump's file entry without its text, once its routes are read: the routes built from
  * it are changed in place to hold none of it (routes deferred need none: bulk/deferred.ts; those deferred
- * outside the pools, `outsidePool`, are made like routes built, with next-hop lists that are copied here too).
+ * outside the pools or off the tunnel are made like routes built, with next-hop lists that `models` copy here too).
  */
-export function dropKernelRouteText(file: SourceFile, routes: KernelRoute[], outsidePool?: OutsidePoolRoutes): SourceFile {
+export function dropKernelRouteText(file: SourceFile, routes: KernelRoute[], models: ReadonlyArray<Pick<OutsidePoolRoutes, 'copyNexthops'> | undefined> = []): SourceFile {
   const d = new OwnCopies()
   const hopList = kernelHopLists(d)
   for (const r of routes) if (r.pos.file === file.name) ownKernelRouteStrings(r, d, hopList)
-  outsidePool?.copyNexthops(hopList)
+  for (const m of models) m?.copyNexthops(hopList)
   return {...file, text: '', droppedLength: file.text?.length ?? 0}
 }
 

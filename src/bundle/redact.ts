@@ -18,14 +18,17 @@
 //    Hence the redactor is built from the whole bundle at once (redactFiles scans first, then maps).
 //  - special ranges the diagnosis recognises: kept as they are (127/8, 0.0.0.0, 255.255.255.255,
 //    224/4, ::, ::1, ff00::/8) or kept as a prefix with the rest pseudonymised (fe80::/64 so a
-//    link-local address stays link-local, 169.254/16, ::ffff:0:0/96). Freezing a range's ancestors
-//    makes the automorphism map the range onto itself, so nothing else can land in it either.
+//    link-local address stays link-local, 169.254/16, ::ffff:0:0/96), and the private ranges
+//    (RFC 1918's 10/8, 172.16/12, 192.168/16, RFC 6598's 100.64/10, RFC 4193's fc00::/7): a private
+//    address stays private, in its own range, and no public address becomes private. Freezing a
+//    range's ancestors makes the automorphism map the range onto itself, so nothing else can land in it.
 // Freezing only removes swaps, so the map stays an automorphism (bijective, prefix-preserving).
 // The price of canonical prefixes: an address sharing almost all bits with a kept network address is
 // pinned near it (fe80::1 next to the kept fe80::/64 stays fe80::1), and inside an anchored prefix
-// an address keeps the host bits it shares with the network or broadcast address (10.0.0.5 in
-// 10.0.0.0/8 becomes N.0.0.5; the prefix bits N still change). Pseudonyms are stable for one key and one
-// set of anchors; the PRF is Crypto-PAn's (AES over the prefix padded with secret bits).
+// an address keeps the host bits it shares with the network or broadcast address (20.0.0.5 in
+// 20.0.0.0/8 becomes N.0.0.5; the prefix bits N still change, unless it is a private range).
+// Pseudonyms are stable for one key and one set of anchors; the PRF is Crypto-PAn's (AES over the
+// prefix padded with secret bits).
 import {createCipheriv, createHmac, randomBytes} from 'node:crypto'
 
 import ipaddr from 'ipaddr.js'
@@ -41,7 +44,10 @@ interface Special {
   fam: Fam
   bits: string // the prefix's first len bits
   len: number
-  keep: 'all' | 'prefix'
+  // all: the address as it is; prefix, range: the range's bits, the rest pseudonymised. A range (a private one) has few
+  // bits left to hide (192.168/16: the third octet), so one of its addresses may map onto itself by chance: that is no
+  // leak (without the key nobody can tell), and the mapping lists it all the same.
+  keep: 'all' | 'prefix' | 'range'
 }
 
 const SPECIALS: Special[] = [
@@ -55,6 +61,12 @@ const SPECIALS: Special[] = [
   sp('ff00::/8', 'all'),
   sp('fe80::/64', 'prefix'),
   sp('::ffff:0:0/96', 'prefix'),
+  // private ranges: a bundle of a private network must not name public addresses (somebody's)
+  sp('10.0.0.0/8', 'range'),
+  sp('172.16.0.0/12', 'range'),
+  sp('192.168.0.0/16', 'range'),
+  sp('100.64.0.0/10', 'range'),
+  sp('fc00::/7', 'range'),
 ]
 
 function sp(cidr: string, keep: Special['keep']): Special {
@@ -171,7 +183,10 @@ export interface Redactor {
   text(text: string): string
   /** original → pseudonym for everything redacted so far. Give it to the user; never bundle it. */
   mapping(): Record<string, string>
-  /** Addresses that happened to map onto themselves (a permutation has fixed points): they would leak. */
+  /**
+   * Addresses that happened to map onto themselves (a permutation has fixed points) where another key would not have:
+   * they would leak. Not those kept by design (special ranges, a private range's anchored network or broadcast).
+   */
   unchanged(): string[]
 }
 
@@ -221,7 +236,8 @@ export function createRedactor(key: Buffer = randomBytes(32), opts: RedactorOpti
   //  - IPv4 d >= 24;
   //  - node on the path to a special range (d < len, node a prefix of it), or inside a kept one;
   //  - node on the network or broadcast path below an anchor (node = P ‖ 0…0 or P ‖ 1…1).
-  const mapBits = (fam: Fam, bits: string): string => {
+  // free: some depth of the address's path was not frozen, so another key could have given it another pseudonym
+  const mapBits = (fam: Fam, bits: string): {out: string; free: boolean} => {
     const w = width(fam)
     const prf = prfBits(fam, bits)
     const specials = SPECIALS.filter((s) => s.fam === fam).map((s) => {
@@ -231,18 +247,23 @@ export function createRedactor(key: Buffer = randomBytes(32), opts: RedactorOpti
     })
     const anchorLens = anchors[fam]
     let out = ''
+    let free = false
     let run = 0 // how many bits at the end of the node (bits[0..d)) are equal
     for (let d = 0; d < w; d++) {
       if (d > 0) run = d > 1 && bits[d - 1] === bits[d - 2] ? run + 1 : 1
       let swap = prf[16 * d] >> 7
-      if (swap && fam === 4 && d >= 24) swap = 0
-      if (swap) for (const {s, c} of specials) if ((d < s.len && c >= d) || (s.keep === 'all' && c === s.len)) swap = 0
-      if (swap && anchorLens.size) {
-        for (let len = Math.max(0, d - run); len <= d && swap; len++) if (anchorLens.get(len)?.has(bits.slice(0, len))) swap = 0
+      if (swap || !free) {
+        let frozen = fam === 4 && d >= 24
+        for (const {s, c} of specials) if (!frozen && ((d < s.len && c >= d) || (s.keep === 'all' && c === s.len))) frozen = true
+        for (let len = Math.max(0, d - run); anchorLens.size && len <= d && !frozen; len++) {
+          if (anchorLens.get(len)?.has(bits.slice(0, len))) frozen = true
+        }
+        if (frozen) swap = 0
+        else free = true
       }
       out += bits[d] === (swap ? '0' : '1') ? '1' : '0'
     }
-    return out
+    return {out, free}
   }
 
   const map = new Map<string, string>() // original (canonical) -> pseudonym, for mapping()
@@ -256,10 +277,18 @@ export function createRedactor(key: Buffer = randomBytes(32), opts: RedactorOpti
     let out = addrCache.get(canon)
     if (out === undefined) {
       // ::ffff:a.b.c.d takes the IPv4 pseudonym so both spellings of one host agree
-      out = a.fam === 6 && a.bits.startsWith(V4MAPPED) ? `::ffff:${address(fromBits(a.bits.slice(96), 4))}` : fromBits(mapBits(a.fam, a.bits), a.fam)
+      let free = false
+      if (a.fam === 6 && a.bits.startsWith(V4MAPPED)) out = `::ffff:${address(fromBits(a.bits.slice(96), 4))}`
+      else {
+        const mapped = mapBits(a.fam, a.bits)
+        out = fromBits(mapped.out, a.fam)
+        free = mapped.free
+      }
       addrCache.set(canon, out)
-      if (out !== canon) map.set(canon, out)
-      else if (!SPECIALS.some((sp) => sp.fam === a.fam && a.bits.startsWith(sp.bits))) same.add(canon)
+      const special = SPECIALS.find((sp) => sp.fam === a.fam && a.bits.startsWith(sp.bits))
+      if (out !== canon || special?.keep === 'range') map.set(canon, out)
+      // onto itself by chance (another key would map it elsewhere), outside the ranges kept by design: it would leak
+      if (out === canon && free && (!special || special.keep === 'range')) same.add(canon)
     }
     return out + zone
   }
@@ -369,12 +398,22 @@ export interface RedactOptions {
  */
 export function redactFiles(files: SourceFile[], opts: RedactOptions = {}): {files: SourceFile[]; mapping: Record<string, string>; redactor: Redactor} {
   const clean = scrubSecrets(files)
+  const attempts = redactAttempts(clean.reduce((n, f) => n + (f.text?.length ?? 0), 0))
   // with a random key, draw again when an address happens to map onto itself (it would leak)
-  for (let attempt = 0; ; attempt++) {
+  for (let attempt = 1; ; attempt++) {
     const redactor = bundleRedactor(clean, [], opts)
     const out = clean.map((f) => redactSource(redactor, f))
-    if (redactor.unchanged().length === 0 || opts.key !== undefined || attempt >= 15) return {files: out, mapping: redactor.mapping(), redactor}
+    const done = redactor.unchanged().length === 0 || opts.key !== undefined || attempt >= attempts
+    if (done) return {files: out, mapping: redactor.mapping(), redactor}
   }
+}
+
+// A private range keeps few bits to change (192.168/16: 8), so a large bundle has some address that maps onto itself
+// whatever the key: drawing again would only redact it all again, so a large one is redacted once.
+const SMALL_BUNDLE_CHARS = 16 * 2 ** 20
+
+function redactAttempts(chars: number): number {
+  return chars <= SMALL_BUNDLE_CHARS ? 16 : 1
 }
 
 function bundleRedactor(files: SourceFile[], texts: string[], opts: RedactOptions): Redactor {
@@ -421,10 +460,11 @@ export function redactBundleInput(input: BundleInput, opts: RedactOptions = {}):
   const host = input.manifest.host
   const reportMd = typeof input.reportMd === 'string' ? input.reportMd : [...input.reportMd].join('')
   const texts = [reportMd, ...strings(input.model), ...strings(input.reportJson), ...input.manifest.command]
-  for (let attempt = 0; ; attempt++) {
+  const attempts = redactAttempts(files.reduce((n, f) => n + (f.text?.length ?? 0), reportMd.length))
+  for (let attempt = 1; ; attempt++) {
     const redactor = bundleRedactor(files, texts, {...opts, hostnames: [...(opts.hostnames ?? []), ...(host ? [host] : [])]})
     const result = redactInputWith(redactor, {...input, reportMd}, files, host)
-    if (redactor.unchanged().length === 0 || opts.key !== undefined || attempt >= 15) return result
+    if (redactor.unchanged().length === 0 || opts.key !== undefined || attempt >= attempts) return result
   }
 }
 

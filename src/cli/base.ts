@@ -24,8 +24,16 @@ export const sourceFlags = {
   node: Flags.string({description: 'which Kubernetes node this is (default: the Node whose IPv4Address is one of this host\'s, else the host name)', helpValue: 'NAME'}),
   // every command reads routedoctor's own routes by these: a correction applied with others is otherwise another owner's
   // no oclif default: a flag not given leaves a bundle's recorded setting (overlay-settings.json) in force
-  protocol: Flags.integer({description: `protocol number routedoctor's routes carry (findable, removable) [default: ${DEFAULT_FIX_PROTOCOL_NUMBER}, or what --from's bundle recorded]`, min: 1, max: 255, helpValue: 'NUMBER'}),
-  table: Flags.integer({description: `the overlay table routedoctor's routes live in (outside 1-255, not BIRD's kernel table) [default: ${DEFAULT_OVERLAY_TABLE}, or what --from's bundle recorded]`, helpValue: 'TABLE'}),
+  protocol: Flags.integer({
+    description: 'protocol number routedoctor\'s routes carry (findable, removable) ' +
+      `[default: ${DEFAULT_FIX_PROTOCOL_NUMBER}, or what --from's bundle recorded]`,
+    min: 1, max: 255, helpValue: 'NUMBER',
+  }),
+  table: Flags.integer({
+    description: 'the overlay table routedoctor\'s routes live in (outside 1-255, not BIRD\'s kernel table) ' +
+      `[default: ${DEFAULT_OVERLAY_TABLE}, or what --from's bundle recorded]`,
+    helpValue: 'TABLE',
+  }),
 }
 
 export function sourceOptions(flags: {from?: string; 'bird-socket'?: string; 'bird-conf'?: string; pool?: string[]; ippools?: string; 'tunnel-dev'?: string; calico?: string; kube?: boolean; node?: string; protocol?: number; table?: number}): SourceOptions {

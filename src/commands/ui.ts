@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand, judged, sourceFlags, sourceOptions} from '../cli/base.js'
+import {parseSeconds} from '../cli/flags.js'
 import {palette} from '../render/style.js'
 import {loadCheckRun} from '../services/check.js'
 import {importInteractiveUi} from '../ui/import-ink.js'
@@ -14,12 +15,14 @@ export default class Ui extends BaseCommand {
   static examples = ['<%= config.bin %> ui', '<%= config.bin %> ui --from examples/bird2-ecmp-not-tunneled']
   static flags = {
     ...sourceFlags,
-    interval: Flags.integer({description: 'live: seconds between refreshes', default: 5, min: 1}),
+    interval: Flags.string({description: 'live: seconds between refreshes (as watch --interval)', default: '5',
+      helpValue: 'SECONDS'}),
   }
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Ui)
     this.jsonOutput = flags.json
+    const refreshMs = parseSeconds('interval', flags.interval, 3600) * 1000
     const why = flags.json ? '--json was given' : !process.stdout.isTTY ? 'stdout is not a terminal' : !process.stdin.isTTY ? 'stdin is not a terminal' : undefined
     if (why) {
       process.stderr.write(`routedoctor ui: ${why}; printing the check report instead of starting the interactive UI\n`)
@@ -27,11 +30,11 @@ export default class Ui extends BaseCommand {
       return
     }
     const c = palette()
-    const {createActions} = await import('../ui/actions.js') // only this command needs it: not at start-up
+    const {createActions, firstReport} = await import('../ui/actions.js') // only this command needs it: not at start-up
     const actions = createActions(sourceOptions(flags), {palette: c, toolVersion: this.config.version})
-    const report = await actions.loadReport()
+    const first = await firstReport(actions)
     const runUi = await importInteractiveUi()
-    await runUi({actions, report, live: !flags.from, source: flags.from ?? 'live', refreshMs: flags.interval * 1000, colorLevel: c.level})
+    await runUi({actions, ...first, live: !flags.from, source: flags.from ?? 'live', refreshMs, colorLevel: c.level})
     process.exitCode = 0
   }
 }

@@ -6,8 +6,12 @@ import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR, DEFAULT_OVERLAY_TABLE}
 // watch diagnoses the live node only: --from is not offered, only kept to be refused with a hint (agent/run.ts)
 const liveSourceFlags = {
   ...sourceFlags, from: Flags.string({hidden: true}),
-  protocol: Flags.integer({description: `protocol number routedoctor's routes carry [default: ${DEFAULT_FIX_PROTOCOL_NUMBER}]`, min: 1, max: 255, helpValue: 'NUMBER'}),
-  table: Flags.integer({description: `the overlay table routedoctor's routes live in [default: ${DEFAULT_OVERLAY_TABLE}]`, helpValue: 'TABLE'}),
+  protocol: Flags.integer({
+    description: `protocol number routedoctor's routes carry [default: ${DEFAULT_FIX_PROTOCOL_NUMBER}]`,
+    min: 1, max: 255, helpValue: 'NUMBER',
+  }),
+  table: Flags.integer({description: `the overlay table routedoctor's routes live in [default: ${DEFAULT_OVERLAY_TABLE}]`,
+    helpValue: 'TABLE'}),
 }
 
 export default class Watch extends BaseCommand {
@@ -27,7 +31,10 @@ export default class Watch extends BaseCommand {
     interval: Flags.string({description: 'seconds between polls of BIRD\'s socket', default: '5', helpValue: 'SECONDS'}),
     listen: Flags.string({description: 'serve /metrics, /healthz, /readyz, /report, /explain (default port 21179)', helpValue: 'ADDR:PORT'}),
     'token-file': Flags.string({description: 'bearer token /report and /explain require from non-loopback clients', helpValue: 'FILE'}),
-    'flap-count': Flags.integer({description: 'a verdict or session changing more than this often within --flap-window is flapping', default: 3, min: 1}),
+    'flap-count': Flags.integer({
+      description: 'a verdict or session changing more than this often within --flap-window is flapping',
+      default: 3, min: 1, helpValue: 'COUNT',
+    }),
     'flap-window': Flags.string({description: 'seconds', default: '600', helpValue: 'SECONDS'}),
     reconcile: Flags.boolean({description: 'keep routedoctor\'s own routes equal to the fix plan (needs CAP_NET_ADMIN)', default: false}),
     settle: Flags.string({description: 'with --reconcile: seconds a plan must hold before it is written', default: '10', helpValue: 'SECONDS'}),

@@ -30,8 +30,6 @@ export interface HostRule {
   run(ctx: SnapshotIndex): Finding[]
 }
 
-export type Rule = PrefixRule | HostRule
-
 export function finding(id: FindingId, f: {prefix?: string; title: string; detail: string; evidence: Evidence[]; fix?: string}): Finding {
   // the keys in the order a finding's JSON has them (DESIGN §4), prefix and fix only when there are any
   const severity = SEVERITY[id]

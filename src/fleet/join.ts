@@ -209,11 +209,25 @@ export class FleetJoin {
       if (wrong.length === 0) continue
       const routedElsewhere = new Set([...seen.values()].flat())
       const ok = withSource.filter((n) => n.name !== owner?.node && !routedElsewhere.has(n.name)).map((n) => n.name)
-      const groups = wrong.map(([where, names]) => `${names.join(', ')} → ${where}`)
+      // what each group does with the block: holds it as its own (a leftover blackhole), or routes it to an address
+      const groups = wrong.map(([where, names], i) => {
+        const it = i === 0 ? prefix : 'it'
+        const one = names.length === 1
+        const who = names.join(', ')
+        if (where === 'this node') return `${who} ${one ? 'treats' : 'treat'} ${it} as ${one ? 'its' : 'their'} own block`
+        const to = where.split(' ').map((a) => {
+          const n = this.index?.nodesByAddress.get(a)
+          return n ? `${a} (${n.name})` : a
+        })
+        return `${who} ${one ? 'routes' : 'route'} ${it} to ${to.join(' and ')}`
+      })
+      const ownerAddress = owner?.address ? ` (${owner.address})` : ''
+      const ipam = owner?.node ? `IPAM says ${owner.node}${ownerAddress}` : 'IPAM names no owner'
       add('owner-disagreement', {
         prefix,
-        title: `Nodes disagree about who owns ${prefix}: ${groups.join('; ')}${owner?.node ? `; IPAM: ${owner.node} (${owner.address ?? '?'})` : ''}`,
-        detail: `${wrong.flatMap(([, n]) => n).length} node(s) route ${prefix} to another node than ${owner?.node ? `its owner ${owner.node}` : 'the others'}` +
+        title: `${groups.join('; ')}; ${ipam}`,
+        detail: `${wrong.flatMap(([, n]) => n).length} node(s) send ${prefix}'s traffic elsewhere than ` +
+          `${owner?.node ? `its owner ${owner.node}` : 'the others'}` +
           (ok.length > 0 ? `; ${ok.length} route it to ${owner?.address ?? 'its owner'}` : '') + ' (node#1032, calico#6486).',
         nodes: wrong.flatMap(([, n]) => n),
       })

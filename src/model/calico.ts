@@ -8,8 +8,6 @@ export const CALICO_FILES = [
   'bgpconfigurations.json', 'bgppeers.json', 'felixconfigurations.json',
 ] as const
 
-export type CalicoFile = (typeof CALICO_FILES)[number]
-
 /** The snapshot file recording which Kubernetes node it is (`bundle --node`); one line. */
 export const NODE_NAME_FILE = 'node-name.txt'
 

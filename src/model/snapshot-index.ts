@@ -104,8 +104,6 @@ export class SnapshotIndex {
   private clusterIndex: ClusterIndex | undefined | null = null // null: not built yet
 
   constructor(readonly snapshot: Snapshot, opts: SnapshotIndexOptions = {}) {
-    // deferred routes are in neither list until separated: a SnapshotIndex without them would be wrong, silently
-    if ('deferred' in snapshot && snapshot.deferred !== undefined) throw new Error('SnapshotIndex: separate the deferred routes first (bulk/healthy.ts separateHealthy)')
     // flags given win over what the snapshot recorded (a bundle's overlay-settings.json), which wins over the defaults
     this.fixProtocol = opts.fixProtocol ?? String(snapshot.overlay?.protocol ?? DEFAULT_FIX_PROTOCOL_NUMBER)
     this.overlayTable = opts.overlayTable ?? snapshot.overlay?.table ?? DEFAULT_OVERLAY_TABLE

@@ -23,7 +23,6 @@ export const NLMSG_ERROR = 2
 export const NLMSG_DONE = 3
 
 export const NLM_F_REQUEST = 0x1
-export const NLM_F_MULTI = 0x2
 export const NLM_F_ACK = 0x4
 export const NLM_F_DUMP = 0x300
 export const NLM_F_REPLACE = 0x100
@@ -48,8 +47,6 @@ export const IFLA_IFNAME = 3
 
 export const RT_TABLE_UNSPEC = 0
 export const RT_SCOPE_UNIVERSE = 0
-export const RT_SCOPE_LINK = 253
-export const RT_SCOPE_HOST = 254
 export const RT_SCOPE_NOWHERE = 255
 
 // next-hop flags (rtnh_flags, and rtm_flags of a single-path route) and route-only rtm_flags

@@ -1,4 +1,4 @@
-// Route dumps read in place, so that a large apply decodes only what it must (issue 7).
+// Route dumps read in place, so that a large apply decodes only what it must.
 //
 //  - WireKeyIndex: the route keys an apply touches (family, table, dst, metric), looked up straight
 //    from a dumped message's header and three attributes: an IPv4 destination is a number, so a

@@ -4,6 +4,8 @@ import {ParseError} from '../model/errors.js'
 import type {OverlaySettingsRecord} from '../model/types.js'
 import {jsonErrorOffset, lineAt} from './ip-common.js'
 
+const EXAMPLE = 'a JSON object such as {"protocol": 158, "table": 1158}'
+
 export function parseOverlaySettings(text: string, file = 'overlay-settings.json'): OverlaySettingsRecord {
   let value: unknown
   try {
@@ -11,10 +13,10 @@ export function parseOverlaySettings(text: string, file = 'overlay-settings.json
   } catch {
     const at = jsonErrorOffset(text)
     const found = at >= text.length ? 'end of file' : text.slice(at, at + 30).split('\n')[0]
-    throw new ParseError(file, lineAt(text, at), 'a JSON object such as {"protocol": 158, "table": 1158} (invalid JSON)', found)
+    throw new ParseError(file, lineAt(text, at), `${EXAMPLE} (invalid JSON)`, found)
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ParseError(file, 1, 'a JSON object such as {"protocol": 158, "table": 1158}', JSON.stringify(value))
+    throw new ParseError(file, 1, EXAMPLE, JSON.stringify(value))
   }
   const o = value as Record<string, unknown>
   const line = (key: string) => {
@@ -24,13 +26,15 @@ export function parseOverlaySettings(text: string, file = 'overlay-settings.json
   const out: OverlaySettingsRecord = {}
   if (o.protocol !== undefined) {
     if (!Number.isInteger(o.protocol) || (o.protocol as number) < 1 || (o.protocol as number) > 255) {
-      throw new ParseError(file, line('protocol'), '"protocol" to be a route protocol number 1-255', JSON.stringify(o.protocol))
+      const found = JSON.stringify(o.protocol)
+      throw new ParseError(file, line('protocol'), '"protocol" to be a route protocol number 1-255', found)
     }
     out.protocol = o.protocol as number
   }
   if (o.table !== undefined) {
     if (!Number.isInteger(o.table) || (o.table as number) < 1 || (o.table as number) > 0xffffffff) {
-      throw new ParseError(file, line('table'), '"table" to be a routing table number 1-4294967295', JSON.stringify(o.table))
+      const found = JSON.stringify(o.table)
+      throw new ParseError(file, line('table'), '"table" to be a routing table number 1-4294967295', found)
     }
     out.table = o.table as number
   }

@@ -22,24 +22,14 @@ const JS = `
 document.addEventListener('keydown',e=>{if(e.key==='Escape')for(const d of document.querySelectorAll('details[open]'))d.open=false})
 `
 
-export function renderFleetHtml(r: FleetReport): string {
+/**
+ * The page in pieces, in order, each a line or a few (written each followed by a newline): a large fleet's page is
+ * written as it is made, never held as one string.
+ */
+export function* fleetHtmlPieces(r: FleetReport): Generator<string> {
   const pair = new Map(r.pairs.map((p) => [`${p.from}\0${p.to}`, p]))
-  const rows = r.nodes.map((a) => {
-    const cells = r.nodes.map((b) => {
-      if (a.name === b.name) return '<td class="self">·</td>'
-      if (a.source === undefined) return '<td class="none" title="no source for this node">?</td>'
-      const p = pair.get(`${a.name}\0${b.name}`)
-      if (!p || p.checked === 0) return `<td class="none" title="${esc(b.name)} owns no block">–</td>`
-      return `<td class="v-${p.verdict}" data-from="${esc(a.name)}" data-to="${esc(b.name)}">${cell(p)}</td>`
-    })
-    return `<tr><th scope="row">${esc(a.name)}</th>${cells.join('')}</tr>`
-  })
-  const nodes = r.nodes.map((n) => `<tr><td>${esc(n.name)}</td><td>${esc(n.address ?? '?')}</td><td>${esc(n.birdVersion ?? '?')}</td>` +
-    `<td>${n.tunnelMtu ?? '?'}</td><td>${esc(n.hashPolicy ?? '?')}</td><td>${esc(n.routeOwner ?? '?')}</td>` +
-    `<td>${n.summary ? `${n.summary.errors} errors, ${n.summary.warnings} warnings` : 'no source'}</td><td>${esc(n.source ?? '')}</td></tr>`)
-  const findings = r.findings.map((f) => `<li><span class="sev-${f.severity}">${f.severity}</span> <code>${f.id}</code> ${esc(f.title)}<br><small>${esc(f.detail)}</small></li>`)
   const broken = r.pairs.filter((p) => p.verdict !== 'ok').length
-  return `<!doctype html>
+  yield `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>routedoctor fleet</title>
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <style>${CSS}</style></head><body>
@@ -47,15 +37,36 @@ export function renderFleetHtml(r: FleetReport): string {
 <p>Each cell: from the row's node, the worst verdict of the column node's blocks. Open a cell for its blocks.
 ${r.truth ? `Calico's truth: ${esc(r.truth.files.join(', '))}${r.truth.apiGroup ? ` (${esc(r.truth.apiGroup)})` : ''}.` : 'No Calico truth: block owners unknown.'}</p>
 <table class="matrix"><thead><tr><th>from \\ to</th>${r.nodes.map((n) => `<th class="to" scope="col">${esc(n.name)}</th>`).join('')}</tr></thead>
-<tbody>${rows.join('\n')}</tbody></table>
-<h2>Cluster findings</h2>
-${findings.length > 0 ? `<ul id="findings">${findings.join('\n')}</ul>` : '<p id="findings">None.</p>'}
-<h2>Nodes</h2>
-<table class="matrix"><thead><tr><th>node</th><th>address</th><th>BIRD</th><th>tunl0 MTU</th><th>hash policy</th><th>route owner</th><th>check</th><th>source</th></tr></thead>
-<tbody>${nodes.join('\n')}</tbody></table>
-<script>${JS}</script>
-</body></html>
-`
+<tbody>`
+  for (const a of r.nodes) {
+    const cells = r.nodes.map((b) => {
+      if (a.name === b.name) return '<td class="self">·</td>'
+      if (a.source === undefined) return '<td class="none" title="no source for this node">?</td>'
+      const p = pair.get(`${a.name}\0${b.name}`)
+      if (!p || p.checked === 0) return `<td class="none" title="${esc(b.name)} owns no block">–</td>`
+      return `<td class="v-${p.verdict}" data-from="${esc(a.name)}" data-to="${esc(b.name)}">${cell(p)}</td>`
+    })
+    yield `<tr><th scope="row">${esc(a.name)}</th>${cells.join('')}</tr>`
+  }
+  yield '</tbody></table>\n<h2>Cluster findings</h2>'
+  if (r.findings.length === 0) yield '<p id="findings">None.</p>'
+  else {
+    yield '<ul id="findings">'
+    for (const f of r.findings) {
+      yield `<li><span class="sev-${f.severity}">${f.severity}</span> <code>${f.id}</code> ${esc(f.title)}` +
+        `<br><small>${esc(f.detail)}</small></li>`
+    }
+    yield '</ul>'
+  }
+  yield '<h2>Nodes</h2>\n<table class="matrix"><thead><tr><th>node</th><th>address</th><th>BIRD</th><th>tunl0 MTU</th>' +
+    '<th>hash policy</th><th>route owner</th><th>check</th><th>source</th></tr></thead>\n<tbody>'
+  for (const n of r.nodes) {
+    yield `<tr><td>${esc(n.name)}</td><td>${esc(n.address ?? '?')}</td><td>${esc(n.birdVersion ?? '?')}</td>` +
+      `<td>${n.tunnelMtu ?? '?'}</td><td>${esc(n.hashPolicy ?? '?')}</td><td>${esc(n.routeOwner ?? '?')}</td>` +
+      `<td>${n.summary ? `${n.summary.errors} errors, ${n.summary.warnings} warnings` : 'no source'}</td>` +
+      `<td>${esc(n.source ?? '')}</td></tr>`
+  }
+  yield `</tbody></table>\n<script>${JS}</script>\n</body></html>`
 }
 
 function cell(p: FleetPair): string {

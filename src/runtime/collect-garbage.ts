@@ -14,3 +14,13 @@ export function collectGarbage(): void {
   }
   gc()
 }
+
+// a full collection costs more than it frees on a small snapshot
+const LET_GO_ENOUGH = 16 * 2 ** 20
+
+/** A full collection when the files let go of more than LET_GO_ENOUGH characters (`chars` of each). */
+export function collectAfter<F>(files: readonly F[], chars: (f: F) => number): void {
+  let n = 0
+  for (const f of files) n += chars(f)
+  if (n > LET_GO_ENOUGH) collectGarbage()
+}

@@ -9,7 +9,9 @@ import {buildManifest} from '../bundle/manifest.js'
 import {collectBirdLog} from '../collect/bird-log.js'
 import {redactFiles} from '../bundle/redact.js'
 import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
-import {SnapshotIndex, DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, OVERLAY_SETTINGS_FILE} from '../model/snapshot-index.js'
+import {
+  DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, OVERLAY_SETTINGS_FILE, SnapshotIndex,
+} from '../model/snapshot-index.js'
 import {namingPaths, NODE_NAME_FILE, parsePoolFlag} from '../snapshot/build.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
 import {parseOverlaySettings} from '../parse/overlay-settings.js'
@@ -126,11 +128,14 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
  */
 function withOverlaySettings(files: SourceFile[], opts: SourceOptions, origin: Snapshot['origin']): SourceFile[] {
   const recordedText = files.find((f) => f.name === OVERLAY_SETTINGS_FILE && f.text !== undefined)?.text
-  const recorded = recordedText === undefined ? {} : namingPaths(files, origin, () => parseOverlaySettings(recordedText, OVERLAY_SETTINGS_FILE))
+  const recorded = recordedText === undefined ? {}
+    : namingPaths(files, origin, () => parseOverlaySettings(recordedText, OVERLAY_SETTINGS_FILE))
   const protocol = opts.fixProtocol ?? recorded.protocol ?? DEFAULT_FIX_PROTOCOL_NUMBER
   const table = opts.overlayTable ?? recorded.table ?? DEFAULT_OVERLAY_TABLE
   const text = JSON.stringify({protocol, table}, null, 2) + '\n'
-  return [...files.filter((f) => f.name !== OVERLAY_SETTINGS_FILE), {name: OVERLAY_SETTINGS_FILE, text, command: `routedoctor --protocol ${protocol} --table ${table}`}]
+  const command = `routedoctor --protocol ${protocol} --table ${table}`
+  const settings: SourceFile = {name: OVERLAY_SETTINGS_FILE, text, command}
+  return [...files.filter((f) => f.name !== OVERLAY_SETTINGS_FILE), settings]
 }
 
 /** The Kubernetes node names a bundle carries (--node, the truth's Nodes and affinities): host names to redact. */

@@ -1,5 +1,7 @@
 // `fix`: the whole overlay (DESIGN §5) planned from a snapshot, as a plan the netlink stage applies with its journal.
-import {SnapshotIndex, type SnapshotIndexOptions, DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS, type PrefixFacts} from '../model/snapshot-index.js'
+import {
+  SnapshotIndex, type SnapshotIndexOptions, DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS, type PrefixFacts,
+} from '../model/snapshot-index.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
 import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules, reportedRoute, whyNoPlan} from '../plan/plan.js'
 import {birdConfigAdvice} from '../plan/bird-config.js'
@@ -90,11 +92,15 @@ export function planFix(ctx: SnapshotIndex, only?: string, opts: FixOptions = {}
     const current = f.ours.length === 0 ? f.kernel : [...f.kernel, ...f.ours.filter((r) => !f.kernel.includes(r))]
     if (p.replace) {
       replaces.push(p.replace)
-      entries.push({prefix: d.prefix, verdict: d.verdict, action: 'replace', current, planned: reportedRoute(p.replace.planned, 'replace'), mode: p.replace.mode, ipRoute: ipRouteReplace(p.replace.planned)})
+      const planned = reportedRoute(p.replace.planned, 'replace')
+      const ipRoute = ipRouteReplace(p.replace.planned)
+      entries.push({prefix: d.prefix, verdict: d.verdict, action: 'replace', current, planned, mode: p.replace.mode, ipRoute})
     }
     for (const del of p.deletes) {
       deletes.push(del)
-      deleteEntries.push({prefix: d.prefix, verdict: d.verdict, action: 'delete', current, planned: reportedRoute(del.planned, 'delete'), mode: del.mode, ipRoute: ipRouteDel(del.planned)})
+      const planned = reportedRoute(del.planned, 'delete')
+      const ipRoute = ipRouteDel(del.planned)
+      deleteEntries.push({prefix: d.prefix, verdict: d.verdict, action: 'delete', current, planned, mode: del.mode, ipRoute})
     }
   }
   if (!only) {
@@ -105,7 +111,9 @@ export function planFix(ctx: SnapshotIndex, only?: string, opts: FixOptions = {}
       for (const del of p.deletes) {
         if (del.replaces !== r) continue
         deletes.push(del)
-        deleteEntries.push({prefix: r.dst, verdict: 'not-in-pool', action: 'delete', current: [r], planned: reportedRoute(del.planned, 'delete'), mode: del.mode, ipRoute: ipRouteDel(del.planned)})
+        const planned = reportedRoute(del.planned, 'delete')
+        const ipRoute = ipRouteDel(del.planned)
+        deleteEntries.push({prefix: r.dst, verdict: 'not-in-pool', action: 'delete', current: [r], planned, mode: del.mode, ipRoute})
       }
     }
   }
@@ -178,11 +186,13 @@ export interface FixRequest extends FixOptions {
 /** `fix [PREFIX]`'s plan, from the snapshot as `fix` reads it (the healthy prefixes separated, PREFIX's routes kept). */
 export async function loadFixPlan(source: SourceOptions, req: FixRequest = {}): Promise<PlannedFix> {
   if (req.apply && source.from) throw new UsageError('--apply programs the live kernel: it cannot be used with --from')
-  // not given: what the snapshot recorded, else the default (the Context's)
+  // not given: what the snapshot recorded, else the default (the SnapshotIndex's)
   const protocol = req.fixProtocol ?? source.fixProtocol
   const table = req.table ?? source.overlayTable
   const ctx = new SnapshotIndex(await loadBulkHealthySnapshot(source, req.prefix), {
-    ...FIX_INDEX_OPTIONS, ...(protocol === undefined ? {} : {fixProtocol: String(protocol)}), ...(table === undefined ? {} : {overlayTable: table}),
+    ...FIX_INDEX_OPTIONS,
+    ...(protocol === undefined ? {} : {fixProtocol: String(protocol)}),
+    ...(table === undefined ? {} : {overlayTable: table}),
   })
   const {report, items, plan} = planFix(ctx, req.prefix, {table: ctx.overlayTable, rulePriority: req.rulePriority})
   return {report, items, plan, changes: items.length + plan.rules.length}
@@ -258,7 +268,8 @@ export async function revertFixRun(journal: string, json = false): Promise<FixSh
   const result = await revertFix(journal)
   const exitCode = result.verified && result.errors.length === 0 ? 0 : 1
   // its routes as every fix document gives a route: the table by number (`main` is 254)
-  if (json) return {json: {schema: 1, ...result, deleted: result.deleted.map((d) => reportedRoute(d, 'delete'))}, exitCode}
+  const deleted = result.deleted.map((d) => reportedRoute(d, 'delete'))
+  if (json) return {json: {schema: 1, ...result, deleted}, exitCode}
   const [{palette}, {renderRevert}] = await Promise.all([import('../render/style.js'), import('../render/apply.js')])
   return {text: renderRevert(result, palette()), exitCode}
 }

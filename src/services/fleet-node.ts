@@ -6,7 +6,8 @@ import {BlockOwners, foldNode, type NodeFold} from '../fleet/join.js'
 import {CALICO_DIR, clusterIndex, type CalicoTruth} from '../model/calico.js'
 import {SnapshotIndex} from '../model/snapshot-index.js'
 import {RouteDoctorError} from '../model/errors.js'
-import {checkSnapshot, loadSourceFiles, ownRoutes, parseTruthFiles} from './load.js'
+import {loadSourceFiles, ownRoutes, parseTruthFiles} from './load.js'
+import {buildBulkSnapshot} from '../bulk/build.js'
 import {checkRun} from '../report/report.js'
 
 /** What every node is diagnosed with: plain data, given to the worker threads as it is. */
@@ -51,7 +52,7 @@ export async function foldSource(
       shared = sharedTruth(own.length > 0 ? parseTruthFiles(own, loaded.origin) : undefined)
     }
     const {pools, tunnelDev} = opts
-    const snapshot = checkSnapshot(loaded.files, {pools, tunnelDev, origin: loaded.origin, truth: shared.truth})
+    const snapshot = buildBulkSnapshot(loaded.files, {pools, tunnelDev, origin: loaded.origin, truth: shared.truth}, 'check')
     const name = snapshot.nodeName ?? path.basename(source).replace(/\.tar\.gz$/, '')
     const ctx = new SnapshotIndex(snapshot, {...ownRoutes(opts), evidence: false})
     return {name, fold: foldNode(name, ctx, checkRun(ctx, {plans: false}), shared.owners), shared}

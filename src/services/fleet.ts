@@ -1,7 +1,7 @@
 // `fleet`: one bundle or snapshot directory per node, joined with Calico's truth. Each node is loaded and diagnosed
 // on its own (its texts and diagnosis are let go once folded), several at once in worker threads; the join folds the
 // nodes in the sources' order whichever finishes first.
-import {writeFile} from 'node:fs/promises'
+import {open} from 'node:fs/promises'
 import os from 'node:os'
 import {Worker} from 'node:worker_threads'
 
@@ -123,14 +123,48 @@ function deferred<T>(): {promise: Promise<T>; resolve: (value: T) => void; rejec
   return {promise, resolve, reject}
 }
 
-/** The command's whole service: the join, its text, the HTML page when asked for, and the exit status. */
-export async function fleetReport(opts: FleetOptions & {html?: string}): Promise<{report: FleetReport; text: string; exitCode: 0 | 1}> {
+/**
+ * The command's whole service: the join, its text, the HTML page when asked for (`written` is told the file once it is
+ * complete), and the exit status.
+ */
+export async function fleetReport(
+  opts: FleetOptions & {html?: string; written?: (file: string, bytes: number) => void},
+): Promise<{report: FleetReport; text: string; exitCode: 0 | 1}> {
   const report = await runFleet(opts)
   if (opts.html !== undefined) {
-    const {renderFleetHtml} = await import('../render/fleet-html.js')
-    await writeFile(opts.html, renderFleetHtml(report)).catch((error: NodeJS.ErrnoException) => {
-      throw new UsageError(`--html ${opts.html}: cannot write (${error.code ?? error.message})`)
-    })
+    const {fleetHtmlPieces} = await import('../render/fleet-html.js')
+    opts.written?.(opts.html, await writePieces(opts.html, fleetHtmlPieces(report), '--html'))
   }
   return {report, text: renderFleet(report, palette()), exitCode: fleetExitCode(report)}
+}
+
+// what is handed to the file at once: pieces gathered up to this many characters
+const WRITE_CHUNK = 64 * 1024
+
+/** Writes the pieces, each followed by a newline, in chunks; returns the bytes written. An error names the file. */
+export async function writePieces(file: string, pieces: Iterable<string>, flag: string): Promise<number> {
+  const cannot = (error: NodeJS.ErrnoException): never => {
+    throw new UsageError(`${flag} ${file}: cannot write (${error.code ?? error.message})`)
+  }
+  const handle = await open(file, 'w').catch(cannot)
+  let bytes = 0
+  try {
+    let chunk = ''
+    const flush = async () => {
+      const data = Buffer.from(chunk, 'utf8')
+      chunk = ''
+      await handle.writeFile(data)
+      bytes += data.length
+    }
+    for (const piece of pieces) {
+      chunk += `${piece}\n`
+      if (chunk.length >= WRITE_CHUNK) await flush()
+    }
+    await flush()
+  } catch (error) {
+    cannot(error as NodeJS.ErrnoException)
+  } finally {
+    await handle.close()
+  }
+  return bytes
 }

@@ -4,15 +4,12 @@ import os from 'node:os'
 import path from 'node:path'
 
 import {readCalicoDir, readSnapshotDir} from '../collect/snapshot-dir.js'
-import {separateHealthy} from '../bulk/healthy.js'
+import {buildBulkSnapshot, type BulkSnapshot} from '../bulk/build.js'
 import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
 import {SnapshotIndex, type SnapshotIndexOptions} from '../model/snapshot-index.js'
 import {buildSnapshot, type BuildOptions, haveKernelRoutes, KERNEL_ROUTE_FILES, namingPaths, unreadFallbacks} from '../snapshot/build.js'
-import {dropSourceTexts, withoutUnreadRoutes} from '../bulk/drop-texts.js'
-import {collectGarbage} from '../runtime/collect-garbage.js'
-import {coveringKeys, indexOfKey, prefixKey} from '../model/prefix-key.js'
+import {collectAfter} from '../runtime/collect-garbage.js'
 import {RouteDoctorError} from '../model/errors.js'
-import {canonicalAddress, canonicalPrefix, ipv4Value} from '../model/prefix.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
 import {parseCalicoTruth} from '../parse/calico.js'
 import {checkRun, type CheckRun} from '../report/report.js'
@@ -172,8 +169,9 @@ export async function readIppoolsFile(file: string): Promise<string> {
  * rest as buildSnapshot gives it, without its big texts once separated (bulk/drop-texts.ts: check reads nothing
  * raw but the lines it cites). Its report is buildSnapshot's, byte for byte.
  */
-export async function loadCheckIndex(opts: SourceOptions, ctxOpts: SnapshotIndexOptions = {}, onSource?: (source: LoadedSource) => void): Promise<SnapshotIndex> {
-  const snapshot = await loadCheckSnapshot(opts, onSource)
+export async function loadCheckIndex(opts: SourceOptions, ctxOpts: SnapshotIndexOptions = {}, onSource?: (source: LoadedSource) => void,
+  offTunnel = false): Promise<SnapshotIndex> {
+  const snapshot = await loadCheckSnapshot(opts, onSource, offTunnel)
   // the texts go now, not at V8's next full collection (here: not from within the frame that read them)
   collectAfter(snapshot.files, (f) => f.droppedLength ?? 0)
   return new SnapshotIndex(snapshot, {...ownRoutes(opts), ...ctxOpts})
@@ -181,80 +179,27 @@ export async function loadCheckIndex(opts: SourceOptions, ctxOpts: SnapshotIndex
 
 /**
  * `check`'s run of the source, as `check` makes it: the healthy prefixes reported in bulk, and, as the text report
- * shows verdicts and finding ids only, evidence, texts and plans made for `detail` (the JSON report) only.
+ * shows verdicts and finding ids only, evidence, texts and plans made for `detail` (the JSON report) only, and
+ * without `detail` the prefixes BIRD routes off the tunnel reported in bulk too.
  */
 export async function loadCheckRun(opts: SourceOptions, detail: boolean): Promise<CheckRun> {
-  const ctx = await loadCheckIndex(opts, {evidence: detail, texts: detail})
+  const ctx = await loadCheckIndex(opts, {evidence: detail, texts: detail}, undefined, !detail)
   return checkRun(ctx, {plans: detail})
 }
 
 /** `onSource`: sees the files as collected, before their texts are given up. */
-async function loadCheckSnapshot(opts: SourceOptions, onSource?: (source: LoadedSource) => void): Promise<Snapshot> {
+async function loadCheckSnapshot(opts: SourceOptions, onSource?: (source: LoadedSource) => void, offTunnel = false): Promise<Snapshot> {
   const source = await loadSourceFiles(opts)
   onSource?.(source)
-  return checkSnapshot(source.files, await buildOptions(source, opts))
+  return buildBulkSnapshot(source.files, await buildOptions(source, opts), offTunnel ? 'check-text' : 'check')
 }
 
 /**
- * check's snapshot of `files` (their texts are given up: see BuildOptions.consume): routes deferred while
- * parsing, the healthy prefixes separated, the routes no diagnosis reads dropped, the big texts dropped. Its report is
- * buildSnapshot's, byte for byte.
- */
-export function checkSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
-  // the kernel's text goes before BIRD's is parsed, not at V8's next full collection (seconds later, on a full table)
-  const onTextDropped = () => {
-    collectAfter(files, (f) => f.droppedLength ?? 0)
-  }
-  return dropSourceTexts(withoutUnreadRoutes(separateHealthy(buildSnapshot(files, {...opts, deferred: true, consume: true, onTextDropped}))))
-}
-
-/**
- * What `explain QUERY` and `fix [PREFIX]` read: the snapshot with its healthy prefixes reported in bulk as `check`
- * separates them, except every prefix QUERY names or whose network covers the address it names, whose routes stay
- * objects. The texts are kept (evidence cites any line). An explanation, or a plan, made of it is buildSnapshot's, byte
- * for byte: a healthy prefix has no plan, so `fix` of every prefix loses nothing by separating them all. On a full
- * table the healthy prefixes' routes are never built.
- */
-export function bulkHealthySnapshot(files: SourceFile[], opts: BuildOptions, query?: string): Snapshot {
-  return separateFor(buildSnapshot(files, {...opts, deferred: true}), query)
-}
-
-/** A snapshot parsed with routes deferred, separated but for what `query` names (separateHealthy leaves it as it was). */
-function separateFor(parsed: Snapshot, query?: string): Snapshot {
-  return separateHealthy(parsed, query === undefined ? {} : {alwaysBuilt: queryKeys(query)})
-}
-
-/** The prefix keys a query may be about: its prefix, or every network that covers its address (IPv4: only those are deferred). */
-function queryKeys(query: string): (key: number) => boolean {
-  const keys = new Set(queryKeyList(query))
-  return (k) => keys.has(k)
-}
-
-function queryKeyList(query: string): number[] {
-  if (query.includes('/')) {
-    // the prefix, and every network that covers it (a prefix inside a block is that block's)
-    const key = prefixKey(canonicalPrefix(query) ?? '')
-    if (key < 0) return []
-    const len = key % 64
-    return coveringKeys((key - len) / 64).filter((k) => k % 64 <= len)
-  }
-  const v = ipv4Value(canonicalAddress(query) ?? '')
-  return v < 0 ? [] : coveringKeys(v)
-}
-
-/** Did separateHealthy separate a prefix that `query` names, or one that covers the address it names? */
-export function bulkHealthyHas(snapshot: Snapshot, query: string): boolean {
-  const separated = snapshot.healthy?.keys
-  if (separated === undefined || separated.length === 0) return false
-  return queryKeyList(query).some((key) => indexOfKey(separated, key) >= 0) // bulk-healthy keys are sorted
-}
-
-/**
- * What the interactive UI holds of one collection, made of bulkHealthySnapshot with every healthy prefix separated (a full
- * table's healthy routes are never built): `list`, a SnapshotIndex for the list of prefixes (verdicts, finding ids and plans:
+ * What the interactive UI holds of one collection, made of one parse (bulk/build.ts BulkSnapshot: a full table's
+ * healthy routes are never built): `list`, a SnapshotIndex for the list of prefixes (verdicts, finding ids and plans:
  * no evidence or texts, which only an explanation shows), and `indexFor(query)`, the SnapshotIndex an explanation or a
- * plan of `query` is made of (the same snapshot with evidence and texts; when it separated what the query names, the
- * same parse separated again as bulkHealthySnapshot separates it for the query, the last one kept). Each is buildSnapshot's.
+ * plan of `query` is made of (evidence and texts; when the list reports in bulk what the query names, the same parse
+ * with it built, the last one kept). Each is buildSnapshot's.
  */
 export interface BulkHealthySource {
   list: SnapshotIndex
@@ -263,22 +208,19 @@ export interface BulkHealthySource {
 
 export async function loadBulkHealthySource(opts: SourceOptions): Promise<BulkHealthySource> {
   const source = await loadSourceFiles(opts)
-  return bulkHealthySource(source.files, await buildOptions(source, opts), ownRoutes(opts))
+  return bulkHealthySource(buildBulkSnapshot(source.files, await buildOptions(source, opts), 'query'), ownRoutes(opts))
 }
 
-/** The BulkHealthySource of `files`: parsed once; a query about a bulk-healthy prefix separates the same parse again without it. */
-export function bulkHealthySource(files: SourceFile[], opts: BuildOptions, own: SnapshotIndexOptions = {}): BulkHealthySource {
-  const parsed = buildSnapshot(files, {...opts, deferred: true})
-  const snapshot = separateFor(parsed)
+/** The BulkHealthySource of one parse: a query about a prefix reported in bulk separates the same parse again. */
+export function bulkHealthySource(bulk: BulkSnapshot, own: SnapshotIndexOptions = {}): BulkHealthySource {
   let full: SnapshotIndex | undefined
-  let last: {query: string; context: SnapshotIndex} | undefined
+  let last: {query: string; index: SnapshotIndex} | undefined
   return {
-    list: new SnapshotIndex(snapshot, {...own, evidence: false, texts: false}),
+    list: new SnapshotIndex(bulk.all, {...own, evidence: false, texts: false}),
     indexFor(query) {
-      if (!bulkHealthyHas(snapshot, query)) return (full ??= new SnapshotIndex(snapshot, own))
-      // bulkHealthySnapshot(files, opts, query), without parsing the files again
-      if (last?.query !== query) last = {query, context: new SnapshotIndex(separateFor(parsed, query), own)}
-      return last.context
+      if (!bulk.reportsInBulk(query)) return (full ??= new SnapshotIndex(bulk.all, own))
+      if (last?.query !== query) last = {query, index: new SnapshotIndex(bulk.keeping(query), own)}
+      return last.index
     },
   }
 }
@@ -304,18 +246,11 @@ async function routeTextFits(from: string, dir: boolean): Promise<boolean> {
   return info !== undefined && info.isFile() && info.size <= CITED_ROUTE_TEXT
 }
 
-/** bulkHealthySnapshot of the source: for `explain QUERY` and `fix [PREFIX]`. */
+/**
+ * What `explain QUERY` and `fix [PREFIX]` read: every healthy prefix reported in bulk but what QUERY names
+ * (bulk/build.ts BulkSnapshot.keeping); the texts kept, as evidence cites any line.
+ */
 export async function loadBulkHealthySnapshot(opts: SourceOptions, query?: string): Promise<Snapshot> {
   const source = await loadSourceFiles(opts)
-  return bulkHealthySnapshot(source.files, await buildOptions(source, opts), query)
-}
-
-// a full collection costs more than it frees on a small snapshot
-const DROPPED_ENOUGH = 16 * 2 ** 20
-
-/** A full collection when the files let go of more than DROPPED_ENOUGH characters (`chars` of each). */
-function collectAfter(files: SourceFile[], chars: (f: SourceFile) => number): void {
-  let n = 0
-  for (const f of files) n += chars(f)
-  if (n > DROPPED_ENOUGH) collectGarbage()
+  return buildBulkSnapshot(source.files, await buildOptions(source, opts), 'query').keeping(query)
 }

@@ -2,24 +2,22 @@
 // parser; a parse error propagates (exit 2) naming the file and line.
 import {parseBirdConf} from '../parse/bird-conf.js'
 import {parseBirdProtocols} from '../parse/bird-protocols.js'
-import {parseBirdRoutes} from '../parse/bird-routes.js'
+import {parseBirdRoutes, type BirdPathSink} from '../parse/bird-routes.js'
 import {parseBirdStatus} from '../parse/bird-status.js'
 import {parseIpAddrJson} from '../parse/ip-addr.js'
 import {parseIpLinkJson, parseIpLinkText} from '../parse/ip-link.js'
 import {parseIpNeighJson} from '../parse/ip-neigh.js'
 import {parseIpPools} from '../parse/ippools.js'
-import {parseIpRouteJson} from '../parse/ip-route-json.js'
+import {parseIpRouteJson, type OutsideRouteSink, type TunnelRouteSink} from '../parse/ip-route-json.js'
 import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
 import {parseOverlaySettings} from '../parse/overlay-settings.js'
 import {parseCalicoTruth} from '../parse/calico.js'
-import {DeferredBirdPaths, DeferredKernelRoutes, OutsidePoolRoutes, KeyTable, type DeferredRoutes, type SnapshotWithDeferred} from '../bulk/deferred.js'
 import {CALICO_DIR, NODE_NAME_FILE, nodeNameOf, type CalicoTruth} from '../model/calico.js'
 import {OVERLAY_SETTINGS_FILE, outsidePools} from '../model/snapshot-index.js'
 import {ParseError, UsageError} from '../model/errors.js'
 import {canonicalPrefix, familyOf, hostBitsSet} from '../model/prefix.js'
-import {dropKernelRouteText} from '../bulk/drop-texts.js'
 import type {BirdConfig, BirdProtocol, BirdRoute, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from '../model/types.js'
 
 export {NODE_NAME_FILE}
@@ -31,16 +29,29 @@ export interface BuildOptions {
   origin?: Snapshot['origin']
   node?: string // --node NAME: which Kubernetes node this is
   truth?: CalicoTruth // Calico's truth parsed already (fleet: once for every node), instead of the files' calico/
-  /** Defer (leave unbuilt) BIRD's tunnel routes and single BGP paths (bulk/deferred.ts): `check`'s bulk path. */
-  deferred?: boolean
+  /** Where to defer (leave unbuilt) BIRD's tunnel routes and single BGP paths: the full-table path's (src/bulk/). */
+  defer?: RouteDeferral
   /**
-   * With `deferred`: the caller gives up the texts of `files`. The kernel's JSON route dump is dropped as soon as
+   * With `defer`: the caller gives up the texts of `files`. The kernel's JSON route dump is dropped as soon as
    * its routes are read (its entry in `files` replaced by one with an empty text, see bulk/drop-texts.ts): the
    * routes deferred are built again without it.
    */
   consume?: boolean
   /** With `consume`: called once a text is dropped (check collects garbage then: bulk/drop-texts.ts). */
   onTextDropped?: () => void
+}
+
+/**
+ * How the full-table path (src/bulk/) takes the routes it defers while the parsers read: through the sinks the
+ * parsers declare, and, with `consume`, how the kernel's JSON dump lets go of its text once its routes are read.
+ */
+export interface RouteDeferral {
+  /** The kernel's sinks: BIRD's tunnel routes, and, with `outside` (check), the IPv4 routes outside every pool. */
+  kernelSinks(tunnelDev: string, outside: ((key: number) => boolean) | undefined): {tunnel: TunnelRouteSink; outsidePool?: OutsideRouteSink}
+  /** BIRD's sink, asked once the kernel's routes are read; undefined when no path can be deferred. */
+  birdSink(outside: ((key: number) => boolean) | undefined): BirdPathSink | undefined
+  /** The kernel JSON dump's entry without its text, the routes read from it holding none of it. */
+  dropKernelText(file: SourceFile, routes: KernelRoute[]): SourceFile
 }
 
 export function parsePoolFlag(flag: string): Pool {
@@ -96,7 +107,7 @@ function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions): TunnelPools {
 }
 
 /** A parse error in any of `files` names the file as the user gave it; findings' evidence keeps the snapshot's names. */
-export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): SnapshotWithDeferred {
+export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
   return namingPaths(opts.ippools ? [opts.ippools, ...files] : files, opts.origin, () => parseSnapshot(files, opts))
 }
 
@@ -114,14 +125,14 @@ export function namingPaths<T>(files: readonly SourceFile[], origin: Snapshot['o
   }
 }
 
-function parseSnapshot(files: SourceFile[], opts: BuildOptions): SnapshotWithDeferred {
+function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
   markEmpty(files)
   const text = (name: string) => files.find((f) => f.name === name && f.text !== undefined)?.text
   const tunnelDev = opts.tunnelDev ?? 'tunl0'
-  const deferred: DeferredRoutes | undefined = opts.deferred ? {} : undefined
-  const consume = opts.deferred === true && opts.consume === true
-  // for check, the pools are known before the kernel's routes are read, so that those outside every pool are set
-  // deferred unbuilt; a file they come from that is wrong is reported below, where it is read (errors come in one order)
+  const defer = opts.defer
+  const consume = defer !== undefined && opts.consume === true
+  // for check, the pools are known before the kernel's routes are read, so that those outside every pool are
+  // deferred; a file they come from that is wrong is reported below, where it is read (errors come in one order)
   let early: TunnelPools | undefined
   if (consume) {
     try {
@@ -131,7 +142,7 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): SnapshotWithDef
     }
   }
   const outside = early ? outsidePools(early.pools) : undefined
-  let kernelRoutes = kernelRoutesOf(files, tunnelDev, deferred, consume, outside)
+  let kernelRoutes = kernelRoutesOf(files, tunnelDev, defer, consume, outside)
   if (consume) opts.onTextDropped?.() // here: kernelRoutesOf's frame, which held the text, is gone
   // IPv6 routes only from ip-6-d-route.txt when the main table dump has none
   const v6 = text('ip-6-d-route.txt')
@@ -147,17 +158,13 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): SnapshotWithDef
   const birdRoutes = text('birdc-show-route-all.txt')
   const protocols = text('birdc-show-protocols-all.txt')
   const {calico, config, pools, poolOrigin, unchecked} = early ?? ipipOnly(tunnelPoolsOf(files, opts))
-  if (deferred && birdRoutes !== undefined) {
-    // a path is deferred where the kernel deferred a route too (the others would be read again), and, for
-    // check (`consume`), where its network is outside every pool: check reads such a path only if it holds a
-    // BGP next hop, so a full table outside the pools is never built
-    if ((deferred.kernel !== undefined && deferred.kernel.size > 0) || outside !== undefined) {
-      deferred.bird = new DeferredBirdPaths('birdc-show-route-all.txt', deferred.kernel?.index().byKey ?? new KeyTable(0), outside)
-    }
-  }
+  // a path is deferred where the kernel deferred a route too (the others would be read again), and, for check
+  // (`consume`), where its network is outside every pool: check reads such a path only if it holds a BGP next hop,
+  // so a full table outside the pools is never built
+  const birdSink = defer !== undefined && birdRoutes !== undefined ? defer.birdSink(outside) : undefined
 
   const birdStatus = status !== undefined ? parseBirdStatus(status) : undefined // parse errors in the files' order
-  const parsedRoutes = birdRoutes !== undefined ? parseBirdRoutes(birdRoutes, 'birdc-show-route-all.txt', deferred?.bird) : []
+  const parsedRoutes = birdRoutes !== undefined ? parseBirdRoutes(birdRoutes, 'birdc-show-route-all.txt', birdSink) : []
   const parsedProtocols = protocols !== undefined ? parseBirdProtocols(protocols) : []
   plainRouteSources(parsedRoutes, parsedProtocols)
   const addresses = addr !== undefined ? parseIpAddrJson(addr) : []
@@ -188,7 +195,6 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): SnapshotWithDef
     ...(calico ? {calico} : {}),
     ...(nodeName ? {nodeName} : {}),
     ...(overlay !== undefined ? {overlay: parseOverlaySettings(overlay, OVERLAY_SETTINGS_FILE)} : {}),
-    ...(deferred ? {deferred} : {}),
   }
 }
 
@@ -216,17 +222,16 @@ function plainRouteSources(routes: BirdRoute[], protocols: BirdProtocol[]): void
  * The kernel's routes: from the JSON dump when there is one, else the text one. `consume`: the JSON dump's text
  * is dropped once read (in its own frame, so that no variable of buildSnapshot's keeps it).
  */
-function kernelRoutesOf(files: SourceFile[], tunnelDev: string, deferred: DeferredRoutes | undefined, consume: boolean, outside: ((key: number) => boolean) | undefined): KernelRoute[] {
+function kernelRoutesOf(files: SourceFile[], tunnelDev: string, defer: RouteDeferral | undefined, consume: boolean, outside: ((key: number) => boolean) | undefined): KernelRoute[] {
   const at = files.findIndex((f) => f.name === 'ip-j-d-route.json' && f.text !== undefined)
   if (at < 0) {
     const routesText = files.find((f) => f.name === 'ip-d-route.txt' && f.text !== undefined)?.text
     return routesText !== undefined ? parseIpRouteText(routesText) : []
   }
   if (files[at].text!.trim() === '') return [] // an empty dump (markEmpty): an empty table
-  if (deferred) deferred.kernel = new DeferredKernelRoutes('ip-j-d-route.json', tunnelDev)
-  if (deferred && outside) deferred.outsidePool = new OutsidePoolRoutes(outside)
-  const routes = parseIpRouteJson(files[at].text!, 'ip-j-d-route.json', {deferred: deferred?.kernel, outsidePool: deferred?.outsidePool})
-  if (consume) files[at] = dropKernelRouteText(files[at], routes, deferred?.outsidePool)
+  const sinks = defer?.kernelSinks(tunnelDev, outside)
+  const routes = parseIpRouteJson(files[at].text!, 'ip-j-d-route.json', {deferred: sinks?.tunnel, outsidePool: sinks?.outsidePool})
+  if (consume) files[at] = defer!.dropKernelText(files[at], routes)
   return routes
 }
 

@@ -3,6 +3,7 @@
 // changing this file and nowhere else.
 import type {ChalkInstance} from 'chalk'
 
+import {RouteDoctorError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {renderFix} from '../render/text.js'
 import {loadExplainReport} from '../services/explain.js'
@@ -35,7 +36,22 @@ export function capabilities(actions: UiActions): Capabilities {
   return {previewFix: typeof actions.previewFix === 'function', applyFix: typeof actions.applyFix === 'function', writeBundle: typeof actions.writeBundle === 'function'}
 }
 
-export function createActions(opts: SourceOptions, options: ActionOptions = {}): UiActions {
+/**
+ * The first report, or why there is none when the source has no kernel routes (E_NO_KERNEL_ROUTES: the UI shows that
+ * refusal in its view, as `check` refuses); any other error is the caller's (bad input: exit 2).
+ */
+export async function firstReport(actions: UiActions): Promise<{report?: CheckReport; loadError?: string}> {
+  try {
+    return {report: await actions.loadReport()}
+  } catch (error) {
+    if (error instanceof RouteDoctorError && error.code === 'E_NO_KERNEL_ROUTES') return {loadError: error.message}
+    throw error
+  }
+}
+
+export function createActions(given: SourceOptions, options: ActionOptions = {}): UiActions {
+  // judged as `check` and `explain` judge: a source without the kernel's routes is refused, not shown as all missing
+  const opts: SourceOptions = {...given, requireKernelRoutes: true}
   const c = options.palette ?? palette()
   // a full table's healthy prefixes stay separated: the list needs only their keys, an explanation its own prefix's routes
   let held: BulkHealthySource | undefined
@@ -56,7 +72,9 @@ export function createActions(opts: SourceOptions, options: ActionOptions = {}):
     },
     async writeBundle() {
       const {createBundle} = await import('../services/bundle.js')
-      const result = await createBundle({...opts, out: options.bundleDir, command: ['ui'], toolVersion: options.toolVersion ?? '0.0.0'})
+      // a bundle writes what it got, kernel routes or not (support reads why they are missing)
+      const toolVersion = options.toolVersion ?? '0.0.0'
+      const result = await createBundle({...given, out: options.bundleDir, command: ['ui'], toolVersion})
       return `Wrote ${result.path}\n${result.sources.filter((s) => s.error).map((s) => `  ${s.file}: not collected (${s.error})`).join('\n')}`.trimEnd()
     },
   }
@@ -66,7 +84,7 @@ export function createActions(opts: SourceOptions, options: ActionOptions = {}):
     actions.applyFix = async (prefix) => {
       const [{applyFix, loadFixPlan}, {renderApply}] = await Promise.all([import('../services/fix.js'), import('../render/apply.js')])
       // as `fix PREFIX --apply` (or `fix --apply`) plans it
-      const {plan, changes} = await loadFixPlan({...opts, requireKernelRoutes: true}, {prefix, apply: true})
+      const {plan, changes} = await loadFixPlan(opts, {prefix, apply: true})
       if (changes === 0) {
         return prefix === undefined ? 'Nothing to apply: no correction, withdrawal or rule change is planned now.' : `Nothing to apply for ${prefix}: nothing is planned for it now.`
       }

@@ -9,7 +9,8 @@ import {initialState} from './state.js'
 
 export interface RunUiOptions {
   actions: UiActions
-  report: CheckReport
+  report?: CheckReport
+  loadError?: string // no report: why (the source has no kernel routes)
   live: boolean
   source: string
   refreshMs: number
@@ -22,7 +23,8 @@ const ALT_SCREEN_OFF = '\x1b[?1049l'
 export async function runUi(opts: RunUiOptions): Promise<void> {
   const stdout = process.stdout
   const initial = initialState({
-    report: opts.report, live: opts.live, source: opts.source, capabilities: capabilities(opts.actions),
+    report: opts.report, loadError: opts.loadError, live: opts.live, source: opts.source,
+    capabilities: capabilities(opts.actions),
     size: {columns: stdout.columns || 80, rows: stdout.rows || 24},
   })
   // a full-screen program: draw on the alternate screen, give the shell its screen back on exit

@@ -93,9 +93,15 @@ export const NOT_AVAILABLE = {
   writeBundle: 'Writing a bundle is not available: no bundle service is wired into the UI.',
 }
 
-export function initialState(opts: {report?: CheckReport; live: boolean; source: string; size?: {columns: number; rows: number}; capabilities: Capabilities; at?: string}): UiState {
+/** `loadError`: why the first load gave no report (shown instead of a list; live, the next refresh tries again). */
+export function initialState(opts: {
+  report?: CheckReport; loadError?: string; live: boolean; source: string; size?: {columns: number; rows: number}
+  capabilities: Capabilities; at?: string
+}): UiState {
   const base: UiState = {
-    generation: 0, loading: opts.report === undefined, filter: '', mode: 'list', seq: 0, changes: {},
+    generation: 0, loading: opts.report === undefined && opts.loadError === undefined, filter: '', mode: 'list', seq: 0,
+    changes: {},
+    ...(opts.report === undefined && opts.loadError !== undefined ? {loadError: opts.loadError} : {}),
     size: opts.size ?? {columns: 80, rows: 24}, live: opts.live, source: opts.source, capabilities: opts.capabilities, quit: false,
   }
   if (!opts.report) return base

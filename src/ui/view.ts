@@ -6,7 +6,7 @@ import type {ChalkInstance} from 'chalk'
 
 import {verdictColor} from '../render/style.js'
 import type {CheckReport, PrefixLine} from '../report/report.js'
-import {fit, visibleWidth} from './ansi.js'
+import {fit, visibleWidth, wrap} from './ansi.js'
 import {hasSourceProblems, layout, paneRows, selectedIndex, visibleRows, type UiState} from './state.js'
 
 const SEP = ' │ '
@@ -50,7 +50,8 @@ export function headerLines(s: UiState, c: ChalkInstance): string[] {
   const total = s.report?.prefixes.length ?? 0
   if (s.mode === 'filter') second = `${c.bold('/')}${s.filter}${c.inverse(' ')}  ${c.dim(`${shown} of ${total} · Enter keeps · Esc clears`)}`
   else if (s.filter) second = `filter ${c.bold(JSON.stringify(s.filter))}: ${shown} of ${total}  ${c.dim('(/ edits, Esc clears)')}`
-  else if (!s.report) second = s.loadError ? c.red(`could not load: ${s.loadError}`) : c.dim('loading…')
+  else if (!s.report && s.loadError) second = c.red('nothing judged: the source could not be loaded (why: below)')
+  else if (!s.report) second = c.dim('loading…')
   else {
     const r = s.report
     const verdicts = Object.entries(r.summary.verdicts).map(([v, k]) => `${k} ${v}`).join(', ')
@@ -121,8 +122,12 @@ export function listLines(s: UiState, c: ChalkInstance): string[] {
   const h = layout(s).list
   const rows = visibleRows(s)
   const out: string[] = []
-  if (rows.length === 0) {
-    const why = !s.report ? (s.loadError ? c.red(`could not load: ${s.loadError}`) : 'loading…')
+  if (rows.length === 0 && !s.report && s.loadError) {
+    // the whole reason, wrapped: it names what to give (a snapshot without kernel routes, a failed `ip`)
+    const why = wrap(`could not load: ${s.loadError}`, s.size.columns - 2, 2)
+    for (const l of why) out.push(fit(`  ${c.red(l)}`, s.size.columns))
+  } else if (rows.length === 0) {
+    const why = !s.report ? 'loading…'
       : s.filter ? `no prefix matches ${JSON.stringify(s.filter)} (Esc clears the filter)`
         : s.report.node.pools.length === 0 ? c.yellow('No pools: no prefix is a tunnel prefix (give --pool CIDR=ipip or --ippools FILE).')
           : s.report.node.failed.some((f) => f.file === 'birdc-show-route-all.txt')

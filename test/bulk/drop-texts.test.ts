@@ -13,7 +13,7 @@ import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
 import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import type {Snapshot, SourceFile} from '../../src/model/types.js'
-import {checkSnapshot} from '../../src/services/load.js'
+import {buildBulkSnapshot} from '../../src/bulk/build.js'
 import {ROOT, scenarioDirs, tempDir} from '../helpers.js'
 import {toRawSocket} from '../parse-bird/captures.js'
 
@@ -33,7 +33,7 @@ function subsequence(all: unknown[], held: unknown[]): string | undefined {
 }
 
 function bothWays(files: SourceFile[]): {plain: Snapshot; dropped: Snapshot} {
-  return {plain: buildSnapshot(files), dropped: checkSnapshot(files.map((f) => ({...f})))}
+  return {plain: buildSnapshot(files), dropped: buildBulkSnapshot(files.map((f) => ({...f})), {}, 'check')}
 }
 
 async function syntheticFiles(routes: number): Promise<SourceFile[]> {

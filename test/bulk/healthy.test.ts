@@ -17,13 +17,15 @@ import {separateHealthy} from '../../src/bulk/healthy.js'
 import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {renderCheck, renderCheckLines, renderExplain} from '../../src/render/text.js'
+import {npdResult} from '../../src/render/npd.js'
 import {palette} from '../../src/render/style.js'
-import {checkSnapshot, bulkHealthySnapshot, bulkHealthySource, type BulkHealthySource} from '../../src/services/load.js'
+import {buildBulkSnapshot, Deferral} from '../../src/bulk/build.js'
+import {bulkHealthySource, type BulkHealthySource} from '../../src/services/load.js'
 import {FIX_INDEX_OPTIONS, planFix} from '../../src/services/fix.js'
 import {checkReport, checkRun, explainReport, type CheckReport} from '../../src/report/report.js'
 import {ROOT, scenarioDirs} from '../helpers.js'
 
-function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: string; leanText: string; healthy: number} {
+function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: string; leanText: string; healthy: number; broken: number} {
   const render = (ctx: SnapshotIndex) => {
     const report = checkReport(ctx)
     return `${JSON.stringify(report)}\n${renderCheck(report, palette(false))}`
@@ -37,19 +39,28 @@ function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: str
     }
   }
   let healthy = 0
+  let broken = 0
   return {
     rules: attempt(() => render(new SnapshotIndex(buildSnapshot(files)))),
     bulk: attempt(() => {
-      // as check makes it: separated, and its big texts dropped (checkSnapshot consumes the list: a copy)
-      const separated = checkSnapshot([...files])
+      // as check makes it: separated, and its big texts dropped (it consumes the list: a copy)
+      const separated = buildBulkSnapshot([...files], {}, 'check')
       healthy = separated.healthy?.keys.length ?? 0
       return render(new SnapshotIndex(separated))
     }),
     // check's text report, made as check makes it: no evidence, no plans (it shows neither)
     rulesText: attempt(() => renderCheck(checkReport(new SnapshotIndex(buildSnapshot(files))), palette(false))),
-    leanText: attempt(() => [...renderCheckLines(checkRun(new SnapshotIndex(checkSnapshot([...files]), {evidence: false, texts: false}), {plans: false}), palette(false))].join('\n')),
+    // (and the prefixes BIRD routes off the tunnel reported in bulk too)
+    leanText: attempt(() => {
+      const separated = buildBulkSnapshot([...files], {}, 'check-text')
+      broken = separated.broken?.keys.length ?? 0
+      return [...renderCheckLines(checkRun(new SnapshotIndex(separated, {evidence: false, texts: false}), {plans: false}), palette(false))].join('\n')
+    }),
     get healthy() {
       return healthy
+    },
+    get broken() {
+      return broken
     },
   }
 }
@@ -94,6 +105,43 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
     expect(r.leanText).toBe(r.rulesText)
   })
 
+  it("on the bench's broken-heavy table, where the prefixes routed over the ECMP underlay or unreachable are reported in bulk", async () => {
+    const texts = await syntheticTexts(400, true)
+    const r = both(filesOf(texts))
+    expect(r.broken).toBeGreaterThan(100) // 30 % of the blocks: multipath over the underlay, unreachable
+    expect(r.bulk).toBe(r.rules)
+    expect(r.leanText).toBe(r.rulesText)
+    expect(r.leanText).toMatch(/not-tunneled {4}tunnel-bypassed-by-ecmp/)
+    expect(r.leanText).toMatch(/unreachable {5}nexthop-unresolvable-by-bird/)
+    // check --npd reads the same run
+    const npd = npdResult(checkRun(new SnapshotIndex(buildBulkSnapshot(filesOf(texts), {}, 'check-text'), {evidence: false, texts: false}), {plans: false}))
+    expect(npd).toEqual(npdResult(checkRun(new SnapshotIndex(buildSnapshot(filesOf(texts))))))
+    expect(npd.line).toMatch(/\d+ not-tunneled \(10\.\S+ …\)/)
+  })
+
+  it('where BIRD wrote every route through the underlay, single-path (tunnel-not-programmed), some next hops unreachable', () => {
+    const texts = new Map(base)
+    const routes = JSON.parse(texts.get(KERNEL_FILE)!) as Array<Record<string, unknown>>
+    for (const r of routes) {
+      if (r.dev !== 'tunl0' || r.protocol !== 'bird') continue
+      r.gateway = '172.31.11.1'
+      r.dev = 'eth0'
+      r.flags = []
+    }
+    texts.set(KERNEL_FILE, JSON.stringify(routes))
+    const r = both(filesOf(texts))
+    expect(r.broken).toBeGreaterThan(250)
+    expect(r.leanText).toBe(r.rulesText)
+    expect(r.leanText).toMatch(/not-tunneled {4}tunnel-not-programmed/)
+    // a next hop the kernel cannot reach: those prefixes go to the rules (nexthop-unreachable, unreachable)
+    const far = new Map(texts)
+    for (let at = 100; at < 110; at++) far.set(BIRD_FILE, damageBird(far.get(BIRD_FILE)!, [{kind: 'nexthop-far', at}]))
+    const f = both(filesOf(far))
+    expect(f.broken).toBeLessThan(r.broken)
+    expect(f.leanText).toBe(f.rulesText)
+    expect(f.leanText).toMatch(/unreachable +nexthop-unreachable/)
+  })
+
   it('when a path deferred is parsed after all, with lines the framer drops inside it', () => {
     // a next hop the kernel cannot reach (no default route): deferred while parsing, then not separated, and read again
     for (const inside of ['async-inside', 'banner-inside', 'blank-inside'] as const) {
@@ -113,13 +161,14 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
     const r = both(filesOf(texts))
     expect(r.bulk).toBe(r.rules)
     expect(r.leanText).toBe(r.rulesText)
-    const kept = checkSnapshot(filesOf(texts))
+    const kept = buildBulkSnapshot(filesOf(texts), {}, 'check')
     const outside = (dst: string) => dst.startsWith('10.') && !dst.startsWith('10.0.0.') && !dst.startsWith('10.0.1.') && !dst.startsWith('10.0.2.') && !dst.startsWith('10.0.3.')
     expect(kept.kernelRoutes.filter((k) => outside(k.dst))).toEqual([])
     expect(kept.bird.routes.filter((b) => outside(b.prefix))).toEqual([])
     // BIRD's single BGP paths out there were never built: deferred while parsing, and not read back when separated
     // (a network with several paths is built, and let go of after)
-    const separated = separateHealthy(buildSnapshot(filesOf(texts), {deferred: true, consume: true}))
+    const deferral = new Deferral()
+    const separated = separateHealthy(buildSnapshot(filesOf(texts), {defer: deferral, consume: true}), deferral.routes)
     const builtOutside = separated.bird.routes.filter((b) => outside(b.prefix))
     expect(buildSnapshot(filesOf(texts)).bird.routes.filter((b) => outside(b.prefix)).length).toBeGreaterThan(300)
     expect(builtOutside.length).toBeLessThan(20)
@@ -149,19 +198,20 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
 
     const added = (dst: string) => dst.startsWith('198.51.') || dst.startsWith('192.0.')
     expect(buildSnapshot(filesOf(texts)).kernelRoutes.filter((k) => added(k.dst))).toHaveLength(250)
-    const built = buildSnapshot(filesOf(texts), {deferred: true, consume: true})
+    const deferral = new Deferral()
+    const built = buildSnapshot(filesOf(texts), {defer: deferral, consume: true})
     expect(built.kernelRoutes.filter((k) => added(k.dst)).map((k) => k.dst)).not.toContain('198.51.150.0/24')
     expect(built.kernelRoutes.filter((k) => added(k.dst)).length).toBeLessThan(40) // before the scan keeps a shape
-    expect(built.deferred?.outsidePool?.size).toBeGreaterThan(210)
+    expect(deferral.routes.outsidePool?.size).toBeGreaterThan(210)
     // separated: read back where the chain leads, in the file's order; check then keeps that chain only
-    const separated = separateHealthy(built).kernelRoutes
+    const separated = separateHealthy(built, deferral.routes).kernelRoutes
     const dsts = separated.filter((k) => added(k.dst)).map((k) => k.dst)
     expect(dsts.length).toBeLessThan(40)
     expect(dsts.indexOf('198.51.150.0/24')).toBeGreaterThan(-1)
     expect(dsts.indexOf('192.0.40.0/24')).toBe(dsts.length - 1) // the file's last of those, after every 198.51
     expect(dsts.indexOf('198.51.150.0/24')).toBe(dsts.findIndex((d) => d.startsWith('192.')) - 1)
     expect(separated.map((k) => k.dst).indexOf('198.51.150.0/24')).toBeGreaterThan(separated.map((k) => k.dst).indexOf('172.20.9.0/24'))
-    const kept = checkSnapshot(filesOf(texts)).kernelRoutes.filter((k) => added(k.dst)).map((k) => k.dst)
+    const kept = buildBulkSnapshot(filesOf(texts), {}, 'check').kernelRoutes.filter((k) => added(k.dst)).map((k) => k.dst)
     expect(kept).toEqual(['198.51.150.0/24', '192.0.40.0/24'])
   })
 
@@ -217,13 +267,13 @@ function explainBoth(files: SourceFile[], query: string, held: BulkHealthySource
       return `error: ${(error as Error).message}`
     }
   }
-  return {rules: build(() => new SnapshotIndex(buildSnapshot(files))), separated: build(() => new SnapshotIndex(bulkHealthySnapshot(files, {}, query))), held: build(() => snapshotIndexOf(held, query))}
+  return {rules: build(() => new SnapshotIndex(buildSnapshot(files))), separated: build(() => new SnapshotIndex(buildBulkSnapshot(files, {}, 'query').keeping(query))), held: build(() => snapshotIndexOf(held, query))}
 }
 
 /** The interactive UI's BulkHealthySource of `files` (one parse, separated again per query), or the error its parse gives. */
 function heldOf(files: SourceFile[]): BulkHealthySource | Error {
   try {
-    return bulkHealthySource(files, {})
+    return bulkHealthySource(buildBulkSnapshot(files, {}, 'query'))
   } catch (error) {
     return error as Error
   }
@@ -272,7 +322,7 @@ function fixBoth(files: SourceFile[], only?: string, held?: BulkHealthySource | 
     }
   }
   const rules = plan(() => new SnapshotIndex(buildSnapshot(files)))
-  const separated = plan(() => new SnapshotIndex(bulkHealthySnapshot(files, {}, only), FIX_INDEX_OPTIONS))
+  const separated = plan(() => new SnapshotIndex(buildBulkSnapshot(files, {}, 'query').keeping(only), FIX_INDEX_OPTIONS))
   return held === undefined || only === undefined ? {rules, separated} : {rules, separated, held: plan(() => snapshotIndexOf(held, only))}
 }
 
@@ -348,7 +398,7 @@ describe('explain, fix and the UI separate every prefix but the one asked about,
       const all = fixBoth(files)
       expect(all.separated, 'fix').toBe(all.rules)
       try {
-        bulkSome ||= (bulkHealthySnapshot(files, {}, queries[0]).healthy?.keys.length ?? 0) > 200
+        bulkSome ||= (buildBulkSnapshot(files, {}, 'query').keeping(queries[0]).healthy?.keys.length ?? 0) > 200
       } catch {
         // bad input: compared above, as the same error
       }
@@ -361,10 +411,10 @@ const BIRD_FILE = 'birdc-show-route-all.txt'
 const KERNEL_FILE = 'ip-j-d-route.json'
 
 /** The bench's synthetic snapshot of `count` routes, file name -> text. */
-async function syntheticTexts(count: number): Promise<Map<string, string>> {
+async function syntheticTexts(count: number, broken = false): Promise<Map<string, string>> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-healthy-'))
   try {
-    await generateSnapshot(count, dir)
+    await generateSnapshot(count, dir, {broken})
     return new Map((await readSnapshotDir(dir)).map((f) => [f.name, f.text ?? '']))
   } finally {
     rmSync(dir, {recursive: true, force: true})

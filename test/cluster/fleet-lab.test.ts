@@ -142,7 +142,8 @@ describe.skipIf(reason !== null)('Calico truth and fleet on the lab', () => {
     expect(bad[0].blocks.map((b) => [b.prefix, b.verdict])).toEqual([[N2_BLOCK, 'misrouted']])
     expect(bad[0].blocks[0].findings.map((f) => f.id)).toContain('block-owner-mismatch')
     expect(fleet.findings.find((f) => f.id === 'asymmetric-pair')?.nodes).toEqual(['n3', 'n2'])
-    expect(fleet.findings.find((f) => f.id === 'owner-disagreement')).toMatchObject({prefix: N2_BLOCK, nodes: ['n3']})
+    expect(fleet.findings.find((f) => f.id === 'owner-disagreement')).toMatchObject({prefix: N2_BLOCK, nodes: ['n3'],
+      title: `n3 routes ${N2_BLOCK} to ${TOPOLOGY.nodes.n1.loopback} (n1); IPAM says n2 (${TOPOLOGY.nodes.n2.loopback})`})
 
     const text = await run(['fleet', path.join(tmp, 'n1-broken.tar.gz'), path.join(tmp, 'n2-broken.tar.gz'), path.join(tmp, 'n3-broken.tar.gz')])
     expect(text.stdout).toMatch(/^\s+3 n3\s+ok\s+MISR\s+·$/m)

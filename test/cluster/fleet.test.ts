@@ -10,7 +10,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import type {FleetReport} from '../../src/fleet/join.js'
 import {Chalk} from 'chalk'
 import {renderFleet} from '../../src/render/fleet.js'
-import {runFleet} from '../../src/services/fleet.js'
+import {runFleet, writePieces} from '../../src/services/fleet.js'
 import {BIN, ROOT} from '../helpers.js'
 import {BIRD16, BIRD2, fixtureDir, LAB_HEALTHY, PEER_DOWN} from '../diagnose/helpers.js'
 import {chromiumSkipReason, dumpDom, textOf} from './chromium.js'
@@ -59,6 +59,14 @@ describe('fleet over snapshot directories', () => {
     const r = await runFleet({sources: [asNode(BIRD2, 'n1'), asNode(LAB_HEALTHY, 'n3')], calico: truth})
     expect(r.pairs.find((p) => p.from === 'n3' && p.to === 'n1')).toMatchObject({verdict: 'misrouted', blocks: [{prefix: '192.168.162.128/26', verdict: 'misrouted'}]})
     expect(r.findings.filter((f) => f.id === 'owner-disagreement')).toEqual([expect.objectContaining({prefix: '192.168.162.128/26', nodes: ['n3']})])
+    // said as what happened: n3 holds it as its own block, IPAM gives it to n1
+    expect(r.findings.find((f) => f.id === 'owner-disagreement')!.title).toBe('n3 treats 192.168.162.128/26 as its own block; IPAM says n1 (172.31.10.4)')
+    // and the fix on n3: the leftover blackhole goes by releasing the block there
+    const held = r.pairs.find((p) => p.from === 'n3' && p.to === 'n1')!.blocks[0].findings.find((f) => f.id === 'block-owner-mismatch')!
+    expect(held.fix).toBe('n3 still holds 192.168.162.128/26 as its own block (a leftover `blackhole 192.168.162.128/26`), while Calico\'s IPAM gives it to n1: ' +
+      'remove the blackhole by releasing the block on n3: delete the stale BlockAffinity that still gives it to n3 ' +
+      '(`kubectl get blockaffinities | grep 192-168-162-128-26`), so that confd drops it from BIRD\'s config and BIRD withdraws the blackhole ' +
+      '(`ip route del blackhole 192.168.162.128/26` by hand lasts only until BIRD\'s next kernel scan); the route to n1 (172.31.10.4) then carries its traffic.')
     // both directions between n1 and n3 are broken: not asymmetric
     expect(r.findings.map((f) => f.id)).not.toContain('asymmetric-pair')
   })
@@ -130,6 +138,10 @@ describe('fleet --html', () => {
     const r = await execa('node', [BIN, 'fleet', asNode(BIRD2, 'n1'), asNode(LAB_HEALTHY, 'n3'), '--calico', truth, '--html', html], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
     expect(r.exitCode, String(r.stderr)).toBe(1)
     const page = readFileSync(html, 'utf8')
+    // one line says which file was written, on stderr (stdout is the report)
+    expect(String(r.stderr)).toBe(`wrote ${html} (${Buffer.byteLength(page)} bytes)`)
+    expect(String(r.stdout)).not.toContain(html)
+    expect(page.startsWith('<!doctype html>') && page.endsWith('</body></html>\n')).toBe(true)
     expect(page).not.toMatch(/https?:\/\/|<link |src=/)
     const dom = textOf(await dumpDom(html))
     expect(dom).toContain('routedoctor fleet: 3 nodes, 3 broken pairs')
@@ -137,10 +149,36 @@ describe('fleet --html', () => {
     expect(dom).toContain('192.168.162.128/26 misrouted')
     expect(dom).toMatch(/block-owner-mismatch\s*: 192\.168\.162\.128\/26 leads to this node \(n3\), but Calico's IPAM gives it to n1/)
     expect(dom).toContain('n1 → n2: 1 of 1 blocks broken 192.168.110.128/26 not-tunneled tunnel-bypassed-by-ecmp')
-    expect(dom).toMatch(/error owner-disagreement Nodes disagree about who owns 192\.168\.162\.128\/26/)
+    expect(dom).toMatch(/error owner-disagreement n3 treats 192\.168\.162\.128\/26 as its own block; IPAM says n1/)
     expect(dom).toMatch(/warning node-without-source n2/)
     expect(page).toMatch(/<td class="v-misrouted" data-from="n3" data-to="n1"><details><summary>misrouted<\/summary>/)
   }, 120_000)
+})
+
+describe('fleet --html: the file', () => {
+  it('with --json: stdout is the JSON alone, the line naming the file on stderr', async () => {
+    const html = path.join(tmp, 'with-json.html')
+    const r = await execa('node', [BIN, 'fleet', asNode(LAB_HEALTHY, 'n1'), '--calico', truth, '--html', html, '--json'], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
+    expect(JSON.parse(String(r.stdout)).schema).toBe(1)
+    expect(String(r.stderr)).toBe(`wrote ${html} (${readFileSync(html).length} bytes)`)
+  })
+
+  it('a file that cannot be written: exit 2 naming it, no stack', async () => {
+    const html = path.join(tmp, 'no-such-dir', 'x.html')
+    const r = await execa('node', [BIN, 'fleet', asNode(LAB_HEALTHY, 'n1'), '--calico', truth, '--html', html], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
+    expect(r.exitCode).toBe(2)
+    expect(String(r.stderr).trim()).toBe(`routedoctor: --html ${html}: cannot write (ENOENT)`)
+  })
+
+  it('is written in chunks as it is made: a page larger than one chunk arrives whole', async () => {
+    const file = path.join(tmp, 'pieces.html')
+    const pieces = Array.from({length: 3000}, (_, i) => `<tr><td>row ${i}</td><td>${'x'.repeat(60)}</td></tr>`)
+    const bytes = await writePieces(file, pieces, '--html')
+    const text = readFileSync(file, 'utf8')
+    expect(text).toBe(pieces.map((p) => `${p}\n`).join(''))
+    expect(bytes).toBe(Buffer.byteLength(text))
+    expect(bytes).toBeGreaterThan(3 * 64 * 1024)
+  })
 })
 
 describe('the text matrix', () => {

@@ -6,7 +6,7 @@ import {CALICO_FILES} from '../../src/model/calico.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
 import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import {checkReport} from '../../src/report/report.js'
-import {checkSnapshot} from '../../src/services/load.js'
+import {buildBulkSnapshot} from '../../src/bulk/build.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {BIRD2, BIRD16, BIRD16_LL, LAB_HEALTHY, PEER_DOWN, fixtureExists, loadFiles} from '../diagnose/helpers.js'
 import {FIXTURE_CLUSTER, truthTexts, type TruthSpec} from './truth.js'
@@ -32,7 +32,7 @@ describe('a consistent truth adds no finding', () => {
       expect(snapshot.poolOrigin).toBe('calico')
       expect(strip(report(truth))).toEqual(strip(report(plain)))
       // check's bulk path settles the same
-      expect(strip(checkReport(new SnapshotIndex(checkSnapshot(withTruth(loadFiles(name), {nodes: FIXTURE_CLUSTER})))))).toEqual(strip(report(plain)))
+      expect(strip(checkReport(new SnapshotIndex(buildBulkSnapshot(withTruth(loadFiles(name), {nodes: FIXTURE_CLUSTER}), {}, 'check'))))).toEqual(strip(report(plain)))
     })
   }
   it.skipIf(!fixtureExists(PEER_DOWN))('with a peer down, only the block that is gone is added, as block-unrouted', () => {

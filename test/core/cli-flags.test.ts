@@ -141,6 +141,33 @@ describe('watch', () => {
   })
 })
 
+describe('help and duration flags', () => {
+  it('names every flag\'s value in --help: no `<value>`', async () => {
+    for (const command of ['check', 'explain', 'fix', 'bundle', 'ui', 'watch', 'fleet']) {
+      const help = await run([command, '--help'])
+      expect(help.exitCode, command).toBe(0)
+      expect(help.stdout, command).not.toContain('<value>')
+    }
+    const fix = (await run(['fix', '--help'])).stdout
+    for (const flag of ['--rule-priority=PRIORITY', '--watch=SECONDS', '--table=TABLE', '--protocol=NUMBER']) expect(fix).toContain(flag)
+    expect((await run(['ui', '--help'])).stdout).toContain('--interval=SECONDS')
+  })
+
+  it('ui --interval takes seconds as watch --interval does: a fraction, and the same refusal of anything else', async () => {
+    const fine = await run(['ui', '--from', path.join(FIXTURES, 'lab-bird2-overlay-moved'), '--interval', '2.5', '--json'])
+    expect(fine.exitCode, fine.stderr).toBe(1) // the check report (no terminal), with check's status
+    expect(JSON.parse(fine.stdout).schema).toBe(1)
+    for (const bad of ['0', 'soon', '-1', '3601']) {
+      const ui = await run(['ui', '--interval', bad])
+      const watch = await run(['watch', '--pool', '192.168.0.0/16', '--interval', bad])
+      expect([ui.exitCode, watch.exitCode], bad).toEqual([2, 2])
+      const message = `--interval ${bad}: expected a number of seconds greater than 0 and at most 3600`
+      expect(ui.stderr.trim(), bad).toBe(`routedoctor: ${message}`)
+      expect(watch.stderr.trim(), bad).toBe(`routedoctor: ${message}`)
+    }
+  })
+})
+
 describe('an internal error', () => {
   const written = {stdout: '', stderr: ''}
   const debug = process.env.DEBUG

@@ -359,8 +359,16 @@ describe('bundle', () => {
     expect((await run(['bundle', '--from', ecmp, '-o', out, '--redact', '--mapping-file', mapFile])).exitCode).toBe(0)
     await execa('tar', ['-xzf', out, '-C', dir])
     const all = (await execa('sh', ['-c', `cat ${dir}/snapshot/* ${dir}/*.json ${dir}/report.md`])).stdout
-    for (const a of ['172.31.20.5', '172.31.10.4', '192.168.110.128', '172.31.11.1', 'f2:16:b0:6a:b7:24', 'Mesh_172_31_20_5']) expect(all.match(new RegExp(`(^|[^0-9.:a-f_])${a.replace(/[.]/g, '\\.')}($|[^0-9a-f])`, 'm'))?.[0], a).toBeUndefined()
     const mapping = JSON.parse(readFileSync(mapFile, 'utf8')) as Record<string, string>
+    // a private address stays in its range, where one may map onto itself by chance (the mapping lists it)
+    const changed = (a: string) => mapping[a.replace(/^Mesh_/, '').replaceAll('_', '.')] !== a.replace(/^Mesh_/, '').replaceAll('_', '.')
+    for (const a of ['172.31.20.5', '172.31.10.4', '192.168.110.128', '172.31.11.1', 'f2:16:b0:6a:b7:24', 'Mesh_172_31_20_5'].filter(changed)) {
+      expect(all.match(new RegExp(`(^|[^0-9.:a-f_])${a.replace(/[.]/g, '\\.')}($|[^0-9a-f])`, 'm'))?.[0], a).toBeUndefined()
+    }
+    // RFC 1918 in, RFC 1918 out: the pool and its blocks stay in 192.168.0.0/16, the nodes in 172.16.0.0/12
+    expect(mapping['192.168.110.128']).toMatch(/^192\.168\.\d+\.128$/)
+    expect(mapping['172.31.20.5']).toMatch(/^172\.(1[6-9]|2\d|3[01])\.\d+\.5$/)
+    expect(all).toContain('192.168.0.0/16')
     const direct = JSON.parse((await run(['check', '--from', ecmp, '--json'])).stdout)
     const replay = JSON.parse((await run(['check', '--from', out, '--json'])).stdout)
     const verdictOf = (prefix: string) => replay.prefixes.find((p: {prefix: string}) => p.prefix === prefix)?.verdict

@@ -1,4 +1,4 @@
-// Real output as users paste it (issue 28), from lab captures in test/fixtures/pastes and the snapshot
+// Real output as users paste it, from lab captures in test/fixtures/pastes and the snapshot
 // folders lab-bird16-plain-show-route and lab-bird2-crosssubnet (test/lab/capture-pastes.ts made them).
 import {readFileSync} from 'node:fs'
 import path from 'node:path'
@@ -16,7 +16,7 @@ import {parseBirdStatus} from '../../src/parse/bird-status.js'
 import {parseIpRouteText} from '../../src/parse/ip-route-text.js'
 import {renderCheck, renderExplain} from '../../src/render/text.js'
 import {palette} from '../../src/render/style.js'
-import {checkSnapshot} from '../../src/services/load.js'
+import {buildBulkSnapshot} from '../../src/bulk/build.js'
 import {checkReport, explainReport} from '../../src/report/report.js'
 import {dropFile, editFile, editJsonArray, loadFiles, replaceOnce} from '../diagnose/helpers.js'
 import {BIN, FIXTURES} from '../helpers.js'
@@ -225,7 +225,7 @@ describe('IP-in-IP CrossSubnet', () => {
     }
     expect(explainReport(ctxOf(withoutBird(files)), '192.168.50.0/26').plan).toBeNull()
     // check's own path (routes outside the pools read only where they resolve a gateway) says the same
-    const bulk = checkReport(new SnapshotIndex(checkSnapshot(withoutBird(files)))).prefixes.map((p) => `${p.prefix} ${p.verdict}`)
+    const bulk = checkReport(new SnapshotIndex(buildBulkSnapshot(withoutBird(files), {}, 'check'))).prefixes.map((p) => `${p.prefix} ${p.verdict}`)
     expect(bulk).toEqual(checkReport(ctxOf(withoutBird(files))).prefixes.map((p) => `${p.prefix} ${p.verdict}`))
     expect(bulk).toContain('192.168.50.0/26 ok')
   })

@@ -144,7 +144,7 @@ describe('a verdict that is not ok carries an error finding, and check exits by 
     }), {numRuns: 40})
   })
 
-  it('the shape of issue 28: an unreachable proto bird block with nothing else, from a plain ip route paste', () => {
+  it('a pasted shape: an unreachable proto bird block with nothing else, from a plain ip route paste', () => {
     const route = readFileSync(path.join(path.dirname(scenarioDirs()[0]!), 'lab-bird16-ipv6-ll', 'ip-d-route.txt'), 'utf8')
     const files: SourceFile[] = [
       {name: 'ip-d-route.txt', text: route},

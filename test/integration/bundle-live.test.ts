@@ -1,4 +1,4 @@
-// `bundle` of a LIVE node (n1 of bird2-ecmp) replayed offline with `--from` (issue 5): the same
+// `bundle` of a LIVE node (n1 of bird2-ecmp) replayed offline with `--from`: the same
 // verdicts; and a `--redact`ed bundle diagnoses the same per pseudonymised prefix while holding none
 // of n1's addresses or MACs.
 import {mkdtempSync, readdirSync, readFileSync, rmSync, statSync} from 'node:fs'

@@ -1,4 +1,4 @@
-// `explain` on a live node collects only what the block's chain needs (issue 29: services/targeted.ts). Its answer
+// `explain` on a live node collects only what the block's chain needs (services/targeted.ts). Its answer
 // must be a full collection's: on every lab scenario, and on n1 holding thousands of extra routes (in the pool and
 // beside it, in other tables, a second owner at a block, a policy rule), each query's live explanation is compared
 // with the explanation of a bundle taken of n1 in the same minute (`bundle` collects everything), field by field.

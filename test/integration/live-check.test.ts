@@ -1,4 +1,4 @@
-// `check` and `explain` LIVE inside n1's namespace on every lab scenario (issue 3): the verdicts a
+// `check` and `explain` LIVE inside n1's namespace on every lab scenario: the verdicts a
 // user gets on the running node are the ones its captured fixture (test/fixtures/lab-*/expected.json)
 // says. Also: pools from nowhere / from --ippools / from BIRD's config, and a missing BIRD socket.
 import path from 'node:path'

@@ -1,4 +1,4 @@
-// `watch` in the lab (issue 26): the agent runs in n1's namespace against real BIRD; a real Prometheus server
+// `watch` in the lab: the agent runs in n1's namespace against real BIRD; a real Prometheus server
 // (Debian's `prometheus`) in the same namespace scrapes it every second and evaluates deploy/'s alert rules
 // (a test copy whose `for:` is 2 s instead of minutes, and a 1 s evaluation interval). A route breaks; the test
 // reads the agent's change lines, the series and the firing alert from Prometheus' HTTP API, the report refused

@@ -1,4 +1,4 @@
-// `watch --reconcile` in the lab (issue 26): on n1 of the ECMP scenario (three blocks not tunneled) the agent
+// `watch --reconcile` in the lab: on n1 of the ECMP scenario (three blocks not tunneled) the agent
 // writes the fix service's plan once it has held for --settle seconds, through the fix service's apply (a
 // journal each), the blocks become ok; a process that keeps deleting one of its routes is a route war, reported
 // and backed off from; a block that moves from n2 to n3 takes its correction along, and a block released by every

@@ -1,4 +1,4 @@
-// Captures the output shapes users paste (issue 28) from the lab into test/fixtures/pastes/:
+// Captures the output shapes users paste from the lab into test/fixtures/pastes/:
 //   npx tsx test/lab/capture-pastes.ts [OUTDIR [bird2|bird16]]
 // - restricted birdc (`birdc -r`) and a restricted raw socket (`restrict`, reply 0016);
 // - `show status` of a BIRD started in graceful-restart recovery (`bird -R`), birdc and raw socket;

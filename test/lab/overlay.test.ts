@@ -1,4 +1,4 @@
-// Issue 22's lab scenario, on real BIRD 2 with Calico's configuration shape (kernel protocol `learn … import all`,
+// The overlay's lab scenario, on real BIRD 2 with Calico's configuration shape (kernel protocol `learn … import all`,
 // export filter calico_aggr then the pool): fix --apply writes the overlay; a block moves n2 → n3 and check sees the
 // stale correction, fix --apply repairs it; the block is released everywhere and no other node's BIRD learns it from
 // n1; the journals revert routes and rules exactly. Then the leak the overlay prevents, reproduced with a correction

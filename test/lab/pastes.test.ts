@@ -1,4 +1,4 @@
-// Issue 28 on the real lab: the output shapes users paste, taken from live BIRD and kernels now, and
+// On the real lab: the output shapes users paste, taken from live BIRD and kernels now, and
 // read by routedoctor as the kept captures in test/fixtures/pastes are (test/core/pastes.test.ts).
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import os from 'node:os'

@@ -1,4 +1,4 @@
-// The apply engine's fast paths (issue 7) give exactly what the slow ones gave, and the pipelined
+// The apply engine's fast paths give exactly what the slow ones gave, and the pipelined
 // writes attribute a failure to its route and restore exactly, against an in-memory kernel.
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'

@@ -1,4 +1,4 @@
-// The in-place dump reading of scan.ts (issue 7) gives exactly what decoding gives: the key index
+// The in-place dump reading of scan.ts gives exactly what decoding gives: the key index
 // finds the messages whose decoded key is wanted, and wireMatches says yes only for a message that
 // decodes to the planned route (specMatchesPlanned). Also the encoder's IPv4 fast path.
 import fc from 'fast-check'

@@ -11,7 +11,8 @@ import {canonicalAddress, canonicalPrefix} from '../../src/model/prefix.js'
 import type {BirdRoute} from '../../src/model/types.js'
 import {frameBirdText} from '../../src/parse/bird-framing.js'
 import {parseBirdProtocols} from '../../src/parse/bird-protocols.js'
-import {attributeKind, canonicalIpv4Key, createBirdRouteStream, parseBirdRoutes, SubstringMemo} from '../../src/parse/bird-routes.js'
+import {attributeKind, canonicalIpv4Key, parseBirdRoutes, SubstringMemo} from '../../src/parse/bird-routes.js'
+import {createBirdRouteStream} from './stream.js'
 
 const isCanonicalIpv4Prefix = (s: string, start: number, end: number): boolean => canonicalIpv4Key(s, start, end) >= 0
 import {allCaptureSections, toRawSocket} from './captures.js'

@@ -5,7 +5,8 @@ import {describe, expect, it} from 'vitest'
 
 import {ParseError} from '../../src/model/errors.js'
 import type {BirdRoute} from '../../src/model/types.js'
-import {BirdRouteParser, createBirdRouteStream, parseBirdRoutes} from '../../src/parse/bird-routes.js'
+import {BirdRouteParser, parseBirdRoutes} from '../../src/parse/bird-routes.js'
+import {createBirdRouteStream} from './stream.js'
 import {capture, fixture, rawCapture, toRawSocket} from './captures.js'
 
 const paths = (routes: BirdRoute[], prefix: string): BirdRoute[] => routes.filter((r) => r.prefix === prefix)

@@ -209,7 +209,7 @@ describe('bird.conf: the BGP export filter', () => {
   })
 })
 
-describe('the lab\'s captures after a move and after a leak (issue 22, done when)', () => {
+describe('the lab\'s captures after a move and after a leak', () => {
   const load = (name: string) => new SnapshotIndex(buildSnapshot(loadFiles(name)))
 
   it('after the move: check exits 1 with the block misrouted and overlay-stale; explain\'s plan points at the new owner', () => {

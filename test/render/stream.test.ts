@@ -11,7 +11,7 @@ import fc from 'fast-check'
 
 import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
 import {checkLineJson, jsonPieces, prefixLineJson, writeJson, writeLines} from '../../src/render/json.js'
-import {checkSnapshot} from '../../src/services/load.js'
+import {buildBulkSnapshot} from '../../src/bulk/build.js'
 import {keyPrefix, networkKey} from '../../src/model/prefix-key.js'
 import {renderCheck, renderCheckLines} from '../../src/render/text.js'
 import {checkReport, checkRun, isBulkHealthyPrefixes, type CheckReport, type PrefixLine} from '../../src/report/report.js'
@@ -79,7 +79,7 @@ describe('streamed check output', () => {
       await generateSnapshot(3000, dir)
       const files = await readSnapshotDir(dir)
       const rules = checkReport(new SnapshotIndex(buildSnapshot(files)))
-      const bulk = () => checkRun(new SnapshotIndex(checkSnapshot([...files])))
+      const bulk = () => checkRun(new SnapshotIndex(buildBulkSnapshot([...files], {}, 'check')))
       const run = bulk()
       const lines = [...run.lines]
       // most of the table is separated, in runs of several prefixes, between the broken ones
@@ -100,7 +100,7 @@ describe('streamed check output', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-runs-'))
     try {
       await generateSnapshot(300, dir)
-      const separated = checkSnapshot(await readSnapshotDir(dir))
+      const separated = buildBulkSnapshot(await readSnapshotDir(dir), {}, 'check')
       // 10k bulk-healthy keys past every pool prefix's (192.0.0.0/26 on): one stretch, written after the last of them
       const keys = Float64Array.from({length: 10_000}, (_, i) => networkKey(0xc0000000 + i * 64, 26))
       const ctx = () => new SnapshotIndex({...separated, healthy: {keys, bgpNextHops: separated.healthy!.bgpNextHops}})

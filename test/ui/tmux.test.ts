@@ -1,7 +1,7 @@
 // End to end: the real binary in a real terminal (tmux, 80×24 and 100×30). dist/ must be built
 // (`npm test` builds first). Uses its own tmux server socket, killed in afterAll.
 import {spawnSync} from 'node:child_process'
-import {existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {cpSync, existsSync, mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
@@ -95,6 +95,28 @@ describe.skipIf(!haveTmux || !haveDist)(`routedoctor ui in tmux 80x24${!haveTmux
       expect(readFileSync(exitFile, 'utf8').trim()).toBe('EXIT=0')
     }, 120_000)
   }
+
+  it('a snapshot without kernel routes: the view says the refusal check makes, whole, and lists no verdict', async () => {
+    session = 'nokernel'
+    exitFile = path.join(dir, `exit-${session}`)
+    const from = path.join(dir, 'no-kernel-routes')
+    cpSync(ECMP, from, {recursive: true})
+    rmSync(path.join(from, 'ip-j-d-route.json'))
+    rmSync(path.join(from, 'ip-d-route.txt'), {force: true})
+    const cmd = `cd ${quote(ROOT)} && ${quote(process.execPath)} ${quote(BIN)} ui --from ${quote(from)}; echo EXIT=$? > ${quote(exitFile)}`
+    const started = tmux('new-session', '-d', '-s', session, '-x', '80', '-y', '24', '-e', 'NO_COLOR=1', 'sh', '-c', cmd)
+    expect(started.status, started.stderr).toBe(0)
+    const shown = await waitFor((s) => s.includes('q quit') && s.includes('show table all`)'), 'the refusal')
+    // wrapped over several rows, the whole of check's message: what is missing and what was expected
+    const said = shown.split('\n').map((l) => l.trim()).join(' ').replace(/\s+/g, ' ')
+    expect(said).toContain(`could not load: snapshot ${from} has no kernel routes (expected ip-j-d-route.json or ip-d-route.txt from \`ip -j -d route show table all\`)`)
+    expect(shown).toContain('nothing judged: the source could not be loaded (why: below)')
+    expect(shown).not.toMatch(/\bmissing\b/)
+    tmux('send-keys', '-t', session, 'q')
+    const end = Date.now() + 30_000
+    while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 200))
+    expect(readFileSync(exitFile, 'utf8').trim()).toBe('EXIT=0')
+  }, 120_000)
 
   async function uiSession(knob: string): Promise<void> {
     session = `ui${knob}`

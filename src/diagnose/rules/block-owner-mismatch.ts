@@ -41,9 +41,28 @@ export const rule: PrefixRule = {
       evidence: [...truthEvidence(ctx, owner), ...prefixEvidence(ctx, facts)],
       fix: mine
         ? `Find which node announces ${facts.prefix} (a leftover affinity or a leaked route) and withdraw it there.`
-        : facts.bgpNextHops.some((n) => wrong.includes(n))
+        : facts.local && me !== undefined
+          ? heldHere(facts.prefix, me.name, owner, r?.type === 'blackhole')
+          : facts.bgpNextHops.some((n) => wrong.includes(n))
           ? `Route ${facts.prefix} via ${owner.address} dev ${ctx.snapshot.tunnelDev} onlink; find why ${wrong.join(', ')} announces it (a leftover affinity, a leaked route).`
           : `Route ${facts.prefix} via ${owner.address} dev ${ctx.snapshot.tunnelDev} onlink; BIRD's path is right, so find what wrote the route in force (a stale route, another route owner, a kernel filter).`,
     }))]
   },
+}
+
+/**
+ * The fix for another node's block held here as this node's own: the blackhole goes once the block is released here
+ * (Calico's confd writes a block's blackhole into BIRD's config from this node's affinities).
+ */
+function heldHere(prefix: string, me: string, ipam: {node?: string; address?: string}, blackhole: boolean): string {
+  const owner = ipam.node ?? '?'
+  const address = ipam.address ?? '?'
+  const dashed = prefix.replace(/[./]/g, '-')
+  const held = blackhole ? ` (a leftover \`blackhole ${prefix}\`)` : ''
+  return `${me} still holds ${prefix} as its own block${held}, while Calico's IPAM gives it to ${owner}: ` +
+    `remove the blackhole by releasing the block on ${me}: delete the stale BlockAffinity that still gives it to ${me} ` +
+    `(\`kubectl get blockaffinities | grep ${dashed}\`), so that confd drops it from BIRD's config and BIRD withdraws ` +
+    'the blackhole' +
+    `${blackhole ? ` (\`ip route del blackhole ${prefix}\` by hand lasts only until BIRD's next kernel scan)` : ''}; ` +
+    `the route to ${owner} (${address}) then carries its traffic.`
 }
