@@ -5,7 +5,7 @@
 //   floor  reading every directory's files and splitting them into lines (in this process)
 // are measured in the same run, with their ratio.
 //
-//   node bench/fleet.mjs [--nodes 500] [--blocks 5k] [--keep]
+//   node bench/fleet.mjs [--nodes 500] [--blocks 5k] [--jobs N] [--keep]   (--jobs: passed to fleet; default fleet's own)
 import {spawnSync} from 'node:child_process'
 import {existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
@@ -86,12 +86,13 @@ function run(argv) {
   return {wall: (performance.now() - t0) / 1000, code: r.status, stderr: String(r.stderr).slice(-500), ...timeOf(timeFile)}
 }
 
-const fleet = run(['node', BIN, 'fleet', ...dirs, '--calico', truth, '--json'])
+const JOBS = arg('--jobs', undefined)
+const fleet = run(['node', BIN, 'fleet', ...dirs, '--calico', truth, '--json', ...(JOBS ? ['--jobs', JOBS] : [])])
 // the floor: reading every directory's files and splitting them into lines, here, one directory at a time
 const f0 = performance.now()
 let lines = 0
 for (const dir of dirs) for (const f of readdirSync(dir)) lines += readFileSync(path.join(dir, f), 'latin1').split('\n').length
 const floor = (performance.now() - f0) / 1000
 const mib = (b) => (b === undefined ? '?' : `${Math.round(b / 2 ** 20)} MiB`)
-console.log(`fleet ${NODE_COUNT} nodes × ${BLOCKS} blocks: ${fleet.wall.toFixed(1)} s (CPU ${((fleet.user ?? 0) + (fleet.sys ?? 0)).toFixed(1)} s), ${mib(fleet.rss)} (exit ${fleet.code}${fleet.code > 1 ? `: ${fleet.stderr}` : ''}); floor (read + split into ${lines} lines) ${floor.toFixed(1)} s; ratio ${(fleet.wall / floor).toFixed(2)}×; goal < 60 s`)
+console.log(`fleet ${NODE_COUNT} nodes × ${BLOCKS} blocks${JOBS ? ` --jobs ${JOBS}` : ''}: ${fleet.wall.toFixed(1)} s (CPU ${((fleet.user ?? 0) + (fleet.sys ?? 0)).toFixed(1)} s), ${mib(fleet.rss)} (exit ${fleet.code}${fleet.code > 1 ? `: ${fleet.stderr}` : ''}); floor (read + split into ${lines} lines) ${floor.toFixed(1)} s; ratio ${(fleet.wall / floor).toFixed(2)}×; goal < 60 s`)
 if (!process.argv.includes('--keep')) rmSync(path.join(base, 'nodes'), {recursive: true, force: true})

@@ -4,8 +4,9 @@
 // drop BIRD's text (and collect), index the snapshot,
 // diagnose and write the report (to /dev/null). CPU time (all threads, GC helpers included) is steadier
 // than wall time on a busy machine. Needs dist/ (npm run build).
-// As `check` runs it (bulk/build.ts buildBulkSnapshot, stage by stage): routes of the healthy shapes deferred while parsing
-// and reported in bulk, the texts dropped; the text report without evidence or plans, as check writes it.
+// As `check` runs it (bulk/build.ts buildBulkSnapshot, stage by stage): routes of the healthy shapes (and, for the
+// text report, BIRD's routes off the tunnel) deferred while parsing and reported in bulk, the texts dropped; the text
+// report without evidence or plans, as check writes it.
 // --json: the JSON report (with evidence and plans). --rules: every route parsed and diagnosed by the
 // rules, nothing dropped (the report is the same, byte for byte).
 // Usage: node [--expose-gc] bench/stages.mjs SNAPSHOT_DIR [--json] [--rules]
@@ -52,15 +53,15 @@ async function snapshotOf() {
     stage('parse')
     return s
   }
-  const deferral = new Deferral()
+  const deferral = new Deferral(!json) // the text report separates the prefixes BIRD routes off the tunnel too
   let s = buildSnapshot(files, {defer: deferral, consume: true, onTextDropped: () => {
     stage('parse kernel')
     collectGarbage()
     stage('collect')
   }})
   stage('parse BIRD')
-  s = separateHealthy(s, deferral.routes)
-  stage('separate healthy')
+  s = separateHealthy(s, deferral.routes, {offTunnel: !json})
+  stage(`separate (${s.healthy?.keys.length ?? 0} healthy, ${s.broken?.keys.length ?? 0} broken)`)
   s = withoutUnreadRoutes(s)
   stage('drop unread')
   s = dropSourceTexts(s)

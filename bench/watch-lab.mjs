@@ -8,12 +8,13 @@
 //           to re-diagnose the prefix a change touched (its `prefixes` diagnoses, from the duration histogram; ≤ 50 ms
 //           at 1M), against its diagnosis of the whole node at start (the `node` one), and no whole-node diagnosis
 //   rss     the agent's RSS before and after EVENTS route changes (each block's correction added, then removed, by one
-//           `ip -batch`), growth (≤ 10%)
+//           `ip -batch`), growth (≤ 10%); then after the same EVENTS again (growthAgain: whether it goes on)
 // Prints one JSON line: {count, idle: {cpuShare}, scrape: {best, median}, event: {seconds}, route: {seconds, node, ...},
 // rss: {before, after, growth}}. Needs root, ip(8) and BIRD 2 (bird-lab.mjs).
 // Usage: node bench/watch-lab.mjs [COUNT] [IDLE] [EVENTS] [ROUTES]
 import {spawn} from 'node:child_process'
 import {readFileSync, writeFileSync} from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
@@ -54,7 +55,18 @@ const before = ok((await scrape()).b)
 const t0 = performance.now()
 execFileSync('ip', write)
 let after
-while ((after = ok((await scrape()).b)) === before && performance.now() - t0 < 120000) await new Promise((r) => setTimeout(r, 20))
+let scrapes = 0
+try {
+  while ((after = ok((await scrape()).b)) === before && performance.now() - t0 < 120000) {
+    scrapes++
+    await new Promise((r) => setTimeout(r, 20))
+  }
+} catch (error) {
+  const why = error.cause?.code ?? error.message
+  const s = ((performance.now() - t0) / 1000).toFixed(2)
+  console.log(JSON.stringify({error: '/metrics failed ' + s + ' s after the write, after ' + scrapes + ' scrapes: ' + why}))
+  process.exit(0)
+}
 console.log(JSON.stringify({scrape: {best: times[0] / 1000, median: times[10] / 1000}, event: {seconds: (performance.now() - t0) / 1000, okBefore: before, okAfter: after}}))
 `
 
@@ -74,12 +86,22 @@ async function main() {
   const lab = await startLab(count, {prefix: `rdwatch-${process.pid}`})
   const {ns, sock, nexthop} = lab
   const agent = spawn('ip', ['netns', 'exec', ns.n1, process.execPath, BIN, 'watch', '--bird-socket', sock.n1, '--pool', '10.0.0.0/8=ipip',
-    '--listen', `127.0.0.1:${PORT}`, '--json'], {stdio: ['ignore', 'ignore', 'pipe']})
+    '--listen', `127.0.0.1:${PORT}`, '--json'], {stdio: ['ignore', 'pipe', 'pipe']})
   const pid = agent.pid // ip netns exec runs node in its own process
   let agentErr = ''
   agent.stderr.on('data', (d) => {
     agentErr = (agentErr + d.toString()).slice(-2000)
   })
+  // the agent's source lines (a notification overflow shows as rtnetlink failed, then recovered)
+  const sources = []
+  let partial = ''
+  agent.stdout.on('data', (d) => {
+    const lines = (partial + d.toString()).split('\n')
+    partial = lines.pop()
+    for (const l of lines) if (l.includes('"kind":"source"')) sources.push(JSON.parse(l))
+  })
+  const ended = new Promise((resolve) => agent.once('close', (code, signal) => resolve({code, signal})))
+  process.once('exit', () => agent.kill('SIGKILL')) // ended by a signal: the agent goes with the lab
   const metrics = `http://127.0.0.1:${PORT}/metrics`
   try {
     const deadline = Date.now() + 600_000
@@ -97,6 +119,7 @@ async function main() {
     const fix = (i, op) => ['route', op, blockOf(i), 'via', nexthop, 'dev', 'tunl0', 'onlink', 'metric', '10', 'proto', 'static']
     writeFileSync(path.join(dir, 'probe.mjs'), PROBE)
     const probe = JSON.parse(must('ip', ['netns', 'exec', ns.n1, process.execPath, path.join(dir, 'probe.mjs'), metrics, ...fix(1, 'add')]))
+    if (probe.error) throw new Error(probe.error)
     const {scrape, event} = probe
     must('ip', ['-n', ns.n1, ...fix(1, 'del')])
     // one route at a time: each change's own re-diagnosis
@@ -123,15 +146,23 @@ async function main() {
     must('ip', ['-n', ns.n1, '-batch', batch])
     await sleep(5000)
     const rssAfter = rssOf(pid)
-    const rss = {events, before: rssBefore, after: rssAfter, growth: rssAfter / rssBefore - 1}
+    // the same again: growth that goes on is held memory, growth that stops is the heap's high-water mark
+    must('ip', ['-n', ns.n1, '-batch', batch])
+    await sleep(5000)
+    const rssAgain = rssOf(pid)
+    const rss = {events, before: rssBefore, after: rssAfter, growth: rssAfter / rssBefore - 1, again: rssAgain, growthAgain: rssAgain / rssAfter - 1}
     const m = get(ns.n1, metrics).body
     const diagnosis = {count: diagnoses(m), node: histogram(m, 'node'), prefixes: histogram(m, 'prefixes')}
-    console.log(JSON.stringify({count, idle, scrape, event, route, rss, diagnosis}))
+    console.log(JSON.stringify({count, idle, scrape, event, route, rss, diagnosis, sources, loadavg: os.loadavg()}))
   } catch (error) {
-    throw new Error(`${error.message}${agentErr ? `; the agent's stderr: ${agentErr}` : ''}${agent.exitCode !== null ? `; the agent exited ${agent.exitCode}` : ''}`, {cause: error})
+    // spawnSync (the probe) held this process: the agent's end and its last words are read only now
+    const end = await Promise.race([ended, sleep(5000).then(() => undefined)])
+    const how = end === undefined ? '; the agent was still running' : `; the agent ended (${end.signal ?? `exit ${end.code}`})`
+    throw new Error(`${error.message}${agentErr ? `; the agent's stderr: ${agentErr}` : ''}${how}; its source lines: ${JSON.stringify(sources)}`,
+      {cause: error})
   } finally {
     agent.kill('SIGTERM')
-    await new Promise((resolve) => agent.once('close', resolve))
+    await ended
     lab.teardown()
   }
 }

@@ -61,6 +61,10 @@ const PLACEHOLDER = 'routedoctor-side:' // + name: becomes the side file's path 
 // becomes the path of src/runtime/code-cache.ts's build relative to the chunk: one loader for every file it caches
 const LOADER = 'routedoctor-loader:'
 const loaderFile = path.join(root, 'dist', 'runtime', 'code-cache.js')
+// + name: becomes the path of the bundle's entry `name` (ENTRIES) relative to the chunk, for a worker thread to start
+const ENTRY = 'routedoctor-entry:'
+// entries besides cli.js: the fleet's worker thread (src/services/fleet-worker.ts)
+const ENTRIES = {'fleet-worker': path.join(root, 'dist', 'services', 'fleet-worker.js')}
 const seen = new Set() // what the plugins replaced: a warning names what they no longer find
 
 /** A CommonJS stand-in for module `real` (required as `spec`) that loads it on first use of an export. */
@@ -138,6 +142,11 @@ const lazyPlugin = {
       .replace(new RegExp(`(["'])${PLACEHOLDER}([\\w-]+)\\1`, 'g'), (_, quote, name) => relative(path.join(buildDir, 'lazy', `${name}.cjs`)))
       // (buildDir becomes outDir, at the same depth under dist/)
       .replace(new RegExp(`(["'])${LOADER}\\1`, 'g'), () => relative(loaderFile))
+      .replace(new RegExp(`(["'])${ENTRY}([\\w-]+)\\1`, 'g'), (_, quote, name) => {
+        if (!(name in ENTRIES)) throw new Error(`scripts/bundle.mjs: ${ENTRY}${name} is no entry of the bundle`)
+        seen.add(`${ENTRY}${name}`)
+        return relative(path.join(buildDir, `${name}.js`))
+      })
     return fixed === code ? null : {code: fixed}
   },
 }
@@ -218,7 +227,7 @@ const t0 = Date.now()
 rmSync(buildDir, {recursive: true, force: true})
 try {
   const app = await build({
-    input: {cli: entry},
+    input: {cli: entry, ...ENTRIES},
     platform: 'node',
     external: [...LAZY, ...NEVER].map((name) => new RegExp(`^${name}(/|$)`)),
     plugins: [lazyPlugin],
@@ -243,7 +252,7 @@ try {
   if (heavy.length > 0) throw new Error(`the start-up chunk holds ${heavy.join(', ')}: it must be reached only through a dynamic import()`)
   const startupCjs = await commonJsStartup(path.join(buildDir, startup.fileName), startup.exports)
 
-  const missing = [...SIDE, ...LAZY_BUILTINS, 'yaml', 'yaml log', 'localeCompare', 'NODE_ENV'].filter((name) => !seen.has(name))
+  const missing = [...SIDE, ...LAZY_BUILTINS, 'yaml', 'yaml log', 'localeCompare', 'NODE_ENV', ...Object.keys(ENTRIES).map((name) => `${ENTRY}${name}`)].filter((name) => !seen.has(name))
   if (missing.length > 0) console.error(`scripts/bundle.mjs: warning: nothing to replace for ${missing.join(', ')} (did oclif, yaml or src/parse/load-yaml.ts change?)`)
 
   // Nothing LAZY may be reachable through static imports from cli.js: follow them.

@@ -6,7 +6,7 @@ import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
 import type {Finding, SourceFile} from '../model/types.js'
 import {loadCheckIndex, type LoadedSource, type SourceOptions} from '../services/load.js'
 import {checkRun, isBulkHealthyPrefixes, type PrefixLine} from '../report/report.js'
-import {baseOf, birdBlockHashes, nodeWideFiles, type NodeBase} from './incremental.js'
+import {baseOf, birdBlockHashes, nodeWideFiles, type BlockHashes, type NodeBase} from './incremental.js'
 import type {NodeState, SeenFinding, SeenPrefix} from './state.js'
 
 const NO_KEYS = new Float64Array(0)
@@ -20,7 +20,7 @@ export const seenPrefix = (l: PrefixLine): SeenPrefix => ({verdict: l.verdict, f
 export interface NodeDiagnosis {
   state: NodeState
   base: NodeBase
-  birdHashes?: Map<number | string, number> // incremental.ts birdBlockHashes of BIRD's routes as collected
+  birdHashes?: BlockHashes // of BIRD's routes as collected
 }
 
 export async function diagnoseNode(source: SourceOptions, fixProtocol: string): Promise<NodeDiagnosis> {

@@ -3,16 +3,17 @@
 // by check's own walk (report/report.ts checkLines) over a snapshot of what its chain reads: BIRD's paths there
 // (`show route PREFIX all`), the kernel's routes at it and those holding its next hops (netlink/route-store.ts,
 // kept from the notifications) and the node-wide sources of the last full collection. What every prefix depends
-// on (a link, an address, a rule, an underlay route to a next hop, a sysctl, a BGP session) asks for a full
-// diagnosis instead, which recomputes the host findings too.
+// on (the tunnel device or an uplink, an address, a rule, an underlay route to a next hop, a sysctl, a BGP session)
+// asks for a full diagnosis instead, which recomputes the host findings too. Another device's change touches the
+// prefixes of its routes, or nothing.
 import {BirdError, BirdSocket, findBirdSocket} from '../collect/bird-socket.js'
 import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
-import {keyPrefix, prefixKey} from '../model/prefix-key.js'
+import {keyPrefix, networkKey, prefixKey} from '../model/prefix-key.js'
 import {SnapshotIndex, ipv4PoolOf, ipv4Pools, type Ipv4Pool} from '../model/snapshot-index.js'
 import {ipv4Network, ipv4Value} from '../model/prefix.js'
 import type {SourceFile} from '../model/types.js'
 import type {KernelEvent} from '../netlink/events.js'
-import type {KernelRouteStore} from '../netlink/route-store.js'
+import type {KernelRouteStore, LinkChange} from '../netlink/route-store.js'
 import {ipRouteJsonText} from '../netlink/routes-for.js'
 import {parseBirdRoutes} from '../parse/bird-routes.js'
 import {snapshotFrom, type LoadedSource, type SourceOptions} from '../services/load.js'
@@ -22,6 +23,8 @@ import {checkLines, type PrefixLine} from '../report/report.js'
 const PER_PREFIX: ReadonlySet<string> = new Set([SNAPSHOT_FILES.ipRouteJson, SNAPSHOT_FILES.ipRouteText, SNAPSHOT_FILES.birdRoutes])
 // BIRD's reply to `show route PREFIX all` when it holds nothing there
 const NETWORK_NOT_FOUND = 8001
+// prefixes diagnosed over one snapshot
+const SLICE = 500
 
 /** What the last full diagnosis leaves for diagnosing single prefixes. */
 export interface NodeBase {
@@ -30,6 +33,8 @@ export interface NodeBase {
   v4Pools: Ipv4Pool[]
   v6Pools: boolean
   nextHops: number[] // the IPv4 BGP next hops of the pool paths and the sessions' neighbours: what underlay routes resolve
+  tunnelDev: string
+  uplinks: string[] // the devices the kernel reaches those next hops through
 }
 
 /** The node-wide sources among a collection's files (copies: the texts stay when the collection's are given up). */
@@ -39,12 +44,17 @@ export function nodeWideFiles(files: readonly SourceFile[]): SourceFile[] {
 
 export function baseOf(files: SourceFile[], origin: LoadedSource['origin'], ctx: SnapshotIndex): NodeBase {
   const hops = new Set<number>()
-  for (const r of ctx.poolResolutions()) hops.add(ipv4Value(r.bgpNextHop))
-  for (const p of ctx.bgpProtocols) if (p.neighborAddress !== undefined) hops.add(ipv4Value(p.neighborAddress))
+  const uplinks = new Set<string>()
+  const resolutions = [...ctx.poolResolutions()]
+  for (const p of ctx.bgpProtocols) if (p.neighborAddress !== undefined) resolutions.push(ctx.resolve(p.neighborAddress))
+  for (const r of resolutions) {
+    hops.add(ipv4Value(r.bgpNextHop))
+    for (const n of r.lookup.route?.nexthops ?? []) if (n.dev) uplinks.add(n.dev)
+  }
   hops.delete(-1)
   return {
     files, origin, v4Pools: ipv4Pools(ctx.snapshot.pools), v6Pools: ctx.snapshot.pools.some((p) => !p.cidr.includes('.')),
-    nextHops: [...hops],
+    nextHops: [...hops], tunnelDev: ctx.snapshot.tunnelDev, uplinks: [...uplinks],
   }
 }
 
@@ -64,19 +74,56 @@ export function touchedBy(events: readonly KernelEvent[], base: NodeBase, into: 
       }
       if (e.table === 255) continue // the node's own addresses: address notifications say what changed
       const slash = e.dst.indexOf('/')
-      const v = ipv4Value(e.dst, 0, slash)
-      const len = Number(e.dst.slice(slash + 1))
-      if (ipv4PoolOf(base.v4Pools, v, len)) into.prefixes.add(e.dst)
-      // a route outside the pools matters when a lookup of a next hop can find it
-      else if (base.nextHops.some((n) => ipv4Network(n, len) === v)) into.full ??= `route ${e.dst} (next-hop resolution) changed`
-    } else if (e.kind === 'link') into.full ??= `link ${e.name ?? `#${e.ifindex}`} changed`
-    else if (e.kind === 'address') into.full ??= `address ${e.address ?? ''} changed`.replace(/ {2}/, ' ')
-    else into.full ??= 'a routing rule changed'
+      touchRoute(ipv4Value(e.dst, 0, slash), Number(e.dst.slice(slash + 1)), e.dst, base, into)
+    } else if (e.kind === 'address') {
+      // an IPv6 link-local address (every new device has one) is nothing a diagnosis reads
+      if (!e.address?.startsWith('fe80:')) into.full ??= `address ${e.address ?? ''} changed`.replace(/ {2}/, ' ')
+    }
+    else if (e.kind === 'rule') into.full ??= 'a routing rule changed'
+    // links: touchedByLinks, from what the route store knows of each device
   }
 }
 
-/** FNV-1a of each network's lines in a `show route all` text, by network: what tells a changed network. */
-export function birdBlockHashes(text: string): Map<number | string, number> {
+/** A changed IPv4 route at network `v`/`len`: its prefix when in a pool; everything when a next hop's lookup can find it. */
+function touchRoute(v: number, len: number, dst: string | undefined, base: NodeBase, into: Touched): void {
+  if (ipv4PoolOf(base.v4Pools, v, len)) into.prefixes.add(dst ?? keyPrefix(networkKey(v, len)))
+  else if (base.nextHops.some((n) => ipv4Network(n, len) === v)) {
+    into.full ??= `route ${dst ?? keyPrefix(networkKey(v, len))} (next-hop resolution) changed`
+  }
+}
+
+/** Marks in `into` what changed routes (route-store.ts keys) touch. */
+export function touchedByKeys(keys: Iterable<number>, base: NodeBase, into: Touched): void {
+  for (const key of keys) {
+    const len = key % 64
+    touchRoute((key - len) / 64, len, undefined, base, into)
+  }
+}
+
+/**
+ * Marks in `into` what changed devices touch: the tunnel device and the devices next hops are reached through
+ * (uplinks) everything; another device the prefixes of its routes (a rename here; routes flushed or marked by the
+ * kernel when the store is read again, touchedByKeys); a device without routes nothing.
+ */
+export function touchedByLinks(links: readonly LinkChange[], base: NodeBase, store: KernelRouteStore, into: Touched): void {
+  for (const l of links) {
+    const name = l.names.find((n) => n === base.tunnelDev || base.uplinks.includes(n))
+    if (name !== undefined) into.full ??= `link ${name} changed`
+    else if (l.routes > 0 && l.names.length > 1 && into.full === undefined) {
+      touchedByKeys(store.keysOnDevices(new Set([l.ifindex])), base, into)
+    }
+  }
+}
+
+/** FNV-1a of each network's lines of a `show route all` text: IPv4 networks by key (ascending), others by text. */
+export interface BlockHashes {
+  keys: Float64Array
+  hashes: Uint32Array
+  other: Map<string, number>
+}
+
+/** What tells a changed network: birdBlockHashes of two texts differ there. */
+export function birdBlockHashes(text: string): BlockHashes {
   const out = new Map<number | string, number>()
   let key: number | string | undefined
   let h = 0
@@ -106,23 +153,42 @@ export function birdBlockHashes(text: string): Map<number | string, number> {
     start = end + 1
   }
   flush()
-  return out
+  // sorted arrays, not a Map: a full table's million entries cross from a worker and are compared without one
+  const other = new Map<string, number>()
+  const unsorted: number[] = []
+  for (const [k, v] of out) {
+    if (typeof k === 'string') other.set(k, v)
+    else unsorted.push(k)
+  }
+  const keys = Float64Array.from(unsorted).sort()
+  const hashes = new Uint32Array(keys.length)
+  for (let i = 0; i < keys.length; i++) hashes[i] = out.get(keys[i])!
+  return {keys, hashes, other}
 }
 
 /** The pool prefixes whose blocks differ between two birdBlockHashes (added, changed or gone). */
-export function changedBlocks(before: Map<number | string, number>, after: Map<number | string, number>, base: NodeBase): string[] {
+export function changedBlocks(before: BlockHashes, after: BlockHashes, base: NodeBase): string[] {
   const out: string[] = []
-  const add = (key: number | string) => {
-    if (typeof key === 'string') {
-      if (base.v6Pools) out.push(key)
-      return
-    }
+  const add = (key: number) => {
     const len = key % 64
-    const v = (key - len) / 64
-    if (ipv4PoolOf(base.v4Pools, v, len)) out.push(keyPrefix(key))
+    if (ipv4PoolOf(base.v4Pools, (key - len) / 64, len)) out.push(keyPrefix(key))
   }
-  for (const [key, h] of after) if (before.get(key) !== h) add(key)
-  for (const key of before.keys()) if (!after.has(key)) add(key)
+  const [a, b] = [before.keys, after.keys]
+  let i = 0
+  let j = 0
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && a[i] < b[j])) add(a[i++])
+    else if (i >= a.length || b[j] < a[i]) add(b[j++])
+    else {
+      if (before.hashes[i] !== after.hashes[j]) add(a[i])
+      i++
+      j++
+    }
+  }
+  if (base.v6Pools) {
+    for (const [key, h] of after.other) if (before.other.get(key) !== h) out.push(key)
+    for (const key of before.other.keys()) if (!after.other.has(key)) out.push(key)
+  }
   return out
 }
 
@@ -131,6 +197,18 @@ export function changedBlocks(before: Map<number | string, number>, after: Map<n
  * nothing now. `{full}` when they cannot be diagnosed alone (BIRD's socket fails: the whole node is, with that failure).
  */
 export async function diagnosePrefixes(prefixes: string[], base: NodeBase, store: KernelRouteStore, source: SourceOptions,
+  fixProtocol: string): Promise<{lines: PrefixLine[]} | {full: string}> {
+  // a slice at a time: what one slice's snapshot holds is garbage before the next is read, and the thread is free between
+  const lines: PrefixLine[] = []
+  for (let i = 0; i < prefixes.length; i += SLICE) {
+    const r = await diagnoseSlice(prefixes.slice(i, i + SLICE), base, store, source, fixProtocol)
+    if ('full' in r) return r
+    for (const l of r.lines) lines.push(l)
+  }
+  return {lines}
+}
+
+async function diagnoseSlice(prefixes: string[], base: NodeBase, store: KernelRouteStore, source: SourceOptions,
   fixProtocol: string): Promise<{lines: PrefixLine[]} | {full: string}> {
   let text: string
   try {

@@ -85,8 +85,11 @@ function hostById(host: SeenFinding[]): Map<string, SeenFinding> {
   return out
 }
 
-/** What changed from `before` to `after`, in a stable order: sources, sessions, prefixes (verdict then findings), host findings. */
-export function changesBetween(before: NodeState, after: NodeState): WatchChange[] {
+/**
+ * What changed from `before` to `after`, in a stable order: sources, sessions, prefixes (verdict then findings; not
+ * compared when `withPrefixes` is false), host findings.
+ */
+export function changesBetween(before: NodeState, after: NodeState, withPrefixes = true): WatchChange[] {
   const out: WatchChange[] = []
   for (const [source, error] of after.sources) {
     const was = before.sources.has(source) ? before.sources.get(source) : undefined
@@ -103,7 +106,16 @@ export function changesBetween(before: NodeState, after: NodeState): WatchChange
     const neighbor = b?.neighbor ?? a?.neighbor
     out.push({kind: 'session', name, ...(neighbor ? {neighbor} : {}), from, to, ...(b?.lastError ? {lastError: b.lastError} : {})})
   }
-  const prefixes = [...new Set([...before.prefixes.keys(), ...after.prefixes.keys()])].sort()
+  // only the prefixes whose line may differ are compared and sorted: most of a full table's are the same
+  const prefixes: string[] = []
+  if (withPrefixes) {
+    for (const [prefix, now] of after.prefixes) {
+      const was = before.prefixes.get(prefix)
+      if (was === undefined || was.verdict !== now.verdict || !sameIds(was.findings, now.findings)) prefixes.push(prefix)
+    }
+    for (const prefix of before.prefixes.keys()) if (!after.prefixes.has(prefix)) prefixes.push(prefix)
+  }
+  prefixes.sort()
   for (const prefix of prefixes) prefixChanges(prefix, verdictIn(before, prefix), findingsOf(before, prefix), verdictIn(after, prefix), findingsOf(after, prefix), out)
   const was = hostById(before.host)
   const now = hostById(after.host)
@@ -111,6 +123,9 @@ export function changesBetween(before: NodeState, after: NodeState): WatchChange
   for (const [id, f] of was) if (!now.has(id)) out.push({kind: 'finding', op: 'cleared', id, severity: f.severity, title: f.title})
   return out
 }
+
+const sameIds = (a: readonly SeenFinding[], b: readonly SeenFinding[]): boolean =>
+  a.length === b.length && a.every((f, i) => f.id === b[i].id)
 
 export function emptyState(): NodeState {
   return {prefixes: new Map(), healthyKeys: new Float64Array(0), verdicts: {}, host: [], sessions: new Map(), sources: new Map(), overlayRoutes: 0}

@@ -6,12 +6,12 @@
 import {BirdSocket, findBirdSocket} from '../collect/bird-socket.js'
 import {collectSysctl} from '../collect/live.js'
 import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
-import type {KernelRouteStore} from '../netlink/route-store.js'
+import type {KernelView} from './kernel-view.js'
 import {parseBirdProtocols} from '../parse/bird-protocols.js'
 import {collectGarbage} from '../runtime/collect-garbage.js'
 import {loadClusterTruth, type SourceOptions} from '../services/load.js'
-import {diagnoseNode, seenPrefix} from './diagnose.js'
-import {birdBlockHashes, changedBlocks, diagnosePrefixes, touchedBy, type NodeBase, type Touched} from './incremental.js'
+import {seenPrefix} from './diagnose.js'
+import {changedBlocks, diagnosePrefixes, touchedBy, touchedByKeys, touchedByLinks, type BlockHashes, type NodeBase, type Touched} from './incremental.js'
 import {Reconciler, type ReconcileOptions} from './reconcile.js'
 import type {TimedChange, WatchChange} from '../report/watch.js'
 import {changesBetween, emptyState, FlapTracker, updatePrefixes, type NodeState, type SeenPrefix} from './state.js'
@@ -53,6 +53,15 @@ export const NETLINK_SOURCE = 'rtnetlink'
 export const BIRD_POLL_SOURCE = 'bird-socket'
 export const TRUTH_SOURCE = 'calico'
 
+/** The lines of sysctl.txt a diagnosis reads: all but the rp_filter of devices other than all, default, the tunnel and the uplinks. */
+function sysctlsRead(text: string | undefined, base: NodeBase): string {
+  const devs = new Set(['all', 'default', base.tunnelDev, ...base.uplinks])
+  return (text ?? '').split('\n').filter((line) => {
+    const dev = /^net\.ipv4\.conf\.(\S+)\.rp_filter /.exec(line)?.[1]
+    return dev === undefined || devs.has(dev.replaceAll('/', '.'))
+  }).join('\n')
+}
+
 export class WatchAgent {
   state: NodeState = emptyState()
   readonly counters: WatchCounters = {verdictChanges: 0, sessionFlaps: 0, diagnoses: 0}
@@ -69,19 +78,18 @@ export class WatchAgent {
   private pending = false
   private rerun = false
   private stopped = false
-  private kernel: {close(): void} | undefined
+  private kernel: KernelView | undefined // the kernel's routes and routedoctor's own, kept from notifications
+  private kernelRetry: NodeJS.Timeout | undefined
   private lastNodeMs = 0 // how long the last whole-node diagnosis took
   private idle: Promise<void> = Promise.resolve()
   readonly durations: Array<{seconds: number; scope: DiagnosisScope}> = [] // handed to the histogram and emptied by it
   readonly reconciler: Reconciler | undefined
   private again: NodeJS.Timeout | undefined
-  private own: {keys: ReadonlySet<string>} | undefined // routedoctor's own routes, kept from notifications
-  private store: KernelRouteStore | undefined // the kernel's IPv4 routes, kept from notifications
   private base: NodeBase | undefined // what the last full diagnosis leaves for diagnosing single prefixes
   private touched: Touched = {prefixes: new Set(), full: 'the first diagnosis'}
   private sessionStates: string | undefined
   private routeCounts: string | undefined
-  private birdHashes: Map<number | string, number> | undefined
+  private birdHashes: BlockHashes | undefined
   private reconcileDue = false
   private polls = 0
 
@@ -103,52 +111,42 @@ export class WatchAgent {
 
   async start(): Promise<void> {
     try {
-      const [{ProtocolRoutes, watchKernel}, {KernelRouteStore}] = await Promise.all([import('../netlink/events.js'), import('../netlink/route-store.js')])
-      const own = new ProtocolRoutes(Number(this.opts.fixProtocol))
-      const store = new KernelRouteStore()
-      // read again: meanwhile (this.store undefined) every diagnosis is of the whole node
-      let reading: Promise<void> | undefined
-      let again = false
-      const reread = () => {
-        this.store = undefined
-        if (reading) {
-          again = true
-          return
-        }
-        reading = store.load().then(() => {
-          this.store = store
-        }, () => undefined).finally(() => {
-          reading = undefined
-          if (again) {
-            again = false
-            reread()
+      const {KernelView} = await import('./kernel-view.js')
+      const kernel = new KernelView(Number(this.opts.fixProtocol), {
+        events: (events, links) => {
+          if (this.base) {
+            touchedBy(events, this.base, this.touched)
+            touchedByLinks(links, this.base, kernel.store, this.touched)
           }
-        })
-      }
-      this.kernel = await watchKernel((events) => {
-        own.apply(events)
-        store.apply(events)
-        // the kernel drops or marks a device's routes without a notification when the device goes down or away
-        if (events.some((e) => e.kind === 'link')) reread()
-        if (this.base) touchedBy(events, this.base, this.touched)
-        this.trigger()
-      }, (error) => {
-        // notifications were lost: everything is read again
-        this.setAgentSource(NETLINK_SOURCE, error.message)
-        this.own = undefined
-        own.keys.clear()
-        own.load().then(() => (this.own = own), () => undefined)
-        reread()
-        this.touched.full ??= 'kernel notifications were lost'
-        this.trigger()
+          // the kernel flushed or marked those devices' routes without a notification
+          if (links.some((l) => l.routes > 0 && l.routesChanged)) kernel.reread()
+          this.trigger()
+        },
+        lost: (error) => {
+          this.setAgentSource(NETLINK_SOURCE, error.message)
+          this.touched.full ??= 'kernel notifications were lost'
+          this.trigger()
+        },
+        reread: (changed, recovered) => {
+          if (this.base) touchedByKeys(changed, this.base, this.touched)
+          if (recovered) this.setAgentSource(NETLINK_SOURCE, undefined)
+          this.trigger()
+        },
+        failed: (error) => {
+          this.setAgentSource(NETLINK_SOURCE, error.message)
+          this.touched.full ??= `the kernel's routes: ${error.message}`
+          this.trigger()
+          // read again at the next poll: until then every diagnosis is of the whole node
+          clearTimeout(this.kernelRetry)
+          if (!this.stopped) this.kernelRetry = setTimeout(() => kernel.reread(), this.opts.intervalSeconds * 1000)
+        },
       })
-      // subscribed first, read second: a route written in between is in one or the other (both: one key)
-      await own.load()
-      this.own = own
-      await store.load()
-      this.store = store
-      this.setAgentSource(NETLINK_SOURCE, undefined)
+      this.kernel = kernel
+      await kernel.start()
+      if (kernel.store.loaded) this.setAgentSource(NETLINK_SOURCE, undefined)
     } catch (error) {
+      this.kernel?.close()
+      this.kernel = undefined
       this.setAgentSource(NETLINK_SOURCE, (error as Error).message)
     }
     await this.pollBird(false)
@@ -162,6 +160,7 @@ export class WatchAgent {
     this.stopped = true
     clearTimeout(this.timer)
     clearTimeout(this.again)
+    clearTimeout(this.kernelRetry)
     clearInterval(this.poll)
     this.kernel?.close()
     await this.idle
@@ -249,7 +248,8 @@ export class WatchAgent {
         const before = this.birdHashes
         if (base === undefined || before === undefined) this.touched.full ??= 'BIRD\'s routes changed'
         else {
-          const after = birdBlockHashes(await bird.command('show route all'))
+          const {birdHashesApart} = await import('./node-worker.js')
+          const after = await birdHashesApart(this.opts.source)
           this.birdHashes = after
           for (const p of changedBlocks(before, after, base)) this.touched.prefixes.add(p)
         }
@@ -265,10 +265,11 @@ export class WatchAgent {
 
   /** The sysctls host findings read: a change touches the whole node. */
   private async pollSysctls(): Promise<void> {
-    const kept = this.base?.files.find((f) => f.name === SNAPSHOT_FILES.sysctl)
-    if (kept === undefined || this.stopped) return
+    const base = this.base
+    const kept = base?.files.find((f) => f.name === SNAPSHOT_FILES.sysctl)
+    if (base === undefined || kept === undefined || this.stopped) return
     const now = await collectSysctl()
-    if (now.text !== kept.text) {
+    if (sysctlsRead(now.text, base) !== sysctlsRead(kept.text, base)) {
       this.touched.full ??= 'a sysctl changed'
       this.trigger()
     }
@@ -295,6 +296,8 @@ export class WatchAgent {
     let done!: () => void
     this.idle = new Promise((resolve) => (done = resolve))
     try {
+      // a read of the kernel's routes under way says which prefixes a device's change touched, and brings the store up to date
+      if (this.kernel?.busy) await this.kernel.settled()
       const t0 = performance.now()
       const touched = this.touched
       this.touched = {prefixes: new Set()}
@@ -305,7 +308,7 @@ export class WatchAgent {
       let lines: Awaited<ReturnType<typeof diagnosePrefixes>> | undefined
       if (incremental) {
         try {
-          lines = await diagnosePrefixes([...touched.prefixes], this.base!, this.store!, this.opts.source, this.opts.fixProtocol)
+          lines = await diagnosePrefixes([...touched.prefixes], this.base!, this.kernel!.store, this.opts.source, this.opts.fixProtocol)
         } catch (error) {
           lines = {full: (error as Error).message}
         }
@@ -323,7 +326,8 @@ export class WatchAgent {
       } else {
         let next: NodeState
         try {
-          const node = await diagnoseNode(this.opts.source, this.opts.fixProtocol)
+          const {diagnoseNodeApart} = await import('./node-worker.js')
+          const node = await diagnoseNodeApart(this.opts.source, this.opts.fixProtocol)
           next = node.state
           this.base = node.base
           this.birdHashes = node.birdHashes
@@ -335,7 +339,7 @@ export class WatchAgent {
         }
         // the first diagnosis says what is wrong node-wide; prefix lines are changes only
         changes = first
-          ? changesBetween(emptyState(), next).filter((c) => c.kind === 'source' || (c.kind === 'finding' && c.prefix === undefined))
+          ? changesBetween(emptyState(), next, false).filter((c) => c.kind === 'source' || c.kind === 'finding')
           : changesBetween(this.state, next)
         this.state = next
       }
@@ -381,7 +385,7 @@ export class WatchAgent {
 
   /** Does what was touched ask for a diagnosis of the whole node? */
   private wholeNode(touched = this.touched): boolean {
-    if (touched.full !== undefined || this.base === undefined || this.store === undefined) return true
+    if (touched.full !== undefined || this.base === undefined || !this.kernel?.store.loaded) return true
     const n = touched.prefixes.size
     if (n <= MAX_TOUCHED) return false
     let held = 0 // every prefix of the state: the verdict counts include those found healthy
@@ -406,7 +410,7 @@ export class WatchAgent {
 
   /** How many routes carry routedoctor's protocol number: from the notifications, else the last diagnosis. */
   get overlayRoutes(): number {
-    return this.own?.keys.size ?? this.state.overlayRoutes
+    return this.kernel?.store.loaded ? this.kernel.own.keys.size : this.state.overlayRoutes
   }
 
   /** Every source's state: the collection's files and the agent's own (error, or undefined when up). */

@@ -26,18 +26,20 @@ export interface BulkSnapshot {
 /**
  * `check`'s snapshot of `files`, whose texts it gives up while parsing (BuildOptions.consume): every healthy prefix
  * reported in bulk, the routes no diagnosis reads dropped (bulk/drop-texts.ts withoutUnreadRoutes), and the big texts
- * dropped but the lines evidence cites.
+ * dropped but the lines evidence cites. `check-text`: for check's text report (verdicts and finding ids only), the
+ * prefixes BIRD routes off the tunnel reported in bulk too (bulk/healthy.ts).
  */
-export function buildBulkSnapshot(files: SourceFile[], opts: BuildOptions, use: 'check'): Snapshot
+export function buildBulkSnapshot(files: SourceFile[], opts: BuildOptions, use: 'check' | 'check-text'): Snapshot
 /** The texts kept (evidence cites any line): for `explain`, `fix` and the interactive UI. */
 export function buildBulkSnapshot(files: SourceFile[], opts: BuildOptions, use: 'query'): BulkSnapshot
-export function buildBulkSnapshot(files: SourceFile[], opts: BuildOptions, use: 'check' | 'query'): Snapshot | BulkSnapshot {
-  const deferral = new Deferral()
-  if (use === 'check') {
+export function buildBulkSnapshot(files: SourceFile[], opts: BuildOptions, use: 'check' | 'check-text' | 'query'): Snapshot | BulkSnapshot {
+  const offTunnel = use === 'check-text'
+  const deferral = new Deferral(offTunnel)
+  if (use !== 'query') {
     // the kernel's text goes before BIRD's is parsed, not at V8's next full collection (seconds later, on a full table)
     const onTextDropped = () => collectAfter(files, (f) => f.droppedLength ?? 0)
     const parsed = buildSnapshot(files, {...opts, defer: deferral, consume: true, onTextDropped})
-    return dropSourceTexts(withoutUnreadRoutes(separateHealthy(parsed, deferral.routes)))
+    return dropSourceTexts(withoutUnreadRoutes(separateHealthy(parsed, deferral.routes, {offTunnel})))
   }
   const parsed = buildSnapshot(files, {...opts, defer: deferral})
   let separated: Snapshot | undefined
@@ -62,8 +64,11 @@ export function buildBulkSnapshot(files: SourceFile[], opts: BuildOptions, use: 
 export class Deferral implements RouteDeferral {
   readonly routes: DeferredRoutes = {}
 
+  /** `offTunnel`: BIRD's routes off the tunnel are deferred too (check's text report). */
+  constructor(readonly offTunnel = false) {}
+
   kernelSinks(tunnelDev: string, outside: ((key: number) => boolean) | undefined): {tunnel: DeferredKernelRoutes; outsidePool?: OutsidePoolRoutes} {
-    this.routes.kernel = new DeferredKernelRoutes('ip-j-d-route.json', tunnelDev)
+    this.routes.kernel = new DeferredKernelRoutes('ip-j-d-route.json', tunnelDev, this.offTunnel)
     if (outside !== undefined) this.routes.outsidePool = new OutsidePoolRoutes(outside)
     return {tunnel: this.routes.kernel, outsidePool: this.routes.outsidePool}
   }
@@ -76,7 +81,7 @@ export class Deferral implements RouteDeferral {
   }
 
   dropKernelText(file: SourceFile, routes: KernelRoute[]): SourceFile {
-    return dropKernelRouteText(file, routes, this.routes.outsidePool)
+    return dropKernelRouteText(file, routes, [this.routes.outsidePool, this.routes.kernel?.offTunnel])
   }
 }
 

@@ -4,7 +4,9 @@
 // separates which of them are healthy and has every other one parsed after all, from its text. For `check`, BIRD's
 // single BGP paths outside every pool (a route reflector's full table outside them) are deferred too, and only
 // those that hold a BGP next hop are ever parsed; so are the kernel's routes there, and only those that resolve an
-// address a BGP next hop leads to are ever built.
+// address a BGP next hop leads to are ever built. For check's text report, BIRD's routes off the tunnel (the
+// underlay's next hops instead of the tunnel's, or `unreachable`) are deferred too, and reported in bulk where that
+// is all that is wrong.
 import {coveringKeys, keyPrefix} from '../model/prefix-key.js'
 import {ipv4Text, ipv4Value} from '../model/prefix.js'
 import type {KernelRoute, Nexthop} from '../model/types.js'
@@ -46,11 +48,16 @@ class NumberColumn {
  */
 export class DeferredKernelRoutes {
   readonly keys = new NumberColumn()
-  readonly gateways = new NumberColumn() // G as a 32-bit number
+  readonly gateways = new NumberColumn() // G as a 32-bit number; -1 for a route off the tunnel
   readonly metrics = new NumberColumn() // M (0 when not printed, as the kernel's default)
   readonly ordinals = new NumberColumn()
+  // for `check`'s text report, also BIRD's routes off the tunnel (ip-route-json.ts isOffTunnelShape): each its
+  // shape's model at another dst and metric (index in `offTunnel.list`); -1 for a tunnel route
+  readonly models = new NumberColumn()
+  readonly offTunnel = new RouteModels()
 
-  constructor(readonly file: string, readonly tunnelDev: string) {}
+  /** `offTunnelToo`: also take BIRD's routes off the tunnel (addOffTunnel). */
+  constructor(readonly file: string, readonly tunnelDev: string, readonly offTunnelToo = false) {}
 
   get size(): number {
     return this.keys.length
@@ -63,6 +70,18 @@ export class DeferredKernelRoutes {
     this.gateways.push(g)
     this.metrics.push(metric)
     this.ordinals.push(ordinal)
+    this.models.push(-1)
+    return true
+  }
+
+  /** Defer a route off the tunnel, like `like` at another dst and metric (deferredKernelRoute builds it again). */
+  addOffTunnel(key: number, metric: number, like: KernelRoute, nexthops: Nexthop[], ordinal: number): boolean {
+    if (!this.offTunnelToo || key < 0) return false
+    this.keys.push(key)
+    this.gateways.push(-1)
+    this.metrics.push(metric)
+    this.ordinals.push(ordinal)
+    this.models.push(this.offTunnel.indexOf(like, nexthops))
     return true
   }
 
@@ -92,12 +111,55 @@ export class DeferredKernelRoutes {
     this.gateways.clear()
     this.metrics.clear()
     this.ordinals.clear()
+    this.models.clear()
+    this.offTunnel.clear()
   }
 }
 
 /**
- * BIRD paths a parse deferred: the only path of its network, the primary, `unicast`, learnt over BGP, with
- * an IPv4 BGP next hop, read in place from a `birdc` dump, where the kernel deferred a route at the same key
+ * Kernel routes kept as a model route and a next-hop list each (a route deferred is built again like its model, at
+ * its own dst and metric, through that list): each distinct pair once, by index. A table's routes come in runs of
+ * one model: a lookup only when it changes.
+ */
+export class RouteModels {
+  readonly list: Array<{like: KernelRoute; nexthops: Nexthop[]}> = []
+  private readonly byLike = new Map<KernelRoute, Map<Nexthop[], number>>()
+  private lastLike: KernelRoute | undefined
+  private lastNexthops: Nexthop[] | undefined
+  private last = -1
+
+  indexOf(like: KernelRoute, nexthops: Nexthop[]): number {
+    if (like === this.lastLike && nexthops === this.lastNexthops) return this.last
+    let byHops = this.byLike.get(like)
+    if (byHops === undefined) this.byLike.set(like, (byHops = new Map()))
+    let m = byHops.get(nexthops)
+    if (m === undefined) {
+      m = this.list.push({like, nexthops}) - 1
+      byHops.set(nexthops, m)
+    }
+    this.lastLike = like
+    this.lastNexthops = nexthops
+    this.last = m
+    return m
+  }
+
+  /** The models' next-hop lists as `copy` makes them (bulk/drop-texts.ts: off the file's text). */
+  copyNexthops(copy: (list: Nexthop[]) => Nexthop[]): void {
+    for (const m of this.list) m.nexthops = copy(m.nexthops)
+  }
+
+  clear(): void {
+    this.list.length = 0
+    this.byLike.clear()
+    this.lastLike = undefined
+    this.lastNexthops = undefined
+    this.last = -1
+  }
+}
+
+/**
+ * BIRD paths a parse deferred: the only path of its network, the primary, `unicast` or `unreachable`, learnt over
+ * BGP, with an IPv4 BGP next hop, read in place from a `birdc` dump, where the kernel deferred a route at the same key
  * (`kernel`: its index there) or, for `check` (`outside` given), where the network is outside every pool
  * (`kernel` ABSENT: such a path is read only if it holds a BGP next hop, bulk/healthy.ts). `offset` and
  * `line` are where its header is, `end` where its last line ends; `table` the BIRD table it was listed under;
@@ -112,6 +174,7 @@ export class DeferredBirdPaths {
   readonly tables: Array<string | undefined> = []
   readonly ordinals = new NumberColumn()
   readonly kernel = new NumberColumn()
+  readonly unreachable = new NumberColumn() // 1: BIRD's path is `unreachable` (its next hop unresolved), 0: unicast
 
   /**
    * `kernelAt`: the kernel's routes deferred, by key (DeferredKernelRoutes.index); `outside`: is a network key
@@ -123,8 +186,10 @@ export class DeferredBirdPaths {
     return this.keys.length
   }
 
-  add(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, ordinal: number): void {
+  add(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, ordinal: number,
+    unreachable: boolean): void {
     this.keys.push(key)
+    this.unreachable.push(unreachable ? 1 : 0)
     this.kernel.push(kernel)
     this.bgpNextHops.push(bgpNextHop)
     this.offsets.push(offset)
@@ -147,11 +212,8 @@ export class OutsidePoolRoutes {
   readonly metrics = new NumberColumn()
   readonly models = new NumberColumn() // index in modelList
   readonly ordinals = new NumberColumn()
-  readonly modelList: Array<{like: KernelRoute; nexthops: Nexthop[]}> = []
-  private readonly modelOf = new Map<KernelRoute, Map<Nexthop[], number>>()
-  private lastLike: KernelRoute | undefined
-  private lastNexthops: Nexthop[] | undefined
-  private lastModel = -1
+  private readonly routeModels = new RouteModels()
+  readonly modelList = this.routeModels.list
 
   constructor(readonly outside: (key: number) => boolean) {}
 
@@ -160,28 +222,15 @@ export class OutsidePoolRoutes {
   }
 
   add(key: number, metric: number, like: KernelRoute, nexthops: Nexthop[], ordinal: number): void {
-    if (like !== this.lastLike || nexthops !== this.lastNexthops) {
-      // a table's routes come in runs of one model: a lookup only when it changes
-      let byHops = this.modelOf.get(like)
-      if (byHops === undefined) this.modelOf.set(like, (byHops = new Map()))
-      let m = byHops.get(nexthops)
-      if (m === undefined) {
-        m = this.modelList.push({like, nexthops}) - 1
-        byHops.set(nexthops, m)
-      }
-      this.lastLike = like
-      this.lastNexthops = nexthops
-      this.lastModel = m
-    }
     this.keys.push(key)
     this.metrics.push(metric)
-    this.models.push(this.lastModel)
+    this.models.push(this.routeModels.indexOf(like, nexthops))
     this.ordinals.push(ordinal)
   }
 
   /** The models' next-hop lists as `copy` makes them (bulk/drop-texts.ts: off the file's text). */
   copyNexthops(copy: (list: Nexthop[]) => Nexthop[]): void {
-    for (const m of this.modelList) m.nexthops = copy(m.nexthops)
+    this.routeModels.copyNexthops(copy)
   }
 
   /** Forget everything: the scan gave up, and the generic path reads the whole file. */
@@ -190,11 +239,7 @@ export class OutsidePoolRoutes {
     this.metrics.clear()
     this.models.clear()
     this.ordinals.clear()
-    this.modelList.length = 0
-    this.modelOf.clear()
-    this.lastLike = undefined
-    this.lastNexthops = undefined
-    this.lastModel = -1
+    this.routeModels.clear()
   }
 }
 
@@ -311,9 +356,14 @@ export function outsidePoolRoute(routes: OutsidePoolRoutes, j: number): KernelRo
 
 /**
  * The j-th route a scan deferred, built from its dst, gateway and metric as the generic path reads its
- * element (it is of BIRD's tunnel shape, bulk/deferred.ts): no text needed.
+ * element (it is of BIRD's tunnel shape), or, off the tunnel, like its shape's model: no text needed.
  */
 export function deferredKernelRoute(deferred: DeferredKernelRoutes, j: number): KernelRoute {
+  const model = deferred.models.get(j)
+  if (model >= 0) {
+    const {like, nexthops} = deferred.offTunnel.list[model]
+    return buildRouteLike(like, keyPrefix(deferred.keys.get(j)), deferred.metrics.get(j), like.prefsrc, nexthops)
+  }
   const raw: RawRoute = {
     type: 'unicast', dst: keyPrefix(deferred.keys.get(j)), gateway: {host: ipv4Text(deferred.gateways.get(j))}, dev: deferred.tunnelDev, table: 'main',
     protocol: 'bird', scope: 'global', metric: deferred.metrics.get(j), flags: ['onlink'],

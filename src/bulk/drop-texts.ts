@@ -143,13 +143,13 @@ export function withoutUnreadRoutes(snapshot: Snapshot): Snapshot {
 /**
  * The kernel JSON route dump's file entry without its text, once its routes are read: the routes built from
  * it are changed in place to hold none of it (routes deferred need none: bulk/deferred.ts; those deferred
- * outside the pools, `outsidePool`, are made like routes built, with next-hop lists that are copied here too).
+ * outside the pools or off the tunnel are made like routes built, with next-hop lists that `models` copy here too).
  */
-export function dropKernelRouteText(file: SourceFile, routes: KernelRoute[], outsidePool?: OutsidePoolRoutes): SourceFile {
+export function dropKernelRouteText(file: SourceFile, routes: KernelRoute[], models: ReadonlyArray<Pick<OutsidePoolRoutes, 'copyNexthops'> | undefined> = []): SourceFile {
   const d = new OwnCopies()
   const hopList = kernelHopLists(d)
   for (const r of routes) if (r.pos.file === file.name) ownKernelRouteStrings(r, d, hopList)
-  outsidePool?.copyNexthops(hopList)
+  for (const m of models) m?.copyNexthops(hopList)
   return {...file, text: '', droppedLength: file.text?.length ?? 0}
 }
 

@@ -11,18 +11,34 @@
 // local-block (a BGP path is not local). Its verdict is ok and it has no plan. Anything else, however
 // small the difference, goes to the rules: test/bulk/healthy.test.ts checks that both ways give the
 // same report, byte for byte.
+//
+// For check's text report (verdicts and finding ids only), a pool prefix is also kept as numbers, broken, when all of
+// that holds but the kernel's one route is `proto bird` in table main and off the tunnel (model/types.ts
+// BROKEN_KINDS), in an IP-in-IP pool that is not CrossSubnet, without Calico's truth:
+// - unicast with no next hop through the tunnel, BIRD's path unicast: the rules find tunnel-bypassed-by-ecmp
+//   (several next hops) or tunnel-not-programmed (one), and nothing else: onlink-missing and
+//   tunnel-endpoint-mismatch look at next hops through the tunnel only, and the route tunnels nowhere, so it is not
+//   misrouted. Verdict not-tunneled.
+// - `unreachable`, BIRD's path `unreachable`, N not this node's: nexthop-unresolvable-by-bird (the kernel reaches
+//   N), and nothing else: bird-kernel-mismatch needs a unicast path, the tunnel rules a unicast route. Verdict
+//   unreachable.
 import {ABSENT, deferredKernelRoute, outsidePoolRoute, KeyTable, resolvingRoutes, type DeferredRoutes} from './deferred.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {clusterIndex, truthForbidsBulk} from '../model/calico.js'
 import {ipv4PoolOf, ipv4Pools} from '../model/snapshot-index.js'
 import {Fib} from '../model/fib.js'
 import {ipv4Value} from '../model/prefix.js'
-import type {BirdRoute, Gateway, KernelRoute, Snapshot} from '../model/types.js'
+import {BYPASSED_BY_ECMP, NOT_PROGRAMMED, UNRESOLVABLE_BY_BIRD, type BirdRoute, type BrokenPrefixes, type Gateway, type KernelRoute, type Snapshot} from '../model/types.js'
 import {BirdBlockReader} from '../parse/bird-routes.js'
 
 export interface SeparateOptions {
   /** Prefix keys (model/prefix-key.ts prefixKey) never separated, whatever their health: `explain` and `fix PREFIX` keep the routes they are about as objects. */
   alwaysBuilt?: (key: number) => boolean
+  /**
+   * Also separate the prefixes BIRD routes off the tunnel (Snapshot.broken), from the kernel's routes deferred off the
+   * tunnel (DeferredKernelRoutes' `offTunnelToo`): for check's text report, which shows their verdict and finding ids.
+   */
+  offTunnel?: boolean
 }
 
 /**
@@ -97,6 +113,7 @@ export function separateHealthy(snapshot: Snapshot, deferred: DeferredRoutes | u
     }
     let lastValue = -1
     for (let j = 0; j < nk; j++) if (kernel!.gateways.get(j) !== lastValue) addresses.add((lastValue = kernel!.gateways.get(j)))
+    for (const m of kernel?.offTunnel.list ?? []) for (const nh of m.nexthops) if (nh.gateway?.family === 'inet') addresses.add(ipv4Value(nh.gateway.address))
     const read = resolvingRoutes(outsidePool.size, (j) => outsidePool.keys.get(j), (j) => outsidePool.modelList[outsidePool.models.get(j)].nexthops, addresses)
     for (let j = 0; j < outsidePool.size; j++) if (read[j]) outsideRead.set(j, outsidePoolRoute(outsidePool, j))
   }
@@ -107,7 +124,10 @@ export function separateHealthy(snapshot: Snapshot, deferred: DeferredRoutes | u
   }
 
   const pools = ipv4Pools(snapshot.pools)
-  const inPool = (key: number) => ipv4PoolOf(pools, (key - (key % 64)) / 64, key % 64) !== undefined
+  const poolOf = (key: number) => ipv4PoolOf(pools, (key - (key % 64)) / 64, key % 64)
+  // off the tunnel: where the tunnel is expected whatever the next hop (not CrossSubnet, whose kernel gateways the
+  // rules look up) and Calico's truth judges nothing
+  const offTunnel = opts.offTunnel === true && snapshot.calico === undefined && !snapshot.pools.some((p) => p.crossSubnet)
 
   // with Calico's truth, a path to another node than the block's owner, and what the truth finds odd, go to the rules
   const vetoed = snapshot.calico ? truthForbidsBulk(clusterIndex(snapshot.calico), snapshot.nodeName, (p) => prefixKey(p)) : undefined
@@ -118,6 +138,9 @@ export function separateHealthy(snapshot: Snapshot, deferred: DeferredRoutes | u
   const healthyBird = new Uint8Array(nb)
   const healthyKernel = new Uint8Array(nk)
   const keys: number[] = []
+  const broken: number[] = [] // key · 4 + its kind (BROKEN_KINDS)
+  let own: Set<string> | undefined
+  const ownAddress = (hop: string) => (own ??= ownAddresses(snapshot)).has(hop)
   const healthyHops = new Set<string>()
   let lastHop = ''
   for (let i = 0; i < nb; i++) {
@@ -125,12 +148,30 @@ export function separateHealthy(snapshot: Snapshot, deferred: DeferredRoutes | u
     if (j === ABSENT || birdOf[j] !== i || birdShared[j] || shared[j] || parseKernel[j]) continue
     const key = bird!.keys.get(i)
     const hop = bird!.bgpNextHops[i]
-    if (!inPool(key) || !hops.get(hop) || opts.alwaysBuilt?.(key) || vetoed?.(key, hop)) continue
-    // the route tunnels to the endpoint BIRD names (else it is misrouted)
-    if (kernel!.gateways.get(j) !== hopValue(hop)) continue
+    const pool = poolOf(key)
+    if (pool === undefined || !hops.get(hop) || opts.alwaysBuilt?.(key) || vetoed?.(key, hop)) continue
+    const model = kernel!.models.get(j)
+    const unreachable = bird!.unreachable.get(i) === 1
+    if (model >= 0) {
+      if (!offTunnel || pool.mode !== 'ipip') continue
+      const {like, nexthops} = kernel!.offTunnel.list[model]
+      let kind: number
+      if (like.type === 'unreachable') {
+        // BIRD could not resolve N, which the kernel reaches (and is not this node's)
+        if (!unreachable || ownAddress(hop)) continue
+        kind = UNRESOLVABLE_BY_BIRD
+      } else {
+        if (unreachable) continue
+        kind = nexthops.length > 1 ? BYPASSED_BY_ECMP : NOT_PROGRAMMED
+      }
+      broken.push(key * 4 + kind)
+    } else {
+      // the route tunnels to the endpoint BIRD names (else it is misrouted)
+      if (unreachable || kernel!.gateways.get(j) !== hopValue(hop)) continue
+      keys.push(key)
+    }
     healthyBird[i] = 1
     healthyKernel[j] = 1
-    keys.push(key)
     if (hop !== lastHop) healthyHops.add((lastHop = hop))
   }
 
@@ -156,7 +197,27 @@ export function separateHealthy(snapshot: Snapshot, deferred: DeferredRoutes | u
     kernelRoutes,
     bird: {...snapshot.bird, routes: birdRoutes},
     healthy: {keys: Float64Array.from(keys).sort(), bgpNextHops: [...healthyHops]},
+    ...(broken.length > 0 ? {broken: brokenPrefixes(broken)} : {}),
   }
+}
+
+/** BrokenPrefixes of `codes` (key · 4 + kind). */
+function brokenPrefixes(codes: number[]): BrokenPrefixes {
+  const sorted = Float64Array.from(codes).sort()
+  const keys = new Float64Array(sorted.length)
+  const kinds = new Uint8Array(sorted.length)
+  for (let k = 0; k < sorted.length; k++) {
+    kinds[k] = sorted[k] % 4
+    keys[k] = (sorted[k] - kinds[k]) / 4
+  }
+  return {keys, kinds}
+}
+
+/** This node's addresses, as model/snapshot-index.ts SnapshotIndex.ownAddresses has them (its addresses, the local table's). */
+function ownAddresses(snapshot: Snapshot): Set<string> {
+  const own = new Set(snapshot.addresses.map((a) => a.local))
+  for (const r of snapshot.kernelRoutes) if (r.tableId === 255 && r.type === 'local') own.add(r.dst.replace(/\/(32|128)$/, ''))
+  return own
 }
 
 /** Routes deferred, in the order of their places among all of a file's (`ordinal`); `put(k, out)` appends what the k-th becomes. */

@@ -20,6 +20,7 @@ export interface CollectLiveOptions {
   /** The BIRD config file; wins over DEFAULT_BIRD_CONFIGS (BIRD has no command that names its config). */
   birdConfig?: string
   birdTimeoutMs?: number
+  /** Longest silence tolerated from one `ip` command (reset by every chunk it prints; default 30 s). */
   ipTimeoutMs?: number
   /** Longest output of one `ip` command read (bytes; default 512 MiB). */
   ipMaxOutput?: number
@@ -105,11 +106,19 @@ export async function collectIp(name: string, args: string[], opts: CollectLiveO
   // stdout is kept as the pipe's chunks and copied together once (execa's buffering grows one array buffer
   // as it reads, copying it again and again), then decoded once as the snapshot reader decodes a file
   // (latin1 when ASCII, which is cheaper than UTF-8)
-  const subprocess = execa(bin, args, { reject: false, timeout: opts.ipTimeoutMs ?? 30_000, stripFinalNewline: false, encoding: 'buffer', buffer: { stdout: false } })
+  const subprocess = execa(bin, args, { reject: false, stripFinalNewline: false, encoding: 'buffer', buffer: { stdout: false } })
+  // a full table's dump takes long on a busy node while it keeps printing: only a silence ends it, as for BIRD's socket
+  const timeoutMs = opts.ipTimeoutMs ?? 30_000
+  let silent = false
+  const timer = setTimeout(() => {
+    silent = true
+    subprocess.kill()
+  }, timeoutMs)
   const chunks: Buffer[] = []
   let size = 0
   let tooLong = false
   subprocess.stdout?.on('data', (chunk: Buffer) => {
+    timer.refresh()
     if (tooLong) return
     size += chunk.length
     if (size > max) {
@@ -119,13 +128,14 @@ export async function collectIp(name: string, args: string[], opts: CollectLiveO
     } else chunks.push(chunk)
   })
   const r = await subprocess
+  clearTimeout(timer)
   const durationMs = Math.round(performance.now() - t0)
   const file: SourceFile = { name, command, durationMs }
   if (r.exitCode !== undefined) file.exitStatus = r.exitCode
   if (tooLong) {
     file.error = `\`${command}\` printed more than ${max >= 2 ** 20 ? `${Math.round(max / 2 ** 20)} MiB` : `${max} bytes`}, more than routedoctor reads`
-  } else if (r.timedOut) {
-    file.error = `\`${command}\` did not finish within ${opts.ipTimeoutMs ?? 30_000} ms`
+  } else if (silent) {
+    file.error = `\`${command}\` printed nothing for ${timeoutMs} ms`
   } else if (r.exitCode === undefined) {
     // Could not start (no ip binary) or was killed by a signal.
     const why = r.signal ? `killed by ${r.signal}` : (r.cause instanceof Error ? r.cause.message : r.shortMessage)

@@ -14,6 +14,9 @@ export default class Fleet extends BaseCommand {
     calico: sourceFlags.calico, kube: sourceFlags.kube, pool: sourceFlags.pool, 'tunnel-dev': sourceFlags['tunnel-dev'], json: sourceFlags.json,
     protocol: sourceFlags.protocol, table: sourceFlags.table,
     html: Flags.string({description: 'also write the report as one self-contained HTML page', helpValue: 'FILE'}),
+    jobs: Flags.integer({
+      description: 'nodes loaded and diagnosed at once, each in a worker thread [default: the number of CPUs]', min: 1, helpValue: 'N',
+    }),
   }
 
   async run(): Promise<void> {
@@ -22,9 +25,10 @@ export default class Fleet extends BaseCommand {
     const {fleetReport} = await import('../services/fleet.js')
     const {report, text, exitCode} = await fleetReport({
       sources: argv as string[], calico: flags.calico, kube: flags.kube, pools: flags.pool, tunnelDev: flags['tunnel-dev'], html: flags.html,
-      fixProtocol: flags.protocol, overlayTable: flags.table,
+      fixProtocol: flags.protocol, overlayTable: flags.table, jobs: flags.jobs,
       // on stderr, as bundle says what it wrote: stdout is the report (the JSON alone with --json)
-      written: (file, bytes) => process.stderr.write(`wrote ${file} (${bytes} bytes)\n`),
+      written: (file, bytes) => process.stderr.write(`wrote ${file} (${bytes} bytes)
+`),
     })
     if (flags.json) await this.streamJson(report) // a large fleet's report is no one string
     else this.print(text)

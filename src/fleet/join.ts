@@ -69,11 +69,91 @@ const SEVERITY: Record<ClusterFindingId, Severity> = {
 
 const worse = (a: Verdict, b: Verdict): Verdict => (VERDICT_ORDER.indexOf(a) <= VERDICT_ORDER.indexOf(b) ? a : b)
 
+/** Each block's owner by the truth, by the block's key (model/prefix-key.ts prefixKey): bulk-healthy runs come as keys. */
+export class BlockOwners {
+  private readonly keys: Float64Array // ascending
+  private readonly names: string[]
+
+  constructor(index: ClusterIndex | undefined) {
+    const owned = index ? [...index.owners.values()].filter((o) => o.node !== undefined && o.block !== undefined)
+      .map((o) => [prefixKey(o.cidr), o.node!] as const).sort((a, b) => a[0] - b[0]) : []
+    this.keys = Float64Array.from(owned, (o) => o[0])
+    this.names = owned.map((o) => o[1])
+  }
+
+  /** The owner of the block with this key, by binary search; undefined when it is no block of the truth. */
+  ofKey(key: number): string | undefined {
+    const at = indexOfKey(this.keys, key)
+    return at < 0 ? undefined : this.names[at]
+  }
+}
+
+/**
+ * One node's part of the join, made of its check alone: plain data (no class, no view into the node's texts), so a
+ * worker thread can send it as it is. `pairs` are this node's, `endpoints` where it sends the blocks it does not
+ * find ok, both in the order its check gave them.
+ */
+export interface NodeFold {
+  facts: Pick<FleetNode, 'birdVersion' | 'tunnelMtu' | 'hashPolicy' | 'routeOwner' | 'summary'>
+  pairs: FleetPair[]
+  endpoints: Array<[prefix: string, where: string]>
+}
+
+/** Node `name`'s fold of its check (consumed here) over its SnapshotIndex. */
+export function foldNode(name: string, ctx: SnapshotIndex, run: CheckRun, owners: BlockOwners): NodeFold {
+  const s = ctx.snapshot
+  const facts: NodeFold['facts'] = {}
+  if (s.bird.status?.version) facts.birdVersion = own(s.bird.status.version)
+  const mtu = ctx.links.get(s.tunnelDev)?.mtu
+  if (mtu !== undefined) facts.tunnelMtu = mtu
+  const hash = ctx.sysctlValue('net.ipv4.fib_multipath_hash_policy')?.value.trim()
+  if (hash !== undefined) facts.hashPolicy = own(hash)
+  facts.routeOwner = routeOwner(ctx)
+  const mine = new Map<string, FleetPair>() // this node's pairs by the to-node
+  const endpoints: NodeFold['endpoints'] = []
+  let last: FleetPair | undefined
+  const pairOf = (to: string): FleetPair => {
+    if (last?.to === to) return last
+    let p = mine.get(to)
+    if (!p) mine.set(to, (p = {from: name, to, verdict: 'ok', checked: 0, ok: 0, blocks: []}))
+    return (last = p)
+  }
+  for (const l of run.lines) {
+    if (isBulkHealthyPrefixes(l)) {
+      for (let j = l.from; j < l.to; j++) {
+        const to = owners.ofKey(l.keys[j])
+        if (to === undefined || to === name) continue
+        const p = pairOf(to)
+        p.checked++
+        p.ok++
+      }
+      continue
+    }
+    const to = owners.ofKey(prefixKey(l.prefix))
+    if (to === undefined || to === name) continue
+    const p = pairOf(to)
+    p.checked++
+    // local: another node's block held here as this node's own (misrouted when the truth is known)
+    const verdict: Verdict = l.verdict === 'local' ? 'misrouted' : l.verdict === 'not-in-pool' ? 'ok' : l.verdict
+    if (verdict === 'ok') {
+      p.ok++
+      continue
+    }
+    p.verdict = worse(p.verdict, verdict)
+    const full = p.blocks.length < EXPLAINED_PER_PAIR
+    const prefix = own(l.prefix)
+    p.blocks.push({prefix, verdict, findings: l.findings.map((f) => full
+      ? {id: f.id, severity: f.severity, title: own(f.title), detail: own(f.detail), ...(f.fix ? {fix: own(f.fix)} : {})}
+      : {id: f.id, severity: f.severity, title: own(f.title), detail: ''})})
+    endpoints.push([prefix, own(endpointOf(ctx, l.prefix))])
+  }
+  const sum = run.summary()
+  facts.summary = {prefixes: sum.prefixes, errors: sum.errors, warnings: sum.warnings, verdicts: sum.verdicts, host: run.host.findings.map((f) => f.id)}
+  return {facts, pairs: [...mine.values()], endpoints}
+}
+
 export class FleetJoin {
   private readonly index?: ClusterIndex
-  // the blocks' keys (model/prefix-key.ts prefixKey) ascending, and each one's owner: bulk-healthy runs are looked up by key
-  private ownerKeys = new Float64Array(0)
-  private ownerNames: string[] = []
   private readonly nodes = new Map<string, FleetNode>()
   private readonly pairs = new Map<string, FleetPair>() // `${from}\0${to}`
   // block -> endpoint (addresses it is routed to, sorted, joined) -> nodes, for the blocks some node routes elsewhere
@@ -82,10 +162,6 @@ export class FleetJoin {
   constructor(readonly truth: CalicoTruth | undefined) {
     if (truth) {
       this.index = clusterIndex(truth)
-      const owned = [...this.index.owners.values()].filter((o) => o.node !== undefined && o.block !== undefined)
-        .map((o) => [prefixKey(o.cidr), o.node!] as const).sort((a, b) => a[0] - b[0])
-      this.ownerKeys = Float64Array.from(owned, (o) => o[0])
-      this.ownerNames = owned.map((o) => o[1])
       for (const n of truth.nodes) this.nodes.set(n.name, {name: n.name, ...(n.ipv4Address ? {address: n.ipv4Address} : {})})
     }
   }
@@ -95,73 +171,22 @@ export class FleetJoin {
     return this.nodes.get(name)?.source !== undefined
   }
 
-  /** Fold in one node's check (consumed here) over its SnapshotIndex. */
-  add(name: string, source: string, ctx: SnapshotIndex, run: CheckRun): void {
-    const s = ctx.snapshot
+  /** Folds in node `name`'s fold (foldNode) of `source`; the nodes are folded in the order of their sources. */
+  add(name: string, source: string, fold: NodeFold): void {
     const node: FleetNode = this.nodes.get(name) ?? {name}
     node.source = source
     const address = this.index?.nodesByName.get(name)?.ipv4Address
     if (address) node.address = address
-    if (s.bird.status?.version) node.birdVersion = own(s.bird.status.version)
-    const mtu = ctx.links.get(s.tunnelDev)?.mtu
-    if (mtu !== undefined) node.tunnelMtu = mtu
-    const hash = ctx.sysctlValue('net.ipv4.fib_multipath_hash_policy')?.value.trim()
-    if (hash !== undefined) node.hashPolicy = own(hash)
-    node.routeOwner = routeOwner(ctx)
+    Object.assign(node, fold.facts)
     this.nodes.set(name, node)
-    const mine = new Map<string, FleetPair>() // this node's pairs by the to-node
-    let last: FleetPair | undefined
-    const pairOf = (to: string): FleetPair => {
-      if (last?.to === to) return last
-      let p = mine.get(to)
-      if (!p) {
-        mine.set(to, (p = {from: name, to, verdict: 'ok', checked: 0, ok: 0, blocks: []}))
-        this.pairs.set(`${name}\0${to}`, p)
-      }
-      return (last = p)
-    }
-    for (const l of run.lines) {
-      if (isBulkHealthyPrefixes(l)) {
-        for (let j = l.from; j < l.to; j++) {
-          const to = this.ownerOfKey(l.keys[j])
-          if (to === undefined || to === name) continue
-          const p = pairOf(to)
-          p.checked++
-          p.ok++
-        }
-        continue
-      }
-      const to = this.ownerOfKey(prefixKey(l.prefix))
-      if (to === undefined || to === name) continue
-      const p = pairOf(to)
-      p.checked++
-      // local: another node's block held here as this node's own (misrouted when the truth is known)
-      const verdict: Verdict = l.verdict === 'local' ? 'misrouted' : l.verdict === 'not-in-pool' ? 'ok' : l.verdict
-      if (verdict === 'ok') {
-        p.ok++
-        continue
-      }
-      p.verdict = worse(p.verdict, verdict)
-      const full = p.blocks.length < EXPLAINED_PER_PAIR
-      const prefix = own(l.prefix)
-      p.blocks.push({prefix, verdict, findings: l.findings.map((f) => full
-        ? {id: f.id, severity: f.severity, title: own(f.title), detail: own(f.detail), ...(f.fix ? {fix: own(f.fix)} : {})}
-        : {id: f.id, severity: f.severity, title: own(f.title), detail: ''})})
-      const where = own(endpointOf(ctx, l.prefix))
+    for (const p of fold.pairs) this.pairs.set(`${name}\0${p.to}`, p)
+    for (const [prefix, where] of fold.endpoints) {
       let seen = this.endpoints.get(prefix)
       if (!seen) this.endpoints.set(prefix, (seen = new Map()))
       const list = seen.get(where)
       if (list) list.push(name)
       else seen.set(where, [name])
     }
-    const sum = run.summary()
-    node.summary = {prefixes: sum.prefixes, errors: sum.errors, warnings: sum.warnings, verdicts: sum.verdicts, host: run.host.findings.map((f) => f.id)}
-  }
-
-  /** The owner of the block with this key, by binary search; undefined when it is no block of the truth. */
-  private ownerOfKey(key: number): string | undefined {
-    const at = indexOfKey(this.ownerKeys, key)
-    return at < 0 ? undefined : this.ownerNames[at]
   }
 
   finish(): FleetReport {

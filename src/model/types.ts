@@ -222,8 +222,29 @@ import type {CalicoTruth} from './calico.js'
  */
 export interface HealthyPrefixes {
   keys: Float64Array // model/prefix-key.ts prefixKey, ascending
-  bgpNextHops: string[] // the distinct BGP next hops of their paths (node-wide checks look at them)
+  bgpNextHops: string[] // the distinct BGP next hops of their paths and of BrokenPrefixes' (node-wide checks look at them)
 }
+
+/**
+ * Pool prefixes `check`'s text report keeps as numbers, broken (bulk/healthy.ts): BIRD's one BGP path, with a
+ * reachable BGP next hop, and the kernel's one `proto bird` route, off the tunnel; neither in `kernelRoutes` nor in
+ * `bird.routes`. Each has the verdict and the one finding (an error) of its kind, BROKEN_KINDS[kinds[i]]. Their BGP
+ * next hops are in HealthyPrefixes.bgpNextHops.
+ */
+export interface BrokenPrefixes {
+  keys: Float64Array // model/prefix-key.ts prefixKey, ascending
+  kinds: Uint8Array
+}
+
+/** The kinds of BrokenPrefixes: a single-path route over the underlay, a multipath one, BIRD's `unreachable`. */
+export const BROKEN_KINDS = [
+  {verdict: 'not-tunneled', finding: 'tunnel-not-programmed'},
+  {verdict: 'not-tunneled', finding: 'tunnel-bypassed-by-ecmp'},
+  {verdict: 'unreachable', finding: 'nexthop-unresolvable-by-bird'},
+] as const satisfies ReadonlyArray<{verdict: Verdict; finding: FindingId}>
+
+export type BrokenKind = (typeof BROKEN_KINDS)[number]
+export const [NOT_PROGRAMMED, BYPASSED_BY_ECMP, UNRESOLVABLE_BY_BIRD] = [0, 1, 2]
 
 /** The lines of a dropped text that evidence still cites (src/bulk/drop-texts.ts keeps them). */
 export interface CitedLines {
@@ -277,6 +298,7 @@ export interface Snapshot {
   nodeName?: string // the Kubernetes node this snapshot is (--node, node-name.txt, or found in the truth)
   overlay?: OverlaySettingsRecord // the --protocol and --table it was diagnosed with (overlay-settings.json)
   healthy?: HealthyPrefixes // once separated
+  broken?: BrokenPrefixes // once separated, for check's text report only
   // a collection of one prefix's routes (services/targeted.ts): the BGP next hops of the pool paths it left out
   otherNextHops?: string[]
 }

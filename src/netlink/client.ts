@@ -218,6 +218,8 @@ export interface RouteClient {
   /** RTM_DELRULE: ENOENT when no such rule is there. */
   deleteRule?(rule: RuleSpec): Promise<void>
   links(): Promise<Map<number, string>>
+  /** Optional: a link dump read in place, every RTM_NEWLINK payload to `visit`. */
+  scanLinks?(visit: RouteVisitor): Promise<void>
   linkIndex(name: string): Promise<number | undefined>
   close(): void
 }
@@ -395,6 +397,7 @@ class RtnlClient implements RouteClient {
     payload: Buffer,
     answers: (done: (error: Error | undefined, value?: T) => void) => MessageHandler,
     onTimeout: () => Error,
+    idle = false, // the timeout counts from the last answer, not from the request (a dump that is still coming)
   ): Promise<T> {
     const seq = this.t.nextSeq()
     const buf = Buffer.alloc(16 + ((payload.length + 3) & ~3))
@@ -413,7 +416,12 @@ class RtnlClient implements RouteClient {
       }
       const timer = setTimeout(() => done(onTimeout()), TIMEOUT_MS)
       this.t.aborts.add(done)
-      this.t.listen(seq, answers(done))
+      const handler = answers(done)
+      let answered = 0
+      this.t.listen(seq, idle ? (buf, start, end, msgType) => {
+        if ((++answered & 255) === 0) timer.refresh()
+        handler(buf, start, end, msgType)
+      } : handler)
       this.t.send(buf, (error) => done(error))
     })
   }
@@ -445,7 +453,7 @@ class RtnlClient implements RouteClient {
           done(error as Error)
         }
       } else index++
-    }, () => new Error(`${operation}: no answer within ${TIMEOUT_MS / 1000} s${this.why()}`))
+    }, () => new Error(`${operation}: no answer within ${TIMEOUT_MS / 1000} s${this.why()}`), true)
   }
 
   private why(): string {
@@ -464,6 +472,10 @@ class RtnlClient implements RouteClient {
       }
     })
     return out
+  }
+
+  async scanLinks(visit: RouteVisitor): Promise<void> {
+    await this.dump(RTM_GETLINK, encodeLinkDumpRequest(), 'RTM_GETLINK', visit, RTM_NEWLINK)
   }
 
   async linkIndex(name: string): Promise<number | undefined> {
@@ -773,7 +785,9 @@ export async function openMulticastSocket(
   const RawNetlinkSocket = Native ? undefined : await loadRawSocket()
   let raw: RawSocket
   try {
-    const options = {recvBufferSize: RECV_BUFFER, messagePeeking: false, msgBufferSize: MESSAGE_BUFFER}
+    // each datagram is read at its own size (peeked first): a notification is one small message, and a buffer of
+    // MESSAGE_BUFFER allocated for each would hold a burst's thousands of them outside the heap until collected
+    const options = {recvBufferSize: RECV_BUFFER, messagePeeking: true, msgBufferSize: 0}
     raw = Native ? new NativeSocket(Native, options) : new RawNetlinkSocket!(NETLINK_ROUTE, options)
     for (const g of groups) raw.addMembership!(g)
   } catch (error) {

@@ -27,6 +27,7 @@ const RTM_NEWRULE = 32
 const RTM_DELRULE = 33
 const RTM_F_CLONED = 0x200 // a route cache entry (IPv6 exceptions), not a route anyone wrote
 const IFLA_IFNAME = 3
+const IFLA_MTU = 4
 const IFA_ADDRESS = 1
 const IFA_LOCAL = 2
 const FRA_TABLE = 15
@@ -38,7 +39,8 @@ const rd32 = (b: Buffer, o: number): number => (LE ? b.readUInt32LE(o) : b.readU
 export type KernelEvent =
   // message: the notification's payload (a view of the datagram: copied by whoever keeps it)
   | {kind: 'route'; op: 'new' | 'del'; family: Family; dst: string; table: number; metric: number; protocol: number; message?: Buffer}
-  | {kind: 'link'; op: 'new' | 'del'; ifindex: number; name?: string}
+  // flags: the ifinfomsg's (IFF_UP, IFF_LOWER_UP, ...)
+  | {kind: 'link'; op: 'new' | 'del'; ifindex: number; name?: string; flags?: number; mtu?: number}
   | {kind: 'address'; op: 'new' | 'del'; ifindex: number; address?: string}
   | {kind: 'rule'; op: 'new' | 'del'; table: number}
 
@@ -79,9 +81,12 @@ export function decodeKernelEvent(type: number, p: Buffer): KernelEvent | undefi
       case RTM_NEWLINK:
       case RTM_DELLINK: {
         if (p.length < 16) return undefined
-        const name = attrs(p, 16).get(IFLA_IFNAME)
-        return {kind: 'link', op: type === RTM_NEWLINK ? 'new' : 'del', ifindex: rd32(p, 4),
-          ...(name ? {name: p.toString('utf8', name[0], name[1]).replace(/\0+$/, '')} : {})}
+        const a = attrs(p, 16)
+        const name = a.get(IFLA_IFNAME)
+        const mtu = a.get(IFLA_MTU)
+        return {kind: 'link', op: type === RTM_NEWLINK ? 'new' : 'del', ifindex: rd32(p, 4), flags: rd32(p, 8),
+          ...(name ? {name: p.toString('utf8', name[0], name[1]).replace(/\0+$/, '')} : {}),
+          ...(mtu && mtu[1] - mtu[0] === 4 ? {mtu: rd32(p, mtu[0])} : {})}
       }
       case RTM_NEWADDR:
       case RTM_DELADDR: {
@@ -141,27 +146,57 @@ export async function watchKernel(onEvents: (events: KernelEvent[]) => void, onL
  * notifications: `watch`'s count of routedoctor's own routes, without reading the table again.
  */
 export class ProtocolRoutes {
-  readonly keys = new Set<string>()
+  keys = new Set<string>()
+  private next: Set<string> | undefined // filled by a dump under way
+  private replay: KernelEvent[] = []
 
   constructor(readonly protocol: number) {}
 
   /** Reads the kernel's routes once (each message's protocol byte first: others are not decoded). */
   async load(): Promise<void> {
     const client = await openRouteClient()
+    this.begin()
     try {
-      await client.scanRoutes!('all', (buf, start, end) => {
-        if (end - start < 12 || buf[start + 5] !== this.protocol) return
-        const key = routeMessageKey(buf, start, end)
-        if (key !== undefined) this.keys.add(key)
-      })
+      await client.scanRoutes!('all', (buf, start, end) => this.visit(buf, start, end))
+      this.commit()
     } finally {
+      this.abort()
       client.close()
     }
+  }
+
+  /** A dump starts: visit() takes its messages, commit() puts them in place of the keys held. */
+  begin(): void {
+    this.next = new Set()
+    this.replay = []
+  }
+
+  /** One message of a route dump (any family). */
+  visit(buf: Buffer, start: number, end: number): void {
+    if (this.next === undefined || end - start < 12 || buf[start + 5] !== this.protocol) return
+    const key = routeMessageKey(buf, start, end)
+    if (key !== undefined) this.next.add(key)
+  }
+
+  /** The dump is read: its keys, with the notifications that came meanwhile applied on top. */
+  commit(): void {
+    if (this.next === undefined) return
+    this.keys = this.next
+    this.next = undefined
+    this.apply(this.replay)
+    this.replay = []
+  }
+
+  /** The dump failed: the keys held stay. */
+  abort(): void {
+    this.next = undefined
+    this.replay = []
   }
 
   apply(events: readonly KernelEvent[]): void {
     for (const e of events) {
       if (e.kind !== 'route' || e.protocol !== this.protocol) continue
+      if (this.next !== undefined) this.replay.push({...e, message: undefined})
       const key = routeKeyText(e.family, e.table, e.dst, e.metric)
       if (e.op === 'new') this.keys.add(key)
       else this.keys.delete(key)

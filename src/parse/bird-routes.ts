@@ -378,7 +378,8 @@ export class BirdRouteParser {
   // skimming (see deferTo): a network's only path is read for its key, source and BGP next hop, not built
   private deferredTo: DeferredPathSink | undefined
   private skimming = false
-  private skim = {key: 0, kernel: 0, offset: 0, end: 0, line: 0, table: undefined as string | undefined, source: '', bgpNextHop: undefined as string | undefined, build: false}
+  private skim = {key: 0, kernel: 0, offset: 0, end: 0, line: 0, table: undefined as string | undefined, source: '', bgpNextHop: undefined as string | undefined, build: false,
+    unreachable: false}
   private readonly intern = new Interner()
   // the lists `hopList` returned lately that hopListCache holds (it never drops one)
   private readonly recentLists: BirdNexthop[][] = []
@@ -465,8 +466,8 @@ export class BirdRouteParser {
   }
 
   /**
-   * Skim instead of building the paths that may be deferred (bulk/deferred.ts): a primary `unicast` path of an
-   * IPv4 network whose header is read in place and where the kernel deferred a route (`kernelAt`), or that is
+   * Skim instead of building the paths that may be deferred (bulk/deferred.ts): a primary `unicast` (or
+   * `unreachable`) path of an IPv4 network whose header is read in place and where the kernel deferred a route (`kernelAt`), or that is
    * outside every pool (`outside`). Its lines
    * are read only for the source and the BGP next hop (next hops are still checked, as building them would).
    * It is deferred (`onDeferred`) when it turns out to be its network's only path, over BGP, with an IPv4 BGP
@@ -483,7 +484,7 @@ export class BirdRouteParser {
     this.hopCount = 0
     const k = this.skim
     if (!build && !k.build && k.source === 'BGP' && k.bgpNextHop !== undefined && ipv4Value(k.bgpNextHop) >= 0) {
-      this.deferredTo!.onDeferred(k.key, k.kernel, k.bgpNextHop, k.offset, k.end, k.line, k.table)
+      this.deferredTo!.onDeferred(k.key, k.kernel, k.bgpNextHop, k.offset, k.end, k.line, k.table, k.unreachable)
       return
     }
     for (const route of this.deferredTo!.reader.at(k.offset, k.line, k.table, k.end)) {
@@ -818,7 +819,7 @@ export class BirdRouteParser {
     if (c0 !== 32) {
       this.skipNet = false
       this.prefix = prefix
-      if (this.deferredTo !== undefined && rest.primary && !rest.kernelSyncFailed && rest.dest === 'unicast') {
+      if (this.deferredTo !== undefined && rest.primary && !rest.kernelSyncFailed && (rest.dest === 'unicast' || rest.dest === 'unreachable')) {
         const key = netKey >= 0 ? netKey : prefixKey(prefix) // read by prefixOf: canonical now, or not IPv4
         const kernel = key < 0 ? -1 : this.deferredTo.kernelAt.get(key)
         if (kernel >= 0 || (key >= 0 && this.deferredTo.outside?.(key) === true)) {
@@ -832,6 +833,7 @@ export class BirdRouteParser {
           k.source = ''
           k.bgpNextHop = undefined
           k.build = false
+          k.unreachable = rest.dest === 'unreachable'
           this.skimming = true
           return true
         }
@@ -972,7 +974,8 @@ export interface KeyLookup {
 export interface BirdPathSink {
   readonly kernelAt: KeyLookup
   readonly outside?: (key: number) => boolean
-  add(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, ordinal: number): void
+  add(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, ordinal: number,
+    unreachable: boolean): void
 }
 
 /** Where a skimming parser (deferTo) sends the paths it defers, and what it builds skimmed paths with. */
@@ -982,7 +985,7 @@ export interface DeferredPathSink {
   outside?: (key: number) => boolean
   reader: BirdBlockReader
   /** `offset` and `end`: where the path's text starts, and where its last line read ends. */
-  onDeferred(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined): void
+  onDeferred(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, unreachable: boolean): void
 }
 
 /**
@@ -1001,7 +1004,8 @@ export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt',
       kernelAt: deferred.kernelAt,
       outside: deferred.outside,
       reader: new BirdBlockReader(text, file),
-      onDeferred: (key, kernel, bgpNextHop, offset, end, line, table) => deferred.add(key, kernel, bgpNextHop, offset, end, line, table, count++),
+      onDeferred: (key, kernel, bgpNextHop, offset, end, line, table, unreachable) =>
+        deferred.add(key, kernel, bgpNextHop, offset, end, line, table, count++, unreachable),
     })
   }
   frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c), (src, start, end, line) => parser.lineSpan(src, start, end, line))

@@ -22,6 +22,11 @@ export interface TunnelRouteSink {
   readonly tunnelDev: string
   readonly size: number
   add(key: number, gateway: number, metric: number, ordinal: number): boolean
+  /**
+   * BIRD's routes off the tunnel (`proto bird`, table main, unicast with no next hop through `tunnelDev`, or
+   * `unreachable`), each like an earlier route of its shape; false: not kept, the route is built as usual.
+   */
+  addOffTunnel(key: number, metric: number, like: KernelRoute, nexthops: Nexthop[], ordinal: number): boolean
   clear(): void
 }
 
@@ -187,7 +192,9 @@ function scanRoutes(text: string, open: number, close: number, pos: SourcePos, {
       // BIRD's tunnel routes: deferred, not built (the first of a shape is built: it decides the shape)
       if (deferred === undefined || shape?.like === undefined || !(shape.tunnel ??= isTunnelShape(shape, deferred.tunnelDev)) ||
         !deferred.add(scanner.dstKey(), scanner.gatewayValue(), scanner.metric ?? 0, ordinal())) {
-        if (outsidePool === undefined || !deferOutsidePool(scanner, outsidePool, ordinal())) routes.push(scannedRoute(scanner, pos, family))
+        if (!(deferred !== undefined && deferOffTunnel(scanner, deferred, ordinal())) && (outsidePool === undefined || !deferOutsidePool(scanner, outsidePool, ordinal()))) {
+          routes.push(scannedRoute(scanner, pos, family))
+        }
       }
     } else {
       // escapes, nested values, blanks, wrong types: this element as the generic path reads it. Not over
@@ -227,6 +234,35 @@ function isTunnelShape(shape: Shape, tunnelDev: string): boolean {
     like.family === 'inet' && like.type === 'unicast' && like.table === 'main' && like.tableId === 254 && like.protocol === 'bird' &&
     like.scope === 'global' && like.flags.length === 1 && like.flags[0] === 'onlink' && like.nexthops.length === 1 &&
     hop.dev === tunnelDev && hop.gateway?.family === 'inet' && hop.weight === 1
+}
+
+/**
+ * Is every route of this shape BIRD's route off the tunnel: IPv4, table main, `proto bird`, its source address the
+ * same for all (a route of the shape is then built like its model), and either unicast with no next hop through
+ * `tunnelDev` or `unreachable` (BIRD's for a path whose next hop it could not resolve)?
+ */
+function isOffTunnelShape(shape: Shape, tunnelDev: string): boolean {
+  const like = shape.like!
+  if (shape.varying.includes(PREFSRC) || like.family !== 'inet' || like.tableId !== 254 || like.protocol !== 'bird') return false
+  if (like.type === 'unreachable') return like.nexthops.length === 0
+  if (like.type !== 'unicast' || like.nexthops.length === 0) return false
+  for (const hop of like.nexthops) if (hop.dev === tunnelDev || hop.dev === undefined) return false
+  return true
+}
+
+/**
+ * Defer the route the scanner just read as BIRD's route off the tunnel (isOffTunnelShape), when its next-hop list
+ * is known: then its key, metric and that list make it again, as scannedRoute would build it. False when it is to
+ * be built.
+ */
+function deferOffTunnel(scanner: RouteScanner, deferred: TunnelRouteSink, ordinal: number): boolean {
+  const shape = scanner.shape
+  if (shape === undefined || shape.like === undefined || !(shape.offTunnel ??= isOffTunnelShape(shape, deferred.tunnelDev))) return false
+  const key = scanner.dstKey()
+  if (key < 0) return false
+  const seen = shape.nexthops.get(scanner.gatewayHost)
+  if (seen === undefined || !seen.sure) return false
+  return deferred.addOffTunnel(key, scanner.metric ?? 0, shape.like, seen.list, ordinal)
 }
 
 /**
@@ -354,6 +390,8 @@ class Shape {
   tunnel: boolean | undefined
   /** Its routes outside the pools can be deferred (deferOutsidePool), once `like` is known. */
   outsidePool: boolean | undefined
+  /** Its routes are BIRD's routes off the tunnel (isOffTunnelShape), once `like` is known. */
+  offTunnel: boolean | undefined
 
   constructor(
     readonly pieces: string[], // the text around the varying values: one more than `varying`
@@ -424,8 +462,9 @@ class RouteScanner {
   route(start: number): void {
     this.tokenized = false
     for (let k = 0; k < this.shapes.length; k++) {
-      // past the newest, a shape that never had a hit is not worth the comparison
-      if (k > 0 && this.shapes[k].hits === 0) continue
+      // a shape that never had a hit is not worth the comparison, but for the one kept last (a shape of every tenth
+      // route, say, that the others' pushed back from the front before its second route came)
+      if (k > 0 && this.shapes[k].hits === 0 && this.shapes[k] !== this.lastKept) continue
       if (this.fits(this.shapes[k], start)) {
         this.promote(k)
         this.readVarying()

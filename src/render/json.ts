@@ -3,7 +3,7 @@
 // backpressure. Elements are compact, one per line: a full table's report stays greppable and cheap to produce.
 import type {Writable} from 'node:stream'
 
-import {type PrefixLine, type BulkHealthyPrefixes, isBulkHealthyPrefixes} from '../report/report.js'
+import {type CheckLine, type PrefixLine, isBulkBrokenPrefixes, isBulkHealthyPrefixes} from '../report/report.js'
 import {bulkHealthyRows} from './bulk-healthy.js'
 
 const CHUNK = 1 << 20
@@ -159,7 +159,8 @@ export function prefixLineJson(l: PrefixLine): string {
 const BULK_HEALTHY_JSON = {before: '{"prefix":"', after: '","verdict":"ok","findings":[],"plan":null}', sep: ',\n    ', width: 0}
 
 /** A check line as prefixLineJson writes it, or a run of bulk-healthy prefixes' lines (written from their keys). */
-export function checkLineJson(l: PrefixLine | BulkHealthyPrefixes): string {
+export function checkLineJson(l: CheckLine): string {
+  if (isBulkBrokenPrefixes(l)) throw new Error('checkLineJson: prefixes reported broken in bulk have no findings to write (check\'s text report only)')
   return isBulkHealthyPrefixes(l) ? bulkHealthyRows(l, BULK_HEALTHY_JSON) : prefixLineJson(l)
 }
 

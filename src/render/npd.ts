@@ -1,7 +1,8 @@
 // `check --npd`: node-problem-detector's custom-plugin protocol. One line of at most 80 characters on stdout,
 // and the exit status: 0 ok (the condition is False), 1 a problem (True), 3 unknown (what the diagnosis rests
 // on could not be read).
-import {isBulkHealthyPrefixes, type CheckRun} from '../report/report.js'
+import {keyPrefix} from '../model/prefix-key.js'
+import {isBulkBrokenPrefixes, isBulkHealthyPrefixes, type CheckRun} from '../report/report.js'
 
 export const NPD_MAX = 80
 export const NPD_UNKNOWN = 3
@@ -17,18 +18,22 @@ function cut(text: string): string {
 export function npdResult(run: CheckRun): {line: string; exitCode: 0 | 1 | typeof NPD_UNKNOWN} {
   const textRead = !run.node.missing.includes(KERNEL_TEXT) && !run.node.failed.some((f) => f.file === KERNEL_TEXT)
   const failed = run.node.failed.find((f) => ESSENTIAL.includes(f.file) && !(f.file === 'ip-j-d-route.json' && textRead))
-  const broken = new Map<string, string[]>() // verdict → prefixes with an error finding
+  const broken = new Map<string, {first: string; count: number}>() // verdict → prefixes with an error finding
+  const add = (verdict: string, prefix: () => string, count: number) => {
+    const seen = broken.get(verdict)
+    if (seen === undefined) broken.set(verdict, {first: prefix(), count})
+    else seen.count += count
+  }
   for (const l of run.lines) {
-    if (isBulkHealthyPrefixes(l) || !l.findings.some((f) => f.severity === 'error')) continue
-    const list = broken.get(l.verdict) ?? []
-    list.push(l.prefix)
-    broken.set(l.verdict, list)
+    // a run reported broken in bulk: each prefix with an error finding
+    if (isBulkBrokenPrefixes(l)) add(l.broken.verdict, () => keyPrefix(l.keys[l.from]), l.to - l.from)
+    else if (!isBulkHealthyPrefixes(l) && l.findings.some((f) => f.severity === 'error')) add(l.verdict, () => l.prefix, 1)
   }
   const summary = run.summary()
   if (failed) return {line: cut(`unknown: cannot read ${failed.file}: ${failed.error}`), exitCode: NPD_UNKNOWN}
   const {up, total} = run.node.sessions
   if (summary.errors === 0) return {line: cut(`ok: ${summary.prefixes} prefixes, BGP ${up}/${total} Established`), exitCode: 0}
-  const parts = [...broken].map(([verdict, prefixes]) => `${prefixes.length} ${verdict} (${prefixes[0]}${prefixes.length > 1 ? ' …' : ''})`)
+  const parts = [...broken].map(([verdict, {first, count}]) => `${count} ${verdict} (${first}${count > 1 ? ' …' : ''})`)
   const host = [...new Set(run.host.findings.filter((f) => f.severity === 'error').map((f) => f.id))]
   return {line: cut([...parts, ...host].join('; ')), exitCode: 1}
 }

@@ -3,8 +3,9 @@ import type {ChalkInstance} from 'chalk'
 
 import {type AnyPlannedRoute, formatKernelRoute, ipRouteReplace, tableClause} from '../model/format.js'
 import type {FixMode, FixReport, PlannedFix} from '../report/fix.js'
-import type {Evidence, Finding, Verdict} from '../model/types.js'
-import {type CheckReport, type CheckRun, type ExplainReport, type NodeSummary, type BulkHealthyPrefixes, isBulkHealthyPrefixes} from '../report/report.js'
+import {BROKEN_KINDS, type Evidence, type Finding, type Verdict} from '../model/types.js'
+import {type CheckReport, type CheckRun, type ExplainReport, type NodeSummary, type BulkHealthyPrefixes, isBulkBrokenPrefixes, isBulkHealthyPrefixes}
+  from '../report/report.js'
 import {bulkHealthyRows} from './bulk-healthy.js'
 import {severityColor, verdictColor} from './style.js'
 
@@ -111,6 +112,8 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
   // a row without findings ends at its verdict (no trailing spaces)
   const row = (prefix: string, verdict: Verdict, ids: string) => pad(prefix, width) + verdictColor(c, verdict)(ids === '' ? verdict : pad(verdict, 16)) + ids
   const healthyRow = {before: '', after: verdictColor(c, 'ok')('ok'), sep: '\n', width} // row(prefix, 'ok', '')
+  // row(prefix, VERDICT, FINDING) of each kind of prefix reported broken in bulk
+  const brokenRows = new Map(BROKEN_KINDS.map((k) => [k, {before: '', after: verdictColor(c, k.verdict)(pad(k.verdict, 16)) + k.finding, sep: '\n', width}]))
   let header = false
   // held until the broken ones are written: ok, then local and not-in-pool, as [prefix, verdict, ids] triples
   // (three references, not a rendered line: a full table holds most of its prefixes here), and among the ok
@@ -120,6 +123,10 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
     if (!header) {
       yield c.bold(pad('PREFIX', width) + pad('VERDICT', 16) + 'FINDINGS')
       header = true
+    }
+    if (isBulkBrokenPrefixes(p)) {
+      yield bulkHealthyRows(p, brokenRows.get(p.broken)!)
+      continue
     }
     if (isBulkHealthyPrefixes(p)) {
       later[0].push(p)

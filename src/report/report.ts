@@ -7,7 +7,8 @@ import {planPrefix, reportedRoute, whyNoPlan, type PlanItem} from '../plan/plan.
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
 import {canonicalAddress, canonicalPrefix, coveringPrefix, familyOf, hostBitsSet, prefixContains, prefixLength} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
-import type {BirdRoute, Evidence, Finding, KernelRoute, Nexthop, Pool, ReportedRoute, Snapshot, Verdict} from '../model/types.js'
+import {BROKEN_KINDS, type BirdRoute, type BrokenKind, type Evidence, type Finding, type KernelRoute, type Nexthop, type Pool, type ReportedRoute,
+  type Snapshot, type Verdict} from '../model/types.js'
 
 export const SCHEMA = 1
 
@@ -48,8 +49,25 @@ export interface BulkHealthyPrefixes {
   to: number // > from
 }
 
-export function isBulkHealthyPrefixes(l: PrefixLine | BulkHealthyPrefixes): l is BulkHealthyPrefixes {
-  return (l as BulkHealthyPrefixes).keys !== undefined
+/**
+ * Prefixes reported broken in bulk (Snapshot.broken, check's text report only), in prefix order: `keys[from]` to
+ * `keys[to - 1]` of the snapshot's broken keys, each with `broken`'s verdict and its one finding, no plan.
+ */
+export interface BulkBrokenPrefixes {
+  keys: Float64Array
+  from: number
+  to: number // > from
+  broken: BrokenKind
+}
+
+export type CheckLine = PrefixLine | BulkHealthyPrefixes | BulkBrokenPrefixes
+
+export function isBulkHealthyPrefixes(l: CheckLine): l is BulkHealthyPrefixes {
+  return (l as BulkHealthyPrefixes).keys !== undefined && (l as BulkBrokenPrefixes).broken === undefined
+}
+
+export function isBulkBrokenPrefixes(l: CheckLine): l is BulkBrokenPrefixes {
+  return (l as BulkBrokenPrefixes).broken !== undefined
 }
 
 // a run's rows are one string when written: a bound on its length
@@ -140,7 +158,7 @@ export interface CheckRun {
   schema: number
   node: NodeSummary
   prefixes: Iterable<PrefixLine>
-  lines: Iterable<PrefixLine | BulkHealthyPrefixes> // the same, the bulk-healthy ones in runs; consume this or `prefixes`, not both
+  lines: Iterable<CheckLine> // the same, those reported in bulk in runs; consume this or `prefixes`, not both
   maxPrefixLength: number // the longest prefix text: presenters align columns before the first line
   host: {findings: Finding[]}
   summary(): CheckReport['summary']
@@ -150,27 +168,49 @@ export function checkRun(ctx: SnapshotIndex, opts: CheckRunOptions = {}): CheckR
   const plans = opts.plans ?? true
   const {prefixes: poolPrefixes, v4Keys} = ctx.poolPrefixIndex()
   const healthy = ctx.snapshot.healthy?.keys ?? NO_KEYS // reported in bulk: ok, merged in by key
+  const broken = ctx.snapshot.broken?.keys ?? NO_KEYS // reported in bulk, broken: merged in by key
+  const kinds = ctx.snapshot.broken?.kinds
   let maxPrefixLength = 0
   for (const p of poolPrefixes) if (p.length > maxPrefixLength) maxPrefixLength = p.length
-  for (const key of healthy) {
-    const n = keyPrefixLength(key)
-    if (n > maxPrefixLength) maxPrefixLength = n
+  for (const keys of [healthy, broken]) {
+    for (const key of keys) {
+      const n = keyPrefixLength(key)
+      if (n > maxPrefixLength) maxPrefixLength = n
+    }
   }
   const host = diagnoseHost(ctx)
   const verdicts: Partial<Record<Verdict, number>> = {}
   let count = 0
   let errors = host.filter((f) => f.severity === 'error').length
   let warnings = host.filter((f) => f.severity === 'warning').length
-  function* lines(): Generator<PrefixLine | BulkHealthyPrefixes> {
+  function* lines(): Generator<CheckLine> {
     let h = 0
+    let b = 0
     for (let i = 0; i <= poolPrefixes.length; i++) {
       const before = i < v4Keys.length ? v4Keys[i] : Number.POSITIVE_INFINITY
-      while (h < healthy.length && healthy[h] < before) {
-        const from = h
-        while (h < healthy.length && healthy[h] < before && h - from < MAX_RUN) h++
-        count += h - from
-        verdicts.ok = (verdicts.ok ?? 0) + h - from
-        yield {keys: healthy, from, to: h}
+      // those reported in bulk below the next one diagnosed, in key order: runs of healthy ones and of broken ones
+      // (of one kind each)
+      for (;;) {
+        const hk = h < healthy.length ? healthy[h] : Number.POSITIVE_INFINITY
+        const bk = b < broken.length ? broken[b] : Number.POSITIVE_INFINITY
+        if (hk < bk) {
+          if (hk >= before) break
+          const from = h
+          while (h < healthy.length && healthy[h] < before && healthy[h] < bk && h - from < MAX_RUN) h++
+          count += h - from
+          verdicts.ok = (verdicts.ok ?? 0) + h - from
+          yield {keys: healthy, from, to: h}
+        } else {
+          if (bk >= before) break
+          const from = b
+          const kind = kinds![b]
+          while (b < broken.length && broken[b] < before && broken[b] < hk && kinds![b] === kind && b - from < MAX_RUN) b++
+          const {verdict} = BROKEN_KINDS[kind]
+          count += b - from
+          errors += b - from
+          verdicts[verdict] = (verdicts[verdict] ?? 0) + b - from
+          yield {keys: broken, from, to: b, broken: BROKEN_KINDS[kind]}
+        }
       }
       if (i === poolPrefixes.length) break
       const l = line(ctx, diagnoseFacts(ctx, ctx.poolFactsAt(i)), plans)
@@ -185,6 +225,7 @@ export function checkRun(ctx: SnapshotIndex, opts: CheckRunOptions = {}): CheckR
   }
   function* prefixes(): Generator<PrefixLine> {
     for (const l of lines()) {
+      if (isBulkBrokenPrefixes(l)) throw new Error('checkRun: prefixes reported broken in bulk have no findings to list (check\'s text report only)')
       if (!isBulkHealthyPrefixes(l)) yield l
       else for (let j = l.from; j < l.to; j++) yield {prefix: keyPrefix(l.keys[j]), verdict: 'ok', findings: NONE, plan: null}
     }

@@ -1,62 +1,126 @@
-// `fleet`: one bundle or snapshot directory per node, joined with Calico's truth, one node at a time (a node's
-// texts and diagnosis are let go before the next is read).
+// `fleet`: one bundle or snapshot directory per node, joined with Calico's truth. Each node is loaded and diagnosed
+// on its own (its texts and diagnosis are let go once folded), several at once in worker threads; the join folds the
+// nodes in the sources' order whichever finishes first.
 import {open} from 'node:fs/promises'
-import path from 'node:path'
+import os from 'node:os'
+import {Worker} from 'node:worker_threads'
 
-import {buildBulkSnapshot} from '../bulk/build.js'
 import {FleetJoin, type FleetReport} from '../fleet/join.js'
-import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
-import {SnapshotIndex} from '../model/snapshot-index.js'
 import {RouteDoctorError, UsageError} from '../model/errors.js'
-import {loadClusterTruth, loadSourceFiles, ownRoutes, parseTruthFiles} from './load.js'
-import {checkRun} from '../report/report.js'
+import {
+  foldSource, nodeOptions, sharedTruth, type FleetNodeOptions, type FleetWorkerData, type FleetWorkerError,
+  type FleetWorkerMessage, type FoldedSource, type SharedTruth,
+} from './fleet-node.js'
+import {loadClusterTruth} from './load.js'
 import {fleetExitCode, renderFleet} from '../render/fleet.js'
 import {palette} from '../render/style.js'
 
-export interface FleetOptions {
+export interface FleetOptions extends FleetNodeOptions {
   sources: string[]
   calico?: string
   kube?: boolean
-  pools?: string[]
-  tunnelDev?: string
-  fixProtocol?: number // the protocol number and overlay table of routedoctor's own routes on the nodes
-  overlayTable?: number
+  /** Nodes loaded and diagnosed at once, each in a worker thread (1: all in this thread); default: the CPUs. */
+  jobs?: number
   progress?: (line: string) => void
 }
 
 export async function runFleet(opts: FleetOptions): Promise<FleetReport> {
   if (opts.sources.length === 0) throw new UsageError('fleet: give one bundle or snapshot directory per node')
-  let truth: CalicoTruth | undefined = (await loadClusterTruth(opts))?.truth
-  let join: FleetJoin | undefined = truth ? new FleetJoin(truth) : undefined
-  for (const source of opts.sources) {
-    const snapshot = await fromSource(source, async () => {
-      // every verdict compares BIRD with the kernel's route: a node without them is refused, as check refuses it
-      const loaded = await loadSourceFiles({from: source, ownTruth: join === undefined, requireKernelRoutes: true})
-      // without --calico/--kube, the first source that carries Calico's truth gives it to every node
-      if (!join) {
-        const own = loaded.files.filter((f) => f.name.startsWith(CALICO_DIR))
-        if (own.length > 0) truth = parseTruthFiles(own, loaded.origin)
-        join = new FleetJoin(truth)
-      }
-      return buildBulkSnapshot(loaded.files, {pools: opts.pools, tunnelDev: opts.tunnelDev, origin: loaded.origin, truth}, 'check')
-    })
-    const name = snapshot.nodeName ?? path.basename(source).replace(/\.tar\.gz$/, '')
-    if (join!.has(name)) throw new UsageError(`${source}: node ${name} is already given by another source (record each node's name: bundle --node NAME)`)
-    const ctx = new SnapshotIndex(snapshot, {...ownRoutes(opts), evidence: false})
-    join!.add(name, source, ctx, checkRun(ctx, {plans: false}))
-    opts.progress?.(`${name}: ${source}`)
+  const given = (await loadClusterTruth(opts))?.truth
+  let shared: SharedTruth | undefined = given === undefined ? undefined : sharedTruth(given)
+  let join: FleetJoin | undefined
+  const add = (source: string, node: FoldedSource): void => {
+    if (join!.has(node.name)) throw new UsageError(`${source}: node ${node.name} is already given by another source (record each node's name: bundle --node NAME)`)
+    join!.add(node.name, source, node.fold)
+    opts.progress?.(`${node.name}: ${source}`)
   }
-  return join!.finish()
+  let rest = opts.sources
+  if (shared === undefined) {
+    // without --calico/--kube, the first source's own calico/ (if any) is the truth of every node
+    const first = await foldSource(rest[0], opts, undefined)
+    shared = first.shared
+    join = new FleetJoin(shared.truth)
+    add(rest[0], first)
+    rest = rest.slice(1)
+  } else join = new FleetJoin(shared.truth)
+  const jobs = Math.min(opts.jobs ?? os.availableParallelism(), rest.length)
+  const entry = workerEntry()
+  if (jobs > 1 && entry !== undefined) {
+    await foldInWorkers(entry, rest, jobs, {opts: nodeOptions(opts), truth: shared.truth}, add)
+  } else for (const source of rest) add(source, await foldSource(source, opts, shared))
+  return join.finish()
 }
 
-/** Runs one source's load or parse; an error that does not name the source is prefixed with it (same exit and code). */
-async function fromSource<T>(source: string, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run()
-  } catch (error) {
-    if (!(error instanceof RouteDoctorError) || error.message.includes(source)) throw error
-    throw new RouteDoctorError(`${source}: ${error.message}`, error.exit, error.code)
+// the worker's entry in the bundle: scripts/bundle.mjs puts its path here; unbundled (src/ under the tests), there is
+// none and every node is diagnosed in this thread
+const WORKER_ENTRY = 'routedoctor-entry:fleet-worker'
+
+function workerEntry(): URL | undefined {
+  const url = new URL(WORKER_ENTRY, import.meta.url)
+  return url.protocol === 'file:' ? url : undefined
+}
+
+/**
+ * Folds the sources in, in their order, each loaded and diagnosed by one of `jobs` worker threads: each worker claims
+ * the next source itself (a counter they share), so none waits on this thread, and sends back the node's fold, never
+ * its texts or diagnosis. The first error in the sources' order is thrown, as in one thread; the workers are stopped
+ * either way.
+ */
+async function foldInWorkers(entry: URL, sources: string[], jobs: number, data: Omit<FleetWorkerData, 'sources' | 'next'>,
+  add: (source: string, node: FoldedSource) => void): Promise<void> {
+  const results = sources.map(() => deferred<FoldedSource>())
+  const next = new Int32Array(new SharedArrayBuffer(4))
+  let stopping = false
+  let running = jobs
+  // a worker that fails outside a source fails every source not folded yet (a settled one stays as it is)
+  const fail = (error: Error): void => {
+    for (const r of results) r.reject(error)
   }
+  const workers = Array.from({length: jobs}, () => {
+    const worker = new Worker(entry, {workerData: {...data, sources, next} satisfies FleetWorkerData})
+    worker.on('message', ({index, reply}: FleetWorkerMessage) => {
+      if ('error' in reply) results[index].reject(workerError(reply.error))
+      else results[index].resolve(reply)
+    })
+    worker.on('error', fail)
+    // a worker's messages are all delivered before its exit: once every worker is gone, no source is left to come
+    worker.on('exit', (code) => {
+      running--
+      if (stopping || (code === 0 && running > 0)) return
+      fail(new Error(`fleet: a worker thread stopped (exit ${code}) before every source was diagnosed`))
+    })
+    return worker
+  })
+  try {
+    for (let i = 0; i < sources.length; i++) add(sources[i], await results[i].promise)
+  } finally {
+    stopping = true
+    await Promise.all(workers.map((w) => w.terminate()))
+  }
+}
+
+/** A worker's error as this thread throws it: a RouteDoctorError stays one (its message, exit status and code). */
+function workerError(e: FleetWorkerError): Error {
+  if (e.exit !== undefined) {
+    const error = new RouteDoctorError(e.message, e.exit, e.code)
+    error.name = e.name
+    return error
+  }
+  const error = new Error(e.message)
+  error.name = e.name
+  if (e.stack) error.stack = e.stack
+  return error
+}
+
+function deferred<T>(): {promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void} {
+  let resolve!: (value: T) => void
+  let reject!: (error: unknown) => void
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  promise.catch(() => {}) // a result after the first error is never awaited
+  return {promise, resolve, reject}
 }
 
 /**

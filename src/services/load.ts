@@ -169,8 +169,9 @@ export async function readIppoolsFile(file: string): Promise<string> {
  * rest as buildSnapshot gives it, without its big texts once separated (bulk/drop-texts.ts: check reads nothing
  * raw but the lines it cites). Its report is buildSnapshot's, byte for byte.
  */
-export async function loadCheckIndex(opts: SourceOptions, ctxOpts: SnapshotIndexOptions = {}, onSource?: (source: LoadedSource) => void): Promise<SnapshotIndex> {
-  const snapshot = await loadCheckSnapshot(opts, onSource)
+export async function loadCheckIndex(opts: SourceOptions, ctxOpts: SnapshotIndexOptions = {}, onSource?: (source: LoadedSource) => void,
+  offTunnel = false): Promise<SnapshotIndex> {
+  const snapshot = await loadCheckSnapshot(opts, onSource, offTunnel)
   // the texts go now, not at V8's next full collection (here: not from within the frame that read them)
   collectAfter(snapshot.files, (f) => f.droppedLength ?? 0)
   return new SnapshotIndex(snapshot, {...ownRoutes(opts), ...ctxOpts})
@@ -178,18 +179,19 @@ export async function loadCheckIndex(opts: SourceOptions, ctxOpts: SnapshotIndex
 
 /**
  * `check`'s run of the source, as `check` makes it: the healthy prefixes reported in bulk, and, as the text report
- * shows verdicts and finding ids only, evidence, texts and plans made for `detail` (the JSON report) only.
+ * shows verdicts and finding ids only, evidence, texts and plans made for `detail` (the JSON report) only, and
+ * without `detail` the prefixes BIRD routes off the tunnel reported in bulk too.
  */
 export async function loadCheckRun(opts: SourceOptions, detail: boolean): Promise<CheckRun> {
-  const ctx = await loadCheckIndex(opts, {evidence: detail, texts: detail})
+  const ctx = await loadCheckIndex(opts, {evidence: detail, texts: detail}, undefined, !detail)
   return checkRun(ctx, {plans: detail})
 }
 
 /** `onSource`: sees the files as collected, before their texts are given up. */
-async function loadCheckSnapshot(opts: SourceOptions, onSource?: (source: LoadedSource) => void): Promise<Snapshot> {
+async function loadCheckSnapshot(opts: SourceOptions, onSource?: (source: LoadedSource) => void, offTunnel = false): Promise<Snapshot> {
   const source = await loadSourceFiles(opts)
   onSource?.(source)
-  return buildBulkSnapshot(source.files, await buildOptions(source, opts), 'check')
+  return buildBulkSnapshot(source.files, await buildOptions(source, opts), offTunnel ? 'check-text' : 'check')
 }
 
 /**

@@ -30,6 +30,22 @@ describe('changesBetween', () => {
     expect(verdictIn(before, '10.0.0.0/8')).toBe('absent')
   })
 
+  it('compares a prefix whose findings only changed order, and lists changed prefixes in order; without prefixes, none', () => {
+    const f = (id: string) => ({id, severity: 'error' as const, title: id})
+    const before = state({prefixes: new Map([
+      ['192.168.2.0/26', {verdict: 'misrouted', findings: [f('a'), f('b')]}],
+      ['192.168.1.0/26', {verdict: 'missing', findings: [f('c')]}],
+    ])})
+    const after = state({prefixes: new Map([
+      ['192.168.2.0/26', {verdict: 'misrouted', findings: [f('b'), f('a')]}],
+      ['192.168.1.0/26', {verdict: 'missing', findings: [f('d')]}],
+      ['192.168.0.0/26', {verdict: 'missing', findings: []}],
+    ])})
+    expect(changesBetween(before, after).map((c) => (c.kind === 'finding' ? `${c.prefix} ${c.op} ${c.id}` : `${c.kind === 'verdict' ? c.prefix : ''}`)))
+      .toEqual(['192.168.0.0/26', '192.168.1.0/26 appeared d', '192.168.1.0/26 cleared c'])
+    expect(changesBetween(before, after, false)).toEqual([])
+  })
+
   it('reports session state changes, sources failing and recovering, and host findings by id', () => {
     const up = state({
       sessions: new Map([['Mesh_172_31_30_6', {state: 'Established', neighbor: '172.31.30.6'}]]),

@@ -17,6 +17,7 @@ import {separateHealthy} from '../../src/bulk/healthy.js'
 import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import type {SourceFile} from '../../src/model/types.js'
 import {renderCheck, renderCheckLines, renderExplain} from '../../src/render/text.js'
+import {npdResult} from '../../src/render/npd.js'
 import {palette} from '../../src/render/style.js'
 import {buildBulkSnapshot, Deferral} from '../../src/bulk/build.js'
 import {bulkHealthySource, type BulkHealthySource} from '../../src/services/load.js'
@@ -24,7 +25,7 @@ import {FIX_INDEX_OPTIONS, planFix} from '../../src/services/fix.js'
 import {checkReport, checkRun, explainReport, type CheckReport} from '../../src/report/report.js'
 import {ROOT, scenarioDirs} from '../helpers.js'
 
-function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: string; leanText: string; healthy: number} {
+function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: string; leanText: string; healthy: number; broken: number} {
   const render = (ctx: SnapshotIndex) => {
     const report = checkReport(ctx)
     return `${JSON.stringify(report)}\n${renderCheck(report, palette(false))}`
@@ -38,6 +39,7 @@ function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: str
     }
   }
   let healthy = 0
+  let broken = 0
   return {
     rules: attempt(() => render(new SnapshotIndex(buildSnapshot(files)))),
     bulk: attempt(() => {
@@ -48,9 +50,17 @@ function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: str
     }),
     // check's text report, made as check makes it: no evidence, no plans (it shows neither)
     rulesText: attempt(() => renderCheck(checkReport(new SnapshotIndex(buildSnapshot(files))), palette(false))),
-    leanText: attempt(() => [...renderCheckLines(checkRun(new SnapshotIndex(buildBulkSnapshot([...files], {}, 'check'), {evidence: false, texts: false}), {plans: false}), palette(false))].join('\n')),
+    // (and the prefixes BIRD routes off the tunnel reported in bulk too)
+    leanText: attempt(() => {
+      const separated = buildBulkSnapshot([...files], {}, 'check-text')
+      broken = separated.broken?.keys.length ?? 0
+      return [...renderCheckLines(checkRun(new SnapshotIndex(separated, {evidence: false, texts: false}), {plans: false}), palette(false))].join('\n')
+    }),
     get healthy() {
       return healthy
+    },
+    get broken() {
+      return broken
     },
   }
 }
@@ -93,6 +103,43 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
     expect(r.healthy).toBeGreaterThan(250)
     expect(r.bulk).toBe(r.rules)
     expect(r.leanText).toBe(r.rulesText)
+  })
+
+  it("on the bench's broken-heavy table, where the prefixes routed over the ECMP underlay or unreachable are reported in bulk", async () => {
+    const texts = await syntheticTexts(400, true)
+    const r = both(filesOf(texts))
+    expect(r.broken).toBeGreaterThan(100) // 30 % of the blocks: multipath over the underlay, unreachable
+    expect(r.bulk).toBe(r.rules)
+    expect(r.leanText).toBe(r.rulesText)
+    expect(r.leanText).toMatch(/not-tunneled {4}tunnel-bypassed-by-ecmp/)
+    expect(r.leanText).toMatch(/unreachable {5}nexthop-unresolvable-by-bird/)
+    // check --npd reads the same run
+    const npd = npdResult(checkRun(new SnapshotIndex(buildBulkSnapshot(filesOf(texts), {}, 'check-text'), {evidence: false, texts: false}), {plans: false}))
+    expect(npd).toEqual(npdResult(checkRun(new SnapshotIndex(buildSnapshot(filesOf(texts))))))
+    expect(npd.line).toMatch(/\d+ not-tunneled \(10\.\S+ …\)/)
+  })
+
+  it('where BIRD wrote every route through the underlay, single-path (tunnel-not-programmed), some next hops unreachable', () => {
+    const texts = new Map(base)
+    const routes = JSON.parse(texts.get(KERNEL_FILE)!) as Array<Record<string, unknown>>
+    for (const r of routes) {
+      if (r.dev !== 'tunl0' || r.protocol !== 'bird') continue
+      r.gateway = '172.31.11.1'
+      r.dev = 'eth0'
+      r.flags = []
+    }
+    texts.set(KERNEL_FILE, JSON.stringify(routes))
+    const r = both(filesOf(texts))
+    expect(r.broken).toBeGreaterThan(250)
+    expect(r.leanText).toBe(r.rulesText)
+    expect(r.leanText).toMatch(/not-tunneled {4}tunnel-not-programmed/)
+    // a next hop the kernel cannot reach: those prefixes go to the rules (nexthop-unreachable, unreachable)
+    const far = new Map(texts)
+    for (let at = 100; at < 110; at++) far.set(BIRD_FILE, damageBird(far.get(BIRD_FILE)!, [{kind: 'nexthop-far', at}]))
+    const f = both(filesOf(far))
+    expect(f.broken).toBeLessThan(r.broken)
+    expect(f.leanText).toBe(f.rulesText)
+    expect(f.leanText).toMatch(/unreachable +nexthop-unreachable/)
   })
 
   it('when a path deferred is parsed after all, with lines the framer drops inside it', () => {
@@ -364,10 +411,10 @@ const BIRD_FILE = 'birdc-show-route-all.txt'
 const KERNEL_FILE = 'ip-j-d-route.json'
 
 /** The bench's synthetic snapshot of `count` routes, file name -> text. */
-async function syntheticTexts(count: number): Promise<Map<string, string>> {
+async function syntheticTexts(count: number, broken = false): Promise<Map<string, string>> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-healthy-'))
   try {
-    await generateSnapshot(count, dir)
+    await generateSnapshot(count, dir, {broken})
     return new Map((await readSnapshotDir(dir)).map((f) => [f.name, f.text ?? '']))
   } finally {
     rmSync(dir, {recursive: true, force: true})

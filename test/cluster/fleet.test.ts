@@ -1,6 +1,6 @@
 // fleet offline: the join over snapshot directories (the shared fixtures as node n1), its JSON shape (DESIGN §4),
 // the text matrix's width, and bad input.
-import {cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -12,7 +12,7 @@ import {Chalk} from 'chalk'
 import {renderFleet} from '../../src/render/fleet.js'
 import {runFleet, writePieces} from '../../src/services/fleet.js'
 import {BIN, ROOT} from '../helpers.js'
-import {BIRD2, fixtureDir, LAB_HEALTHY} from '../diagnose/helpers.js'
+import {BIRD16, BIRD2, fixtureDir, LAB_HEALTHY, PEER_DOWN} from '../diagnose/helpers.js'
 import {chromiumSkipReason, dumpDom, textOf} from './chromium.js'
 import {FIXTURE_CLUSTER, writeTruth} from './truth.js'
 
@@ -78,6 +78,57 @@ describe('fleet over snapshot directories', () => {
   it('two sources of one node are a usage error', async () => {
     await expect(runFleet({sources: [asNode(LAB_HEALTHY, 'n1'), asNode(BIRD2, 'n1')], calico: truth})).rejects.toThrow(/node n1 is already given by another source/)
   })
+})
+
+describe('fleet --jobs: nodes diagnosed in worker threads', () => {
+  const fleet = (args: string[], node: string[] = []) =>
+    execa('node', [...node, BIN, 'fleet', ...args], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
+  const nodes = () => [asNode(BIRD2, 'n1'), asNode(PEER_DOWN, 'n2'), asNode(LAB_HEALTHY, 'n3'), asNode(BIRD16, 'n4')]
+
+  it('gives the JSON, text and page of one thread, with --calico and with the first source\'s own truth', async () => {
+    const sources = nodes()
+    const own = asNode(LAB_HEALTHY, 'n3-own')
+    cpSync(truth, path.join(own, 'calico'), {recursive: true})
+    for (const args of [[...sources, '--calico', truth], [own, ...sources.filter((s) => !s.includes('n3'))]]) {
+      const out = async (jobs: string) => {
+        const html = path.join(tmp, `jobs-${jobs}.html`)
+        const json = await fleet([...args, '--jobs', jobs, '--json'])
+        const text = await fleet([...args, '--jobs', jobs, '--html', html])
+        return {
+          json: json.stdout, jsonExit: json.exitCode, text: text.stdout, textExit: text.exitCode, html: readFileSync(html, 'utf8'),
+        }
+      }
+      const one = await out('1')
+      expect(one.jsonExit, one.json).toBe(1)
+      expect((JSON.parse(one.json) as FleetReport).nodes.filter((n) => n.source !== undefined)).toHaveLength(4)
+      expect(await out('3')).toEqual(one)
+    }
+  }, 120_000)
+
+  it('runs the workers asked for: each thread writes its own CPU profile', async () => {
+    const prof = path.join(tmp, 'prof')
+    const args = [...nodes(), '--calico', truth, '--jobs', '2', '--json']
+    const r = await fleet(args, ['--cpu-prof', '--cpu-prof-dir', prof])
+    expect(r.exitCode, r.stderr).toBe(1)
+    expect(readdirSync(prof).filter((f) => f.endsWith('.cpuprofile'))).toHaveLength(3)
+  }, 60_000)
+
+  it('a bad source in a worker: exit 2 naming the first bad one in order, its file and line, no stack trace', async () => {
+    const [n1, n2, n3, n4] = nodes()
+    writeFileSync(path.join(n2, 'sysctl.txt'), 'net.ipv4.ip_forward = 1\nthis is not a sysctl line\n')
+    writeFileSync(path.join(n4, 'ip-j-d-route.json'), '[{')
+    for (const jobs of ['1', '2']) {
+      const r = await fleet([n1, n2, n3, n4, '--calico', truth, '--jobs', jobs])
+      expect(r.exitCode).toBe(2)
+      const expected = `${n2}/sysctl.txt:2: expected a "name = value" line, found "this is not a sysctl line"`
+      expect(r.stderr).toBe(`routedoctor: ${expected}`)
+    }
+    const r = await fleet([n1, n4, n3, '--calico', truth, '--jobs', '2', '--json'])
+    expect(r.exitCode).toBe(2)
+    const message = expect.stringMatching(new RegExp(`^${n4}/ip-j-d-route\\.json:\\d+: expected`))
+    expect(JSON.parse(r.stdout).error).toMatchObject({code: 'E_PARSE', message})
+    expect(r.stderr).not.toMatch(/\n\s+at /)
+  }, 60_000)
 })
 
 describe('fleet --html', () => {

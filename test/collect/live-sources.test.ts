@@ -84,6 +84,21 @@ describe('collectIp', () => {
     expect(g.error).toBe('`ip route` printed more than 4096 bytes, more than routedoctor reads')
   }, 60_000)
 
+  it('waits for a dump that takes long while it keeps printing, and gives up on one that falls silent', async () => {
+    // a full table on a busy node: longer than the limit in all, never silent that long
+    const slow = put('bin/slow-ip', '#!/bin/sh\nfor i in 1 2 3 4 5 6; do printf "$i"; sleep 0.2; done\n')
+    chmodSync(slow, 0o755)
+    const f = await collectIp('ip-j-d-route.json', ['route'], { ipBinary: slow, ipTimeoutMs: 700 })
+    expect(f.error).toBeUndefined()
+    expect(f.text).toBe('123456')
+    const stuck = put('bin/stuck-ip', '#!/bin/sh\nprintf "["; exec sleep 5\n')
+    chmodSync(stuck, 0o755)
+    const g = await collectIp('ip-j-d-route.json', ['route'], { ipBinary: stuck, ipTimeoutMs: 300 })
+    expect(g.text).toBeUndefined()
+    expect(g.error).toBe('`ip route` printed nothing for 300 ms')
+    expect(g.durationMs).toBeLessThan(3000)
+  })
+
   it('reports an ip binary that cannot run', async () => {
     const f = await collectIp('ip-rule.txt', ['rule', 'show'], { ipBinary: path.join(dir, 'bin/missing-ip') })
     expect(f.text).toBeUndefined()

@@ -1,9 +1,10 @@
 // `watch` re-diagnoses only what a change touches, and what it then holds is what a full `check --json`
 // of the same namespace says. On n1 of the ECMP scenario, with Calico's truth (--calico DIR, files as kubectl writes
 // them), through a series of changes — a block's route replaced, a block withdrawn, a BGP session down and up, the
-// tunnel down and up, the overlay applied, the truth changed to give a block to another node — the agent's /state
-// (every prefix's verdict and finding ids, and the host findings) is compared with check's after each. A route's
-// change is diagnosed alone (the `prefixes` series of the duration histogram counts it, the `node` one does not).
+// tunnel down and up, a device carrying a block's route down and away, the overlay applied, the truth changed to give
+// a block to another node — the agent's /state (every prefix's verdict and finding ids, and the host findings) is
+// compared with check's after each. A route's change is diagnosed alone (the `prefixes` series of the duration
+// histogram counts it, the `node` one does not), and a device without routes not at all.
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -139,6 +140,30 @@ describe.skipIf(reason !== null)('watch\'s incremental diagnosis equals a full c
     expect((await equalToCheck('tunl0 down')).host).toContain('tunnel-device-down')
     await ip('link', 'set', 'tunl0', 'up')
     expect((await equalToCheck('tunl0 up')).host).not.toContain('tunnel-device-down')
+  })
+
+  it('a device without routes comes and goes unnoticed; one carrying a pool route goes down: its prefix alone', async () => {
+    const node = await diagnoses('node')
+    const prefixes = await diagnoses('prefixes')
+    await ip('link', 'add', 'rdv0', 'type', 'veth', 'peer', 'name', 'rdv1')
+    await ip('link', 'set', 'rdv1', 'up')
+    await ip('link', 'set', 'rdv0', 'up')
+    await sleep(3000) // the debounce, twice over
+    expect(await diagnoses('node')).toBe(node)
+    expect(await diagnoses('prefixes')).toBe(prefixes)
+    // the block tunnelled, then routed through the new device in front of that
+    await ip('route', 'add', N2_BLOCK, 'via', TOPOLOGY.nodes.n2.loopback, 'dev', 'tunl0', 'onlink', 'metric', '10', 'proto', 'static')
+    expect((await equalToCheck('the block tunnelled')).prefixes[N2_BLOCK]).not.toMatch(/^not-tunneled/)
+    await ip('route', 'add', N2_BLOCK, 'dev', 'rdv0', 'metric', '5')
+    expect((await equalToCheck('the block routed through the new device')).prefixes[N2_BLOCK]).toMatch(/^not-tunneled /)
+    // the kernel flushes the device's routes without a notification: the tunnelled route is in force again
+    await ip('link', 'set', 'rdv0', 'down')
+    expect((await equalToCheck('the device down')).prefixes[N2_BLOCK]).not.toMatch(/^not-tunneled/)
+    await ip('link', 'del', 'rdv0')
+    await ip('route', 'del', N2_BLOCK, 'metric', '10')
+    expect((await equalToCheck('the device gone, the tunnelled route deleted')).prefixes[N2_BLOCK]).toMatch(/^not-tunneled /)
+    expect(await diagnoses('node')).toBe(node)
+    expect(await diagnoses('prefixes')).toBeGreaterThan(prefixes)
   })
 
   it('the overlay applied by fix --apply', async () => {
