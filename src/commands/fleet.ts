@@ -27,8 +27,7 @@ export default class Fleet extends BaseCommand {
       sources: argv as string[], calico: flags.calico, kube: flags.kube, pools: flags.pool, tunnelDev: flags['tunnel-dev'], html: flags.html,
       fixProtocol: flags.protocol, overlayTable: flags.table, jobs: flags.jobs,
       // on stderr, as bundle says what it wrote: stdout is the report (the JSON alone with --json)
-      written: (file, bytes) => process.stderr.write(`wrote ${file} (${bytes} bytes)
-`),
+      written: (file, bytes) => process.stderr.write(`wrote ${file} (${bytes} bytes)\n`),
     })
     if (flags.json) await this.streamJson(report) // a large fleet's report is no one string
     else this.print(text)
