@@ -1,6 +1,8 @@
-// ESLint (flat config): the recommended rules of ESLint and typescript-eslint, no stylistic rules.
+// ESLint (flat config): the recommended rules of ESLint and typescript-eslint, and one stylistic rule: lines of at most
+// 120 characters (@stylistic/max-len; a line is exempt only for a URL, a string, a template literal or a regex in it).
 // The import direction between src/ folders is checked by dependency-cruiser (.dependency-cruiser.cjs).
 import js from '@eslint/js'
+import stylistic from '@stylistic/eslint-plugin'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
@@ -21,6 +23,13 @@ export default tseslint.config(
       'prefer-const': 'off',
       'no-useless-assignment': 'off',
       '@typescript-eslint/no-unused-vars': ['error', {argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none'}],
+    },
+  },
+  {
+    plugins: {'@stylistic': stylistic},
+    rules: {
+      '@stylistic/max-len': ['error', {code: 120, ignoreUrls: true, ignoreStrings: true, ignoreTemplateLiterals: true,
+        ignoreRegExpLiterals: true}],
     },
   },
   {files: ['**/*.cjs'], languageOptions: {sourceType: 'commonjs', globals: {module: 'writable', require: 'readonly'}}},

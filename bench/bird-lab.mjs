@@ -69,7 +69,8 @@ function birdConfig(me, peer, extra) {
 
 /**
  * The lab with `count` blocks, once n1's kernel holds every one of them from BIRD (at most `timeoutMs`):
- * {ns: {n1, n2}, sock: {n1, n2} (BIRD's control sockets), conf: {n1, n2} (their configs), dir, nexthop (n2's loopback), teardown}.
+ * {ns: {n1, n2}, sock: {n1, n2} (BIRD's control sockets), conf: {n1, n2} (their configs), dir, nexthop (n2's loopback),
+ * teardown}.
  */
 export async function startLab(count, {prefix = `rdlab-${process.pid}`, timeoutMs = 300_000} = {}) {
   const ns = {n1: `${prefix}-n1`, n2: `${prefix}-n2`}
@@ -102,7 +103,8 @@ export async function startLab(count, {prefix = `rdlab-${process.pid}`, timeoutM
       must('ip', ['-n', n, 'link', 'set', 'eth0', 'up'])
       must('ip', ['-n', n, 'route', 'add', `${peer.lo}/32`, 'via', peer.eth, 'dev', 'eth0'])
     }
-    // n1's tunnel: a TUN device by the name; the routes through it show linkdown, which changes nothing for writing them
+    // n1's tunnel: a TUN device by the name; the routes through it show linkdown, which changes nothing for writing
+    // them
     must('ip', ['-n', ns.n1, 'tuntap', 'add', 'tunl0', 'mode', 'tun'])
     must('ip', ['-n', ns.n1, 'addr', 'add', '10.255.255.1/32', 'dev', 'tunl0'])
     must('ip', ['-n', ns.n1, 'link', 'set', 'tunl0', 'up'])

@@ -5,7 +5,7 @@
 //   floor  reading every directory's files and splitting them into lines (in this process)
 // are measured in the same run, with their ratio.
 //
-//   node bench/fleet.mjs [--nodes 500] [--blocks 5k] [--jobs N] [--keep]   (--jobs: passed to fleet; default fleet's own)
+// node bench/fleet.mjs [--nodes 500] [--blocks 5k] [--jobs N] [--keep]   (--jobs: passed to fleet; default fleet's own)
 import {spawnSync} from 'node:child_process'
 import {existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
@@ -83,7 +83,12 @@ function run(argv) {
   const {cmd, timeFile} = timed(argv)
   const t0 = performance.now()
   const r = spawnSync(cmd[0], cmd.slice(1), {cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 26})
-  return {wall: (performance.now() - t0) / 1000, code: r.status, stderr: String(r.stderr).slice(-500), ...timeOf(timeFile)}
+  return {
+    wall: (performance.now() - t0) / 1000,
+    code: r.status,
+    stderr: String(r.stderr).slice(-500),
+    ...timeOf(timeFile),
+  }
 }
 
 const JOBS = arg('--jobs', undefined)

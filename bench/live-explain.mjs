@@ -36,7 +36,14 @@ function run(argv) {
     p.stderr.on('data', (d) => (stderr += d))
     p.on('close', (code) => {
       const {rss, user, sys} = timeOf(timeFile)
-      resolve({wall: (performance.now() - t0) / 1000, cpu: user + sys, rss, code, stdout, stderr: stderr.trim().slice(-300)})
+      resolve({
+        wall: (performance.now() - t0) / 1000,
+        cpu: user + sys,
+        rss,
+        code,
+        stdout,
+        stderr: stderr.trim().slice(-300),
+      })
     })
   })
 }
@@ -47,7 +54,12 @@ const median = (xs) => {
 }
 
 function summary(rs) {
-  return {wall: median(rs.map((r) => r.wall)), cpu: median(rs.map((r) => r.cpu)), rss: median(rs.map((r) => r.rss)), walls: rs.map((r) => Number(r.wall.toFixed(3)))}
+  return {
+    wall: median(rs.map((r) => r.wall)),
+    cpu: median(rs.map((r) => r.cpu)),
+    rss: median(rs.map((r) => r.rss)),
+    walls: rs.map((r) => Number(r.wall.toFixed(3))),
+  }
 }
 
 async function main() {
@@ -70,7 +82,9 @@ async function main() {
   lab.teardown()
   const L = summary(live)
   const E = summary(example)
-  console.log(JSON.stringify({count, runs, block, live: L, example: E, ratio: L.wall / E.wall, cpuRatio: L.cpu / E.cpu, verdict}))
+  console.log(
+    JSON.stringify({count, runs, block, live: L, example: E, ratio: L.wall / E.wall, cpuRatio: L.cpu / E.cpu, verdict}),
+  )
 }
 
 try {

@@ -8,15 +8,17 @@
 //            --no-apply      skip the netlink apply throughput part
 //            --no-bundle     skip writing and replaying a bundle of each snapshot under 1M routes (shown, not judged)
 //            --no-ui         skip the interactive UI's first steps on each snapshot (shown, not judged)
-//            --live SIZES    live `check` in a BGP lab of these sizes (default 100k,1M; judged: ≤ 2× ip + birdc); --no-live skips it
-//            --broken SIZES  also judge check --from on broken-heavy snapshots of these sizes (40 % of blocks broken in the
-//                            seed's ways: gen-snapshot.mjs --broken; default 100k,1M); --no-broken skips them
-//            --live-explain SIZES  live `explain` of one block in a BGP lab of these sizes against `explain` on the shipped
-//                            example (default 100k,1M; judged: ≤ 2×, medians of --explain-runs (7) interleaved runs);
-//                            --no-live-explain skips it
-//            --watch SIZES   `routedoctor watch --listen` in a BGP lab of these sizes (default 100k,1M; bench/watch-lab.mjs):
-//                            idle CPU, /metrics scrape, a route event in /metrics, one changed route's re-diagnosis, RSS
-//                            over 10k events, judged against the issue's bounds; --no-watch skips it
+//            --live SIZES    live `check` in a BGP lab of these sizes (default 100k,1M; judged: ≤ 2× ip + birdc);
+//                            --no-live skips it
+//            --broken SIZES  also judge check --from on broken-heavy snapshots of these sizes (40 % of blocks broken
+//                            in the seed's ways: gen-snapshot.mjs --broken; default 100k,1M); --no-broken skips them
+//            --live-explain SIZES  live `explain` of one block in a BGP lab of these sizes against `explain` on the
+//                            shipped example (default 100k,1M; judged: ≤ 2×, medians of --explain-runs (7) interleaved
+//                            runs); --no-live-explain skips it
+//            --watch SIZES   `routedoctor watch --listen` in a BGP lab of these sizes (default 100k,1M;
+//                            bench/watch-lab.mjs): idle CPU, /metrics scrape, a route event in /metrics, one changed
+//                            route's re-diagnosis, RSS over 10k events, judged against the issue's bounds;
+//                            --no-watch skips it
 //            --apply-routes N  routes programmed by the apply part (default 10000; also N/10, to show scaling)
 //            --apply-empty   program into an empty table (default: BIRD's metric-32 routes for the same
 //                            prefixes are there first, as on a real node; fix --apply writes beside them)
@@ -75,7 +77,10 @@ const MiB = 1024 * 1024
 // script runs; routedoctor opens no TLS connection, and a node rarely sets it.
 // The goals are judged as the shell runs Node; where it is set, start-up and apply are also shown without it.
 const CA_VAR = 'NODE_EXTRA_CA_CERTS'
-const WITHOUT_CA = process.env[CA_VAR] === undefined ? undefined : Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== CA_VAR))
+const WITHOUT_CA =
+  process.env[CA_VAR] === undefined
+    ? undefined
+    : Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== CA_VAR))
 
 // ------------------------------------------------------------------ options
 
@@ -132,8 +137,8 @@ function vmHWM(pid) {
 
 
 /**
- * Run argv with stdout to /dev/null; returns {wall (s), rss (bytes), user and sys (CPU s), code, signal, timedOut, stderr (tail)}.
- * Peak RSS from `/usr/bin/time -f %M` when present, else by sampling /proc/PID/status VmHWM.
+ * Run argv with stdout to /dev/null; returns {wall (s), rss (bytes), user and sys (CPU s), code, signal, timedOut,
+ * stderr (tail)}. Peak RSS from `/usr/bin/time -f %M` when present, else by sampling /proc/PID/status VmHWM.
  */
 function measure(argv, {timeout, cwd = ROOT, env} = {}) {
   return new Promise((resolve) => {
@@ -165,7 +170,16 @@ function measure(argv, {timeout, cwd = ROOT, env} = {}) {
       if (sampler) clearInterval(sampler)
       if (timer) clearTimeout(timer)
       const t = timeOf(timeFile)
-      resolve({wall, rss: t.rss ?? (peak || undefined), user: t.user, sys: t.sys, code, signal: t.signal ?? signal, timedOut, stderr: stderr.trim()})
+      resolve({
+        wall,
+        rss: t.rss ?? (peak || undefined),
+        user: t.user,
+        sys: t.sys,
+        code,
+        signal: t.signal ?? signal,
+        timedOut,
+        stderr: stderr.trim(),
+      })
     })
   })
 }
@@ -493,7 +507,10 @@ async function main() {
     {goal: `explain on a shipped snapshot ≤ 3× node -e 0`, ratio: explain.wall / nodeStart.wall, limit: 3, failedRun: failed(explain) ? failure(explain) : undefined},
   ]
 
-  for (const {size: sizeText, broken} of [...o.sizes.map((size) => ({size, broken: false})), ...o.broken.map((size) => ({size, broken: true}))]) {
+  for (const {size: sizeText, broken} of [
+    ...o.sizes.map((size) => ({size, broken: false})),
+    ...o.broken.map((size) => ({size, broken: true})),
+  ]) {
     const size = broken ? `${sizeText} broken-heavy` : sizeText
     const snap = await snapshotFor(sizeText, o, broken)
     const snapBytes = snap.total
@@ -520,35 +537,107 @@ async function main() {
     const wallGoal = snap.count >= 1_000_000 ? 2 : snap.count >= 100_000 ? 3 : undefined
     const checkFail = failed(check) ? failure(check) : undefined
     const jsonFail = failed(checkJson) ? failure(checkJson) : undefined
-    const row = {size, count: snap.count, snapBytes, fresh, huge, floor, floorJson, floorHuge, check, checkJson, rssLimit, wallRatio, wallGoal, checkFail, jsonFail}
+    const row = {
+      size,
+      count: snap.count,
+      snapBytes,
+      fresh,
+      huge,
+      floor,
+      floorJson,
+      floorHuge,
+      check,
+      checkJson,
+      rssLimit,
+      wallRatio,
+      wallGoal,
+      checkFail,
+      jsonFail,
+    }
     results.sizes.push(row)
-    const measured = (r, fail) => [fail === 'TIMEOUT' ? `> ${o.timeout} s` : fmtS(r.wall), fmtMiB(r.rss), String(r.runs),
-      fail ? `${fail}: ${r.stderr.split('\n').filter(Boolean).slice(-2).join(' | ').slice(0, 200)}` : `exit ${r.code}`]
-    log(table([
-      ['measure', 'wall', 'peak RSS', 'runs', 'note'],
-      ['node -e 0', fmtS(nodeStart.wall), fmtMiB(nodeStart.rss), String(nodeStart.runs), ''],
-      ['floor: read + split (the goals\' reference)', fmtS(floor.wall), fmtMiB(floor.rss), String(floor.runs), failed(floor) ? failure(floor) : ''],
-      ['floor: read + split + JSON.parse', fmtS(floorJson.wall), fmtMiB(floorJson.rss), String(floorJson.runs), failed(floorJson) ? failure(floorJson) : ''],
-      ...(floorHuge ? [['floor: read + split, with huge pages (shown)', fmtS(floorHuge.wall), fmtMiB(floorHuge.rss), String(floorHuge.runs), failed(floorHuge) ? failure(floorHuge) : '']] : []),
-      ['check --from DIR > /dev/null', ...measured(check, checkFail)],
-      ['check --from DIR --json > /dev/null', ...measured(checkJson, jsonFail)],
-    ]))
-    const rssRow = (name, r, fail) => [name, r.rss ? `${fmtX(r.rss / rssLimit)} (${fmtMiB(r.rss)} vs ${fmtMiB(rssLimit)})` : '-', '≤ 1.00×',
-      fail && fail !== 'TIMEOUT' ? 'FAIL' : fail === 'TIMEOUT' ? 'n/a (timeout)' : mark(r.rss <= rssLimit)]
-    log(table([
-      ['ratio', 'value', 'goal', 'result'],
-      ['check wall / floor wall', checkFail ? checkFail : fmtX(wallRatio), wallGoal ? `≤ ${wallGoal}×` : '(none at this size)', checkFail ? 'FAIL' : wallGoal ? mark(wallRatio <= wallGoal) : 'n/a'],
-      ['check --json wall / floor wall', jsonFail ? jsonFail : fmtX(checkJson.wall / floor.wall), '', ''],
-      ['check --json wall / floor with JSON.parse', jsonFail ? jsonFail : fmtX(checkJson.wall / floorJson.wall), '', ''],
-      ...(floorHuge ? [
-        ['check wall / floor with huge pages', checkFail ? checkFail : fmtX(check.wall / floorHuge.wall), '(shown)', ''],
-        ['check --json wall / floor with huge pages', jsonFail ? jsonFail : fmtX(checkJson.wall / floorHuge.wall), '(shown)', ''],
-      ] : []),
-      ['check wall / node -e 0', checkFail ? checkFail : fmtX(check.wall / nodeStart.wall), '', ''],
-      rssRow('check peak RSS / (1.5 × snapshot + 120 MiB)', check, checkFail),
-      rssRow('check --json peak RSS / (1.5 × snapshot + 120 MiB)', checkJson, jsonFail),
-      ['floor peak RSS / (1.5 × snapshot + 120 MiB)', floor.rss ? fmtX(floor.rss / rssLimit) : '-', '', ''],
-    ]))
+    const measured = (r, fail) => [
+      fail === 'TIMEOUT' ? `> ${o.timeout} s` : fmtS(r.wall),
+      fmtMiB(r.rss),
+      String(r.runs),
+      fail ? `${fail}: ${r.stderr.split('\n').filter(Boolean).slice(-2).join(' | ').slice(0, 200)}` : `exit ${r.code}`,
+    ]
+    log(
+      table([
+        ['measure', 'wall', 'peak RSS', 'runs', 'note'],
+        ['node -e 0', fmtS(nodeStart.wall), fmtMiB(nodeStart.rss), String(nodeStart.runs), ''],
+        [
+          'floor: read + split (the goals\' reference)',
+          fmtS(floor.wall),
+          fmtMiB(floor.rss),
+          String(floor.runs),
+          failed(floor) ? failure(floor) : '',
+        ],
+        [
+          'floor: read + split + JSON.parse',
+          fmtS(floorJson.wall),
+          fmtMiB(floorJson.rss),
+          String(floorJson.runs),
+          failed(floorJson) ? failure(floorJson) : '',
+        ],
+        ...(floorHuge
+          ? [
+              [
+                'floor: read + split, with huge pages (shown)',
+                fmtS(floorHuge.wall),
+                fmtMiB(floorHuge.rss),
+                String(floorHuge.runs),
+                failed(floorHuge) ? failure(floorHuge) : '',
+              ],
+            ]
+          : []),
+        ['check --from DIR > /dev/null', ...measured(check, checkFail)],
+        ['check --from DIR --json > /dev/null', ...measured(checkJson, jsonFail)],
+      ]),
+    )
+    const rssRow = (name, r, fail) => [
+      name,
+      r.rss ? `${fmtX(r.rss / rssLimit)} (${fmtMiB(r.rss)} vs ${fmtMiB(rssLimit)})` : '-',
+      '≤ 1.00×',
+      fail && fail !== 'TIMEOUT' ? 'FAIL' : fail === 'TIMEOUT' ? 'n/a (timeout)' : mark(r.rss <= rssLimit),
+    ]
+    log(
+      table([
+        ['ratio', 'value', 'goal', 'result'],
+        [
+          'check wall / floor wall',
+          checkFail ? checkFail : fmtX(wallRatio),
+          wallGoal ? `≤ ${wallGoal}×` : '(none at this size)',
+          checkFail ? 'FAIL' : wallGoal ? mark(wallRatio <= wallGoal) : 'n/a',
+        ],
+        ['check --json wall / floor wall', jsonFail ? jsonFail : fmtX(checkJson.wall / floor.wall), '', ''],
+        [
+          'check --json wall / floor with JSON.parse',
+          jsonFail ? jsonFail : fmtX(checkJson.wall / floorJson.wall),
+          '',
+          '',
+        ],
+        ...(floorHuge
+          ? [
+              [
+                'check wall / floor with huge pages',
+                checkFail ? checkFail : fmtX(check.wall / floorHuge.wall),
+                '(shown)',
+                '',
+              ],
+              [
+                'check --json wall / floor with huge pages',
+                jsonFail ? jsonFail : fmtX(checkJson.wall / floorHuge.wall),
+                '(shown)',
+                '',
+              ],
+            ]
+          : []),
+        ['check wall / node -e 0', checkFail ? checkFail : fmtX(check.wall / nodeStart.wall), '', ''],
+        rssRow('check peak RSS / (1.5 × snapshot + 120 MiB)', check, checkFail),
+        rssRow('check --json peak RSS / (1.5 × snapshot + 120 MiB)', checkJson, jsonFail),
+        ['floor peak RSS / (1.5 × snapshot + 120 MiB)', floor.rss ? fmtX(floor.rss / rssLimit) : '-', '', ''],
+      ]),
+    )
     if (o.bundle && !broken && snap.count < 1_000_000) {
       // `routedoctor bundle` of the snapshot and its replay (`check --from BUNDLE`): shown, not judged
       const work = mkdtempSync(path.join(os.tmpdir(), 'rdbench-bundle-'))
@@ -603,19 +692,46 @@ async function main() {
     results.apply = apply
     if (apply.skipped) log(`  skipped: ${apply.skipped}`)
     else {
-      log(table([
-        ['routes', 'ip -batch', 'engine (applyPlan)', 'engine process', 'engine / ip -batch', 'process / ip -batch', 'goal', 'result'],
-        // the goal is the full size's; the small one is there to show how the engine scales
-        ...apply.sizes.map((r) => [String(r.routes), fmtS(r.ipBatch), fmtS(r.rdEngine), fmtS(r.rdProcess), fmtX(r.rdEngine / r.ipBatch), fmtX(r.rdProcess / r.ipBatch),
-          r.routes === o.applyRoutes ? '≤ 1.5×' : '(shown)', r.rdError || r.ipError ? 'FAIL' : r.routes === o.applyRoutes ? mark(r.rdProcess / r.ipBatch <= 1.5) : '']),
-      ]))
+      log(
+        table([
+          [
+            'routes',
+            'ip -batch',
+            'engine (applyPlan)',
+            'engine process',
+            'engine / ip -batch',
+            'process / ip -batch',
+            'goal',
+            'result',
+          ],
+          // the goal is the full size's; the small one is there to show how the engine scales
+          ...apply.sizes.map((r) => [
+            String(r.routes),
+            fmtS(r.ipBatch),
+            fmtS(r.rdEngine),
+            fmtS(r.rdProcess),
+            fmtX(r.rdEngine / r.ipBatch),
+            fmtX(r.rdProcess / r.ipBatch),
+            r.routes === o.applyRoutes ? '≤ 1.5×' : '(shown)',
+            r.rdError || r.ipError ? 'FAIL' : r.routes === o.applyRoutes ? mark(r.rdProcess / r.ipBatch <= 1.5) : '',
+          ]),
+        ]),
+      )
       // where the time goes: CPU in user space and in the kernel (time(1)), shown, not judged. ip -batch's
       // is nearly all the kernel's; so is the engine's sys time, the rest of the process being Node's own
-      const cpu = (u, k) => (u === undefined || k === undefined || Number.isNaN(u) || Number.isNaN(k) ? '-' : `${fmtS(u)} + ${fmtS(k)}`)
-      log(table([
-        ['routes', 'ip -batch CPU (user + kernel)', 'engine process CPU (user + kernel)', 'node -e 0 CPU, for scale'],
-        ...apply.sizes.map((r) => [String(r.routes), cpu(r.ipUser, r.ipSys), cpu(r.rdUser, r.rdSys), cpu(results.startup?.nodeStart?.user, results.startup?.nodeStart?.sys)]),
-      ]))
+      const cpu = (u, k) =>
+        u === undefined || k === undefined || Number.isNaN(u) || Number.isNaN(k) ? '-' : `${fmtS(u)} + ${fmtS(k)}`
+      log(
+        table([
+          ['routes', 'ip -batch CPU (user + kernel)', 'engine process CPU (user + kernel)', 'node -e 0 CPU, for scale'],
+          ...apply.sizes.map((r) => [
+            String(r.routes),
+            cpu(r.ipUser, r.ipSys),
+            cpu(r.rdUser, r.rdSys),
+            cpu(results.startup?.nodeStart?.user, results.startup?.nodeStart?.sys),
+          ]),
+        ]),
+      )
       if (apply.sizes.length === 2 && apply.sizes.every((r) => r.rdEngine)) {
         const [a, b] = apply.sizes
         log(`  scaling: ${b.routes / a.routes}× the routes took ${fmtX(b.rdEngine / a.rdEngine)} the engine time (ip -batch ${fmtX(b.ipBatch / a.ipBatch)})`)
@@ -696,8 +812,8 @@ async function main() {
   }
 
   if (o.watch.length > 0) {
-    // the node agent (bench/watch-lab.mjs): the issue's bounds are absolute, so each is judged as measured ÷ bound (≤ 1);
-    // the whole-node diagnosis of the same run is shown beside one changed route's
+    // the node agent (bench/watch-lab.mjs): the issue's bounds are absolute, so each is judged as measured ÷ bound (≤
+    // 1); the whole-node diagnosis of the same run is shown beside one changed route's
     log('== watch: `routedoctor watch --listen` in a namespace whose BIRD 2 learnt N blocks over BGP')
     results.watch = []
     const rows = []

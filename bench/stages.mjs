@@ -78,7 +78,12 @@ stage('index')
 const run = checkRun(ctx, {plans: json || !bulk})
 stage('prepare')
 const out = createWriteStream('/dev/null')
-if (json) await writeJson(out, {schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary}, {prefixes: checkLineJson})
+if (json)
+  await writeJson(
+    out,
+    {schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary},
+    {prefixes: checkLineJson},
+  )
 else await writeLines(out, renderCheckLines(run, palette(false)))
 stage('diagnose+write')
 console.log(`rss peak ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`)

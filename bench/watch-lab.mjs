@@ -114,11 +114,29 @@ async function main() {
     const d0 = diagnoses(get(ns.n1, metrics).body)
     const t0 = cpuTicks(pid)
     await sleep(idleSeconds * 1000)
-    const idle = {cpuShare: (cpuTicks(pid) - t0) / TICK / idleSeconds, diagnoses: diagnoses(get(ns.n1, metrics).body) - d0}
+    const idle = {
+      cpuShare: (cpuTicks(pid) - t0) / TICK / idleSeconds,
+      diagnoses: diagnoses(get(ns.n1, metrics).body) - d0,
+    }
     // scrape, and one event until /metrics shows it
-    const fix = (i, op) => ['route', op, blockOf(i), 'via', nexthop, 'dev', 'tunl0', 'onlink', 'metric', '10', 'proto', 'static']
+    const fix = (i, op) => [
+      'route',
+      op,
+      blockOf(i),
+      'via',
+      nexthop,
+      'dev',
+      'tunl0',
+      'onlink',
+      'metric',
+      '10',
+      'proto',
+      'static',
+    ]
     writeFileSync(path.join(dir, 'probe.mjs'), PROBE)
-    const probe = JSON.parse(must('ip', ['netns', 'exec', ns.n1, process.execPath, path.join(dir, 'probe.mjs'), metrics, ...fix(1, 'add')]))
+    const probe = JSON.parse(
+      must('ip', ['netns', 'exec', ns.n1, process.execPath, path.join(dir, 'probe.mjs'), metrics, ...fix(1, 'add')]),
+    )
     if (probe.error) throw new Error(probe.error)
     const {scrape, event} = probe
     must('ip', ['-n', ns.n1, ...fix(1, 'del')])

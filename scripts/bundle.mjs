@@ -11,7 +11,8 @@
 //    their own, reached through dynamic import(). execa is bundled into the live collection's chunk,
 //    and Ink with React into the UI's, React's production build (from node_modules execa is ~130 ES
 //    modules that Node resolves and compiles one by one, ~95 ms of every live run; Ink and React
-//    ~350 ms of `ui`'s start), and prom-client into `watch --listen`'s; none of them may reach the start-up chunk (BUNDLED_LAZY);
+// ~350 ms of `ui`'s start), and prom-client into `watch --listen`'s; none of them may reach the start-up chunk
+// (BUNDLED_LAZY);
 //  - what is required synchronously but used only on some paths — yaml (a YAML IPPool file), and the
 //    packages oclif requires when it loads but uses only for help, plugins, globbing, rc files or
 //    spinners (SIDE) — is bundled into CommonJS files under dist/app/lazy/, required on first use of

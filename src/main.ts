@@ -34,7 +34,8 @@ export async function run(dir: string): Promise<void> {
     return
   }
   // `routedoctor help [COMMAND]` is `routedoctor [COMMAND] --help`
-  if (first === 'help') process.argv.splice(2, process.argv.length - 2, ...(process.argv[3] ? [process.argv[3], '--help'] : ['--help']))
+  if (first === 'help')
+    process.argv.splice(2, process.argv.length - 2, ...(process.argv[3] ? [process.argv[3], '--help'] : ['--help']))
   await execute({dir})
 }
 
@@ -53,7 +54,8 @@ function editDistance(a: string, b: string): number {
   let row = Array.from({length: b.length + 1}, (_, j) => j)
   for (let i = 1; i <= a.length; i++) {
     const next = [i]
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
     row = next
   }
   return row[b.length]

@@ -16,7 +16,14 @@ export function scenarioDirs(): string[] {
 
 export interface Expected {
   check_exit: number
-  prefixes: Record<string, {verdict: string; findings?: string[]; plan: null | {nexthops: Array<{gateway: string; dev: string; onlink: boolean}>}}>
+  prefixes: Record<
+    string,
+    {
+      verdict: string
+      findings?: string[]
+      plan: null | {nexthops: Array<{gateway: string; dev: string; onlink: boolean}>}
+    }
+  >
   host_findings?: string[]
   explain?: Record<string, {verdict: string; findings?: string[]; plan: null}>
 }

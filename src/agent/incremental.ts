@@ -20,7 +20,11 @@ import {snapshotFrom, type LoadedSource, type SourceOptions} from '../services/l
 import {checkLines, type PrefixLine} from '../report/report.js'
 
 // the table-wide sources a prefix's diagnosis reads for itself; every other one is kept from the full collection
-const PER_PREFIX: ReadonlySet<string> = new Set([SNAPSHOT_FILES.ipRouteJson, SNAPSHOT_FILES.ipRouteText, SNAPSHOT_FILES.birdRoutes])
+const PER_PREFIX: ReadonlySet<string> = new Set([
+  SNAPSHOT_FILES.ipRouteJson,
+  SNAPSHOT_FILES.ipRouteText,
+  SNAPSHOT_FILES.birdRoutes,
+])
 // BIRD's reply to `show route PREFIX all` when it holds nothing there
 const NETWORK_NOT_FOUND = 8001
 // prefixes diagnosed over one snapshot
@@ -28,11 +32,13 @@ const SLICE = 500
 
 /** What the last full diagnosis leaves for diagnosing single prefixes. */
 export interface NodeBase {
-  files: SourceFile[] // the node-wide sources as collected: links, addresses, rules, sysctls, BIRD's status, protocols, config
+  // the node-wide sources as collected: links, addresses, rules, sysctls, BIRD's status, protocols, config
+  files: SourceFile[]
   origin: LoadedSource['origin']
   v4Pools: Ipv4Pool[]
   v6Pools: boolean
-  nextHops: number[] // the IPv4 BGP next hops of the pool paths and the sessions' neighbours: what underlay routes resolve
+  // the IPv4 BGP next hops of the pool paths and the sessions' neighbours: what underlay routes resolve
+  nextHops: number[]
   tunnelDev: string
   uplinks: string[] // the devices the kernel reaches those next hops through
 }
@@ -46,15 +52,21 @@ export function baseOf(files: SourceFile[], origin: LoadedSource['origin'], ctx:
   const hops = new Set<number>()
   const uplinks = new Set<string>()
   const resolutions = [...ctx.poolResolutions()]
-  for (const p of ctx.bgpProtocols) if (p.neighborAddress !== undefined) resolutions.push(ctx.resolve(p.neighborAddress))
+  for (const p of ctx.bgpProtocols)
+    if (p.neighborAddress !== undefined) resolutions.push(ctx.resolve(p.neighborAddress))
   for (const r of resolutions) {
     hops.add(ipv4Value(r.bgpNextHop))
     for (const n of r.lookup.route?.nexthops ?? []) if (n.dev) uplinks.add(n.dev)
   }
   hops.delete(-1)
   return {
-    files, origin, v4Pools: ipv4Pools(ctx.snapshot.pools), v6Pools: ctx.snapshot.pools.some((p) => !p.cidr.includes('.')),
-    nextHops: [...hops], tunnelDev: ctx.snapshot.tunnelDev, uplinks: [...uplinks],
+    files,
+    origin,
+    v4Pools: ipv4Pools(ctx.snapshot.pools),
+    v6Pools: ctx.snapshot.pools.some((p) => !p.cidr.includes('.')),
+    nextHops: [...hops],
+    tunnelDev: ctx.snapshot.tunnelDev,
+    uplinks: [...uplinks],
   }
 }
 
@@ -84,7 +96,10 @@ export function touchedBy(events: readonly KernelEvent[], base: NodeBase, into: 
   }
 }
 
-/** A changed IPv4 route at network `v`/`len`: its prefix when in a pool; everything when a next hop's lookup can find it. */
+/**
+ * A changed IPv4 route at network `v`/`len`: its prefix when in a pool; everything when a next hop's lookup can find
+ * it.
+ */
 function touchRoute(v: number, len: number, dst: string | undefined, base: NodeBase, into: Touched): void {
   if (ipv4PoolOf(base.v4Pools, v, len)) into.prefixes.add(dst ?? keyPrefix(networkKey(v, len)))
   else if (base.nextHops.some((n) => ipv4Network(n, len) === v)) {
@@ -105,7 +120,12 @@ export function touchedByKeys(keys: Iterable<number>, base: NodeBase, into: Touc
  * (uplinks) everything; another device the prefixes of its routes (a rename here; routes flushed or marked by the
  * kernel when the store is read again, touchedByKeys); a device without routes nothing.
  */
-export function touchedByLinks(links: readonly LinkChange[], base: NodeBase, store: KernelRouteStore, into: Touched): void {
+export function touchedByLinks(
+  links: readonly LinkChange[],
+  base: NodeBase,
+  store: KernelRouteStore,
+  into: Touched,
+): void {
   for (const l of links) {
     const name = l.names.find((n) => n === base.tunnelDev || base.uplinks.includes(n))
     if (name !== undefined) into.full ??= `link ${name} changed`
@@ -194,7 +214,8 @@ export function changedBlocks(before: BlockHashes, after: BlockHashes, base: Nod
 
 /**
  * check's lines of `prefixes` (canonical), diagnosed over what their chains read; a prefix without a line is held by
- * nothing now. `{full}` when they cannot be diagnosed alone (BIRD's socket fails: the whole node is, with that failure).
+ * nothing now. `{full}` when they cannot be diagnosed alone (BIRD's socket fails: the whole node is, with that
+ * failure).
  */
 export async function diagnosePrefixes(prefixes: string[], base: NodeBase, store: KernelRouteStore, source: SourceOptions,
   fixProtocol: string): Promise<{lines: PrefixLine[]} | {full: string}> {
@@ -231,7 +252,11 @@ async function diagnoseSlice(prefixes: string[], base: NodeBase, store: KernelRo
     {name: SNAPSHOT_FILES.ipRouteJson, text: ipRouteJsonText(routes), exitStatus: 0},
     {name: SNAPSHOT_FILES.birdRoutes, text, exitStatus: 0},
   ]
-  const ctx = new SnapshotIndex(await snapshotFrom({files, origin: base.origin}, source), {evidence: false, texts: true, fixProtocol})
+  const ctx = new SnapshotIndex(await snapshotFrom({files, origin: base.origin}, source), {
+    evidence: false,
+    texts: true,
+    fixProtocol,
+  })
   return {lines: checkLines(ctx, prefixes, {plans: false})}
 }
 

@@ -10,7 +10,9 @@ export interface KernelViewHandlers {
   events(events: KernelEvent[], links: LinkChange[]): void
   /** Notifications were lost: the view is read again. */
   lost(error: Error): void
-  /** A read finished: the keys whose routes differ from those held before; `recovered` after a loss or a failed read. */
+  /**
+   * A read finished: the keys whose routes differ from those held before; `recovered` after a loss or a failed read.
+   */
   reread(changed: Set<number>, recovered: boolean): void
   /** A read failed: the store is behind the kernel (or empty) until a read again succeeds. */
   failed(error: Error): void

@@ -42,7 +42,10 @@ export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
   const registry = new Registry()
   const severities: Record<string, string> = {...SEVERITY, ...WATCH_FINDINGS}
   new Gauge({
-    name: 'routedoctor_prefixes', help: 'Tunnel-pool prefixes by verdict, as of the last diagnosis.', labelNames: ['verdict'], registers: [registry],
+    name: 'routedoctor_prefixes',
+    help: 'Tunnel-pool prefixes by verdict, as of the last diagnosis.',
+    labelNames: ['verdict'],
+    registers: [registry],
     collect() {
       this.reset()
       const counts = agent.state.verdicts
@@ -50,8 +53,10 @@ export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
     },
   })
   new Gauge({
-    name: 'routedoctor_findings', help: 'Findings by id and severity (prefix and host findings, and watch\'s flapping), as of the last diagnosis.',
-    labelNames: ['id', 'severity'], registers: [registry],
+    name: 'routedoctor_findings',
+    help: 'Findings by id and severity (prefix and host findings, and watch\'s flapping), as of the last diagnosis.',
+    labelNames: ['id', 'severity'],
+    registers: [registry],
     collect() {
       const counts = zeroed(Object.keys(severities))
       const add = (id: string) => counts.set(id, (counts.get(id) ?? 0) + 1)
@@ -63,7 +68,10 @@ export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
     },
   })
   new Gauge({
-    name: 'routedoctor_bgp_sessions', help: 'BIRD\'s BGP sessions by state.', labelNames: ['state'], registers: [registry],
+    name: 'routedoctor_bgp_sessions',
+    help: 'BIRD\'s BGP sessions by state.',
+    labelNames: ['state'],
+    registers: [registry],
     collect() {
       const counts = zeroed(BGP_STATES)
       for (const s of agent.state.sessions.values()) counts.set(s.state, (counts.get(s.state) ?? 0) + 1)
@@ -71,17 +79,31 @@ export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
     },
   })
   new Gauge({
-    name: 'routedoctor_overlay_routes', help: 'Kernel routes carrying routedoctor\'s protocol number.', registers: [registry],
+    name: 'routedoctor_overlay_routes',
+    help: 'Kernel routes carrying routedoctor\'s protocol number.',
+    registers: [registry],
     collect() {
       this.set(agent.overlayRoutes)
     },
   })
-  countedBy(registry, 'routedoctor_verdict_changes_total', 'Times a prefix\'s verdict changed.', () => agent.counters.verdictChanges)
-  countedBy(registry, 'routedoctor_bgp_session_flaps_total', 'Times a BGP session changed state.', () => agent.counters.sessionFlaps)
+  countedBy(
+    registry,
+    'routedoctor_verdict_changes_total',
+    'Times a prefix\'s verdict changed.',
+    () => agent.counters.verdictChanges,
+  )
+  countedBy(
+    registry,
+    'routedoctor_bgp_session_flaps_total',
+    'Times a BGP session changed state.',
+    () => agent.counters.sessionFlaps,
+  )
   const durations = new Histogram({
     name: 'routedoctor_diagnosis_duration_seconds',
     help: 'How long a diagnosis took (collection included), of the whole node or of the prefixes a change touched.',
-    labelNames: ['scope'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [registry],
+    labelNames: ['scope'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
     collect() {
       for (const d of agent.durations.splice(0)) this.observe({scope: d.scope}, d.seconds)
     },
@@ -89,7 +111,9 @@ export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
   // both series exist from the start
   for (const scope of ['node', 'prefixes']) durations.zero({scope})
   new Gauge({
-    name: 'routedoctor_last_diagnosis_timestamp_seconds', help: 'When the last diagnosis finished (Unix time).', registers: [registry],
+    name: 'routedoctor_last_diagnosis_timestamp_seconds',
+    help: 'When the last diagnosis finished (Unix time).',
+    registers: [registry],
     collect() {
       this.set((agent.counters.lastDiagnosisAt ?? 0) / 1000)
     },
@@ -102,7 +126,12 @@ export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
       for (const [source, error] of agent.sources()) this.set({source}, error === undefined ? 1 : 0)
     },
   })
-  const info = new Gauge({name: 'routedoctor_build_info', help: 'routedoctor\'s version.', labelNames: ['version'], registers: [registry]})
+  const info = new Gauge({
+    name: 'routedoctor_build_info',
+    help: 'routedoctor\'s version.',
+    labelNames: ['version'],
+    registers: [registry],
+  })
   info.set({version}, 1)
   return {registry, contentType: registry.contentType, metrics: () => registry.metrics()}
 }

@@ -17,12 +17,10 @@ const SLICE = 4096 // prefixes a message
 type Job = {kind: 'node'; source: SourceOptions; fixProtocol: string} | {kind: 'bird-hashes'; source: SourceOptions}
 
 type Message =
-  | {prefixes: Array<[string, SeenPrefix]>}
-  | {diagnosis: NodeDiagnosis}
-  | {hashes: BlockHashes}
-  | {error: string}
+  {prefixes: Array<[string, SeenPrefix]>} | {diagnosis: NodeDiagnosis} | {hashes: BlockHashes} | {error: string}
 
-const transferOf = (h: BlockHashes | undefined): ArrayBuffer[] => (h ? [h.keys.buffer as ArrayBuffer, h.hashes.buffer as ArrayBuffer] : [])
+const transferOf = (h: BlockHashes | undefined): ArrayBuffer[] =>
+  h ? [h.keys.buffer as ArrayBuffer, h.hashes.buffer as ArrayBuffer] : []
 
 async function run(job: Job, post: (m: Message, transfer?: ArrayBuffer[]) => void): Promise<void> {
   if (job.kind === 'bird-hashes') {
@@ -49,7 +47,11 @@ if (!isMainThread && (workerData as {task?: string} | undefined)?.task === TASK)
 }
 
 /** Runs a job in a worker thread (in this one where this module is not a file Node can start: a test's source). */
-function apart<T>(job: Job, inline: () => Promise<T>, answer: (m: Message, prefixes: Map<string, SeenPrefix>) => T | undefined): Promise<T> {
+function apart<T>(
+  job: Job,
+  inline: () => Promise<T>,
+  answer: (m: Message, prefixes: Map<string, SeenPrefix>) => T | undefined,
+): Promise<T> {
   const url = new URL(import.meta.url)
   if (!url.pathname.endsWith('.js')) return inline()
   return new Promise((resolve, reject) => {

@@ -40,7 +40,10 @@ export const fixPath = {
 }
 
 const signature = (plan: OverlayPlan): string =>
-  JSON.stringify([plan.items.map((i) => i.planned).sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0)), plan.rules])
+  JSON.stringify([
+    plan.items.map((i) => i.planned).sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0)),
+    plan.rules,
+  ])
 
 export class Reconciler {
   private pending: {signature: string; since: number} | undefined
@@ -97,15 +100,25 @@ export class Reconciler {
     }
     this.journals.push(result.journal)
     if (result.errors.length > 0 || !result.verified) {
-      this.emit({kind: 'reconcile', op: 'failed', routes: items.length, journal: result.journal,
-        detail: `${result.errors.map((e) => e.message).join('; ') || 'the read-back did not match'}${result.restored ? ' (restored from the journal)' : ''}`})
+      this.emit({
+        kind: 'reconcile',
+        op: 'failed',
+        routes: items.length,
+        journal: result.journal,
+        detail: `${result.errors.map((e) => e.message).join('; ') || 'the read-back did not match'}${result.restored ? ' (restored from the journal)' : ''}`,
+      })
     } else {
       this.emit({kind: 'reconcile', op: 'applied', routes: result.applied.length, journal: result.journal})
     }
     for (const war of result.routeWar ?? []) {
       const ms = Math.min((this.backoff.get(war.dst)?.ms ?? BACKOFF_FIRST_MS / 2) * 2, BACKOFF_MAX_MS)
       this.backoff.set(war.dst, {until: now + ms, ms})
-      this.emit({kind: 'reconcile', op: 'route-war', prefix: war.dst, detail: `${war.detail}; backing off for ${ms / 1000} s`})
+      this.emit({
+        kind: 'reconcile',
+        op: 'route-war',
+        prefix: war.dst,
+        detail: `${war.detail}; backing off for ${ms / 1000} s`,
+      })
     }
   }
 
@@ -114,8 +127,13 @@ export class Reconciler {
     for (const journal of [...this.journals].reverse()) {
       try {
         const r = await this.path.revert(journal)
-        this.emit({kind: 'reconcile', op: r.verified && r.errors.length === 0 ? 'withdrawn' : 'failed', journal,
-          routes: r.deleted.length + r.restored.length, ...(r.errors.length > 0 ? {detail: r.errors.map((e) => e.message).join('; ')} : {})})
+        this.emit({
+          kind: 'reconcile',
+          op: r.verified && r.errors.length === 0 ? 'withdrawn' : 'failed',
+          journal,
+          routes: r.deleted.length + r.restored.length,
+          ...(r.errors.length > 0 ? {detail: r.errors.map((e) => e.message).join('; ')} : {}),
+        })
       } catch (error) {
         this.emit({kind: 'reconcile', op: 'failed', journal, detail: (error as Error).message})
       }

@@ -38,18 +38,23 @@ export function readToken(file: string): Buffer {
   try {
     text = readFileSync(file, 'utf8')
   } catch (error) {
-    throw new UsageError(`--token-file ${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    throw new UsageError(
+      `--token-file ${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    )
   }
   const token = text.trim()
   if (token === '' || /\s/.test(token)) {
-    throw new UsageError(`--token-file ${file}: expected one bearer token (no spaces), found ${token === '' ? 'an empty file' : 'spaces'}`)
+    throw new UsageError(
+      `--token-file ${file}: expected one bearer token (no spaces), found ${token === '' ? 'an empty file' : 'spaces'}`,
+    )
   }
   return Buffer.from(token)
 }
 
 /** Runs until SIGTERM or SIGINT; resolves when stopped cleanly. */
 export async function runWatch(opts: RunWatchOptions): Promise<void> {
-  if (opts.source.from) throw new UsageError('watch reads the live node: --from cannot be used (run check --from for a snapshot)')
+  if (opts.source.from)
+    throw new UsageError('watch reads the live node: --from cannot be used (run check --from for a snapshot)')
   const intervalSeconds = parseSeconds('interval', opts.interval, 3600)
   const flapWindowSeconds = parseSeconds('flap-window', opts.flapWindow, 7 * 86400)
   const {parseListen} = await import('./server.js')
@@ -63,7 +68,9 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
     try {
       mkdirSync(opts.journalDir, {recursive: true})
     } catch (error) {
-      throw new UsageError(`--journal-dir ${opts.journalDir}: cannot create (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+      throw new UsageError(
+        `--journal-dir ${opts.journalDir}: cannot create (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      )
     }
   }
   // Calico's truth read once here (a bad file is exit 2 before anything starts), then refreshed by the agent
@@ -76,11 +83,27 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   const write = (line: TimedChange | WatchStarted) => {
     process.stdout.write(`${opts.json ? watchLineJson(line) : watchLineText(line, p)}\n`)
   }
-  const agent = new WatchAgent({
-    source, intervalSeconds, debounceMs: opts.debounceMs ?? 500, flapCount: opts.flapCount,
-    flapWindowSeconds, fixProtocol: String(opts.fixProtocol ?? DEFAULT_FIX_PROTOCOL_NUMBER),
-    ...(opts.reconcile ? {reconcile: {settleSeconds, writeIntervalSeconds, journalDir: opts.journalDir, cleanupOnExit: opts.cleanupOnExit}} : {}),
-  }, write)
+  const agent = new WatchAgent(
+    {
+      source,
+      intervalSeconds,
+      debounceMs: opts.debounceMs ?? 500,
+      flapCount: opts.flapCount,
+      flapWindowSeconds,
+      fixProtocol: String(opts.fixProtocol ?? DEFAULT_FIX_PROTOCOL_NUMBER),
+      ...(opts.reconcile
+        ? {
+            reconcile: {
+              settleSeconds,
+              writeIntervalSeconds,
+              journalDir: opts.journalDir,
+              cleanupOnExit: opts.cleanupOnExit,
+            },
+          }
+        : {}),
+    },
+    write,
+  )
   let server: Server | undefined
   if (listen) {
     const [{agentMetrics}, {serve}] = await Promise.all([import('./metrics.js'), import('./server.js')])
@@ -96,8 +119,14 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   const s = agent.state
   if (agent.ready) {
     const up = [...s.sessions.values()].filter((x) => x.state === 'Established').length
-    write({at: new Date().toISOString(), kind: 'started', prefixes: Object.values(s.verdicts).reduce((a, b) => a + b, 0),
-      verdicts: s.verdicts, sessions: {up, total: s.sessions.size}, ...(opts.listen ? {listen: opts.listen} : {})})
+    write({
+      at: new Date().toISOString(),
+      kind: 'started',
+      prefixes: Object.values(s.verdicts).reduce((a, b) => a + b, 0),
+      verdicts: s.verdicts,
+      sessions: {up, total: s.sessions.size},
+      ...(opts.listen ? {listen: opts.listen} : {}),
+    })
   }
   await stopped
   server?.close()

@@ -50,7 +50,11 @@ export interface ServeOptions {
 }
 
 /** 401 without a token, 403 with a wrong one or when no token is configured; undefined when allowed. */
-export function authorize(remote: string | undefined, header: string | undefined, token: Buffer | undefined): 401 | 403 | undefined {
+export function authorize(
+  remote: string | undefined,
+  header: string | undefined,
+  token: Buffer | undefined,
+): 401 | 403 | undefined {
   if (isLoopback(remote)) return undefined
   const presented = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1]
   if (presented === undefined) return token ? 401 : 403
@@ -59,7 +63,13 @@ export function authorize(remote: string | undefined, header: string | undefined
   return given.length === token.length && timingSafeEqual(given, token) ? undefined : 403
 }
 
-function send(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8', headers: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  type = 'text/plain; charset=utf-8',
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, {'content-type': type, 'cache-control': 'no-store', ...headers})
   res.end(body)
 }
@@ -76,9 +86,16 @@ function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
   return run
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, agent: WatchAgent, metrics: AgentMetrics, opts: ServeOptions): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  agent: WatchAgent,
+  metrics: AgentMetrics,
+  opts: ServeOptions,
+): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost')
-  if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed\n', undefined, {allow: 'GET, HEAD'})
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return send(res, 405, 'method not allowed\n', undefined, {allow: 'GET, HEAD'})
   switch (url.pathname) {
     case '/metrics':
       return send(res, 200, await metrics.metrics(), metrics.contentType)
@@ -92,19 +109,28 @@ async function handle(req: IncomingMessage, res: ServerResponse, agent: WatchAge
     case '/explain':
     case '/state': {
       const denied = authorize(req.socket.remoteAddress, req.headers.authorization, opts.token)
-      if (denied === 401) return send(res, 401, 'a bearer token is required\n', undefined, {'www-authenticate': 'Bearer realm="routedoctor"'})
-      if (denied === 403) return send(res, 403, opts.token ? 'wrong token\n' : 'only loopback clients (no --token-file given)\n')
+      if (denied === 401)
+        return send(res, 401, 'a bearer token is required\n', undefined, {
+          'www-authenticate': 'Bearer realm="routedoctor"',
+        })
+      if (denied === 403)
+        return send(res, 403, opts.token ? 'wrong token\n' : 'only loopback clients (no --token-file given)\n')
       if (url.pathname === '/state') return sendJson(res, 200, stateJson(agent.state))
       if (url.pathname === '/report') {
         return oneAtATime(async () => {
           const run = await loadCheckRun({...opts.source, requireKernelRoutes: true}, true)
           res.writeHead(200, {'content-type': 'application/json', 'cache-control': 'no-store'})
-          await writeJson(res, {schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary}, {prefixes: checkLineJson})
+          await writeJson(
+            res,
+            {schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary},
+            {prefixes: checkLineJson},
+          )
           res.end()
         })
       }
       const prefix = url.searchParams.get('prefix')
-      if (!prefix) return sendJson(res, 400, {schema: 1, error: {code: 'E_USAGE', message: 'expected ?prefix=PREFIX|ADDRESS'}})
+      if (!prefix)
+        return sendJson(res, 400, {schema: 1, error: {code: 'E_USAGE', message: 'expected ?prefix=PREFIX|ADDRESS'}})
       // judged as `explain` judges: without the kernel's routes, refused (E_NO_KERNEL_ROUTES, 503), not `missing`
       const judged = {...opts.source, requireKernelRoutes: true}
       return oneAtATime(async () => sendJson(res, 200, await loadExplainReport(judged, prefix)))
@@ -135,7 +161,9 @@ export async function serve(agent: WatchAgent, metrics: AgentMetrics, opts: Serv
         : error.code === 'EACCES' ? 'permission denied' : error.message
       reject(new UsageError(`--listen ${where}: cannot listen: ${why}`))
     })
-    server.listen({host: opts.listen.host === '' ? undefined : opts.listen.host, port: opts.listen.port}, () => resolve())
+    server.listen({host: opts.listen.host === '' ? undefined : opts.listen.host, port: opts.listen.port}, () =>
+      resolve(),
+    )
   })
   return server
 }

@@ -46,19 +46,32 @@ const hasKey = (keys: Float64Array, key: number): boolean => key >= 0 && indexOf
 const findingsOf = (s: NodeState, prefix: string): SeenFinding[] => s.prefixes.get(prefix)?.findings ?? []
 
 /** A prefix's verdict change and the findings that appeared or cleared, added to `out`. */
-function prefixChanges(prefix: string, from: string, had: SeenFinding[], to: string, has: SeenFinding[], out: WatchChange[]): void {
+function prefixChanges(
+  prefix: string,
+  from: string,
+  had: SeenFinding[],
+  to: string,
+  has: SeenFinding[],
+  out: WatchChange[],
+): void {
   if (from !== to) out.push({kind: 'verdict', prefix, from, to})
   const was = new Map(had.map((f) => [f.id, f]))
   const now = new Map(has.map((f) => [f.id, f]))
-  for (const [id, f] of now) if (!was.has(id)) out.push({kind: 'finding', op: 'appeared', id, severity: f.severity, prefix, title: f.title})
-  for (const [id, f] of was) if (!now.has(id)) out.push({kind: 'finding', op: 'cleared', id, severity: f.severity, prefix, title: f.title})
+  for (const [id, f] of now)
+    if (!was.has(id)) out.push({kind: 'finding', op: 'appeared', id, severity: f.severity, prefix, title: f.title})
+  for (const [id, f] of was)
+    if (!now.has(id)) out.push({kind: 'finding', op: 'cleared', id, severity: f.severity, prefix, title: f.title})
 }
 
 /**
  * `state` with the prefixes of `touched` diagnosed again (changed in place): each takes its line in `seen`, or leaves
  * when it has none (nothing holds it now). Returns the changes, as changesBetween would give them.
  */
-export function updatePrefixes(state: NodeState, touched: Iterable<string>, seen: ReadonlyMap<string, SeenPrefix>): WatchChange[] {
+export function updatePrefixes(
+  state: NodeState,
+  touched: Iterable<string>,
+  seen: ReadonlyMap<string, SeenPrefix>,
+): WatchChange[] {
   const out: WatchChange[] = []
   const noLongerHealthy = new Set<number>()
   for (const prefix of [...new Set(touched)].sort()) {
@@ -104,23 +117,41 @@ export function changesBetween(before: NodeState, after: NodeState, withPrefixes
     const to = b?.state ?? 'absent'
     if (from === to) continue
     const neighbor = b?.neighbor ?? a?.neighbor
-    out.push({kind: 'session', name, ...(neighbor ? {neighbor} : {}), from, to, ...(b?.lastError ? {lastError: b.lastError} : {})})
+    out.push({
+      kind: 'session',
+      name,
+      ...(neighbor ? {neighbor} : {}),
+      from,
+      to,
+      ...(b?.lastError ? {lastError: b.lastError} : {}),
+    })
   }
   // only the prefixes whose line may differ are compared and sorted: most of a full table's are the same
   const prefixes: string[] = []
   if (withPrefixes) {
     for (const [prefix, now] of after.prefixes) {
       const was = before.prefixes.get(prefix)
-      if (was === undefined || was.verdict !== now.verdict || !sameIds(was.findings, now.findings)) prefixes.push(prefix)
+      if (was === undefined || was.verdict !== now.verdict || !sameIds(was.findings, now.findings))
+        prefixes.push(prefix)
     }
     for (const prefix of before.prefixes.keys()) if (!after.prefixes.has(prefix)) prefixes.push(prefix)
   }
   prefixes.sort()
-  for (const prefix of prefixes) prefixChanges(prefix, verdictIn(before, prefix), findingsOf(before, prefix), verdictIn(after, prefix), findingsOf(after, prefix), out)
+  for (const prefix of prefixes)
+    prefixChanges(
+      prefix,
+      verdictIn(before, prefix),
+      findingsOf(before, prefix),
+      verdictIn(after, prefix),
+      findingsOf(after, prefix),
+      out,
+    )
   const was = hostById(before.host)
   const now = hostById(after.host)
-  for (const [id, f] of now) if (!was.has(id)) out.push({kind: 'finding', op: 'appeared', id, severity: f.severity, title: f.title})
-  for (const [id, f] of was) if (!now.has(id)) out.push({kind: 'finding', op: 'cleared', id, severity: f.severity, title: f.title})
+  for (const [id, f] of now)
+    if (!was.has(id)) out.push({kind: 'finding', op: 'appeared', id, severity: f.severity, title: f.title})
+  for (const [id, f] of was)
+    if (!now.has(id)) out.push({kind: 'finding', op: 'cleared', id, severity: f.severity, title: f.title})
   return out
 }
 
@@ -128,7 +159,15 @@ const sameIds = (a: readonly SeenFinding[], b: readonly SeenFinding[]): boolean 
   a.length === b.length && a.every((f, i) => f.id === b[i].id)
 
 export function emptyState(): NodeState {
-  return {prefixes: new Map(), healthyKeys: new Float64Array(0), verdicts: {}, host: [], sessions: new Map(), sources: new Map(), overlayRoutes: 0}
+  return {
+    prefixes: new Map(),
+    healthyKeys: new Float64Array(0),
+    verdicts: {},
+    host: [],
+    sessions: new Map(),
+    sources: new Map(),
+    overlayRoutes: 0,
+  }
 }
 
 /**
@@ -187,7 +226,8 @@ export class FlapTracker {
 export function stateJson(s: NodeState): unknown {
   const prefixes: Array<{prefix: string; verdict: string; findings: Array<{id: string; severity: string}>}> = []
   for (const key of s.healthyKeys) prefixes.push({prefix: keyPrefix(key), verdict: 'ok', findings: []})
-  for (const [prefix, p] of s.prefixes) prefixes.push({prefix, verdict: p.verdict, findings: p.findings.map((f) => ({id: f.id, severity: f.severity}))})
+  for (const [prefix, p] of s.prefixes)
+    prefixes.push({prefix, verdict: p.verdict, findings: p.findings.map((f) => ({id: f.id, severity: f.severity}))})
   prefixes.sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0))
   return {
     schema: 1, prefixes, verdicts: s.verdicts,

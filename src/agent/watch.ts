@@ -11,7 +11,16 @@ import {parseBirdProtocols} from '../parse/bird-protocols.js'
 import {collectGarbage} from '../runtime/collect-garbage.js'
 import {loadClusterTruth, type SourceOptions} from '../services/load.js'
 import {seenPrefix} from './diagnose.js'
-import {changedBlocks, diagnosePrefixes, touchedBy, touchedByKeys, touchedByLinks, type BlockHashes, type NodeBase, type Touched} from './incremental.js'
+import {
+  changedBlocks,
+  diagnosePrefixes,
+  touchedBy,
+  touchedByKeys,
+  touchedByLinks,
+  type BlockHashes,
+  type NodeBase,
+  type Touched,
+} from './incremental.js'
 import {Reconciler, type ReconcileOptions} from './reconcile.js'
 import type {TimedChange, WatchChange} from '../report/watch.js'
 import {changesBetween, emptyState, FlapTracker, updatePrefixes, type NodeState, type SeenPrefix} from './state.js'
@@ -53,7 +62,10 @@ export const NETLINK_SOURCE = 'rtnetlink'
 export const BIRD_POLL_SOURCE = 'bird-socket'
 export const TRUTH_SOURCE = 'calico'
 
-/** The lines of sysctl.txt a diagnosis reads: all but the rp_filter of devices other than all, default, the tunnel and the uplinks. */
+/**
+ * The lines of sysctl.txt a diagnosis reads: all but the rp_filter of devices other than all, default, the tunnel and
+ * the uplinks.
+ */
 function sysctlsRead(text: string | undefined, base: NodeBase): string {
   const devs = new Set(['all', 'default', base.tunnelDev, ...base.uplinks])
   return (text ?? '').split('\n').filter((line) => {
@@ -191,7 +203,10 @@ export class WatchAgent {
     if (++this.polls % TRUTH_EVERY_POLLS === 0) await this.pollTruth()
   }
 
-  /** Calico's truth read again (--calico DIR, --kube): a change touches the whole node (blocks' owners, nodes' addresses). */
+  /**
+   * Calico's truth read again (--calico DIR, --kube): a change touches the whole node (blocks' owners, nodes'
+   * addresses).
+   */
   private async pollTruth(): Promise<void> {
     const source = this.opts.source
     if (source.clusterTruth === undefined || this.stopped) return
@@ -281,7 +296,13 @@ export class WatchAgent {
     this.agentSources.set(source, error)
     if (had && (was === undefined) === (error === undefined)) return
     if (!had && error === undefined) return
-    this.emit({at: new Date().toISOString(), kind: 'source', source, op: error === undefined ? 'recovered' : 'failed', ...(error ? {error} : {})})
+    this.emit({
+      at: new Date().toISOString(),
+      kind: 'source',
+      source,
+      op: error === undefined ? 'recovered' : 'failed',
+      ...(error ? {error} : {}),
+    })
     if (triggering && had) this.trigger()
   }
 
@@ -296,7 +317,8 @@ export class WatchAgent {
     let done!: () => void
     this.idle = new Promise((resolve) => (done = resolve))
     try {
-      // a read of the kernel's routes under way says which prefixes a device's change touched, and brings the store up to date
+      // a read of the kernel's routes under way says which prefixes a device's change touched, and brings the store up
+      // to date
       if (this.kernel?.busy) await this.kernel.settled()
       const t0 = performance.now()
       const touched = this.touched
@@ -308,7 +330,13 @@ export class WatchAgent {
       let lines: Awaited<ReturnType<typeof diagnosePrefixes>> | undefined
       if (incremental) {
         try {
-          lines = await diagnosePrefixes([...touched.prefixes], this.base!, this.kernel!.store, this.opts.source, this.opts.fixProtocol)
+          lines = await diagnosePrefixes(
+            [...touched.prefixes],
+            this.base!,
+            this.kernel!.store,
+            this.opts.source,
+            this.opts.fixProtocol,
+          )
         } catch (error) {
           lines = {full: (error as Error).message}
         }
@@ -321,7 +349,8 @@ export class WatchAgent {
         scope = 'prefixes'
         const seen = new Map<string, SeenPrefix>(lines.lines.map((l) => [l.prefix, seenPrefix(l)]))
         changes = updatePrefixes(this.state, touched.prefixes, seen)
-        // many prefixes' snapshot (their paths, routes and findings) is garbage now: freed at once, as check frees its texts
+        // many prefixes' snapshot (their paths, routes and findings) is garbage now: freed at once, as check frees its
+        // texts
         if (touched.prefixes.size > GC_AFTER_TOUCHED) collectGarbage()
       } else {
         let next: NodeState

@@ -16,7 +16,8 @@ export interface BulkSnapshot {
   readonly all: Snapshot
   /**
    * Every healthy prefix reported in bulk but those `query` names or whose network covers the address it names, whose
-   * routes stay built: what an explanation or a plan of `query` reads (a healthy prefix has no plan). `all` without one.
+   * routes stay built: what an explanation or a plan of `query` reads (a healthy prefix has no plan). `all` without
+   * one.
    */
   keeping(query?: string): Snapshot
   /** Does `all` report in bulk a prefix that `query` names, or one that covers the address it names? */
@@ -76,7 +77,11 @@ export class Deferral implements RouteDeferral {
   birdSink(outside: ((key: number) => boolean) | undefined): DeferredBirdPaths | undefined {
     const kernel = this.routes.kernel
     if ((kernel === undefined || kernel.size === 0) && outside === undefined) return undefined
-    this.routes.bird = new DeferredBirdPaths('birdc-show-route-all.txt', kernel?.index().byKey ?? new KeyTable(0), outside)
+    this.routes.bird = new DeferredBirdPaths(
+      'birdc-show-route-all.txt',
+      kernel?.index().byKey ?? new KeyTable(0),
+      outside,
+    )
     return this.routes.bird
   }
 
@@ -85,7 +90,10 @@ export class Deferral implements RouteDeferral {
   }
 }
 
-/** The prefix keys a query may be about: its prefix, or every network that covers its address (IPv4: only those are deferred). */
+/**
+ * The prefix keys a query may be about: its prefix, or every network that covers its address (IPv4: only those are
+ * deferred).
+ */
 function queryKeys(query: string): (key: number) => boolean {
   const keys = new Set(queryKeyList(query))
   return (k) => keys.has(k)

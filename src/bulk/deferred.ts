@@ -63,7 +63,10 @@ export class DeferredKernelRoutes {
     return this.keys.length
   }
 
-  /** Defer a route (prefixKey of its dst, ipv4Value of its gateway); false (nothing kept) when either is -1: not canonical IPv4. */
+  /**
+   * Defer a route (prefixKey of its dst, ipv4Value of its gateway); false (nothing kept) when either is -1: not
+   * canonical IPv4.
+   */
   add(key: number, g: number, metric: number, ordinal: number): boolean {
     if (key < 0 || g < 0) return false
     this.keys.push(key)
@@ -255,7 +258,12 @@ export interface DeferredRoutes {
  * holds one of `addresses` (IPv4 values), then, in turn, every route whose network holds an IPv4 gateway of a route
  * so found (its next hops: `nexthopsOf(j)`), until none is new. 1 for those, 0 for the others.
  */
-export function resolvingRoutes(n: number, keyOf: (j: number) => number, nexthopsOf: (j: number) => readonly Nexthop[], addresses: Iterable<number>): Uint8Array {
+export function resolvingRoutes(
+  n: number,
+  keyOf: (j: number) => number,
+  nexthopsOf: (j: number) => readonly Nexthop[],
+  addresses: Iterable<number>,
+): Uint8Array {
   const found = new Uint8Array(n)
   const at = new KeyTable(n)
   const next = new Int32Array(n).fill(ABSENT) // the others at a key, chained from the first
@@ -348,7 +356,9 @@ export class KeyTable {
   }
 }
 
-/** The j-th route a scan deferred outside the pools, built like its shape's model at its dst and metric: no text needed. */
+/**
+ * The j-th route a scan deferred outside the pools, built like its shape's model at its dst and metric: no text needed.
+ */
 export function outsidePoolRoute(routes: OutsidePoolRoutes, j: number): KernelRoute {
   const {like, nexthops} = routes.modelList[routes.models.get(j)]
   return buildRouteLike(like, keyPrefix(routes.keys.get(j)), routes.metrics.get(j), like.prefsrc, nexthops)
@@ -365,8 +375,15 @@ export function deferredKernelRoute(deferred: DeferredKernelRoutes, j: number): 
     return buildRouteLike(like, keyPrefix(deferred.keys.get(j)), deferred.metrics.get(j), like.prefsrc, nexthops)
   }
   const raw: RawRoute = {
-    type: 'unicast', dst: keyPrefix(deferred.keys.get(j)), gateway: {host: ipv4Text(deferred.gateways.get(j))}, dev: deferred.tunnelDev, table: 'main',
-    protocol: 'bird', scope: 'global', metric: deferred.metrics.get(j), flags: ['onlink'],
+    type: 'unicast',
+    dst: keyPrefix(deferred.keys.get(j)),
+    gateway: {host: ipv4Text(deferred.gateways.get(j))},
+    dev: deferred.tunnelDev,
+    table: 'main',
+    protocol: 'bird',
+    scope: 'global',
+    metric: deferred.metrics.get(j),
+    flags: ['onlink'],
   }
   return buildRoute(raw, {file: deferred.file, line: 1, endLine: 1})
 }

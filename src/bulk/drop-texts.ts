@@ -68,9 +68,13 @@ function holdsAttributeText(r: BirdRoute): r is BirdRoute & HeldAttributeText {
  * else will read raw (check's; not a bundle's, which writes the texts).
  */
 export function dropSourceTexts(snapshot: Snapshot): Snapshot {
-  const birdFile = snapshot.files.find((f) => f.name === BIRD_ROUTES && f.text !== undefined && f.droppedLength === undefined)
+  const birdFile = snapshot.files.find(
+    (f) => f.name === BIRD_ROUTES && f.text !== undefined && f.droppedLength === undefined,
+  )
   // already dropped when built with BuildOptions.consume, as check builds it
-  const kernelFile = snapshot.files.find((f) => f.name === KERNEL_ROUTES_JSON && f.text !== undefined && f.droppedLength === undefined)
+  const kernelFile = snapshot.files.find(
+    (f) => f.name === KERNEL_ROUTES_JSON && f.text !== undefined && f.droppedLength === undefined,
+  )
   if (birdFile === undefined && kernelFile === undefined) return snapshot
 
   let kept: KeptLines | undefined
@@ -82,7 +86,9 @@ export function dropSourceTexts(snapshot: Snapshot): Snapshot {
     return f
   })
   const d = new OwnCopies()
-  const healthy = snapshot.healthy ? {...snapshot.healthy, bgpNextHops: snapshot.healthy.bgpNextHops.map((h) => d.str(h))} : undefined
+  const healthy = snapshot.healthy
+    ? {...snapshot.healthy, bgpNextHops: snapshot.healthy.bgpNextHops.map((h) => d.str(h))}
+    : undefined
   return {...snapshot, files, ...(healthy ? {healthy} : {})}
 }
 
@@ -160,16 +166,22 @@ function kernelHopLists(d: OwnCopies): (list: Nexthop[]) => Nexthop[] {
   return (list: Nexthop[]): Nexthop[] => {
     let copy = kernelHops.get(list)
     if (copy === undefined) {
-      copy = list.length === 0 ? list : Object.freeze(list.map((n) => {
-        const out: Nexthop = {weight: n.weight, flags: d.strs(n.flags)}
-        if (n.gateway) {
-          let g = gateways.get(n.gateway)
-          if (g === undefined) gateways.set(n.gateway, (g = {family: n.gateway.family, address: d.str(n.gateway.address)}))
-          out.gateway = g
-        }
-        if (n.dev !== undefined) out.dev = d.str(n.dev)
-        return Object.isFrozen(n) ? Object.freeze(out) : out
-      })) as Nexthop[]
+      copy =
+        list.length === 0
+          ? list
+          : (Object.freeze(
+              list.map((n) => {
+                const out: Nexthop = {weight: n.weight, flags: d.strs(n.flags)}
+                if (n.gateway) {
+                  let g = gateways.get(n.gateway)
+                  if (g === undefined)
+                    gateways.set(n.gateway, (g = {family: n.gateway.family, address: d.str(n.gateway.address)}))
+                  out.gateway = g
+                }
+                if (n.dev !== undefined) out.dev = d.str(n.dev)
+                return Object.isFrozen(n) ? Object.freeze(out) : out
+              }),
+            ) as Nexthop[])
       kernelHops.set(list, copy)
     }
     return copy
@@ -188,7 +200,10 @@ function ownKernelRouteStrings(r: KernelRoute, d: OwnCopies, hopList: (list: Nex
   r.nexthops = hopList(r.nexthops)
 }
 
-/** What a parsed BIRD path knows of where it is in its file's text (parse/bird-routes.ts ParsedBirdRoute); -1: not known. */
+/**
+ * What a parsed BIRD path knows of where it is in its file's text (parse/bird-routes.ts ParsedBirdRoute); -1: not
+ * known.
+ */
 interface HeldTextAt {
   textAt: number // where its header line starts
   textEnd: number // where its last line ends
@@ -219,7 +234,8 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
     const {line, endLine} = r.pos
     if (line <= prevLast) {
       // a route whose lines another's block already holds (never seen in BIRD's output)
-      if (endLine > last[blocks - 1]) throw new Error(`dropSourceTexts: overlapping lines ${line}-${endLine} in ${BIRD_ROUTES}`)
+      if (endLine > last[blocks - 1])
+        throw new Error(`dropSourceTexts: overlapping lines ${line}-${endLine} in ${BIRD_ROUTES}`)
       blockOf[i] = blocks - 1
       continue
     }
@@ -264,7 +280,10 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
 
   // the routes' fields (one OwnCopies per field: consecutive routes mostly repeat theirs), and their attribute
   // text as a view into the kept lines where it is a run of the text's
-  const [table, dest, protocol, since, from, info, source, bgpNextHop, origin, attrs] = Array.from({length: 10}, () => new OwnCopies())
+  const [table, dest, protocol, since, from, info, source, bgpNextHop, origin, attrs] = Array.from(
+    {length: 10},
+    () => new OwnCopies(),
+  )
   const hopLists = new Map<BirdNexthop[], BirdNexthop[]>()
   const hops = new Map<BirdNexthop, BirdNexthop>()
   const hopList = (list: BirdNexthop[]): BirdNexthop[] => {

@@ -32,7 +32,10 @@ import {BYPASSED_BY_ECMP, NOT_PROGRAMMED, UNRESOLVABLE_BY_BIRD, type BirdRoute, 
 import {BirdBlockReader} from '../parse/bird-routes.js'
 
 export interface SeparateOptions {
-  /** Prefix keys (model/prefix-key.ts prefixKey) never separated, whatever their health: `explain` and `fix PREFIX` keep the routes they are about as objects. */
+  /**
+   * Prefix keys (model/prefix-key.ts prefixKey) never separated, whatever their health: `explain` and `fix PREFIX` keep
+   * the routes they are about as objects.
+   */
   alwaysBuilt?: (key: number) => boolean
   /**
    * Also separate the prefixes BIRD routes off the tunnel (Snapshot.broken), from the kernel's routes deferred off the
@@ -45,7 +48,11 @@ export interface SeparateOptions {
  * The snapshot with the routes its parse deferred (`deferred`) separated: the healthy ones as `healthy`, the others
  * parsed into the lists. `deferred` is only read: the same parse may be separated again with other options.
  */
-export function separateHealthy(snapshot: Snapshot, deferred: DeferredRoutes | undefined, opts: SeparateOptions = {}): Snapshot {
+export function separateHealthy(
+  snapshot: Snapshot,
+  deferred: DeferredRoutes | undefined,
+  opts: SeparateOptions = {},
+): Snapshot {
   if (deferred === undefined) return snapshot
   const kernel = deferred.kernel
   const bird = deferred.bird
@@ -109,7 +116,9 @@ export function separateHealthy(snapshot: Snapshot, deferred: DeferredRoutes | u
     // routes in a row mostly share their gateway
     let lastGateway: Gateway | undefined
     for (const r of snapshot.kernelRoutes) {
-      for (const nh of r.nexthops) if (nh.gateway?.family === 'inet' && nh.gateway !== lastGateway) addresses.add(ipv4Value((lastGateway = nh.gateway).address))
+      for (const nh of r.nexthops)
+        if (nh.gateway?.family === 'inet' && nh.gateway !== lastGateway)
+          addresses.add(ipv4Value((lastGateway = nh.gateway).address))
     }
     let lastValue = -1
     for (let j = 0; j < nk; j++) if (kernel!.gateways.get(j) !== lastValue) addresses.add((lastValue = kernel!.gateways.get(j)))
@@ -130,7 +139,9 @@ export function separateHealthy(snapshot: Snapshot, deferred: DeferredRoutes | u
   const offTunnel = opts.offTunnel === true && snapshot.calico === undefined && !snapshot.pools.some((p) => p.crossSubnet)
 
   // with Calico's truth, a path to another node than the block's owner, and what the truth finds odd, go to the rules
-  const vetoed = snapshot.calico ? truthForbidsBulk(clusterIndex(snapshot.calico), snapshot.nodeName, (p) => prefixKey(p)) : undefined
+  const vetoed = snapshot.calico
+    ? truthForbidsBulk(clusterIndex(snapshot.calico), snapshot.nodeName, (p) => prefixKey(p))
+    : undefined
 
   let lastText = ''
   let lastValue = -1
@@ -176,21 +187,38 @@ export function separateHealthy(snapshot: Snapshot, deferred: DeferredRoutes | u
   }
 
   // every other route deferred, parsed and put back in its place among the routes built
-  const kernelRoutes = putBack(snapshot.kernelRoutes, {n: nk, ordinal: (j) => kernel!.ordinals.get(j), put: (j, out) => {
-    if (!healthyKernel[j]) out.push(covering.get(j) ?? deferredKernelRoute(kernel!, j))
-  }}, {n: outsidePool?.size ?? 0, ordinal: (j) => outsidePool!.ordinals.get(j), put: (j, out) => {
-    const r = outsideRead.get(j)
-    if (r !== undefined) out.push(r)
-  }})
+  const kernelRoutes = putBack(
+    snapshot.kernelRoutes,
+    {
+      n: nk,
+      ordinal: (j) => kernel!.ordinals.get(j),
+      put: (j, out) => {
+        if (!healthyKernel[j]) out.push(covering.get(j) ?? deferredKernelRoute(kernel!, j))
+      },
+    },
+    {
+      n: outsidePool?.size ?? 0,
+      ordinal: (j) => outsidePool!.ordinals.get(j),
+      put: (j, out) => {
+        const r = outsideRead.get(j)
+        if (r !== undefined) out.push(r)
+      },
+    },
+  )
   // for check (`outside`), a path deferred outside every pool is read only if its network holds a BGP next
   // hop: the rules read no other (bulk/drop-texts.ts withoutUnreadRoutes lets go of the same paths when built)
   const outside = bird?.outside
   const blocks = bird ? new BirdBlockReader(text(bird.file), bird.file) : undefined
-  const birdRoutes = putBack(snapshot.bird.routes, {n: nb, ordinal: (i) => bird!.ordinals.get(i), put: (i, out) => {
-    if (healthyBird[i]) return
-    if (outside !== undefined && outside(bird!.keys.get(i)) && !holdsHop.has(bird!.keys.get(i))) return
-    for (const r of blocks!.at(bird!.offsets.get(i), bird!.lines.get(i), bird!.tables[i], bird!.ends.get(i))) out.push(r)
-  }})
+  const birdRoutes = putBack(snapshot.bird.routes, {
+    n: nb,
+    ordinal: (i) => bird!.ordinals.get(i),
+    put: (i, out) => {
+      if (healthyBird[i]) return
+      if (outside !== undefined && outside(bird!.keys.get(i)) && !holdsHop.has(bird!.keys.get(i))) return
+      for (const r of blocks!.at(bird!.offsets.get(i), bird!.lines.get(i), bird!.tables[i], bird!.ends.get(i)))
+        out.push(r)
+    },
+  })
 
   return {
     ...snapshot,
@@ -231,7 +259,11 @@ interface DeferredList<R> {
  * The routes built with those deferred merged back by ordinal (a route's place among all of its file's, built
  * or deferred, whichever kind). Routes built after the last ordinal (another file's) stay last.
  */
-function putBack<R extends KernelRoute | BirdRoute>(built: R[], a: DeferredList<R>, b: DeferredList<R> = {n: 0, ordinal: () => 0, put: () => {}}): R[] {
+function putBack<R extends KernelRoute | BirdRoute>(
+  built: R[],
+  a: DeferredList<R>,
+  b: DeferredList<R> = {n: 0, ordinal: () => 0, put: () => {}},
+): R[] {
   if (a.n + b.n === 0) return built
   const out: R[] = []
   let i = 0

@@ -80,7 +80,8 @@ export function manifestProblem(m: unknown): string | undefined {
   if (o.schema !== 1) return `manifest.json has schema ${JSON.stringify(o.schema)}, this routedoctor reads schema 1`
   if (!Array.isArray(o.sources)) return 'manifest.json has no "sources" list'
   for (const s of o.sources) {
-    if (typeof s !== 'object' || s === null || typeof (s as {file?: unknown}).file !== 'string') return 'manifest.json has a source without a "file" name'
+    if (typeof s !== 'object' || s === null || typeof (s as {file?: unknown}).file !== 'string')
+      return 'manifest.json has a source without a "file" name'
   }
   if (o.files !== undefined && !Array.isArray(o.files)) return 'manifest.json "files" is not a list'
   return undefined

@@ -151,13 +151,16 @@ export function collectAnchors(texts: Iterable<string>): string[] {
 // Words that are also keywords of iproute2/BIRD output: a host called `main` must not turn
 // `table main` into `table host-…`. Such names are redacted only on BIRD's `Hostname is` line.
 const KEYWORDS = new Set(
-  'main local default all none kernel bird boot static device direct up down link host global site nowhere unicast blackhole unreachable prohibit broadcast multicast dev via proto table metric src lo eth0 eth1 tunl0 master master4 master6 bgp ospf bfd pipe ipv4 ipv6 inet inet6 true false null'.split(' '),
+  'main local default all none kernel bird boot static device direct up down link host global site nowhere unicast blackhole unreachable prohibit broadcast multicast dev via proto table metric src lo eth0 eth1 tunl0 master master4 master6 bgp ospf bfd pipe ipv4 ipv6 inet inet6 true false null'.split(
+    ' ',
+  ),
 )
 
 /** Host names a snapshot reveals: BIRD's `Hostname is NAME` (show status, BIRD 2/3). */
 export function detectHostnames(files: Iterable<{text?: string}>): string[] {
   const out = new Set<string>()
-  for (const f of files) for (const m of (f.text ?? '').matchAll(/^(?:\d{4}[- ]|[ \t]+)?Hostname is (\S+)/gm)) out.add(m[1])
+  for (const f of files)
+    for (const m of (f.text ?? '').matchAll(/^(?:\d{4}[- ]|[ \t]+)?Hostname is (\S+)/gm)) out.add(m[1])
   return [...out]
 }
 
@@ -175,7 +178,10 @@ export interface RedactorOptions {
 export interface Redactor {
   /** Pseudonym of an address (IPv4, IPv6, `%zone` kept); text that is no address is returned as is. */
   address(addr: string): string
-  /** Pseudonym of a prefix `ADDR/LEN` (same length; canonical when its network is canonical and anchored or IPv4 /24 or longer). */
+  /**
+   * Pseudonym of a prefix `ADDR/LEN` (same length; canonical when its network is canonical and anchored or IPv4 /24 or
+   * longer).
+   */
   prefix(cidr: string): string
   mac(mac: string): string
   hostname(name: string): string
@@ -338,14 +344,19 @@ export function createRedactor(key: Buffer = randomBytes(32), opts: RedactorOpti
   }
   const plain = [...names].filter((n) => !KEYWORDS.has(n.toLowerCase())).sort((a, b) => b.length - a.length)
   // whole words only: `vm` must not touch `vmlinuz`, `vm-2` or `a.vm`; `vm.example.com` keeps its domain
-  const hostRe = plain.length ? new RegExp(`(?<![\\w.-])(?:${plain.map(escapeRe).join('|')})(?![\\w-])`, 'gi') : undefined
+  const hostRe = plain.length
+    ? new RegExp(`(?<![\\w.-])(?:${plain.map(escapeRe).join('|')})(?![\\w-])`, 'gi')
+    : undefined
   const keywordNames = [...names].filter((n) => KEYWORDS.has(n.toLowerCase()))
-  const statusRe = keywordNames.length ? new RegExp(`(Hostname is )(${keywordNames.map(escapeRe).join('|')})(?!\\S)`, 'g') : undefined
+  const statusRe = keywordNames.length
+    ? new RegExp(`(Hostname is )(${keywordNames.map(escapeRe).join('|')})(?!\\S)`, 'g')
+    : undefined
 
   const replaceToken = (m: string, g: Record<string, string | undefined>, noV6: boolean): string => {
     if (g.mac !== undefined) return mac(g.mac)
     if (g.v6 !== undefined) {
-      if (!ipaddr.IPv6.isValid(g.v6)) return noV6 ? m : m.replace(TOKEN_NO_V6_RE, (...a) => replaceToken(a[0], a.at(-1), true))
+      if (!ipaddr.IPv6.isValid(g.v6))
+        return noV6 ? m : m.replace(TOKEN_NO_V6_RE, (...a) => replaceToken(a[0], a.at(-1), true))
       return address(g.v6) + (g.v6len === undefined ? '' : `/${g.v6len}`)
     }
     if (g.v4 !== undefined) return address(g.v4) + (g.v4len === undefined ? '' : `/${g.v4len}`)
@@ -373,12 +384,17 @@ export function createRedactor(key: Buffer = randomBytes(32), opts: RedactorOpti
  * every bundle, redacted or not. Line count is kept so evidence line numbers still match.
  */
 export function removeBirdPasswords(text: string): string {
-  return text.replace(/\bpassword(\s+)"((?:[^"\\]|\\.)*)"/g, (_m, sp: string, v: string) => `password${sp}"<removed>"${'\n'.repeat((v.match(/\n/g) ?? []).length)}`)
+  return text.replace(
+    /\bpassword(\s+)"((?:[^"\\]|\\.)*)"/g,
+    (_m, sp: string, v: string) => `password${sp}"<removed>"${'\n'.repeat((v.match(/\n/g) ?? []).length)}`,
+  )
 }
 
 /** Files as they go into any bundle: BIRD configs without passwords. */
 export function scrubSecrets(files: SourceFile[]): SourceFile[] {
-  return files.map((f) => (f.text !== undefined && /(^|\/)bird[^/]*\.conf$/.test(f.name) ? {...f, text: removeBirdPasswords(f.text)} : f))
+  return files.map((f) =>
+    f.text !== undefined && /(^|\/)bird[^/]*\.conf$/.test(f.name) ? {...f, text: removeBirdPasswords(f.text)} : f,
+  )
 }
 
 // ------------------------------------------------------------------------------------ files
@@ -396,7 +412,10 @@ export interface RedactOptions {
  * `{name, text}` entries) in one call. Passwords are removed too. The returned mapping is for the
  * user only: it must never be written into the bundle.
  */
-export function redactFiles(files: SourceFile[], opts: RedactOptions = {}): {files: SourceFile[]; mapping: Record<string, string>; redactor: Redactor} {
+export function redactFiles(
+  files: SourceFile[],
+  opts: RedactOptions = {},
+): {files: SourceFile[]; mapping: Record<string, string>; redactor: Redactor} {
   const clean = scrubSecrets(files)
   const attempts = redactAttempts(clean.reduce((n, f) => n + (f.text?.length ?? 0), 0))
   // with a random key, draw again when an address happens to map onto itself (it would leak)
@@ -445,7 +464,8 @@ function strings(v: unknown, out: string[] = []): string[] {
 function redactValue(r: Redactor, v: unknown): unknown {
   if (typeof v === 'string') return r.text(v)
   if (Array.isArray(v)) return v.map((x) => redactValue(r, x))
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [r.text(k), redactValue(r, x)]))
+  if (v && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [r.text(k), redactValue(r, x)]))
   return v
 }
 
@@ -455,7 +475,10 @@ function redactValue(r: Redactor, v: unknown): unknown {
  * redacted string by string (not as JSON text, where `\n` escapes would hide word boundaries).
  * The mapping is for the user only; never put it in the bundle.
  */
-export function redactBundleInput(input: BundleInput, opts: RedactOptions = {}): {input: BundleInput; mapping: Record<string, string>} {
+export function redactBundleInput(
+  input: BundleInput,
+  opts: RedactOptions = {},
+): {input: BundleInput; mapping: Record<string, string>} {
   const files = scrubSecrets(input.files)
   const host = input.manifest.host
   const reportMd = typeof input.reportMd === 'string' ? input.reportMd : [...input.reportMd].join('')
@@ -468,13 +491,23 @@ export function redactBundleInput(input: BundleInput, opts: RedactOptions = {}):
   }
 }
 
-function redactInputWith(redactor: Redactor, input: BundleInput & {reportMd: string}, files: SourceFile[], host: string): {input: BundleInput; mapping: Record<string, string>} {
+function redactInputWith(
+  redactor: Redactor,
+  input: BundleInput & {reportMd: string},
+  files: SourceFile[],
+  host: string,
+): {input: BundleInput; mapping: Record<string, string>} {
   const out: BundleInput = {
     files: files.map((f) => redactSource(redactor, f)),
     model: redactValue(redactor, input.model),
     reportMd: redactor.text(input.reportMd),
     reportJson: redactValue(redactor, input.reportJson),
-    manifest: {...input.manifest, host: host ? redactor.hostname(host) : host, command: input.manifest.command.map((c) => redactor.text(c)), redacted: true},
+    manifest: {
+      ...input.manifest,
+      host: host ? redactor.hostname(host) : host,
+      command: input.manifest.command.map((c) => redactor.text(c)),
+      redacted: true,
+    },
   }
   return {input: out, mapping: redactor.mapping()}
 }

@@ -132,7 +132,11 @@ function* bundleEntries(input: BundleInput, manifest: (m: Manifest) => void, spo
   for (const f of files) {
     // one level of folder: Calico's truth travels as snapshot/calico/*.json
     if (!/^(calico\/)?[A-Za-z0-9][A-Za-z0-9._-]*$/.test(f.name) || f.name === ERRORS_FILE) {
-      throw new RouteDoctorError(`cannot bundle a source named ${JSON.stringify(f.name)}: not a snapshot file name`, 2, 'E_BUNDLE')
+      throw new RouteDoctorError(
+        `cannot bundle a source named ${JSON.stringify(f.name)}: not a snapshot file name`,
+        2,
+        'E_BUNDLE',
+      )
     }
     if (seen.has(f.name)) throw new RouteDoctorError(`cannot bundle two sources named ${f.name}`, 2, 'E_BUNDLE')
     seen.add(f.name)
@@ -149,13 +153,22 @@ function* bundleEntries(input: BundleInput, manifest: (m: Manifest) => void, spo
     sources.push(sourceEntry(f, bytes))
     if (f.text !== undefined) yield member(fileEntry(SNAPSHOT_DIR + f.name, [bytes]))
   }
-  const failed = files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error, command: f.command, exitStatus: f.exitStatus}))
-  if (failed.length) yield member(fileEntry(SNAPSHOT_DIR + ERRORS_FILE, [Buffer.from(JSON.stringify(failed, null, 2) + '\n')]))
+  const failed = files
+    .filter((f) => f.error !== undefined)
+    .map((f) => ({file: f.name, error: f.error, command: f.command, exitStatus: f.exitStatus}))
+  if (failed.length)
+    yield member(fileEntry(SNAPSHOT_DIR + ERRORS_FILE, [Buffer.from(JSON.stringify(failed, null, 2) + '\n')]))
   yield member(textEntry('model.json', (emit) => jsonPieces(input.model ?? null, emit), spool))
-  yield member(textEntry('report.md', (emit) => {
-    if (typeof input.reportMd === 'string') emit(input.reportMd)
-    else for (const piece of input.reportMd) emit(piece)
-  }, spool))
+  yield member(
+    textEntry(
+      'report.md',
+      (emit) => {
+        if (typeof input.reportMd === 'string') emit(input.reportMd)
+        else for (const piece of input.reportMd) emit(piece)
+      },
+      spool,
+    ),
+  )
   yield member(textEntry('report.json', (emit) => jsonPieces(input.reportJson ?? null, emit), spool))
   const m: Manifest = {...input.manifest, schema: 1, sources, files: listed}
   manifest(m)
@@ -183,9 +196,17 @@ function mtimeOf(input: BundleInput): number {
  * Write a bundle to outPath, streamed through gzip a member at a time (via a temporary file and a rename);
  * returns the manifest written. The same input always makes the same file.
  */
-export async function writeBundle(input: BundleInput, outPath: string, opts: {spoolAt?: number} = {}): Promise<Manifest> {
+export async function writeBundle(
+  input: BundleInput,
+  outPath: string,
+  opts: {spoolAt?: number} = {},
+): Promise<Manifest> {
   const tmp = `${outPath}.${randomBytes(4).toString('hex')}.tmp`
-  const spool: Spool = {at: opts.spoolAt ?? SPOOL_AT, file: (member) => `${tmp}.${member.replace(/[^\w.-]/g, '_')}`, made: []}
+  const spool: Spool = {
+    at: opts.spoolAt ?? SPOOL_AT,
+    file: (member) => `${tmp}.${member.replace(/[^\w.-]/g, '_')}`,
+    made: [],
+  }
   let manifest: Manifest | undefined
   try {
     const gzip = createGzip({level: GZIP_LEVEL, chunkSize: STREAM_CHUNK})
@@ -196,7 +217,8 @@ export async function writeBundle(input: BundleInput, outPath: string, opts: {sp
     const consumed = (b: Buffer) => () => buffers.give(b)
     for (const e of bundleEntries(input, (m) => (manifest = m), spool)) {
       // a member is compressed before the next one is made: only one is ever in memory (or spooled)
-      for (const b of tarBlocks(e, mtime, buffers)) if (!gzip.write(b, consumed(b))) await Promise.race([once(gzip, 'drain'), written])
+      for (const b of tarBlocks(e, mtime, buffers))
+        if (!gzip.write(b, consumed(b))) await Promise.race([once(gzip, 'drain'), written])
       if (e.spool) rmSync(e.spool, {force: true})
     }
     gzip.end(END_OF_ARCHIVE)
@@ -205,7 +227,11 @@ export async function writeBundle(input: BundleInput, outPath: string, opts: {sp
   } catch (error) {
     await rm(tmp, {force: true})
     if (error instanceof RouteDoctorError) throw error
-    throw new RouteDoctorError(`${outPath}: cannot write the bundle (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 2, 'E_BUNDLE')
+    throw new RouteDoctorError(
+      `${outPath}: cannot write the bundle (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      2,
+      'E_BUNDLE',
+    )
   } finally {
     for (const f of spool.made) rmSync(f, {force: true})
   }
@@ -266,7 +292,8 @@ function* spooled(file: string, size: number, buffers: ReadBuffers): Generator<B
     let read = 0
     while (read < size) {
       const whole = buffers.take()
-      const buf = size - read < whole.length ? whole.subarray(0, size - read) : whole // a part is not taken back: the last
+      // a part is not taken back: the last
+      const buf = size - read < whole.length ? whole.subarray(0, size - read) : whole
       const n = readSync(fd, buf, 0, buf.length, read)
       if (n === 0) throw new Error(`${file} ended at ${read} of its ${size} bytes`)
       read += n
@@ -323,14 +350,20 @@ export interface ReadOptions {
   reportReadLimit?: number
   /** readBundle: the gunzipped archive is fed to the tar reader in pieces of at most this many bytes (tests). */
   pieceSize?: number
-  /** Of the snapshot files the archive holds, those to leave out of `files` (still checksummed): not decoded into text. */
+  /**
+   * Of the snapshot files the archive holds, those to leave out of `files` (still checksummed): not decoded into text.
+   */
   unread?: (present: ReadonlySet<string>) => ReadonlySet<string>
 }
 
-/** Read and check a bundle, streamed from the file. Every way it can be wrong is a RouteDoctorError naming the file (exit 2). */
+/**
+ * Read and check a bundle, streamed from the file. Every way it can be wrong is a RouteDoctorError naming the file
+ * (exit 2).
+ */
 export async function readBundle(path: string, opts: ReadOptions = {}): Promise<Bundle> {
   const fail = failFor(path)
-  const cannot = (error: NodeJS.ErrnoException): never => fail(`cannot read the bundle (${error.code === 'ENOENT' ? 'no such file' : error.code ?? error.message})`)
+  const cannot = (error: NodeJS.ErrnoException): never =>
+    fail(`cannot read the bundle (${error.code === 'ENOENT' ? 'no such file' : (error.code ?? error.message)})`)
   const magic = Buffer.alloc(2)
   const fh = await open(path).catch(cannot)
   try {
@@ -343,14 +376,20 @@ export async function readBundle(path: string, opts: ReadOptions = {}): Promise<
   const piece = opts.pieceSize ?? Infinity
   let refused: unknown // what the reader refused: pipeline may reject with the abort it causes instead
   try {
-    await pipeline(createReadStream(path, {highWaterMark: STREAM_CHUNK}), createGunzip({chunkSize: STREAM_CHUNK}), async (source: AsyncIterable<Buffer>) => {
-      try {
-        for await (const chunk of source) for (let at = 0; at < chunk.length; at += piece) tar.feed(piece >= chunk.length ? chunk : chunk.subarray(at, at + piece))
-      } catch (error) {
-        if (error instanceof RouteDoctorError) refused ??= error
-        throw error
-      }
-    })
+    await pipeline(
+      createReadStream(path, {highWaterMark: STREAM_CHUNK}),
+      createGunzip({chunkSize: STREAM_CHUNK}),
+      async (source: AsyncIterable<Buffer>) => {
+        try {
+          for await (const chunk of source)
+            for (let at = 0; at < chunk.length; at += piece)
+              tar.feed(piece >= chunk.length ? chunk : chunk.subarray(at, at + piece))
+        } catch (error) {
+          if (error instanceof RouteDoctorError) refused ??= error
+          throw error
+        }
+      },
+    )
   } catch (error) {
     if (refused !== undefined) throw refused
     if (error instanceof RouteDoctorError) throw error
@@ -370,7 +409,8 @@ function failFor(name: string): Fail {
 }
 
 function checkGzipMagic(head: Buffer, fail: Fail): void {
-  if (head.length < 2 || head[0] !== 0x1f || head[1] !== 0x8b) fail('not a routedoctor bundle (not gzip-compressed; expected a .tar.gz written by `routedoctor bundle`)')
+  if (head.length < 2 || head[0] !== 0x1f || head[1] !== 0x8b)
+    fail('not a routedoctor bundle (not gzip-compressed; expected a .tar.gz written by `routedoctor bundle`)')
 }
 
 /** An archive member as read: its bytes when kept (undefined for a directory or one only checksummed), its sha256. */
@@ -390,7 +430,8 @@ function bundleOf(members: Members, fail: Fail, opts: ReadOptions = {}): Bundle 
     const [top] = tops
     if (tops.size === 1 && members.has(`${top}/manifest.json`)) {
       const inner: Members = new Map()
-      for (const [p, m] of members) if (p.startsWith(`${top}/`) && p.length > top.length + 1) inner.set(p.slice(top.length + 1), m)
+      for (const [p, m] of members)
+        if (p.startsWith(`${top}/`) && p.length > top.length + 1) inner.set(p.slice(top.length + 1), m)
       members.clear()
       for (const [p, m] of inner) members.set(p, m)
     }
@@ -398,7 +439,8 @@ function bundleOf(members: Members, fail: Fail, opts: ReadOptions = {}): Bundle 
 
   const manifestData = members.get('manifest.json')?.data
   if (!manifestData) fail('not a routedoctor bundle: manifest.json is missing')
-  if (![...members.keys()].some((p) => p.startsWith(SNAPSHOT_DIR))) fail('not a routedoctor bundle: the snapshot/ folder is missing')
+  if (![...members.keys()].some((p) => p.startsWith(SNAPSHOT_DIR)))
+    fail('not a routedoctor bundle: the snapshot/ folder is missing')
   let manifest: Manifest
   try {
     manifest = JSON.parse(manifestData!.toString('utf8')) as Manifest
@@ -434,14 +476,16 @@ function bundleOf(members: Members, fail: Fail, opts: ReadOptions = {}): Bundle 
   const listed = new Set<string>()
   const held = new Set<string>()
   // an empty member does not stand for its source: the other form of it is read (snapshot/build.ts markEmpty)
-  for (const [p, m] of members) if (p.startsWith(SNAPSHOT_DIR) && m.data !== undefined && m.data.length > 64) held.add(p.slice(SNAPSHOT_DIR.length))
+  for (const [p, m] of members)
+    if (p.startsWith(SNAPSHOT_DIR) && m.data !== undefined && m.data.length > 64) held.add(p.slice(SNAPSHOT_DIR.length))
   const unread = opts.unread?.(held)
   const add = (src: Partial<ManifestSource> & {file: string}) => {
     listed.add(src.file)
     const f: SourceFile = {name: src.file}
     const member = members.get(SNAPSHOT_DIR + src.file)
     const data = member?.data
-    if (data && src.sha256 !== undefined && member!.sha256 !== src.sha256) warnings.push(`snapshot/${src.file} does not match its sha256 in manifest.json (edited after collection?)`)
+    if (data && src.sha256 !== undefined && member!.sha256 !== src.sha256)
+      warnings.push(`snapshot/${src.file} does not match its sha256 in manifest.json (edited after collection?)`)
     if (data && unread?.has(src.file)) return // checked, not read
     if (data) {
       try {
@@ -455,7 +499,8 @@ function bundleOf(members: Members, fail: Fail, opts: ReadOptions = {}): Bundle 
     if (src.exitStatus !== undefined) f.exitStatus = src.exitStatus
     if (src.durationMs !== undefined) f.durationMs = src.durationMs
     if (err !== undefined) f.error = err
-    if (!data && err === undefined && (src.size ?? 0) > 0) warnings.push(`snapshot/${src.file} is listed in manifest.json but missing from the archive`)
+    if (!data && err === undefined && (src.size ?? 0) > 0)
+      warnings.push(`snapshot/${src.file} is listed in manifest.json but missing from the archive`)
     files.push(f)
   }
   for (const s of manifest.sources) add(s)
@@ -471,7 +516,8 @@ function bundleOf(members: Members, fail: Fail, opts: ReadOptions = {}): Bundle 
   }
   for (const m of manifest.files ?? []) {
     const member = members.get(m.path)
-    if (member?.sha256 !== undefined && m.path.startsWith(SNAPSHOT_DIR) === false && member.sha256 !== m.sha256) warnings.push(`${m.path} does not match its sha256 in manifest.json`)
+    if (member?.sha256 !== undefined && m.path.startsWith(SNAPSHOT_DIR) === false && member.sha256 !== m.sha256)
+      warnings.push(`${m.path} does not match its sha256 in manifest.json`)
   }
 
   const reportMd = text('report.md')
@@ -496,7 +542,16 @@ class TarReader {
   private readonly members: Members = new Map()
   private head = Buffer.alloc(512) // the header being read
   private headAt = 0
-  private member: {path: string; left: number; chunks?: Buffer[]; hash?: ReturnType<typeof createHash>; meta?: 'x' | 'L'; size: number} | undefined
+  private member:
+    | {
+        path: string
+        left: number
+        chunks?: Buffer[]
+        hash?: ReturnType<typeof createHash>
+        meta?: 'x' | 'L'
+        size: number
+      }
+    | undefined
   private skip = 0 // padding after a member's data, being skipped
   private pendingPadding = 0 // padding after the current member's data, skipped once it ends
   private nextPath: string | undefined // from a pax 'x' or GNU 'L' header, for the next entry
@@ -554,14 +609,16 @@ class TarReader {
     const stored = parseOctal(h.subarray(148, 156))
     let sum = 0
     for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : h[i]
-    if (stored === undefined || stored !== sum) this.fail(off === 0 ? NOT_TAR : `corrupt tar archive (bad header checksum at offset ${off})`)
+    if (stored === undefined || stored !== sum)
+      this.fail(off === 0 ? NOT_TAR : `corrupt tar archive (bad header checksum at offset ${off})`)
     const size = parseOctal(h.subarray(124, 136))
     if (size === undefined) this.fail(`corrupt tar archive (bad size field at offset ${off})`)
     const type = String.fromCharCode(h[156] || 0x30)
     this.offset = off + 512 + Math.ceil(size! / 512) * 512
     const padding = (512 - (size! % 512)) % 512
     if (type === 'x' || type === 'L') {
-      if (size! > 2 ** 20) this.fail(`corrupt tar archive (a ${size} byte path header at offset ${off})`) // a path, not data
+      // a path, not data
+      if (size! > 2 ** 20) this.fail(`corrupt tar archive (a ${size} byte path header at offset ${off})`)
       this.begin({path: '', left: size!, size: size!, chunks: [], meta: type}, padding)
       return
     }
@@ -577,10 +634,17 @@ class TarReader {
       this.begin({path: '', left: size!, size: size!}, padding)
       return
     }
-    if (path === '' || path.endsWith('/')) this.fail(`file entry without a name (${JSON.stringify(ustarPath(h))}) in the archive`)
-    if (type !== '0' && type !== '7') this.fail(`unsupported entry ${JSON.stringify(path)} in the archive (tar type ${JSON.stringify(type)}; a bundle holds only files and folders)`)
+    if (path === '' || path.endsWith('/'))
+      this.fail(`file entry without a name (${JSON.stringify(ustarPath(h))}) in the archive`)
+    if (type !== '0' && type !== '7')
+      this.fail(
+        `unsupported entry ${JSON.stringify(path)} in the archive (tar type ${JSON.stringify(type)}; a bundle holds only files and folders)`,
+      )
     const keep = kept(path, size!, this.reportReadLimit)
-    if (keep && size! > MAX_KEPT) this.fail(`${path} is ${Math.round(size! / 2 ** 20)} MiB, more than routedoctor reads (${MAX_KEPT / 2 ** 20} MiB)`)
+    if (keep && size! > MAX_KEPT)
+      this.fail(
+        `${path} is ${Math.round(size! / 2 ** 20)} MiB, more than routedoctor reads (${MAX_KEPT / 2 ** 20} MiB)`,
+      )
     this.begin({path, left: size!, size: size!, hash: createHash('sha256'), ...(keep ? {chunks: []} : {})}, padding)
   }
 
@@ -643,7 +707,8 @@ function parsePax(data: Buffer): Record<string, string> {
 
 /** `./snapshot/x` -> `snapshot/x`, `./` -> ''; absolute paths and `..` are refused, never normalised away. */
 function safePath(p: string, fail: (why: string) => never): string {
-  if (p.startsWith('/') || /^[A-Za-z]:/.test(p) || p.includes('\\') || p.includes('\0')) fail(`unsafe entry path ${JSON.stringify(p)} in the archive (absolute path)`)
+  if (p.startsWith('/') || /^[A-Za-z]:/.test(p) || p.includes('\\') || p.includes('\0'))
+    fail(`unsafe entry path ${JSON.stringify(p)} in the archive (absolute path)`)
   const parts = p.split('/')
   if (parts.includes('..')) fail(`unsafe entry path ${JSON.stringify(p)} in the archive (path traversal)`)
   const trailing = p.endsWith('/') ? '/' : ''

@@ -12,10 +12,24 @@ import type {SourceOptions} from '../services/load.js'
 import type {CheckRun} from '../report/report.js'
 
 export const sourceFlags = {
-  from: Flags.string({description: 'offline: a snapshot directory or a bundle (.tar.gz) instead of the live node', helpValue: 'DIR|BUNDLE.tar.gz'}),
-  'bird-socket': Flags.string({description: 'BIRD control socket (default: the first of /var/run/calico/bird.ctl, /run/bird/bird.ctl, /var/run/bird/bird.ctl, /run/bird.ctl)', helpValue: 'PATH'}),
-  'bird-conf': Flags.string({description: 'live: the BIRD configuration file in force (default: Calico\'s or /etc/bird/bird.conf)', helpValue: 'PATH'}),
-  pool: Flags.string({description: 'a tunnel pool, repeatable; mode defaults to ipip', helpValue: 'CIDR[=ipip|vxlan|none]', multiple: true}),
+  from: Flags.string({
+    description: 'offline: a snapshot directory or a bundle (.tar.gz) instead of the live node',
+    helpValue: 'DIR|BUNDLE.tar.gz',
+  }),
+  'bird-socket': Flags.string({
+    description:
+      'BIRD control socket (default: the first of /var/run/calico/bird.ctl, /run/bird/bird.ctl, /var/run/bird/bird.ctl, /run/bird.ctl)',
+    helpValue: 'PATH',
+  }),
+  'bird-conf': Flags.string({
+    description: 'live: the BIRD configuration file in force (default: Calico\'s or /etc/bird/bird.conf)',
+    helpValue: 'PATH',
+  }),
+  pool: Flags.string({
+    description: 'a tunnel pool, repeatable; mode defaults to ipip',
+    helpValue: 'CIDR[=ipip|vxlan|none]',
+    multiple: true,
+  }),
   ippools: Flags.string({description: 'Calico IPPool list (YAML or JSON)', helpValue: 'FILE'}),
   'tunnel-dev': Flags.string({description: 'the tunnel device', default: 'tunl0', helpValue: 'NAME'}),
   json: Flags.boolean({description: 'machine output on stdout (schema 1), nothing else there', default: false}),
@@ -36,11 +50,31 @@ export const sourceFlags = {
   }),
 }
 
-export function sourceOptions(flags: {from?: string; 'bird-socket'?: string; 'bird-conf'?: string; pool?: string[]; ippools?: string; 'tunnel-dev'?: string; calico?: string; kube?: boolean; node?: string; protocol?: number; table?: number}): SourceOptions {
+export function sourceOptions(flags: {
+  from?: string
+  'bird-socket'?: string
+  'bird-conf'?: string
+  pool?: string[]
+  ippools?: string
+  'tunnel-dev'?: string
+  calico?: string
+  kube?: boolean
+  node?: string
+  protocol?: number
+  table?: number
+}): SourceOptions {
   return {
-    from: flags.from, birdSocket: flags['bird-socket'], birdConfig: flags['bird-conf'], pools: flags.pool,
-    ippools: flags.ippools, tunnelDev: flags['tunnel-dev'] === undefined ? undefined : checkTunnelDev(flags['tunnel-dev']),
-    calico: flags.calico, kube: flags.kube, node: flags.node, fixProtocol: flags.protocol, overlayTable: flags.table,
+    from: flags.from,
+    birdSocket: flags['bird-socket'],
+    birdConfig: flags['bird-conf'],
+    pools: flags.pool,
+    ippools: flags.ippools,
+    tunnelDev: flags['tunnel-dev'] === undefined ? undefined : checkTunnelDev(flags['tunnel-dev']),
+    calico: flags.calico,
+    kube: flags.kube,
+    node: flags.node,
+    fixProtocol: flags.protocol,
+    overlayTable: flags.table,
   }
 }
 
@@ -52,7 +86,10 @@ export function judged(opts: SourceOptions): SourceOptions {
 export abstract class BaseCommand extends Command {
   protected jsonOutput = false
 
-  /** JSON in the one shape every command writes (writeJson's: a top-level key or array element per line, compact within). */
+  /**
+   * JSON in the one shape every command writes (writeJson's: a top-level key or array element per line, compact
+   * within).
+   */
   protected printJson(value: unknown): void {
     process.stdout.write(jsonText(value))
   }
@@ -65,7 +102,11 @@ export abstract class BaseCommand extends Command {
   /** `check`'s report as it runs, JSON or text, streamed (also `ui`'s without a terminal). Returns its exit status. */
   protected async writeCheck(run: CheckRun, json: boolean): Promise<0 | 1> {
     // each prefix is diagnosed as it is written: a full table's findings are never all in memory
-    if (json) await this.streamJson({schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary}, {prefixes: checkLineJson})
+    if (json)
+      await this.streamJson(
+        {schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary},
+        {prefixes: checkLineJson},
+      )
     else await this.streamLines(renderCheckLines(run, palette()))
     return run.summary().exitCode
   }
@@ -84,16 +125,23 @@ export abstract class BaseCommand extends Command {
     if (error instanceof RouteDoctorError || error instanceof Errors.CLIError) {
       const exit = error instanceof RouteDoctorError ? error.exit : (error.oclif?.exit ?? 2)
       // oclif's note on flags taking several values is about argument order, not about what went wrong
-      const message = error.message.replace(/^Error: /, '').replace(/\n+Note: --\S+ allows multiple values\.[\s\S]*?(?=\nSee more help|$)/, '')
-      if (this.jsonOutput || this.argv.includes('--json')) this.printJson({schema: 1, error: {code: error.code ?? 'E_USAGE', message}})
+      const message = error.message
+        .replace(/^Error: /, '')
+        .replace(/\n+Note: --\S+ allows multiple values\.[\s\S]*?(?=\nSee more help|$)/, '')
+      if (this.jsonOutput || this.argv.includes('--json'))
+        this.printJson({schema: 1, error: {code: error.code ?? 'E_USAGE', message}})
       process.stderr.write(`routedoctor: ${message}\n`)
       if (error instanceof Errors.ExitError) throw error
       this.exit(exit)
     }
-    // anything else is a bug: exit 70 (EX_SOFTWARE, not check's 1 for findings), one line, the stack only when asked for
+    // anything else is a bug: exit 70 (EX_SOFTWARE, not check's 1 for findings), one line, the stack only when asked
+    // for
     const message = error.message.split('\n')[0] || error.name
-    if (this.jsonOutput || this.argv.includes('--json')) this.printJson({schema: 1, error: {code: 'E_INTERNAL', message}})
-    process.stderr.write(`routedoctor: internal error: ${message}; please report it${debugging() ? '' : ' (DEBUG=routedoctor shows the stack)'}\n`)
+    if (this.jsonOutput || this.argv.includes('--json'))
+      this.printJson({schema: 1, error: {code: 'E_INTERNAL', message}})
+    process.stderr.write(
+      `routedoctor: internal error: ${message}; please report it${debugging() ? '' : ' (DEBUG=routedoctor shows the stack)'}\n`,
+    )
     if (debugging()) process.stderr.write(`${error.stack}\n`)
     this.exit(70)
   }
@@ -101,5 +149,7 @@ export abstract class BaseCommand extends Command {
 
 /** DEBUG names routedoctor (or everything, as the debug module reads it): internal errors show their stack. */
 function debugging(): boolean {
-  return (process.env.DEBUG ?? '').split(/[\s,]+/).some((name) => name === 'routedoctor' || name === '*' || name === '1')
+  return (process.env.DEBUG ?? '')
+    .split(/[\s,]+/)
+    .some((name) => name === 'routedoctor' || name === '*' || name === '1')
 }

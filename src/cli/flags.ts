@@ -9,7 +9,10 @@ export {parseSeconds} from '../model/seconds.js'
 
 export const fixFlags = {
   ...sourceFlags,
-  apply: Flags.boolean({description: 'program the planned routes through rtnetlink (needs CAP_NET_ADMIN)', default: false}),
+  apply: Flags.boolean({
+    description: 'program the planned routes through rtnetlink (needs CAP_NET_ADMIN)',
+    default: false,
+  }),
   revert: Flags.string({description: 'undo an apply from its journal', helpValue: 'JOURNAL'}),
   yes: Flags.boolean({char: 'y', description: 'do not ask; required to write when there is no TTY', default: false}),
   'bird-config': Flags.boolean({description: 'print the durable BIRD kernel filter for this node\'s BIRD version', default: false}),

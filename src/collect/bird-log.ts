@@ -14,7 +14,10 @@ export function birdLogPaths(config: string): string[] {
 }
 
 /** The last `maxBytes` of the first readable log file (whole lines only), or a SourceFile saying why not. */
-export async function collectBirdLog(config: string | undefined, maxBytes = 64 * 1024): Promise<SourceFile | undefined> {
+export async function collectBirdLog(
+  config: string | undefined,
+  maxBytes = 64 * 1024,
+): Promise<SourceFile | undefined> {
   const paths = config ? birdLogPaths(config) : []
   if (paths.length === 0) return undefined
   const errors: string[] = []
@@ -37,5 +40,9 @@ export async function collectBirdLog(config: string | undefined, maxBytes = 64 *
       errors.push(`${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`)
     }
   }
-  return {name: BIRD_LOG_FILE, error: `BIRD's log is not readable (${errors.join('; ')})`, command: `tail of ${paths.join(', ')}`}
+  return {
+    name: BIRD_LOG_FILE,
+    error: `BIRD's log is not readable (${errors.join('; ')})`,
+    command: `tail of ${paths.join(', ')}`,
+  }
 }

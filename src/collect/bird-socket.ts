@@ -6,13 +6,18 @@
 //   `+text`      asynchronous message, not part of any reply
 // A code is only printed when it changes, so replies are assembled line by line, never per chunk.
 
-import { existsSync } from 'node:fs'
+import {existsSync} from 'node:fs'
 import net from 'node:net'
-import { RouteDoctorError } from '../model/errors.js'
-import { bannerVersion, isErrorCode } from '../parse/bird-framing.js'
-import { decodeText, fitsOneText, tooLongForOneText } from './snapshot-files.js'
+import {RouteDoctorError} from '../model/errors.js'
+import {bannerVersion, isErrorCode} from '../parse/bird-framing.js'
+import {decodeText, fitsOneText, tooLongForOneText} from './snapshot-files.js'
 
-export const DEFAULT_BIRD_SOCKETS = ['/var/run/calico/bird.ctl', '/run/bird/bird.ctl', '/var/run/bird/bird.ctl', '/run/bird.ctl']
+export const DEFAULT_BIRD_SOCKETS = [
+  '/var/run/calico/bird.ctl',
+  '/run/bird/bird.ctl',
+  '/var/run/bird/bird.ctl',
+  '/run/bird.ctl',
+]
 
 export const DEFAULT_BIRD_TIMEOUT_MS = 10_000
 
@@ -27,28 +32,44 @@ export class BirdSocketError extends RouteDoctorError {
 
 export class BirdSocketNotFoundError extends BirdSocketError {
   constructor(readonly tried: string[]) {
-    super(`no BIRD control socket found (tried ${tried.join(', ')}); pass --bird-socket PATH`, tried[0] ?? '', 'E_BIRD_SOCKET_NOT_FOUND')
+    super(
+      `no BIRD control socket found (tried ${tried.join(', ')}); pass --bird-socket PATH`,
+      tried[0] ?? '',
+      'E_BIRD_SOCKET_NOT_FOUND',
+    )
     this.name = 'BirdSocketNotFoundError'
   }
 }
 
 export class BirdSocketMissingError extends BirdSocketError {
   constructor(path: string) {
-    super(`BIRD control socket ${path} does not exist (is BIRD running? pass --bird-socket PATH)`, path, 'E_BIRD_SOCKET_MISSING')
+    super(
+      `BIRD control socket ${path} does not exist (is BIRD running? pass --bird-socket PATH)`,
+      path,
+      'E_BIRD_SOCKET_MISSING',
+    )
     this.name = 'BirdSocketMissingError'
   }
 }
 
 export class BirdSocketRefusedError extends BirdSocketError {
   constructor(path: string) {
-    super(`BIRD control socket ${path} refused the connection (nothing listens on it; is BIRD running?)`, path, 'E_BIRD_SOCKET_REFUSED')
+    super(
+      `BIRD control socket ${path} refused the connection (nothing listens on it; is BIRD running?)`,
+      path,
+      'E_BIRD_SOCKET_REFUSED',
+    )
     this.name = 'BirdSocketRefusedError'
   }
 }
 
 export class BirdSocketPermissionError extends BirdSocketError {
   constructor(path: string) {
-    super(`no permission to open BIRD control socket ${path} (run as root or as BIRD's group)`, path, 'E_BIRD_SOCKET_PERMISSION')
+    super(
+      `no permission to open BIRD control socket ${path} (run as root or as BIRD's group)`,
+      path,
+      'E_BIRD_SOCKET_PERMISSION',
+    )
     this.name = 'BirdSocketPermissionError'
   }
 }
@@ -78,7 +99,10 @@ export class BirdError extends BirdSocketError {
 // ---------------------------------------------------------------- framing
 
 export interface BirdReplyLine {
-  /** Reply code; for a continuation line, the code it continues. -1 for a line that is not framed (birdc prints it as `??? <line>`). */
+  /**
+   * Reply code; for a continuation line, the code it continues. -1 for a line that is not framed (birdc prints it as
+   * `??? <line>`).
+   */
   code: number
   /** Payload: the text after `NNNN-`/`NNNN ` or after the continuation space. Leading tabs and spaces are kept. */
   text: string
@@ -224,7 +248,8 @@ class AssembledReply implements BirdReply {
 const UNFRAMED_OPEN = Buffer.from('??? <')
 const UNFRAMED_CLOSE = Buffer.from('>\n')
 
-const tooLongReply = (size: number) => new RouteDoctorError(`BIRD's reply is ${tooLongForOneText(size)}`, 2, 'E_TOO_LONG')
+const tooLongReply = (size: number) =>
+  new RouteDoctorError(`BIRD's reply is ${tooLongForOneText(size)}`, 2, 'E_TOO_LONG')
 
 /** Bytes appended to one buffer, grown when full; without a buffer, only their size is kept. */
 class PrintedBytes {
@@ -340,7 +365,14 @@ export class BirdReplyAssembler {
       } else if (kind === 'final') {
         // the reply is complete
         this.pieces.push(buf.subarray(from, nl + 1))
-        this.done.push(new AssembledReply(this.pieces, lineCode(buf, start, nl), buf.toString('utf8', payloadStart(start, nl), nl), this.asyncLines))
+        this.done.push(
+          new AssembledReply(
+            this.pieces,
+            lineCode(buf, start, nl),
+            buf.toString('utf8', payloadStart(start, nl), nl),
+            this.asyncLines,
+          ),
+        )
         this.pieces = []
         this.asyncLines = []
         from = nl + 1
@@ -464,21 +496,28 @@ export class BirdSocket {
     return bird
   }
 
-  /** Runs one command; its reply as birdc prints it (without birdc's greeting line), after `prefix`. Throws BirdError on 8xxx/9xxx. */
+  /**
+   * Runs one command; its reply as birdc prints it (without birdc's greeting line), after `prefix`. Throws BirdError on
+   * 8xxx/9xxx.
+   */
   async command(cmd: string, prefix = ''): Promise<string> {
     const reply = await this.request(cmd)
     if (isErrorCode(reply.code)) throw new BirdError(this.path, cmd, reply.code, reply.text)
     return reply.printed(prefix)
   }
 
-  /** Runs one command; the reply as received, codes kept. An error reply is returned, not thrown: its code is in the text. */
+  /**
+   * Runs one command; the reply as received, codes kept. An error reply is returned, not thrown: its code is in the
+   * text.
+   */
   async commandRaw(cmd: string): Promise<string> {
     return (await this.request(cmd)).raw
   }
 
   /** Runs one command and returns the assembled reply. Calls are queued: one command at a time on the wire. */
   request(cmd: string): Promise<BirdReply> {
-    if (/[\r\n]/.test(cmd)) return Promise.reject(new BirdProtocolError(this.path, `a command is one line: ${JSON.stringify(cmd)}`))
+    if (/[\r\n]/.test(cmd))
+      return Promise.reject(new BirdProtocolError(this.path, `a command is one line: ${JSON.stringify(cmd)}`))
     const run = this.queue.then(() => this.send(cmd))
     this.queue = run.catch(() => undefined)
     return run
@@ -560,6 +599,9 @@ function socketError(path: string, e: NodeJS.ErrnoException): BirdSocketError {
     case 'ENOTSOCK':
       return new BirdSocketError(`${path} is not a socket (expected BIRD's control socket)`, path)
     default:
-      return new BirdSocketError(`BIRD control socket ${path}: ${e.code ?? ''} ${e.message}`.replace(/ {2,}/g, ' '), path)
+      return new BirdSocketError(
+        `BIRD control socket ${path}: ${e.code ?? ''} ${e.message}`.replace(/ {2,}/g, ' '),
+        path,
+      )
   }
 }

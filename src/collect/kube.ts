@@ -5,15 +5,26 @@ import {RouteDoctorError} from '../model/errors.js'
 import {CALICO_DIR} from '../model/calico.js'
 import type {SourceFile} from '../model/types.js'
 
-const PLURALS = ['ippools', 'ipamblocks', 'blockaffinities', 'bgpconfigurations', 'bgppeers', 'felixconfigurations'] as const
+const PLURALS = [
+  'ippools',
+  'ipamblocks',
+  'blockaffinities',
+  'bgpconfigurations',
+  'bgppeers',
+  'felixconfigurations',
+] as const
 
-/** Which Calico API group the cluster serves (libcalico-go's rule): CALICO_API_GROUP, else v3 only when v1 is not served. */
+/**
+ * Which Calico API group the cluster serves (libcalico-go's rule): CALICO_API_GROUP, else v3 only when v1 is not
+ * served.
+ */
 export function calicoGroup(served: string[], env = process.env.CALICO_API_GROUP): {group: string; version: string} {
   if (env) {
     const [group, version = group === 'projectcalico.org' ? 'v3' : 'v1'] = env.split('/')
     return {group, version}
   }
-  if (served.includes('projectcalico.org') && !served.includes('crd.projectcalico.org')) return {group: 'projectcalico.org', version: 'v3'}
+  if (served.includes('projectcalico.org') && !served.includes('crd.projectcalico.org'))
+    return {group: 'projectcalico.org', version: 'v3'}
   return {group: 'crd.projectcalico.org', version: 'v1'}
 }
 
@@ -23,10 +34,19 @@ export async function readKubeTruth(): Promise<SourceFile[]> {
   try {
     kc.loadFromDefault()
   } catch (error) {
-    throw new RouteDoctorError(`--kube: cannot load a kubeconfig or the in-cluster service account (${(error as Error).message})`, 2, 'E_KUBE')
+    throw new RouteDoctorError(
+      `--kube: cannot load a kubeconfig or the in-cluster service account (${(error as Error).message})`,
+      2,
+      'E_KUBE',
+    )
   }
   const server = kc.getCurrentCluster()?.server
-  if (!server) throw new RouteDoctorError('--kube: no cluster in the kubeconfig (set KUBECONFIG, or run in a pod with a service account)', 2, 'E_KUBE')
+  if (!server)
+    throw new RouteDoctorError(
+      '--kube: no cluster in the kubeconfig (set KUBECONFIG, or run in a pod with a service account)',
+      2,
+      'E_KUBE',
+    )
   const fail = (what: string, error: unknown): never => {
     const e = error as {code?: number; message?: string; body?: unknown}
     const status = e.code !== undefined ? `HTTP ${e.code}` : (e.message ?? String(error)).split('\n')[0]
@@ -41,7 +61,12 @@ export async function readKubeTruth(): Promise<SourceFile[]> {
     const started = Date.now()
     try {
       const list = await custom.listClusterCustomObject({group, version, plural})
-      files.push({name: `${CALICO_DIR}${plural}.json`, text: JSON.stringify(list, null, 4) + '\n', command, durationMs: Date.now() - started})
+      files.push({
+        name: `${CALICO_DIR}${plural}.json`,
+        text: JSON.stringify(list, null, 4) + '\n',
+        command,
+        durationMs: Date.now() - started,
+      })
     } catch (error) {
       // a resource the cluster does not serve is a file that is not there; any other failure is said
       if ((error as {code?: number}).code === 404) continue
@@ -49,8 +74,21 @@ export async function readKubeTruth(): Promise<SourceFile[]> {
     }
   }
   const started = Date.now()
-  const nodes = await kc.makeApiClient(k8s.CoreV1Api).listNode().catch((error) => fail('nodes', error))
-  const list = {apiVersion: 'v1', kind: 'List', items: nodes.items.map((n) => ({apiVersion: 'v1', kind: 'Node', ...n})), metadata: {resourceVersion: nodes.metadata?.resourceVersion ?? ''}}
-  files.push({name: `${CALICO_DIR}nodes.json`, text: JSON.stringify(list, null, 4) + '\n', command: 'GET /api/v1/nodes', durationMs: Date.now() - started})
+  const nodes = await kc
+    .makeApiClient(k8s.CoreV1Api)
+    .listNode()
+    .catch((error) => fail('nodes', error))
+  const list = {
+    apiVersion: 'v1',
+    kind: 'List',
+    items: nodes.items.map((n) => ({apiVersion: 'v1', kind: 'Node', ...n})),
+    metadata: {resourceVersion: nodes.metadata?.resourceVersion ?? ''},
+  }
+  files.push({
+    name: `${CALICO_DIR}nodes.json`,
+    text: JSON.stringify(list, null, 4) + '\n',
+    command: 'GET /api/v1/nodes',
+    durationMs: Date.now() - started,
+  })
   return files
 }

@@ -4,14 +4,19 @@
 // with `error` and the others are still collected.
 
 import os from 'node:os'
-import { readdir, readFile, stat } from 'node:fs/promises'
+import {readdir, readFile, stat} from 'node:fs/promises'
 import path from 'node:path'
-import { execa } from 'execa'
-import type { SourceFile } from '../model/types.js'
-import { BirdError, BirdSocket, DEFAULT_BIRD_SOCKETS, DEFAULT_BIRD_TIMEOUT_MS, findBirdSocket } from './bird-socket.js'
-import { SNAPSHOT_FILES, SNAPSHOT_FILE_NAMES, decodeText } from './snapshot-files.js'
+import {execa} from 'execa'
+import type {SourceFile} from '../model/types.js'
+import {BirdError, BirdSocket, DEFAULT_BIRD_SOCKETS, DEFAULT_BIRD_TIMEOUT_MS, findBirdSocket} from './bird-socket.js'
+import {SNAPSHOT_FILES, SNAPSHOT_FILE_NAMES, decodeText} from './snapshot-files.js'
 
-export const DEFAULT_BIRD_CONFIGS = ['/etc/calico/confd/config/bird.cfg', '/etc/bird/bird.conf', '/etc/bird.conf', '/usr/local/etc/bird.conf']
+export const DEFAULT_BIRD_CONFIGS = [
+  '/etc/calico/confd/config/bird.cfg',
+  '/etc/bird/bird.conf',
+  '/etc/bird.conf',
+  '/usr/local/etc/bird.conf',
+]
 
 export interface CollectLiveOptions {
   birdSocket?: string
@@ -29,7 +34,9 @@ export interface CollectLiveOptions {
    * 'fallback': each only when its JSON form could not be read (a diagnosis reads the JSON one).
    */
   routeText?: 'always' | 'fallback'
-  /** false: none of the kernel's route tables (a targeted collection asks the kernel for the routes it reads itself). */
+  /**
+   * false: none of the kernel's route tables (a targeted collection asks the kernel for the routes it reads itself).
+   */
   routeTables?: boolean
   /** BIRD's command for its routes (default `show route all`): `show route PREFIX all` for a targeted collection. */
   birdRoutesCommand?: string
@@ -55,7 +62,11 @@ const IP_SOURCES: [name: string, args: string[]][] = [
 
 const ROUTE_TEXT = IP_SOURCES.find(([name]) => name === SNAPSHOT_FILES.ipRouteText)!
 const LINK_TEXT = IP_SOURCES.find(([name]) => name === SNAPSHOT_FILES.ipLinkText)!
-const ROUTE_TABLES: readonly string[] = [SNAPSHOT_FILES.ipRouteJson, SNAPSHOT_FILES.ipRouteText, SNAPSHOT_FILES.ip6RouteText]
+const ROUTE_TABLES: readonly string[] = [
+  SNAPSHOT_FILES.ipRouteJson,
+  SNAPSHOT_FILES.ipRouteText,
+  SNAPSHOT_FILES.ip6RouteText,
+]
 
 const BIRD_SOURCES: [name: string, cmd: string][] = [
   [SNAPSHOT_FILES.birdStatus, 'show status'],
@@ -68,7 +79,9 @@ export async function collectLive(opts: CollectLiveOptions = {}): Promise<Source
   // (a full table's is as large again, and as slow to print)
   const fallback = opts.routeText === 'fallback'
   const tables = opts.routeTables ?? true
-  const ipSources = IP_SOURCES.filter((s) => !(fallback && (s === ROUTE_TEXT || s === LINK_TEXT)) && (tables || !ROUTE_TABLES.includes(s[0])))
+  const ipSources = IP_SOURCES.filter(
+    (s) => !(fallback && (s === ROUTE_TEXT || s === LINK_TEXT)) && (tables || !ROUTE_TABLES.includes(s[0])),
+  )
   const groups = await Promise.all([
     ...ipSources.map(([name, args]) => collectIp(name, args, opts).then((f) => [f])),
     collectSysctl(opts).then((f) => [f]),
@@ -77,7 +90,13 @@ export async function collectLive(opts: CollectLiveOptions = {}): Promise<Source
   ])
   const files = groups.flat()
   // the node's name: uname(2), as `hostname` prints it
-  files.push({ name: SNAPSHOT_FILES.hostname, text: `${os.hostname()}\n`, command: 'hostname', exitStatus: 0, durationMs: 0 })
+  files.push({
+    name: SNAPSHOT_FILES.hostname,
+    text: `${os.hostname()}\n`,
+    command: 'hostname',
+    exitStatus: 0,
+    durationMs: 0,
+  })
   const failed = (name: string) => files.find((f) => f.name === name)?.text === undefined
   if (fallback && tables && failed(SNAPSHOT_FILES.ipRouteJson)) files.push(await collectIp(...ROUTE_TEXT, opts))
   if (fallback && failed(SNAPSHOT_FILES.ipLinkJson)) files.push(await collectIp(...LINK_TEXT, opts))
@@ -163,7 +182,10 @@ export async function collectSysctl(opts: CollectLiveOptions = {}): Promise<Sour
   const root = opts.procSys ?? '/proc/sys'
   const t0 = performance.now()
   const names = [...SYSCTLS]
-  const file: SourceFile = { name: SNAPSHOT_FILES.sysctl, command: `read ${root}/net/ipv4/{ip_forward,fib_multipath_*,conf/*/rp_filter}` }
+  const file: SourceFile = {
+    name: SNAPSHOT_FILES.sysctl,
+    command: `read ${root}/net/ipv4/{ip_forward,fib_multipath_*,conf/*/rp_filter}`,
+  }
   let devs: string[] = []
   try {
     devs = await readdir(path.join(root, 'net/ipv4/conf'))
@@ -205,7 +227,13 @@ const NETWORK_NOT_FOUND = 8001
 
 export async function collectBird(opts: CollectLiveOptions = {}): Promise<SourceFile[]> {
   const routesCommand = opts.birdRoutesCommand
-  const sources = routesCommand === undefined ? BIRD_SOURCES : BIRD_SOURCES.map(([name, cmd]): [string, string] => [name, name === SNAPSHOT_FILES.birdRoutes ? routesCommand : cmd])
+  const sources =
+    routesCommand === undefined
+      ? BIRD_SOURCES
+      : BIRD_SOURCES.map(([name, cmd]): [string, string] => [
+          name,
+          name === SNAPSHOT_FILES.birdRoutes ? routesCommand : cmd,
+        ])
   const failAll = (e: unknown, command?: (cmd: string) => string) =>
     sources.map(([name, cmd]) => {
       const f: SourceFile = { name, error: message(e) }
@@ -236,7 +264,12 @@ export async function collectBird(opts: CollectLiveOptions = {}): Promise<Source
         f.exitStatus = 0
       } catch (e) {
         // nothing at that prefix: the routes BIRD holds there are none
-        if (e instanceof BirdError && e.birdCode === NETWORK_NOT_FOUND && name === SNAPSHOT_FILES.birdRoutes && routesCommand !== undefined) {
+        if (
+          e instanceof BirdError &&
+          e.birdCode === NETWORK_NOT_FOUND &&
+          name === SNAPSHOT_FILES.birdRoutes &&
+          routesCommand !== undefined
+        ) {
           f.text = `${bird.hello}\n`
           f.exitStatus = 0
         } else f.error = message(e)
@@ -255,7 +288,8 @@ export async function collectBird(opts: CollectLiveOptions = {}): Promise<Source
 /** The first config that exists (an explicit path always wins), with `include` files inlined. */
 export async function collectBirdConfig(opts: CollectLiveOptions = {}): Promise<SourceFile> {
   const t0 = performance.now()
-  const candidates = opts.birdConfig !== undefined ? [opts.birdConfig] : (opts.birdConfigCandidates ?? DEFAULT_BIRD_CONFIGS)
+  const candidates =
+    opts.birdConfig !== undefined ? [opts.birdConfig] : (opts.birdConfigCandidates ?? DEFAULT_BIRD_CONFIGS)
   let found: string | undefined
   for (const c of candidates) {
     if (await isFile(c)) {

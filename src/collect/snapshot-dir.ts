@@ -17,11 +17,20 @@ export interface ReadSnapshotOptions {
 export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {}): Promise<SourceFile[]> {
   let names: string[]
   try {
-    if (!(await stat(dir)).isDirectory()) throw new RouteDoctorError(`${dir}: not a snapshot directory (expected a directory of DESIGN §3 files or a .tar.gz bundle)`, 2, 'E_FROM')
+    if (!(await stat(dir)).isDirectory())
+      throw new RouteDoctorError(
+        `${dir}: not a snapshot directory (expected a directory of DESIGN §3 files or a .tar.gz bundle)`,
+        2,
+        'E_FROM',
+      )
     names = await readdir(dir)
   } catch (error) {
     if (error instanceof RouteDoctorError) throw error
-    throw new RouteDoctorError(`${dir}: cannot read the snapshot (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 2, 'E_FROM')
+    throw new RouteDoctorError(
+      `${dir}: cannot read the snapshot (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      2,
+      'E_FROM',
+    )
   }
   // and the node's name and overlay settings, when the snapshot records them (bundle)
   const known = new Set<string>([...SNAPSHOT_FILE_NAMES, NODE_NAME_FILE, OVERLAY_SETTINGS_FILE])
@@ -40,19 +49,34 @@ export async function readSnapshotDir(dir: string, opts: ReadSnapshotOptions = {
   // sources that failed when the snapshot was taken (written by writeSnapshotDir)
   if (names.includes(ERRORS_FILE)) {
     try {
-      const failed = JSON.parse(await readFile(path.join(dir, ERRORS_FILE), 'utf8')) as Array<{name?: string; file?: string; error?: string}>
+      const failed = JSON.parse(await readFile(path.join(dir, ERRORS_FILE), 'utf8')) as Array<{
+        name?: string
+        file?: string
+        error?: string
+      }>
       for (const f of Array.isArray(failed) ? failed : []) {
         const name = f.name ?? f.file
         if (name && !files.some((x) => x.name === name)) files.push({name, error: f.error ?? 'failed'})
       }
     } catch {
-      throw new RouteDoctorError(`${path.join(dir, ERRORS_FILE)}:1: expected a JSON list of failed sources`, 2, 'E_PARSE')
+      throw new RouteDoctorError(
+        `${path.join(dir, ERRORS_FILE)}:1: expected a JSON list of failed sources`,
+        2,
+        'E_PARSE',
+      )
     }
   }
   if (files.length === 0) {
     // an extracted bundle: its snapshot is one level down
-    const inner = names.includes('snapshot') && names.includes('manifest.json') ? ` (an extracted bundle? try --from ${path.join(dir, 'snapshot')})` : ''
-    throw new RouteDoctorError(`${dir}: no snapshot files found (expected e.g. ip-j-d-route.json, birdc-show-route-all.txt)${inner}`, 2, 'E_FROM')
+    const inner =
+      names.includes('snapshot') && names.includes('manifest.json')
+        ? ` (an extracted bundle? try --from ${path.join(dir, 'snapshot')})`
+        : ''
+    throw new RouteDoctorError(
+      `${dir}: no snapshot files found (expected e.g. ip-j-d-route.json, birdc-show-route-all.txt)${inner}`,
+      2,
+      'E_FROM',
+    )
   }
   return files
 }
@@ -66,11 +90,20 @@ export async function readCalicoDir(dir: string): Promise<SourceFile[]> {
   try {
     names = await readdir(dir)
   } catch (error) {
-    throw new RouteDoctorError(`${dir}: cannot read Calico's truth (${(error as NodeJS.ErrnoException).code ?? String(error)}; expected a directory of kubectl -o json files)`, 2, 'E_FROM')
+    throw new RouteDoctorError(
+      `${dir}: cannot read Calico's truth (${(error as NodeJS.ErrnoException).code ?? String(error)}; expected a directory of kubectl -o json files)`,
+      2,
+      'E_FROM',
+    )
   }
   const files: SourceFile[] = []
   for (const name of CALICO_FILES) {
-    if (names.includes(name)) files.push({name: CALICO_DIR + name, path: path.join(dir, name), text: decodeText(await readWhole(path.join(dir, name)))})
+    if (names.includes(name))
+      files.push({
+        name: CALICO_DIR + name,
+        path: path.join(dir, name),
+        text: decodeText(await readWhole(path.join(dir, name))),
+      })
   }
   return files
 }
@@ -96,7 +129,11 @@ async function readWhole(file: string): Promise<Buffer> {
     return n === size ? bytes : bytes.subarray(0, n)
   } catch (error) {
     if (error instanceof RouteDoctorError) throw error
-    throw new RouteDoctorError(`${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 2, 'E_FROM')
+    throw new RouteDoctorError(
+      `${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      2,
+      'E_FROM',
+    )
   } finally {
     await handle?.close()
   }

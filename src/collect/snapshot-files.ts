@@ -53,7 +53,13 @@ export async function writeSnapshotDir(files: SourceFile[], dir: string): Promis
   const written: string[] = []
   const errors: SnapshotErrorEntry[] = []
   for (const f of files) {
-    if (f.name === '' || f.name !== path.basename(f.name) || f.name === '.' || f.name === '..' || f.name === ERRORS_FILE) {
+    if (
+      f.name === '' ||
+      f.name !== path.basename(f.name) ||
+      f.name === '.' ||
+      f.name === '..' ||
+      f.name === ERRORS_FILE
+    ) {
       throw new Error(`writeSnapshotDir: refusing file name ${JSON.stringify(f.name)}`)
     }
     if (f.text !== undefined) {

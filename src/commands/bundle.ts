@@ -7,12 +7,26 @@ export default class Bundle extends BaseCommand {
   static description = `\`routedoctor check --from BUNDLE.tar.gz\` replays it offline to the same report (explain, fix and ui take --from too).
 --redact replaces addresses, host names and MACs with stable pseudonyms that keep prefix lengths, containment and
 subnet membership (a redacted bundle diagnoses the same); BGP passwords are removed from the BIRD config in every bundle.`
-  static examples = ['<%= config.bin %> bundle', '<%= config.bin %> bundle --redact -o /tmp', '<%= config.bin %> bundle --from examples/bird2-ecmp-not-tunneled -o out.tar.gz']
+  static examples = [
+    '<%= config.bin %> bundle',
+    '<%= config.bin %> bundle --redact -o /tmp',
+    '<%= config.bin %> bundle --from examples/bird2-ecmp-not-tunneled -o out.tar.gz',
+  ]
   static flags = {
     ...sourceFlags,
-    output: Flags.string({char: 'o', description: 'bundle file (.tar.gz) or directory; default routedoctor-HOST-YYYYMMDD-HHMMSS.tar.gz here', helpValue: 'FILE|DIR'}),
-    redact: Flags.boolean({description: 'pseudonymise addresses, host names and MACs consistently across every file', default: false}),
-    'mapping-file': Flags.string({description: 'with --redact: keep the pseudonym mapping in this local file (never in the bundle)', helpValue: 'FILE'}),
+    output: Flags.string({
+      char: 'o',
+      description: 'bundle file (.tar.gz) or directory; default routedoctor-HOST-YYYYMMDD-HHMMSS.tar.gz here',
+      helpValue: 'FILE|DIR',
+    }),
+    redact: Flags.boolean({
+      description: 'pseudonymise addresses, host names and MACs consistently across every file',
+      default: false,
+    }),
+    'mapping-file': Flags.string({
+      description: 'with --redact: keep the pseudonym mapping in this local file (never in the bundle)',
+      helpValue: 'FILE',
+    }),
   }
 
   async run(): Promise<void> {

@@ -5,11 +5,19 @@ import {loadCheckRun, npdCheck} from '../services/check.js'
 
 export default class Check extends BaseCommand {
   static summary = 'Every prefix inside the tunnel pools, one line each, then host findings'
-  static description = 'Exit status: 0 no finding of severity error, 1 findings of severity error, 2 bad input or usage.'
-  static examples = ['<%= config.bin %> check --from examples/bird2-ecmp-not-tunneled', '<%= config.bin %> check --bird-socket /var/run/calico/bird.ctl --pool 192.168.0.0/16=ipip --json']
+  static description =
+    'Exit status: 0 no finding of severity error, 1 findings of severity error, 2 bad input or usage.'
+  static examples = [
+    '<%= config.bin %> check --from examples/bird2-ecmp-not-tunneled',
+    '<%= config.bin %> check --bird-socket /var/run/calico/bird.ctl --pool 192.168.0.0/16=ipip --json',
+  ]
   static flags = {
     ...sourceFlags,
-    npd: Flags.boolean({description: 'node-problem-detector plugin: one line of at most 80 characters; exit 0 ok, 1 problem, 3 unknown', default: false, exclusive: ['json']}),
+    npd: Flags.boolean({
+      description: 'node-problem-detector plugin: one line of at most 80 characters; exit 0 ok, 1 problem, 3 unknown',
+      default: false,
+      exclusive: ['json'],
+    }),
   }
 
   async run(): Promise<void> {

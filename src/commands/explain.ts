@@ -7,9 +7,13 @@ import {explainExitCode, loadExplainReport} from '../services/explain.js'
 
 export default class Explain extends BaseCommand {
   static summary = 'Why one prefix (or the prefix covering an address) is or is not reachable through the tunnel'
-  static description = 'Walks the chain BGP session → BIRD paths → next-hop resolution in the kernel FIB → kernel route → tunnel device, citing the input lines each step rests on, then lists the findings and the corrected route.\n' +
+  static description =
+    'Walks the chain BGP session → BIRD paths → next-hop resolution in the kernel FIB → kernel route → tunnel device, citing the input lines each step rests on, then lists the findings and the corrected route.\n' +
     'Exit status, as check\'s: 0 no finding of severity error, 1 findings of severity error, 2 bad input or usage.'
-  static examples = ['<%= config.bin %> explain 192.168.110.128/26 --from examples/bird2-ecmp-not-tunneled', '<%= config.bin %> explain 192.168.110.130 --json']
+  static examples = [
+    '<%= config.bin %> explain 192.168.110.128/26 --from examples/bird2-ecmp-not-tunneled',
+    '<%= config.bin %> explain 192.168.110.130 --json',
+  ]
   static args = {target: Args.string({description: 'PREFIX or ADDRESS', required: true})}
   static flags = {...sourceFlags}
 

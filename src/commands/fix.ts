@@ -10,8 +10,12 @@ export default class Fix extends BaseCommand {
 Corrections live in an overlay table BIRD never learns from (--table), reached by one \`ip rule to POOL lookup TABLE\` per IP-in-IP pool (--rule-priority).
 --apply writes them (journal first, read back, watch for a route war, restore on any failure); --revert JOURNAL undoes an apply.
 --bird-config prints the durable fix: the BIRD kernel export filter for the pools found (BIRD 2.0.12+, 3.2+).`
-  static examples = ['<%= config.bin %> fix --from examples/bird2-ecmp-not-tunneled', '<%= config.bin %> fix --apply --yes',
-    '<%= config.bin %> fix --revert /var/lib/routedoctor/journal-20261129-175501.json --yes', '<%= config.bin %> fix --bird-config']
+  static examples = [
+    '<%= config.bin %> fix --from examples/bird2-ecmp-not-tunneled',
+    '<%= config.bin %> fix --apply --yes',
+    '<%= config.bin %> fix --revert /var/lib/routedoctor/journal-20261129-175501.json --yes',
+    '<%= config.bin %> fix --bird-config',
+  ]
   static args = {prefix: Args.string({description: 'only this prefix', required: false})}
   static flags = fixFlags
 
@@ -21,14 +25,28 @@ Corrections live in an overlay table BIRD never learns from (--table), reached b
     // only this command needs them: not at start-up
     const [fix, {confirm}] = await Promise.all([import('../services/fix.js'), import('../cli/confirm.js')])
     if (flags.revert) {
-      if (await confirm(fix.revertQuestion(flags.revert), flags.yes)) await this.show(await fix.revertFixRun(flags.revert, flags.json))
+      if (await confirm(fix.revertQuestion(flags.revert), flags.yes))
+        await this.show(await fix.revertFixRun(flags.revert, flags.json))
       return
     }
-    const run = await fix.fixRun(sourceOptions(flags), {prefix: args.prefix, apply: flags.apply, birdConfig: flags['bird-config'], json: flags.json,
-      fixProtocol: flags.protocol, table: flags.table, rulePriority: flags['rule-priority']})
+    const run = await fix.fixRun(sourceOptions(flags), {
+      prefix: args.prefix,
+      apply: flags.apply,
+      birdConfig: flags['bird-config'],
+      json: flags.json,
+      fixProtocol: flags.protocol,
+      table: flags.table,
+      rulePriority: flags['rule-priority'],
+    })
     await this.show(run)
     if (run.question === undefined || !(await confirm(run.question, flags.yes))) return
-    await this.show(await fix.applyFixRun(run.planned, {journalDir: flags['journal-dir'], watchSeconds: flags.watch, json: flags.json}))
+    await this.show(
+      await fix.applyFixRun(run.planned, {
+        journalDir: flags['journal-dir'],
+        watchSeconds: flags.watch,
+        json: flags.json,
+      }),
+    )
   }
 
   private async show(shown: FixShown): Promise<void> {

@@ -7,8 +7,10 @@ import {loadCheckRun} from '../services/check.js'
 import {importInteractiveUi} from '../ui/import-ink.js'
 
 export default class Ui extends BaseCommand {
-  static summary = 'The interactive TUI: prefixes with their verdicts, the explanation of the selected one, fix preview and apply, bundle, live refresh'
-  static description = 'Keys: ↑↓/jk move, / filter, Enter explain, f fix preview, a apply (asks y/n), b bundle, h host findings, r refresh, ? help, q quit. ' +
+  static summary =
+    'The interactive TUI: prefixes with their verdicts, the explanation of the selected one, fix preview and apply, bundle, live refresh'
+  static description =
+    'Keys: ↑↓/jk move, / filter, Enter explain, f fix preview, a apply (asks y/n), b bundle, h host findings, r refresh, ? help, q quit. ' +
     'Live (without --from) it refreshes every --interval seconds and marks verdicts that changed. ' +
     'Without a terminal (or with --json) it prints what `check` prints, with the same exit status, and says why on stderr. ' +
     'A bare `routedoctor` on a terminal starts it.'

@@ -16,7 +16,8 @@ const liveSourceFlags = {
 
 export default class Watch extends BaseCommand {
   static summary = 'Keep the diagnosis current: one line per change; --listen serves Prometheus metrics and health'
-  static description = 'Runs until SIGTERM or SIGINT. The kernel\'s route, link, address and rule notifications (rtnetlink) ' +
+  static description =
+    'Runs until SIGTERM or SIGINT. The kernel\'s route, link, address and rule notifications (rtnetlink) ' +
     'and a poll of BIRD\'s `show protocols all` every --interval seconds trigger a diagnosis of the prefixes a change ' +
     'touched (of the whole node when it touched everything); ' +
     'each change (a verdict, a finding, a BGP session, a source) is printed with its time.\n' +
@@ -36,11 +37,29 @@ export default class Watch extends BaseCommand {
       default: 3, min: 1, helpValue: 'COUNT',
     }),
     'flap-window': Flags.string({description: 'seconds', default: '600', helpValue: 'SECONDS'}),
-    reconcile: Flags.boolean({description: 'keep routedoctor\'s own routes equal to the fix plan (needs CAP_NET_ADMIN)', default: false}),
-    settle: Flags.string({description: 'with --reconcile: seconds a plan must hold before it is written', default: '10', helpValue: 'SECONDS'}),
-    'write-interval': Flags.string({description: 'with --reconcile: least seconds between two writes', default: '30', helpValue: 'SECONDS'}),
-    'journal-dir': Flags.string({description: 'with --reconcile: where each write\'s journal goes', default: DEFAULT_JOURNAL_DIR, helpValue: 'DIR'}),
-    'cleanup-on-exit': Flags.boolean({description: 'with --reconcile: withdraw what this run wrote when it stops', default: false}),
+    reconcile: Flags.boolean({
+      description: 'keep routedoctor\'s own routes equal to the fix plan (needs CAP_NET_ADMIN)',
+      default: false,
+    }),
+    settle: Flags.string({
+      description: 'with --reconcile: seconds a plan must hold before it is written',
+      default: '10',
+      helpValue: 'SECONDS',
+    }),
+    'write-interval': Flags.string({
+      description: 'with --reconcile: least seconds between two writes',
+      default: '30',
+      helpValue: 'SECONDS',
+    }),
+    'journal-dir': Flags.string({
+      description: 'with --reconcile: where each write\'s journal goes',
+      default: DEFAULT_JOURNAL_DIR,
+      helpValue: 'DIR',
+    }),
+    'cleanup-on-exit': Flags.boolean({
+      description: 'with --reconcile: withdraw what this run wrote when it stops',
+      default: false,
+    }),
   }
 
   async run(): Promise<void> {
@@ -48,9 +67,19 @@ export default class Watch extends BaseCommand {
     this.jsonOutput = flags.json
     const {runWatch} = await import('../agent/run.js')
     await runWatch({
-      source: sourceOptions(flags), json: flags.json, interval: flags.interval, listen: flags.listen, tokenFile: flags['token-file'],
-      flapCount: flags['flap-count'], flapWindow: flags['flap-window'], fixProtocol: flags.protocol, version: this.config.version,
-      reconcile: flags.reconcile, settle: flags.settle, writeInterval: flags['write-interval'], journalDir: flags['journal-dir'],
+      source: sourceOptions(flags),
+      json: flags.json,
+      interval: flags.interval,
+      listen: flags.listen,
+      tokenFile: flags['token-file'],
+      flapCount: flags['flap-count'],
+      flapWindow: flags['flap-window'],
+      fixProtocol: flags.protocol,
+      version: this.config.version,
+      reconcile: flags.reconcile,
+      settle: flags.settle,
+      writeInterval: flags['write-interval'],
+      journalDir: flags['journal-dir'],
       cleanupOnExit: flags['cleanup-on-exit'],
     })
   }

@@ -39,8 +39,10 @@ export function verdictOf(facts: PrefixFacts, findings: Finding[], ctx?: Snapsho
   // another node's block held here as local (a leftover affinity's blackhole) is misrouted, not local
   if (facts.local) return findings.length > 0 && has('block-owner-mismatch') ? 'misrouted' : 'local'
   if (!facts.effective) return 'missing'
-  if (BROKEN_TYPES.has(facts.effective.type) || (findings.length > 0 && has('nexthop-unreachable'))) return 'unreachable'
-  if ((ctx !== undefined && misrouted(ctx, facts)) || (findings.length > 0 && has('block-owner-mismatch'))) return 'misrouted'
+  if (BROKEN_TYPES.has(facts.effective.type) || (findings.length > 0 && has('nexthop-unreachable')))
+    return 'unreachable'
+  if ((ctx !== undefined && misrouted(ctx, facts)) || (findings.length > 0 && has('block-owner-mismatch')))
+    return 'misrouted'
   if (findings.length === 0) return 'ok'
   if (has('tunnel-bypassed-by-ecmp') || has('tunnel-not-programmed')) return 'not-tunneled'
   if (has('multipath-lost')) return 'multipath-lost'

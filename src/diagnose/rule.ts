@@ -3,16 +3,36 @@ import type {SnapshotIndex, NexthopResolution, PrefixFacts} from '../model/snaps
 import type {BirdRoute, Evidence, Finding, FindingId, KernelRoute, Severity} from '../model/types.js'
 
 export const SEVERITY: Record<FindingId, Severity> = {
-  'tunnel-bypassed-by-ecmp': 'error', 'tunnel-not-programmed': 'error', 'nexthop-unresolvable-by-bird': 'error',
-  'nexthop-unreachable': 'error', 'multipath-lost': 'error', 'prefix-missing': 'error', 'peer-down': 'error',
-  'tunnel-device-missing': 'error', 'tunnel-device-down': 'error', 'onlink-missing': 'error', 'forwarding-off': 'error',
-  'bird-kernel-mismatch': 'error', 'overlay-stale': 'error', 'overlay-learnable': 'error', 'route-leaked-to-bgp': 'error',
+  'tunnel-bypassed-by-ecmp': 'error',
+  'tunnel-not-programmed': 'error',
+  'nexthop-unresolvable-by-bird': 'error',
+  'nexthop-unreachable': 'error',
+  'multipath-lost': 'error',
+  'prefix-missing': 'error',
+  'peer-down': 'error',
+  'tunnel-device-missing': 'error',
+  'tunnel-device-down': 'error',
+  'onlink-missing': 'error',
+  'forwarding-off': 'error',
+  'bird-kernel-mismatch': 'error',
+  'overlay-stale': 'error',
+  'overlay-learnable': 'error',
+  'route-leaked-to-bgp': 'error',
   'tunnel-endpoint-mismatch': 'error',
-  'block-owner-mismatch': 'error', 'block-affinity-conflict': 'error', 'block-without-ipamblock': 'error', 'block-unrouted': 'error',
-  'node-address-mismatch': 'error', 'route-owner-conflict': 'error', 'borrowed-address-unrouted': 'warning',
-  'tunnel-mtu': 'warning', 'rp-filter-strict': 'warning', 'hash-policy-l3': 'warning', 'stale-kernel-route': 'warning',
+  'block-owner-mismatch': 'error',
+  'block-affinity-conflict': 'error',
+  'block-without-ipamblock': 'error',
+  'block-unrouted': 'error',
+  'node-address-mismatch': 'error',
+  'route-owner-conflict': 'error',
+  'borrowed-address-unrouted': 'warning',
+  'tunnel-mtu': 'warning',
+  'rp-filter-strict': 'warning',
+  'hash-policy-l3': 'warning',
+  'stale-kernel-route': 'warning',
   'conflicting-route-owners': 'warning',
-  'local-block': 'info', 'overlay-active': 'info',
+  'local-block': 'info',
+  'overlay-active': 'info',
 }
 
 /** What a rule returns when it finds nothing: one shared, read-only empty list (most prefixes are healthy). */
@@ -30,7 +50,10 @@ export interface HostRule {
   run(ctx: SnapshotIndex): Finding[]
 }
 
-export function finding(id: FindingId, f: {prefix?: string; title: string; detail: string; evidence: Evidence[]; fix?: string}): Finding {
+export function finding(
+  id: FindingId,
+  f: {prefix?: string; title: string; detail: string; evidence: Evidence[]; fix?: string},
+): Finding {
   // the keys in the order a finding's JSON has them (DESIGN §4), prefix and fix only when there are any
   const severity = SEVERITY[id]
   if (f.prefix) {
@@ -38,7 +61,9 @@ export function finding(id: FindingId, f: {prefix?: string; title: string; detai
       ? {id, severity, prefix: f.prefix, title: f.title, detail: f.detail, evidence: f.evidence, fix: f.fix}
       : {id, severity, prefix: f.prefix, title: f.title, detail: f.detail, evidence: f.evidence}
   }
-  return f.fix ? {id, severity, title: f.title, detail: f.detail, evidence: f.evidence, fix: f.fix} : {id, severity, title: f.title, detail: f.detail, evidence: f.evidence}
+  return f.fix
+    ? {id, severity, title: f.title, detail: f.detail, evidence: f.evidence, fix: f.fix}
+    : {id, severity, title: f.title, detail: f.detail, evidence: f.evidence}
 }
 
 /** What a finding says and cites, besides its id, severity and prefix. */
@@ -52,8 +77,8 @@ export interface FindingTexts {
 const NO_EVIDENCE = Object.freeze([]) as unknown as Evidence[]
 
 /**
- * A prefix rule's finding about `prefix`. What it says is made only when the SnapshotIndex wants it (`texts`): check's text
- * report shows a prefix finding by its id alone, and making the texts of a full table's findings is not free.
+ * A prefix rule's finding about `prefix`. What it says is made only when the SnapshotIndex wants it (`texts`): check's
+ * text report shows a prefix finding by its id alone, and making the texts of a full table's findings is not free.
  */
 export function prefixFinding(ctx: SnapshotIndex, id: FindingId, prefix: string, texts: () => FindingTexts): Finding {
   if (!ctx.texts) return {id, severity: SEVERITY[id], prefix, title: '', detail: '', evidence: NO_EVIDENCE}
@@ -79,16 +104,19 @@ export function prefixEvidence(ctx: SnapshotIndex, facts: PrefixFacts): Evidence
 }
 
 export function resolutionEvidence(ctx: SnapshotIndex, facts: PrefixFacts): Evidence[] {
-  return facts.resolutions.length === 1 ? ctx.resolutionEvidence(facts.resolutions[0]) : facts.resolutions.flatMap((r) => ctx.resolutionEvidence(r))
+  return facts.resolutions.length === 1
+    ? ctx.resolutionEvidence(facts.resolutions[0])
+    : facts.resolutions.flatMap((r) => ctx.resolutionEvidence(r))
 }
-
 
 /** The next hops a correct route has: distinct BGP next hops of the best set that the kernel can reach, not our own. */
 export function wantedGateways(facts: PrefixFacts): string[] {
   // a list of resolutions is often one SnapshotIndex shares among the prefixes of a next hop: computed once for it
   let wanted = wantedOf.get(facts.resolutions)
   if (wanted === undefined) {
-    wanted = Object.freeze(facts.resolutions.filter((r) => r.lookup.reachable && !r.own).map((r) => r.bgpNextHop)) as string[]
+    wanted = Object.freeze(
+      facts.resolutions.filter((r) => r.lookup.reachable && !r.own).map((r) => r.bgpNextHop),
+    ) as string[]
     wantedOf.set(facts.resolutions, wanted)
   }
   return wanted
@@ -96,7 +124,10 @@ export function wantedGateways(facts: PrefixFacts): string[] {
 
 const wantedOf = new WeakMap<readonly NexthopResolution[], string[]>()
 
-/** A BIRD path its kernel protocol learnt from the kernel (`[kernel1 …]`, BIRD 2/3 `Kernel.source`, 1.6 `krt_source`): no BGP path. */
+/**
+ * A BIRD path its kernel protocol learnt from the kernel (`[kernel1 …]`, BIRD 2/3 `Kernel.source`, 1.6 `krt_source`):
+ * no BGP path.
+ */
 export function kernelLearnt(ctx: SnapshotIndex, route: BirdRoute): boolean {
   if (ctx.birdKernelProtocols.has(route.protocol)) return true
   if ((route.source ?? '').toLowerCase() === 'kernel') return true
@@ -104,7 +135,8 @@ export function kernelLearnt(ctx: SnapshotIndex, route: BirdRoute): boolean {
   return route.attributes.some((a) => a.name === 'Kernel.source' || a.name === 'krt_source')
 }
 
-const isBgpSource = (route: BirdRoute): boolean => route.bgpNextHop !== undefined || (route.source ?? '').toUpperCase() === 'BGP'
+const isBgpSource = (route: BirdRoute): boolean =>
+  route.bgpNextHop !== undefined || (route.source ?? '').toUpperCase() === 'BGP'
 
 /** The tunnel endpoints a kernel route sends the prefix to: its gateways, when every next hop is on the tunnel. */
 export function tunnelEndpoints(ctx: SnapshotIndex, route: KernelRoute | undefined): string[] | undefined {
@@ -147,8 +179,8 @@ export function overlayGateways(ctx: SnapshotIndex, facts: PrefixFacts): string[
 const NO_GATEWAYS = Object.freeze([]) as unknown as string[]
 
 /**
- * With Calico's truth, of the wanted next hops only the block's owner's address (DESIGN §5: N must also be the owner's);
- * without the truth, or for a block it does not place on another node, the wanted next hops as they are.
+ * With Calico's truth, of the wanted next hops only the block's owner's address (DESIGN §5: N must also be the
+ * owner's); without the truth, or for a block it does not place on another node, the wanted next hops as they are.
  */
 export function ownerGateways(ctx: SnapshotIndex, prefix: string, gateways: string[]): string[] {
   if (gateways.length === 0) return gateways
@@ -161,7 +193,12 @@ export function ownerGateways(ctx: SnapshotIndex, prefix: string, gateways: stri
 /** Does one of routedoctor's routes carry exactly the overlay's endpoints (in any table)? */
 export function carriesPlan(ctx: SnapshotIndex, route: KernelRoute, gateways: readonly string[]): boolean {
   const hops = tunnelEndpoints(ctx, route)
-  return gateways.length > 0 && hops !== undefined && sameSet(hops, gateways) && route.nexthops.every((n) => n.flags.includes('onlink') || route.flags.includes('onlink'))
+  return (
+    gateways.length > 0 &&
+    hops !== undefined &&
+    sameSet(hops, gateways) &&
+    route.nexthops.every((n) => n.flags.includes('onlink') || route.flags.includes('onlink'))
+  )
 }
 
 /**
@@ -178,9 +215,9 @@ export function misrouted(ctx: SnapshotIndex, facts: PrefixFacts): boolean {
 }
 
 /**
- * Why BIRD wrote a tunnel prefix's route off the tunnel, after the node's BIRD and its kernel export filter (DESIGN §1):
- * the fork's krt_tunnel is honoured on single-path routes only; upstream BIRD points a route at the tunnel only through
- * a filter setting ifname/onlink/gw; BIRD 3.0/3.1 (and 1.6) have no onlink, so no filter can.
+ * Why BIRD wrote a tunnel prefix's route off the tunnel, after the node's BIRD and its kernel export filter (DESIGN
+ * §1): the fork's krt_tunnel is honoured on single-path routes only; upstream BIRD points a route at the tunnel only
+ * through a filter setting ifname/onlink/gw; BIRD 3.0/3.1 (and 1.6) have no onlink, so no filter can.
  */
 export function whyOffTunnel(ctx: SnapshotIndex, multipath: boolean): string {
   const dev = ctx.snapshot.tunnelDev
@@ -205,8 +242,10 @@ export function whyOffTunnel(ctx: SnapshotIndex, multipath: boolean): string {
       `the filter did not match it${filter === 'ifname' ? ' (and sets no onlink)' : ''}.`
   }
   if (ctx.snapshot.bird.config) {
-    return `${version}'s kernel export filter rewrites nothing (no ifname/onlink/gw for the pools): ` +
+    return (
+      `${version}'s kernel export filter rewrites nothing (no ifname/onlink/gw for the pools): ` +
       `BIRD writes every BGP route as it resolved it, over the underlay, so no block is tunnelled${multipath ? ', single-path ones neither' : ''}.`
+    )
   }
   return `${version} wrote the route as its next hop resolved, over the underlay: no kernel filter pointed it at ${dev} (no bird.conf was read).`
 }

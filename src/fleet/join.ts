@@ -44,7 +44,13 @@ export interface FleetNode {
   name: string
   address?: string
   source?: string
-  summary?: {prefixes: number; errors: number; warnings: number; verdicts: Partial<Record<Verdict, number>>; host: string[]}
+  summary?: {
+    prefixes: number
+    errors: number
+    warnings: number
+    verdicts: Partial<Record<Verdict, number>>
+    host: string[]
+  }
   birdVersion?: string
   tunnelMtu?: number
   hashPolicy?: string
@@ -63,8 +69,14 @@ export interface FleetReport {
 const EXPLAINED_PER_PAIR = 50
 
 const SEVERITY: Record<ClusterFindingId, Severity> = {
-  'owner-disagreement': 'error', 'asymmetric-pair': 'warning', 'tunnel-mtu-differs': 'warning', 'hash-policy-differs': 'warning',
-  'bird-versions-mixed': 'info', 'route-owners-mixed': 'warning', 'node-without-source': 'warning', 'source-not-in-truth': 'warning',
+  'owner-disagreement': 'error',
+  'asymmetric-pair': 'warning',
+  'tunnel-mtu-differs': 'warning',
+  'hash-policy-differs': 'warning',
+  'bird-versions-mixed': 'info',
+  'route-owners-mixed': 'warning',
+  'node-without-source': 'warning',
+  'source-not-in-truth': 'warning',
 }
 
 const worse = (a: Verdict, b: Verdict): Verdict => (VERDICT_ORDER.indexOf(a) <= VERDICT_ORDER.indexOf(b) ? a : b)
@@ -142,13 +154,31 @@ export function foldNode(name: string, ctx: SnapshotIndex, run: CheckRun, owners
     p.verdict = worse(p.verdict, verdict)
     const full = p.blocks.length < EXPLAINED_PER_PAIR
     const prefix = own(l.prefix)
-    p.blocks.push({prefix, verdict, findings: l.findings.map((f) => full
-      ? {id: f.id, severity: f.severity, title: own(f.title), detail: own(f.detail), ...(f.fix ? {fix: own(f.fix)} : {})}
-      : {id: f.id, severity: f.severity, title: own(f.title), detail: ''})})
+    p.blocks.push({
+      prefix,
+      verdict,
+      findings: l.findings.map((f) =>
+        full
+          ? {
+              id: f.id,
+              severity: f.severity,
+              title: own(f.title),
+              detail: own(f.detail),
+              ...(f.fix ? {fix: own(f.fix)} : {}),
+            }
+          : {id: f.id, severity: f.severity, title: own(f.title), detail: ''},
+      ),
+    })
     endpoints.push([prefix, own(endpointOf(ctx, l.prefix))])
   }
   const sum = run.summary()
-  facts.summary = {prefixes: sum.prefixes, errors: sum.errors, warnings: sum.warnings, verdicts: sum.verdicts, host: run.host.findings.map((f) => f.id)}
+  facts.summary = {
+    prefixes: sum.prefixes,
+    errors: sum.errors,
+    warnings: sum.warnings,
+    verdicts: sum.verdicts,
+    host: run.host.findings.map((f) => f.id),
+  }
   return {facts, pairs: [...mine.values()], endpoints}
 }
 
@@ -162,7 +192,8 @@ export class FleetJoin {
   constructor(readonly truth: CalicoTruth | undefined) {
     if (truth) {
       this.index = clusterIndex(truth)
-      for (const n of truth.nodes) this.nodes.set(n.name, {name: n.name, ...(n.ipv4Address ? {address: n.ipv4Address} : {})})
+      for (const n of truth.nodes)
+        this.nodes.set(n.name, {name: n.name, ...(n.ipv4Address ? {address: n.ipv4Address} : {})})
     }
   }
 
@@ -192,14 +223,24 @@ export class FleetJoin {
   finish(): FleetReport {
     const nodes = [...this.nodes.values()].sort((a, b) => a.name.localeCompare(b.name, 'en', {numeric: true}))
     const findings: ClusterFinding[] = []
-    const add = (id: ClusterFindingId, f: Omit<ClusterFinding, 'id' | 'severity'>) => findings.push({id, severity: SEVERITY[id], ...f})
+    const add = (id: ClusterFindingId, f: Omit<ClusterFinding, 'id' | 'severity'>) =>
+      findings.push({id, severity: SEVERITY[id], ...f})
     const withSource = nodes.filter((n) => n.source !== undefined)
     // pairs in matrix order; a node with a source sees every other node, even one without blocks
     const pairs: FleetPair[] = []
     for (const a of withSource) {
       for (const b of nodes) {
         if (a.name === b.name) continue
-        pairs.push(this.pairs.get(`${a.name}\0${b.name}`) ?? {from: a.name, to: b.name, verdict: 'ok', checked: 0, ok: 0, blocks: []})
+        pairs.push(
+          this.pairs.get(`${a.name}\0${b.name}`) ?? {
+            from: a.name,
+            to: b.name,
+            verdict: 'ok',
+            checked: 0,
+            ok: 0,
+            blocks: [],
+          },
+        )
       }
     }
     // nodes that disagree about a block's owner: routing it to different places, or elsewhere than its owner
@@ -239,24 +280,80 @@ export class FleetJoin {
       if (p.verdict === 'ok' || !back || back.verdict !== 'ok' || back.checked === 0 && p.checked === 0) continue
       add('asymmetric-pair', {
         title: `${p.from} → ${p.to} is ${p.verdict}, ${p.to} → ${p.from} is ok`,
-        detail: `From ${p.from}, ${p.blocks.length} of ${p.to}'s ${p.checked} block(s) are broken (${p.blocks.slice(0, 3).map((b) => `${b.prefix} ${b.verdict}`).join(', ')}); the way back works. Replies to connections ${p.to} opens can be lost.`,
+        detail: `From ${p.from}, ${p.blocks.length} of ${p.to}'s ${p.checked} block(s) are broken (${p.blocks
+          .slice(0, 3)
+          .map((b) => `${b.prefix} ${b.verdict}`)
+          .join(', ')}); the way back works. Replies to connections ${p.to} opens can be lost.`,
         nodes: [p.from, p.to],
       })
     }
-    differing(withSource, (n) => n.tunnelMtu?.toString(), (values) => add('tunnel-mtu-differs', {
-      title: `tunl0 MTU differs between nodes: ${values}`, detail: 'Pods on nodes with the larger MTU send packets that the smaller tunnel drops or fragments (calico#8953, #7651).', nodes: withSource.map((n) => n.name)}))
-    differing(withSource, (n) => n.hashPolicy, (values) => add('hash-policy-differs', {
-      title: `net.ipv4.fib_multipath_hash_policy differs between nodes: ${values}`, detail: 'Tunnelled traffic spreads over ECMP links on some nodes and not on others.', nodes: withSource.map((n) => n.name)}))
-    differing(withSource, (n) => n.birdVersion, (values) => add('bird-versions-mixed', {
-      title: `Mixed BIRD versions: ${values}`, detail: 'Nodes run different BIRD versions: the fix that works on one (the kernel filter, onlink) may not on another.', nodes: withSource.map((n) => n.name)}))
-    differing(withSource, (n) => (n.routeOwner === 'none' ? undefined : n.routeOwner), (values) => add('route-owners-mixed', {
-      title: `IP-in-IP routes are programmed by different owners on different nodes: ${values}`,
-      detail: 'BIRD (proto bird) on some nodes, Felix (proto 80) on others: programClusterRoutes differs per node, or a node was upgraded without the other.', nodes: withSource.map((n) => n.name)}))
+    differing(
+      withSource,
+      (n) => n.tunnelMtu?.toString(),
+      (values) =>
+        add('tunnel-mtu-differs', {
+          title: `tunl0 MTU differs between nodes: ${values}`,
+          detail:
+            'Pods on nodes with the larger MTU send packets that the smaller tunnel drops or fragments (calico#8953, #7651).',
+          nodes: withSource.map((n) => n.name),
+        }),
+    )
+    differing(
+      withSource,
+      (n) => n.hashPolicy,
+      (values) =>
+        add('hash-policy-differs', {
+          title: `net.ipv4.fib_multipath_hash_policy differs between nodes: ${values}`,
+          detail: 'Tunnelled traffic spreads over ECMP links on some nodes and not on others.',
+          nodes: withSource.map((n) => n.name),
+        }),
+    )
+    differing(
+      withSource,
+      (n) => n.birdVersion,
+      (values) =>
+        add('bird-versions-mixed', {
+          title: `Mixed BIRD versions: ${values}`,
+          detail:
+            'Nodes run different BIRD versions: the fix that works on one (the kernel filter, onlink) may not on another.',
+          nodes: withSource.map((n) => n.name),
+        }),
+    )
+    differing(
+      withSource,
+      (n) => (n.routeOwner === 'none' ? undefined : n.routeOwner),
+      (values) =>
+        add('route-owners-mixed', {
+          title: `IP-in-IP routes are programmed by different owners on different nodes: ${values}`,
+          detail:
+            'BIRD (proto bird) on some nodes, Felix (proto 80) on others: programClusterRoutes differs per node, or a node was upgraded without the other.',
+          nodes: withSource.map((n) => n.name),
+        }),
+    )
     for (const n of nodes) {
-      if (n.source === undefined) add('node-without-source', {title: `${n.name} is in Calico's truth but no source was given for it`, detail: `Nothing is known of how ${n.name} routes; the others' routes to it are still checked.`, nodes: [n.name]})
-      else if (this.index && !this.index.nodesByName.has(n.name)) add('source-not-in-truth', {title: `${n.name} (${n.source}) is no Node of Calico's truth`, detail: 'Its name is not a Kubernetes Node: give --node NAME when collecting, or check the truth is of this cluster.', nodes: [n.name]})
+      if (n.source === undefined)
+        add('node-without-source', {
+          title: `${n.name} is in Calico's truth but no source was given for it`,
+          detail: `Nothing is known of how ${n.name} routes; the others' routes to it are still checked.`,
+          nodes: [n.name],
+        })
+      else if (this.index && !this.index.nodesByName.has(n.name))
+        add('source-not-in-truth', {
+          title: `${n.name} (${n.source}) is no Node of Calico's truth`,
+          detail:
+            'Its name is not a Kubernetes Node: give --node NAME when collecting, or check the truth is of this cluster.',
+          nodes: [n.name],
+        })
     }
-    return {schema: FLEET_SCHEMA, nodes, pairs, findings, truth: this.truth ? {files: this.truth.files, ...(this.truth.apiGroup ? {apiGroup: this.truth.apiGroup} : {})} : null}
+    return {
+      schema: FLEET_SCHEMA,
+      nodes,
+      pairs,
+      findings,
+      truth: this.truth
+        ? {files: this.truth.files, ...(this.truth.apiGroup ? {apiGroup: this.truth.apiGroup} : {})}
+        : null,
+    }
   }
 }
 
@@ -269,7 +366,11 @@ function own(s: string): string {
 }
 
 /** When the nodes that have a value do not all have the same one: "n1, n2: 1480; n3: 1440". */
-function differing(nodes: FleetNode[], value: (n: FleetNode) => string | undefined, report: (values: string) => void): void {
+function differing(
+  nodes: FleetNode[],
+  value: (n: FleetNode) => string | undefined,
+  report: (values: string) => void,
+): void {
   const groups = new Map<string, string[]>()
   for (const n of nodes) {
     const v = value(n)
@@ -278,10 +379,20 @@ function differing(nodes: FleetNode[], value: (n: FleetNode) => string | undefin
     if (list) list.push(n.name)
     else groups.set(v, [n.name])
   }
-  if (groups.size > 1) report([...groups].map(([v, names]) => `${names.length > 5 ? `${names.slice(0, 5).join(', ')} and ${names.length - 5} more` : names.join(', ')}: ${v}`).join('; '))
+  if (groups.size > 1)
+    report(
+      [...groups]
+        .map(
+          ([v, names]) =>
+            `${names.length > 5 ? `${names.slice(0, 5).join(', ')} and ${names.length - 5} more` : names.join(', ')}: ${v}`,
+        )
+        .join('; '),
+    )
 }
 
-/** Where a node sends a prefix: the tunnel endpoints of the route in force, else BIRD's BGP next hops ('' for nowhere). */
+/**
+ * Where a node sends a prefix: the tunnel endpoints of the route in force, else BIRD's BGP next hops ('' for nowhere).
+ */
 function endpointOf(ctx: SnapshotIndex, prefix: string): string {
   const facts = ctx.facts(prefix)
   const r = facts.effective
@@ -292,13 +403,21 @@ function endpointOf(ctx: SnapshotIndex, prefix: string): string {
   return [...facts.bgpNextHops].sort().join(' ')
 }
 
-/** Who programs this node's IP-in-IP block routes: BIRD (proto bird, and the routes reported in bulk), Felix (proto 80). */
+/**
+ * Who programs this node's IP-in-IP block routes: BIRD (proto bird, and the routes reported in bulk), Felix (proto 80).
+ */
 function routeOwner(ctx: SnapshotIndex): FleetNode['routeOwner'] {
   let bird = (ctx.snapshot.healthy?.keys.length ?? 0) > 0
   let felix = false
   const dev = ctx.snapshot.tunnelDev
   for (const r of ctx.snapshot.kernelRoutes) {
-    if (r.type !== 'unicast' || r.nexthops.length === 0 || r.nexthops.some((n) => n.dev !== dev) || ctx.poolOf(r.dst)?.mode !== 'ipip') continue
+    if (
+      r.type !== 'unicast' ||
+      r.nexthops.length === 0 ||
+      r.nexthops.some((n) => n.dev !== dev) ||
+      ctx.poolOf(r.dst)?.mode !== 'ipip'
+    )
+      continue
     if (r.protocol === 'bird') bird = true
     else if (r.protocol === FELIX_PROTOCOL) felix = true
     if (bird && felix) break

@@ -123,8 +123,16 @@ export class ClusterIndex {
   }
 }
 
-/** Which Kubernetes node a snapshot is: named, else the Node whose IPv4Address is one of the host's addresses, else the host. */
-export function nodeNameOf(truth: CalicoTruth | undefined, named: string | undefined, addresses: Iterable<string>, host: string | undefined): string | undefined {
+/**
+ * Which Kubernetes node a snapshot is: named, else the Node whose IPv4Address is one of the host's addresses, else the
+ * host.
+ */
+export function nodeNameOf(
+  truth: CalicoTruth | undefined,
+  named: string | undefined,
+  addresses: Iterable<string>,
+  host: string | undefined,
+): string | undefined {
   if (named) return named
   if (truth) {
     const own = new Set(addresses)
@@ -148,7 +156,10 @@ export function clusterIndex(truth: CalicoTruth): ClusterIndex {
   return index
 }
 
-/** What the truth says of a prefix key for the bulk separation: the BGP next hop it wants (null: none is right), and its owner. */
+/**
+ * What the truth says of a prefix key for the bulk separation: the BGP next hop it wants (null: none is right), and its
+ * owner.
+ */
 interface BulkTruth {
   want: string | null
   node?: string
@@ -161,7 +172,11 @@ const bulkTruths = new WeakMap<ClusterIndex, Map<number, BulkTruth>>()
  * with BGP next hop `hop`: a block whose owner's address is not `hop`, this node's own block, a block whose
  * affinities conflict or that has no IPAMBlock, a borrowed address. The rules read those.
  */
-export function truthForbidsBulk(index: ClusterIndex, nodeName: string | undefined, keyOf: (prefix: string) => number): (key: number, hop: string) => boolean {
+export function truthForbidsBulk(
+  index: ClusterIndex,
+  nodeName: string | undefined,
+  keyOf: (prefix: string) => number,
+): (key: number, hop: string) => boolean {
   let keys = bulkTruths.get(index)
   if (keys === undefined) {
     keys = new Map()

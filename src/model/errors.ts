@@ -9,8 +9,17 @@ export class RouteDoctorError extends Error {
 
 // Input that does not parse: names the file, the line and what was expected.
 export class ParseError extends RouteDoctorError {
-  constructor(readonly file: string, readonly line: number, readonly expected: string, readonly found?: string) {
-    super(`${file}:${line}: expected ${expected}${found === undefined ? '' : `, found ${JSON.stringify(found.length > 80 ? found.slice(0, 77) + '...' : found)}`}`, 2, 'E_PARSE')
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    readonly expected: string,
+    readonly found?: string,
+  ) {
+    super(
+      `${file}:${line}: expected ${expected}${found === undefined ? '' : `, found ${JSON.stringify(found.length > 80 ? found.slice(0, 77) + '...' : found)}`}`,
+      2,
+      'E_PARSE',
+    )
     this.name = 'ParseError'
   }
 

@@ -156,7 +156,10 @@ export class Fib {
   }
 
   /** Every IPv4 prefix of one table: its network (unsigned), length and routes (one, or a list when several). */
-  forEachV4(tableId: number, each: (network: number, len: number, routes: KernelRoute | readonly KernelRoute[]) => void): void {
+  forEachV4(
+    tableId: number,
+    each: (network: number, len: number, routes: KernelRoute | readonly KernelRoute[]) => void,
+  ): void {
     const v4 = this.tables.get(tableId)?.v4
     if (v4 === undefined) return
     for (let len = 0; len < v4.length; len++) v4[len]?.forEach((routes, key) => each(key >>> 0, len, routes))
@@ -221,11 +224,18 @@ function policyOf(rules: IpRule[]): PolicyRule[] {
   const out: PolicyRule[] = []
   for (const r of [...rules].sort((a, b) => a.priority - b.priority)) {
     if (r.otherSelectors || r.from !== undefined) continue
-    if (r.action !== 'lookup' && r.action !== 'blackhole' && r.action !== 'unreachable' && r.action !== 'prohibit') continue
+    if (r.action !== 'lookup' && r.action !== 'blackhole' && r.action !== 'unreachable' && r.action !== 'prohibit')
+      continue
     const tableId = r.action === 'lookup' && r.table !== undefined ? tableIdOf(r.table) : undefined
     if (r.action === 'lookup' && (tableId === undefined || tableId < 0)) continue
     const builtin = r.to === undefined && BUILTIN.some((b) => b.priority === r.priority && b.tableId === tableId)
-    out.push({priority: r.priority, ...(r.to !== undefined ? {to: r.to} : {}), ...(tableId !== undefined ? {tableId} : {}), builtin, rule: r})
+    out.push({
+      priority: r.priority,
+      ...(r.to !== undefined ? {to: r.to} : {}),
+      ...(tableId !== undefined ? {tableId} : {}),
+      builtin,
+      rule: r,
+    })
   }
   return out
 }

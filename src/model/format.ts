@@ -17,7 +17,11 @@ const NO_FLAGS: readonly string[] = []
 
 function formatNexthop(n: Nexthop, multipath: boolean, flags: readonly string[]): string {
   let s = ''
-  if (n.gateway) s = n.gateway.family === 'inet6' && !n.gateway.address.includes('.') ? `via inet6 ${n.gateway.address}` : `via ${n.gateway.address}`
+  if (n.gateway)
+    s =
+      n.gateway.family === 'inet6' && !n.gateway.address.includes('.')
+        ? `via inet6 ${n.gateway.address}`
+        : `via ${n.gateway.address}`
   if (n.dev) s += s === '' ? `dev ${n.dev}` : ` dev ${n.dev}`
   if (multipath) s += s === '' ? `weight ${n.weight}` : ` weight ${n.weight}`
   for (const f of flags) s += s === '' ? f : ` ${f}`
@@ -33,10 +37,27 @@ export function formatKernelRoute(r: KernelRoute): string {
   let seen = afterDstOf.get(r.nexthops)
   if (seen === undefined) afterDstOf.set(r.nexthops, (seen = []))
   for (const m of seen) {
-    if (m.table === r.table && m.protocol === r.protocol && m.scope === r.scope && m.prefsrc === r.prefsrc && m.metric === r.metric && sameFlags(m.flags, r.flags)) return dst + m.text
+    if (
+      m.table === r.table &&
+      m.protocol === r.protocol &&
+      m.scope === r.scope &&
+      m.prefsrc === r.prefsrc &&
+      m.metric === r.metric &&
+      sameFlags(m.flags, r.flags)
+    )
+      return dst + m.text
   }
   const text = afterDst(r)
-  if (seen.length < 8) seen.push({table: r.table, protocol: r.protocol, scope: r.scope, prefsrc: r.prefsrc, metric: r.metric, flags: r.flags.slice(), text})
+  if (seen.length < 8)
+    seen.push({
+      table: r.table,
+      protocol: r.protocol,
+      scope: r.scope,
+      prefsrc: r.prefsrc,
+      metric: r.metric,
+      flags: r.flags.slice(),
+      text,
+    })
   return dst + text
 }
 
@@ -105,13 +126,21 @@ const ONLINK: readonly string[] = ['onlink']
 
 /** BIRD 2 style summary of a path: `unicast [Mesh_172_31_20_5 from 172.31.20.5] * via 172.31.11.1 on eth0, ...`. */
 export function formatBirdPath(r: BirdRoute): string {
-  const nh = r.nexthops.map((n) => (n.gateway ? `via ${n.gateway}${n.iface ? ` on ${n.iface}` : ''}` : `dev ${n.iface}`)).join(', ')
+  const nh = r.nexthops
+    .map((n) => (n.gateway ? `via ${n.gateway}${n.iface ? ` on ${n.iface}` : ''}` : `dev ${n.iface}`))
+    .join(', ')
   return `${r.dest} [${r.protocol}${r.from ? ` from ${r.from}` : ''}]${r.primary ? ' *' : ''}${nh ? ` ${nh}` : ''}${r.bgpNextHop ? ` (BGP.next_hop ${r.bgpNextHop})` : ''}`
 }
 
-/** The `ip route replace` line a person could paste for a planned route (`via inet6` for an IPv6 gateway of an IPv4 route). */
+/**
+ * The `ip route replace` line a person could paste for a planned route (`via inet6` for an IPv6 gateway of an IPv4
+ * route).
+ */
 /** A planned route, as the plan holds it (its table's name) or as the reports give it (its table's number). */
-export type AnyPlannedRoute = Pick<PlannedRoute, 'dst' | 'metric' | 'protocol' | 'nexthops'> & {table: string | number; tableId?: number}
+export type AnyPlannedRoute = Pick<PlannedRoute, 'dst' | 'metric' | 'protocol' | 'nexthops'> & {
+  table: string | number
+  tableId?: number
+}
 
 /** ` table T` of an `ip route` line, nothing for main (`ip route` defaults to it). */
 export function tableClause(table: string | number): string {

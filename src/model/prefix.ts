@@ -143,7 +143,11 @@ export function prefixSortKey(cidr: string): string {
   const len = cidr.slice(slash + 1).padStart(3, '0')
   if (v >= 0) return `4${v.toString(16).padStart(8, '0')}${len}`
   try {
-    return `6${ipaddr.parse(cidr.slice(0, slash)).toByteArray().map((b) => b.toString(16).padStart(2, '0')).join('')}${len}`
+    return `6${ipaddr
+      .parse(cidr.slice(0, slash))
+      .toByteArray()
+      .map((b) => b.toString(16).padStart(2, '0'))
+      .join('')}${len}`
   } catch {
     return `7${cidr}`
   }

@@ -61,7 +61,11 @@ export function jsonElements(text: string): Map<string, number> | undefined {
     if (typeof e?.dst !== 'string') return
     const dst = canonicalPrefix(e.dst, e.dst.includes(':') ? 'inet6' : 'inet')
     if (dst === undefined) return
-    const key = routeKey(dst, typeof e.table === 'string' ? e.table : 'main', typeof e.metric === 'number' ? e.metric : 0)
+    const key = routeKey(
+      dst,
+      typeof e.table === 'string' ? e.table : 'main',
+      typeof e.metric === 'number' ? e.metric : 0,
+    )
     if (!out.has(key)) out.set(key, i)
   })
   return out

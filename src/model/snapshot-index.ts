@@ -6,16 +6,37 @@ import {Fib, type Lookup} from './fib.js'
 import {formatKernelRoute} from './format.js'
 import {PrefixMap} from './prefix-map.js'
 import {jsonElements, kernelRouteKey, textDumpLines} from './route-cite.js'
-import {canonicalPrefix, familyOf, ipv4Network, ipv4Value, prefixContains, prefixLength, prefixSortKey} from './prefix.js'
+import {
+  canonicalPrefix,
+  familyOf,
+  ipv4Network,
+  ipv4Value,
+  prefixContains,
+  prefixLength,
+  prefixSortKey,
+} from './prefix.js'
 import type {
-  Address, BirdProtocol, BirdRoute, CitedLines, Evidence, IpRule, KernelRoute, Link, Pool, SourcePos, Snapshot,
+  Address,
+  BirdProtocol,
+  BirdRoute,
+  CitedLines,
+  Evidence,
+  IpRule,
+  KernelRoute,
+  Link,
+  Pool,
+  SourcePos,
+  Snapshot,
 } from './types.js'
 
 /** Protocol numbers whose routes are someone's own programming of pod routes. */
 export const FELIX_PROTOCOL = '80'
 /** The number routedoctor writes its routes with (iproute2 prints the number; no rt_protos name). */
 export const DEFAULT_FIX_PROTOCOL_NUMBER = 158
-/** The overlay table routedoctor's routes live in (DESIGN §5): outside 1-255 (Felix may claim 1-250; 253-255 are the kernel's). */
+/**
+ * The overlay table routedoctor's routes live in (DESIGN §5): outside 1-255 (Felix may claim 1-250; 253-255 are the
+ * kernel's).
+ */
 export const DEFAULT_OVERLAY_TABLE = 1158
 /** Where a snapshot records the --protocol and --table it was diagnosed with (written by `bundle`). */
 export const OVERLAY_SETTINGS_FILE = 'overlay-settings.json'
@@ -76,7 +97,8 @@ export class SnapshotIndex {
   readonly links = new Map<string, Link>()
   readonly sysctl = new Map<string, {value: string; pos: SourcePos}>()
   readonly bgpProtocols: BirdProtocol[]
-  readonly birdKernelProtocols: Set<string> // names of BIRD's kernel protocols (their routes are learnt from the kernel)
+  // names of BIRD's kernel protocols (their routes are learnt from the kernel)
+  readonly birdKernelProtocols: Set<string>
   readonly sessionsDown: BirdProtocol[] // BGP sessions not Established
   readonly fixProtocol: string
   readonly overlayTable: number
@@ -89,12 +111,14 @@ export class SnapshotIndex {
   private kernelPlaces?: {lines?: Map<string, [number, number]>; elements?: Map<string, number>}
   private readonly lineStarts = new Map<string, Uint32Array>()
   private readonly sources = new Map<string, string>() // file name -> text ('' when not in the snapshot)
-  private readonly kept = new Map<string, CitedLines>() // file name -> its cited lines, for a file whose text was dropped
+  // file name -> its cited lines, for a file whose text was dropped
+  private readonly kept = new Map<string, CitedLines>()
   private readonly tables: number[]
   private readonly indexTables: number[] // the tables whose pool prefixes check walks: BIRD's, main, the overlay
   private readonly poolCache = new Map<string, Pool | undefined>()
   private readonly v4Pools: Ipv4Pool[]
-  private poolPrefixList?: {prefixes: string[]; v4Keys: Float64Array} // v4Keys[i]: the key of prefixes[i], for the IPv4 ones (first)
+  // v4Keys[i]: the key of prefixes[i], for the IPv4 ones (first)
+  private poolPrefixList?: {prefixes: string[]; v4Keys: Float64Array}
   private readonly resolutions = new Map<string, NexthopResolution>()
   private poolResolutionList?: NexthopResolution[]
   private readonly present = new Map<string, boolean>() // has(file), asked per prefix by rules
@@ -134,7 +158,9 @@ export class SnapshotIndex {
     for (const s of snapshot.sysctl) this.sysctl.set(s.name, {value: s.value, pos: s.pos})
     this.bgpProtocols = snapshot.bird.protocols.filter((p) => p.proto.toUpperCase() === 'BGP')
     this.sessionsDown = this.bgpProtocols.filter((p) => !isEstablished(p))
-    this.birdKernelProtocols = new Set(snapshot.bird.protocols.filter((p) => p.proto.toLowerCase() === 'kernel').map((p) => p.name))
+    this.birdKernelProtocols = new Set(
+      snapshot.bird.protocols.filter((p) => p.proto.toLowerCase() === 'kernel').map((p) => p.name),
+    )
     this.tables = [...new Set([...this.kernelTables, 254])]
     this.indexTables = [...new Set([...this.tables, ...this.oursTables, this.overlayTable])]
     this.v4Pools = ipv4Pools(snapshot.pools)
@@ -143,11 +169,15 @@ export class SnapshotIndex {
 
   /** Calico's truth, indexed; undefined without one. */
   get cluster(): ClusterIndex | undefined {
-    if (this.clusterIndex === null) this.clusterIndex = this.snapshot.calico ? clusterIndex(this.snapshot.calico) : undefined
+    if (this.clusterIndex === null)
+      this.clusterIndex = this.snapshot.calico ? clusterIndex(this.snapshot.calico) : undefined
     return this.clusterIndex
   }
 
-  /** This node in Calico's truth (by its name: --node, node-name.txt, or its address); undefined when the truth has no such node. */
+  /**
+   * This node in Calico's truth (by its name: --node, node-name.txt, or its address); undefined when the truth has no
+   * such node.
+   */
   get clusterNode(): CalicoNode | undefined {
     const name = this.snapshot.nodeName
     return name === undefined ? undefined : this.cluster?.nodesByName.get(name)
@@ -261,7 +291,13 @@ export class SnapshotIndex {
       const healthy = this.snapshot.healthy?.keys
       for (const key of cluster.ownerKeys((cidr) => prefixKey(cidr))) {
         const len = key % 64
-        if (key < 0 || seen.has(key) || !this.v4PoolOf((key - len) / 64, len) || (healthy !== undefined && indexOfKey(healthy, key) >= 0)) continue
+        if (
+          key < 0 ||
+          seen.has(key) ||
+          !this.v4PoolOf((key - len) / 64, len) ||
+          (healthy !== undefined && indexOfKey(healthy, key) >= 0)
+        )
+          continue
         seen.add(key)
         keys.push(key)
         kernelOnly.set(key, keyPrefix(key))
@@ -279,7 +315,9 @@ export class SnapshotIndex {
     return this.poolPrefixList
   }
 
-  /** How the kernel reaches every distinct BGP next hop of the pool routes BIRD holds: what node-wide checks look at. */
+  /**
+   * How the kernel reaches every distinct BGP next hop of the pool routes BIRD holds: what node-wide checks look at.
+   */
   poolResolutions(): NexthopResolution[] {
     if (this.poolResolutionList) return this.poolResolutionList
     const hops = new Set<string>()
@@ -316,7 +354,9 @@ export class SnapshotIndex {
     return this.routesAt((t) => this.fib.exactV4(v, len, t))
   }
 
-  /** The routes at one prefix in the tables BIRD writes, lowest metric first; local, broadcast and multicast left out. */
+  /**
+   * The routes at one prefix in the tables BIRD writes, lowest metric first; local, broadcast and multicast left out.
+   */
   private routesAt(exact: (tableId: number) => KernelRoute[]): KernelRoute[] {
     let out: KernelRoute[] | undefined
     for (const t of this.tables) {
@@ -416,8 +456,19 @@ export class SnapshotIndex {
     const tunnelExpected = pool?.mode === 'ipip' &&
       !(pool.crossSubnet && this.sameSubnet(resolutions.length > 0 ? resolutions : this.gatewayResolutions(effective)))
     return {
-      prefix, pool, tunnelExpected, kernel, effective, ...(rule !== undefined ? {rule} : {}), ours, bird, birdPrimary, bestSet,
-      bgpNextHops, resolutions, local: this.isLocal(prefix, birdPrimary, effective),
+      prefix,
+      pool,
+      tunnelExpected,
+      kernel,
+      effective,
+      ...(rule !== undefined ? {rule} : {}),
+      ours,
+      bird,
+      birdPrimary,
+      bestSet,
+      bgpNextHops,
+      resolutions,
+      local: this.isLocal(prefix, birdPrimary, effective),
       ownersDown: this.sessionsDown,
     }
   }
@@ -431,14 +482,15 @@ export class SnapshotIndex {
 
   /**
    * The route in force for a prefix under policy routing: the rules in priority order whose selectors a lookup of the
-   * prefix matches, the first whose table holds the prefix, its lowest metric. The rule is named unless it is one of the
-   * kernel's own three. Undefined when no rule's table holds it.
+   * prefix matches, the first whose table holds the prefix, its lowest metric. The rule is named unless it is one of
+   * the kernel's own three. Undefined when no rule's table holds it.
    */
   private inForce(prefix: string, v: number, len: number): {route: KernelRoute; rule?: IpRule} | undefined {
     for (const r of this.fib.rulesFor(prefix)) {
       if (r.tableId === undefined) continue
       const routes = this.exactRoutes(prefix, v, len, r.tableId)
-      if (routes.length > 0) return r.builtin || r.rule === undefined ? {route: routes[0]} : {route: routes[0], rule: r.rule}
+      if (routes.length > 0)
+        return r.builtin || r.rule === undefined ? {route: routes[0]} : {route: routes[0], rule: r.rule}
     }
     return undefined
   }
@@ -456,7 +508,10 @@ export class SnapshotIndex {
   private single(bgpNextHop: string): {hops: string[]; resolutions: NexthopResolution[]} {
     let hit = this.singles.get(bgpNextHop)
     if (hit === undefined) {
-      hit = {hops: Object.freeze([bgpNextHop]) as string[], resolutions: Object.freeze([this.resolve(bgpNextHop)]) as NexthopResolution[]}
+      hit = {
+        hops: Object.freeze([bgpNextHop]) as string[],
+        resolutions: Object.freeze([this.resolve(bgpNextHop)]) as NexthopResolution[],
+      }
       this.singles.set(bgpNextHop, hit)
     }
     return hit
@@ -471,8 +526,15 @@ export class SnapshotIndex {
   }
 
   private sameSubnet(resolutions: NexthopResolution[]): boolean {
-    return resolutions.length > 0 && resolutions.every((r) => r.lookup.route?.type === 'unicast' &&
-      r.lookup.route.nexthops.length > 0 && r.lookup.route.nexthops.every((n) => !n.gateway && n.dev !== this.snapshot.tunnelDev))
+    return (
+      resolutions.length > 0 &&
+      resolutions.every(
+        (r) =>
+          r.lookup.route?.type === 'unicast' &&
+          r.lookup.route.nexthops.length > 0 &&
+          r.lookup.route.nexthops.every((n) => !n.gateway && n.dev !== this.snapshot.tunnelDev),
+      )
+    )
   }
 
   private isLocal(prefix: string, birdPrimary?: BirdRoute, effective?: KernelRoute): boolean {
@@ -484,7 +546,8 @@ export class SnapshotIndex {
       if ((source !== undefined && source !== '') || birdPrimary.from === undefined) {
         // a static blackhole block, a kernel/device route to a workload interface
         if (birdPrimary.dest === 'blackhole') return true
-        if (birdPrimary.nexthops.length > 0 && birdPrimary.nexthops.every((n) => !n.gateway && n.iface !== dev)) return true
+        if (birdPrimary.nexthops.length > 0 && birdPrimary.nexthops.every((n) => !n.gateway && n.iface !== dev))
+          return true
       }
     }
     if (effective) {
@@ -494,9 +557,11 @@ export class SnapshotIndex {
         effective.nexthops.every((n) => !n.gateway && n.dev !== undefined && n.dev !== dev)) return true
     }
     // the tunnel device's own address lies in the block: this node's block
-    if (this.tunnelAddr === null) this.tunnelAddr = this.snapshot.addresses.find((a) => a.ifname === dev && a.family === 'inet')
+    if (this.tunnelAddr === null)
+      this.tunnelAddr = this.snapshot.addresses.find((a) => a.ifname === dev && a.family === 'inet')
     const tunnelAddr = this.tunnelAddr
-    if (tunnelAddr && prefixContains(prefix, tunnelAddr.local) && !birdPrimary?.bgpNextHop) return effective?.type !== 'unicast' || effective.nexthops.every((n) => !n.gateway)
+    if (tunnelAddr && prefixContains(prefix, tunnelAddr.local) && !birdPrimary?.bgpNextHop)
+      return effective?.type !== 'unicast' || effective.nexthops.every((n) => !n.gateway)
     return false
   }
 
@@ -515,7 +580,9 @@ export class SnapshotIndex {
   rpFilter(dev: string): {value: number; cites: SourcePos[]} | undefined {
     const all = this.sysctl.get('net.ipv4.conf.all.rp_filter')
     // sysctl writes a dot in a device name (a VLAN, eth1.100) as a slash
-    const own = this.sysctl.get(`net.ipv4.conf.${dev.replaceAll('.', '/')}.rp_filter`) ?? this.sysctl.get(`net.ipv4.conf.${dev}.rp_filter`)
+    const own =
+      this.sysctl.get(`net.ipv4.conf.${dev.replaceAll('.', '/')}.rp_filter`) ??
+      this.sysctl.get(`net.ipv4.conf.${dev}.rp_filter`)
     if (!all && !own) return undefined
     const value = Math.max(Number(all?.value ?? 0), Number(own?.value ?? 0))
     return {value, cites: [all?.pos, own?.pos].filter((p): p is SourcePos => p !== undefined)}
@@ -540,7 +607,8 @@ export class SnapshotIndex {
       const lines = places.lines?.get(key)
       if (lines) return this.cite({file: 'ip-d-route.txt', line: lines[0], endLine: lines[1]})
       const element = places.elements?.get(key)
-      if (element !== undefined) return [{file: route.pos.file, line: 1, endLine: 1, element, text: formatKernelRoute(route)}]
+      if (element !== undefined)
+        return [{file: route.pos.file, line: 1, endLine: 1, element, text: formatKernelRoute(route)}]
     }
     return this.cite(route.pos, () => formatKernelRoute(route))
   }
@@ -558,18 +626,28 @@ export class SnapshotIndex {
   cite(pos: SourcePos | undefined, render?: () => string): Evidence[] {
     if (!pos || !this.evidence) return NO_EVIDENCE
     let source = this.sources.get(pos.file)
-    if (source === undefined) this.sources.set(pos.file, (source = this.snapshot.files.find((f) => f.name === pos.file)?.text ?? ''))
+    if (source === undefined)
+      this.sources.set(pos.file, (source = this.snapshot.files.find((f) => f.name === pos.file)?.text ?? ''))
     // a one-line JSON dump cites the object itself, rendered as ip prints it
-    if (render && (source === '' || pos.file.endsWith('.json'))) return [{file: pos.file, line: pos.line, endLine: pos.endLine, text: render()}]
-    let text = source === '' && this.kept.has(pos.file) ? this.keptLines(pos.file, pos.line, pos.endLine) : this.lines(pos.file, source, pos.line, pos.endLine)
-    if (text.length > 300) text = text.slice(0, 300) + '...' // ASCII: a one-byte string keeps a full table's report one-byte
+    if (render && (source === '' || pos.file.endsWith('.json')))
+      return [{file: pos.file, line: pos.line, endLine: pos.endLine, text: render()}]
+    let text =
+      source === '' && this.kept.has(pos.file)
+        ? this.keptLines(pos.file, pos.line, pos.endLine)
+        : this.lines(pos.file, source, pos.line, pos.endLine)
+    // ASCII: a one-byte string keeps a full table's report one-byte
+    if (text.length > 300) text = text.slice(0, 300) + '...'
     return [{file: pos.file, line: pos.line, endLine: pos.endLine, text}]
   }
 
-  /** Lines [from, to] of a file whose text was dropped (bulk/drop-texts.ts): every object the snapshot holds has its lines kept. */
+  /**
+   * Lines [from, to] of a file whose text was dropped (bulk/drop-texts.ts): every object the snapshot holds has its
+   * lines kept.
+   */
   private keptLines(file: string, from: number, to: number): string {
     const lines = this.kept.get(file)!.lines(from, to)
-    if (lines === undefined) throw new Error(`SnapshotIndex: lines ${from}-${to} of ${file} were not kept when its text was dropped`)
+    if (lines === undefined)
+      throw new Error(`SnapshotIndex: lines ${from}-${to} of ${file} were not kept when its text was dropped`)
     return withoutCr(lines)
   }
 
@@ -626,7 +704,12 @@ function routedDst(routes: KernelRoute | readonly KernelRoute[]): string | undef
 
 /** Can the kernel send through this link: administratively up, with carrier, not operationally down. */
 export function linkUsable(link: Link): boolean {
-  return link.flags.includes('UP') && link.flags.includes('LOWER_UP') && !link.flags.includes('NO-CARRIER') && link.operstate !== 'DOWN'
+  return (
+    link.flags.includes('UP') &&
+    link.flags.includes('LOWER_UP') &&
+    !link.flags.includes('NO-CARRIER') &&
+    link.operstate !== 'DOWN'
+  )
 }
 
 /** A path learnt over BGP (BIRD prints the source as `BGP`; compared without case, as other versions may not). */
@@ -654,7 +737,8 @@ interface Decision {
 
 /** A path's BGP decision values: the parser's eager fields, or (a route built without them) its attributes. */
 function decision(r: BirdRoute): Decision {
-  if (r.asPathLength !== undefined) return {localPref: r.localPref, origin: r.origin, med: r.med, pathLength: r.asPathLength}
+  if (r.asPathLength !== undefined)
+    return {localPref: r.localPref, origin: r.origin, med: r.med, pathLength: r.asPathLength}
   const num = (v: string | undefined) => (v !== undefined && /^\d+$/.test(v) ? Number(v) : v)
   return {
     localPref: num(attr(r, 'BGP.local_pref', 'bgp_local_pref')),
@@ -673,10 +757,18 @@ export function equalPreference(a: BirdRoute, b: BirdRoute): boolean {
   if (sa !== sb && (sa ?? '').toLowerCase() !== (sb ?? '').toLowerCase()) return false
   if (!isBgp(sa)) return false
   if (a.asPathLength !== undefined && b.asPathLength !== undefined) {
-    return a.asPathLength === b.asPathLength && same(a.localPref, b.localPref) && a.origin === b.origin && same(a.med, b.med)
+    return (
+      a.asPathLength === b.asPathLength && same(a.localPref, b.localPref) && a.origin === b.origin && same(a.med, b.med)
+    )
   }
-  const da = decision(a), db = decision(b)
-  return da.pathLength === db.pathLength && same(da.localPref, db.localPref) && da.origin === db.origin && same(da.med, db.med)
+  const da = decision(a),
+    db = decision(b)
+  return (
+    da.pathLength === db.pathLength &&
+    same(da.localPref, db.localPref) &&
+    da.origin === db.origin &&
+    same(da.med, db.med)
+  )
 }
 
 export function comparePrefixes(a: string, b: string): number {
@@ -729,5 +821,8 @@ export function outsidePools(pools: Pool[]): ((key: number) => boolean) | undefi
 
 /** Sorted by family, address, length: each key computed once. */
 export function sortPrefixes(prefixes: string[]): string[] {
-  return prefixes.map((p) => [prefixSortKey(p), p] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, p]) => p)
+  return prefixes
+    .map((p) => [prefixSortKey(p), p] as const)
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([, p]) => p)
 }

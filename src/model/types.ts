@@ -32,7 +32,17 @@ export interface Nexthop {
 }
 
 export type RouteType =
-  | 'unicast' | 'local' | 'broadcast' | 'anycast' | 'multicast' | 'blackhole' | 'unreachable' | 'prohibit' | 'throw' | 'nat' | 'xresolve'
+  | 'unicast'
+  | 'local'
+  | 'broadcast'
+  | 'anycast'
+  | 'multicast'
+  | 'blackhole'
+  | 'unreachable'
+  | 'prohibit'
+  | 'throw'
+  | 'nat'
+  | 'xresolve'
 
 export interface KernelRoute {
   family: Family
@@ -134,8 +144,8 @@ export interface BirdAttribute {
 export interface BirdRoute {
   prefix: string // canonical CIDR
   table?: string // BIRD table ("master4"); absent in 1.6 output
-  // 2.x/3.x destination word, or 1.6's: unicast | blackhole | unreachable | prohibited | recursive | multipath | router | device | ...
-  // Normalised: 1.6 `via X on IF` -> "unicast", `dev IF` -> "unicast", `multipath` -> "unicast".
+  // 2.x/3.x destination word, or 1.6's: unicast | blackhole | unreachable | prohibited | recursive | multipath | router
+  // | device | ... Normalised: 1.6 `via X on IF` -> "unicast", `dev IF` -> "unicast", `multipath` -> "unicast".
   dest: string
   protocol: string // BIRD protocol name: Mesh_172_31_20_5, kernel1, blocks
   since: string
@@ -144,16 +154,19 @@ export interface BirdRoute {
   kernelSyncFailed: boolean // `!`
   preference?: number
   info: string // the rest after [..] verbatim, e.g. "(100/?) [i]"
-  source?: string // route source: "BGP", "static", "inherit", "device", "Kernel"... from `Type:` (1.x/2.x) or `source:` (3.x)
+  // route source: "BGP", "static", "inherit", "device", "Kernel"... from `Type:` (1.x/2.x) or `source:` (3.x)
+  source?: string
   bgpNextHop?: string // BGP.next_hop / bgp_next_hop, first address
   // BGP decision values (BGP.* / bgp_*), the first of either name. The parser sets asPathLength on every
-  // route (0 without a path) and the others when present; on a route built without them they are read from `attributes`.
+  // route (0 without a path) and the others when present; on a route built without them they are read from
+  // `attributes`.
   localPref?: number
   origin?: string // IGP, EGP, Incomplete
   med?: number
   asPathLength?: number // ASNs in the path (a truncated path's `...` counts as one)
   nexthops: BirdNexthop[] // may be shared between routes: treat as read-only
-  attributes: BirdAttribute[] // every attribute line, unknown ones included (parsed routes build it on access: read it once)
+  // every attribute line, unknown ones included (parsed routes build it on access: read it once)
+  attributes: BirdAttribute[]
   pos: SourcePos
 }
 
@@ -327,7 +340,8 @@ export interface Finding {
   fix?: string
 }
 
-export type Verdict = 'ok' | 'local' | 'not-tunneled' | 'unreachable' | 'missing' | 'misrouted' | 'multipath-lost' | 'not-in-pool'
+export type Verdict =
+  'ok' | 'local' | 'not-tunneled' | 'unreachable' | 'missing' | 'misrouted' | 'multipath-lost' | 'not-in-pool'
 
 export interface PlannedNexthop {
   gateway: string // the BGP next hop N

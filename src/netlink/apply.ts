@@ -7,11 +7,37 @@ import {canonicalPrefix, familyOf} from '../model/prefix.js'
 import type {Family, KernelRoute, PlannedNexthop, PlannedRoute, PlannedRule} from '../model/types.js'
 import type {OverlayPlan, PlanItem} from '../plan/plan.js'
 import {
-  ROUTE_TYPES, type RouteSpec, type RuleSpec, lookupRule, protocolNumber, routeKeyText, routeTypeNumber, ruleText, RT_SCOPE_UNIVERSE, sameRule,
+  ROUTE_TYPES,
+  type RouteSpec,
+  type RuleSpec,
+  lookupRule,
+  protocolNumber,
+  routeKeyText,
+  routeTypeNumber,
+  ruleText,
+  RT_SCOPE_UNIVERSE,
+  sameRule,
 } from './codec.js'
-import {type DumpedRoute, NetlinkError, type PreparedWrites, type RouteClient, decodeDumpedRoute, lazyDumpedRoute, openRouteClient} from './client.js'
 import {
-  type JournalChange, JournalFile, type JournalRule, type RouteKey, acquireLock, changeKey, newJournal, newJournalPath, readJournal, setJournalState,
+  type DumpedRoute,
+  NetlinkError,
+  type PreparedWrites,
+  type RouteClient,
+  decodeDumpedRoute,
+  lazyDumpedRoute,
+  openRouteClient,
+} from './client.js'
+import {
+  type JournalChange,
+  JournalFile,
+  type JournalRule,
+  type RouteKey,
+  acquireLock,
+  changeKey,
+  newJournal,
+  newJournalPath,
+  readJournal,
+  setJournalState,
 } from './journal.js'
 import {WireKeyIndex, ipv4PrefixKey, wireCheckable, wireDecodesLookedUp, wireMatchesLookedUp} from './scan.js'
 
@@ -96,7 +122,8 @@ function indexRoutes(routes: DumpedRoute[]): RouteIndex {
 }
 
 const NONE: readonly DumpedRoute[] = Object.freeze([])
-const NO_BEFORE = Object.freeze([]) as unknown as JournalChange['before'] // shared by every change with nothing at its key
+// shared by every change with nothing at its key
+const NO_BEFORE = Object.freeze([]) as unknown as JournalChange['before']
 
 function atKey(index: RouteIndex, key: RouteKey): readonly DumpedRoute[] {
   return index.get(keyText(key)) ?? NONE
@@ -117,7 +144,10 @@ function protoKey(name: string): string {
   return key
 }
 
-function nexthopIdentity(nh: {gateway?: string; dev?: string; weight: number; onlink: boolean}, single: boolean): string {
+function nexthopIdentity(
+  nh: {gateway?: string; dev?: string; weight: number; onlink: boolean},
+  single: boolean,
+): string {
   return `${nh.gateway ?? '-'}|${nh.dev ?? '-'}|${single ? 1 : nh.weight}|${nh.onlink ? 'onlink' : ''}`
 }
 
@@ -125,9 +155,25 @@ function nexthopIdentity(nh: {gateway?: string; dev?: string; weight: number; on
 export function routeIdentity(r: KernelRoute): string {
   const single = r.nexthops.length === 1
   const nhs = r.nexthops
-    .map((nh) => nexthopIdentity({gateway: nh.gateway?.address, dev: nh.dev, weight: nh.weight, onlink: nh.flags.includes('onlink')}, single))
+    .map((nh) =>
+      nexthopIdentity(
+        {gateway: nh.gateway?.address, dev: nh.dev, weight: nh.weight, onlink: nh.flags.includes('onlink')},
+        single,
+      ),
+    )
     .sort()
-  return JSON.stringify([r.family, r.type, r.dst, r.tableId, protoKey(r.protocol), r.scope, r.metric, r.prefsrc ?? '', r.tos ?? '', nhs])
+  return JSON.stringify([
+    r.family,
+    r.type,
+    r.dst,
+    r.tableId,
+    protoKey(r.protocol),
+    r.scope,
+    r.metric,
+    r.prefsrc ?? '',
+    r.tos ?? '',
+    nhs,
+  ])
 }
 
 /** Does the kernel route carry exactly the planned route (dst, table, metric, protocol, next-hop set)? */
@@ -140,11 +186,20 @@ export function matchesPlanned(r: KernelRoute, p: PlannedRoute): boolean {
     // one next hop: compared field by field, as nexthopIdentity would (weight does not count)
     const nh = r.nexthops[0]
     const want = p.nexthops[0]
-    return (nh.gateway?.address ?? '-') === (want.gateway ?? '-') && (nh.dev ?? '-') === (want.dev ?? '-') && nh.flags.includes('onlink') === Boolean(want.onlink)
+    return (
+      (nh.gateway?.address ?? '-') === (want.gateway ?? '-') &&
+      (nh.dev ?? '-') === (want.dev ?? '-') &&
+      nh.flags.includes('onlink') === Boolean(want.onlink)
+    )
   }
   const single = false
   const have = r.nexthops
-    .map((nh) => nexthopIdentity({gateway: nh.gateway?.address, dev: nh.dev, weight: nh.weight, onlink: nh.flags.includes('onlink')}, single))
+    .map((nh) =>
+      nexthopIdentity(
+        {gateway: nh.gateway?.address, dev: nh.dev, weight: nh.weight, onlink: nh.flags.includes('onlink')},
+        single,
+      ),
+    )
     .sort()
   const want = p.nexthops.map((nh) => nexthopIdentity(nh, single)).sort()
   return have.every((h, i) => h === want[i])
@@ -159,12 +214,17 @@ export function specMatchesPlanned(spec: RouteSpec, p: PlannedRoute): boolean {
   if (spec.nexthops.length !== p.nexthops.length) return false
   if (String(spec.protocol) !== protoKey(p.protocol)) return false // protoKey(protocolName(n)) is String(n)
   // the next hop as toKernelRoute shows it: dev by name (if<N> when unknown), onlink from the flags
-  const devOf = (nh: RouteSpec['nexthops'][number]): string | undefined => (nh.ifindex !== undefined && nh.ifindex > 0 ? nh.dev ?? `if${nh.ifindex}` : undefined)
+  const devOf = (nh: RouteSpec['nexthops'][number]): string | undefined =>
+    nh.ifindex !== undefined && nh.ifindex > 0 ? (nh.dev ?? `if${nh.ifindex}`) : undefined
   if (p.nexthops.length === 1) {
     // nexthopIdentity's fields, compared one by one (a single next hop's weight does not count)
     const nh = spec.nexthops[0]
     const want = p.nexthops[0]
-    return (nh.gateway ?? '-') === (want.gateway ?? '-') && (devOf(nh) ?? '-') === (want.dev ?? '-') && Boolean(nh.onlink) === Boolean(want.onlink)
+    return (
+      (nh.gateway ?? '-') === (want.gateway ?? '-') &&
+      (devOf(nh) ?? '-') === (want.dev ?? '-') &&
+      Boolean(nh.onlink) === Boolean(want.onlink)
+    )
   }
   const single = false
   const have = spec.nexthops.map((nh) =>
@@ -218,7 +278,13 @@ const UNICAST = routeTypeNumber('unicast')
  */
 type SpecHops = WeakMap<readonly PlannedNexthop[], RouteSpec['nexthops']>
 
-function specOf(p: PlannedRoute, family: Family, dst: string, ifindexOf: (dev: string) => number | undefined, shared?: SpecHops): RouteSpec {
+function specOf(
+  p: PlannedRoute,
+  family: Family,
+  dst: string,
+  ifindexOf: (dev: string) => number | undefined,
+  shared?: SpecHops,
+): RouteSpec {
   const protocol = protocolNumberOf(p.protocol)
   const planned = p.nexthops
   let nexthops = shared?.get(planned)
@@ -229,16 +295,30 @@ function specOf(p: PlannedRoute, family: Family, dst: string, ifindexOf: (dev: s
     for (let i = 0; i < n; i++) {
       const nh = planned[i]
       const ifindex = ifindexOf(nh.dev)
-      if (ifindex === undefined) throw new RouteDoctorError(`next-hop device ${nh.dev} of ${dst} does not exist`, 1, 'E_NETLINK_ENODEV')
+      if (ifindex === undefined)
+        throw new RouteDoctorError(`next-hop device ${nh.dev} of ${dst} does not exist`, 1, 'E_NETLINK_ENODEV')
       nexthops[i] = {gateway: nh.gateway, dev: nh.dev, ifindex, onlink: nh.onlink, weight: nh.weight}
     }
     if (shared && Object.isFrozen(planned)) shared.set(planned, nexthops) // a list that cannot change since
   }
-  return {family, dst, tableId: p.tableId, protocol, metric: p.metric, type: UNICAST, scope: RT_SCOPE_UNIVERSE, nexthops}
+  return {
+    family,
+    dst,
+    tableId: p.tableId,
+    protocol,
+    metric: p.metric,
+    type: UNICAST,
+    scope: RT_SCOPE_UNIVERSE,
+    nexthops,
+  }
 }
 
 /** Dump the families and index the routes by key; only the routes at `keys` are decoded. */
-async function dumpFamilies(client: RouteClient, families: Set<Family>, keys: ReadonlySet<string>): Promise<RouteIndex> {
+async function dumpFamilies(
+  client: RouteClient,
+  families: Set<Family>,
+  keys: ReadonlySet<string>,
+): Promise<RouteIndex> {
   const out: DumpedRoute[] = []
   for (const f of families) for (const d of (await client.dumpRoutes(f, {keys})).routes) out.push(d)
   return indexRoutes(out)
@@ -251,7 +331,12 @@ type RoutesAt = (key: RouteKey) => readonly DumpedRoute[]
  * Dump the families once and keep the routes at `keys`, decoded (devices named from `links`, else
  * a fresh links dump). Each message is looked up by its key bytes, so only those routes are decoded.
  */
-async function routesAtKeys(client: RouteClient, families: Set<Family>, keys: readonly RouteKey[], links?: ReadonlyMap<number, string>): Promise<RoutesAt> {
+async function routesAtKeys(
+  client: RouteClient,
+  families: Set<Family>,
+  keys: readonly RouteKey[],
+  links?: ReadonlyMap<number, string>,
+): Promise<RoutesAt> {
   const index = new WireKeyIndex<DumpedRoute[]>()
   for (const k of keys) index.obtain(k.family, k.tableId, k.dst, k.metric, () => [])
   const names = links ?? (await client.links())
@@ -304,7 +389,12 @@ async function restoreChanges(client: RouteClient, changes: JournalChange[]): Pr
             flags: undefined, // only ONLINK is ever sent; derived from the next hops below
             nexthops: b.spec.nexthops.map((nh) => {
               const ifindex = nh.dev !== undefined ? byName.get(nh.dev) : nh.ifindex
-              if (nh.dev !== undefined && ifindex === undefined) throw new RouteDoctorError(`cannot restore ${b.route.dst}: device ${nh.dev} no longer exists`, 1, 'E_NETLINK_ENODEV')
+              if (nh.dev !== undefined && ifindex === undefined)
+                throw new RouteDoctorError(
+                  `cannot restore ${b.route.dst}: device ${nh.dev} no longer exists`,
+                  1,
+                  'E_NETLINK_ENODEV',
+                )
               return {gateway: nh.gateway, dev: nh.dev, ifindex, onlink: nh.onlink, weight: nh.weight}
             }),
           }
@@ -332,7 +422,10 @@ async function restoreChanges(client: RouteClient, changes: JournalChange[]): Pr
     const want = change.before.map((b) => routeIdentity(b.route)).sort()
     if (have.length !== want.length || have.some((h, i) => h !== want[i])) {
       out.verified = false
-      out.errors.push({message: `after restore, ${key.dst} table ${change.planned.table} metric ${key.metric} is not as the journal saved it`, dst: key.dst})
+      out.errors.push({
+        message: `after restore, ${key.dst} table ${change.planned.table} metric ${key.metric} is not as the journal saved it`,
+        dst: key.dst,
+      })
     }
   }
   return out
@@ -392,7 +485,12 @@ function checkPlanned(routesAt: (p: Pending) => readonly DumpedRoute[], pending:
  * One dump looked up in the apply's index: each route at a planned key is checked on its bytes
  * (scan.ts's wireMatches) and decoded only when they cannot tell.
  */
-async function readBack(client: RouteClient, families: Set<Family>, pending: readonly Pending[], index: WireKeyIndex<Slot>): Promise<RouteWar[]> {
+async function readBack(
+  client: RouteClient,
+  families: Set<Family>,
+  pending: readonly Pending[],
+  index: WireKeyIndex<Slot>,
+): Promise<RouteWar[]> {
   const links = await client.links()
   for (const w of pending) {
     w.matched = false
@@ -423,12 +521,25 @@ async function readBack(client: RouteClient, families: Set<Family>, pending: rea
 export const WRITE_WINDOW = 256
 
 /** Write routes `from`..`to`-1; the outcome of each, in order (undefined: acknowledged). */
-async function writeBatch(client: RouteClient, pending: readonly Pending[], from: number, to: number, prepared?: PreparedWrites): Promise<Array<unknown>> {
+async function writeBatch(
+  client: RouteClient,
+  pending: readonly Pending[],
+  from: number,
+  to: number,
+  prepared?: PreparedWrites,
+): Promise<Array<unknown>> {
   if (prepared) return prepared.send(from, to)
   const specs = pending.slice(from, to).map((w) => w.write)
   if (client.replaceRoutes) return client.replaceRoutes(specs)
   // a client without batches: the requests still go out together, matched by their own promises
-  return Promise.all(specs.map((spec) => client.replaceRoute(spec).then(() => undefined, (error: unknown) => error ?? new Error('write failed'))))
+  return Promise.all(
+    specs.map((spec) =>
+      client.replaceRoute(spec).then(
+        () => undefined,
+        (error: unknown) => error ?? new Error('write failed'),
+      ),
+    ),
+  )
 }
 
 /**
@@ -438,7 +549,12 @@ async function writeBatch(client: RouteClient, pending: readonly Pending[], from
  * thrown, carrying that route; the routes of its batch after it were written and answered too, so
  * the kernel's table is final when the caller restores (the journal covers every planned key).
  */
-async function writePipelined(client: RouteClient, pending: readonly Pending[], opts: ApplyOptions, prepared?: PreparedWrites): Promise<void> {
+async function writePipelined(
+  client: RouteClient,
+  pending: readonly Pending[],
+  opts: ApplyOptions,
+  prepared?: PreparedWrites,
+): Promise<void> {
   let i = 0
   while (i < pending.length) {
     if (opts.beforeWrite) await opts.beforeWrite(i) // a hook acts between writes (tests delete a device): one at a time
@@ -449,12 +565,17 @@ async function writePipelined(client: RouteClient, pending: readonly Pending[], 
     const bad = outcome.findIndex((e) => e !== undefined)
     if (bad >= 0) throw outcome[bad]
     i = to
-    if (failAfter !== undefined && i >= failAfter) throw new RouteDoctorError(`injected failure after ${i} route write(s)`, 1, 'E_INJECTED')
+    if (failAfter !== undefined && i >= failAfter)
+      throw new RouteDoctorError(`injected failure after ${i} route write(s)`, 1, 'E_INJECTED')
   }
 }
 
 /** The journal at a new path in `dir` (another apply of this process may have taken this second's name). */
-function createJournalFile(dir: string, changes: JournalChange[], rules?: JournalRule[]): {file: JournalFile; durable: Promise<void>} {
+function createJournalFile(
+  dir: string,
+  changes: JournalChange[],
+  rules?: JournalRule[],
+): {file: JournalFile; durable: Promise<void>} {
   const base = newJournalPath(dir)
   for (let n = 1; ; n++) {
     const path = n === 1 ? base : base.replace(/\.json$/, `-${n}.json`)
@@ -504,7 +625,13 @@ export async function applyPlan(plan: OverlayPlan | PlanItem[], opts: ApplyOptio
     // what will be written, and the keys it touches (only those are read from the kernel): one
     // index by key, whose slot holds the routes a dump finds there and the write planned there
     const index = new WireKeyIndex<Slot>()
-    const newSlot = (): Slot => ({routes: undefined, change: undefined, write: undefined, matched: false, found: undefined})
+    const newSlot = (): Slot => ({
+      routes: undefined,
+      change: undefined,
+      write: undefined,
+      matched: false,
+      found: undefined,
+    })
     const pending: Pending[] = []
     const replacesOf: Array<KernelRoute | undefined> = [] // each pending write's item.replaces
     const specErrors: ApplyErrorInfo[] = []
@@ -519,14 +646,20 @@ export async function applyPlan(plan: OverlayPlan | PlanItem[], opts: ApplyOptio
         specErrors.push(errorInfo(error, p.dst))
         continue
       }
-      const slot = packed >= 0 ? index.obtainIPv4(write.tableId, write.metric, packed, newSlot) : index.obtain(write.family, write.tableId, write.dst, write.metric, newSlot)
-      if (slot.change) throw new RouteDoctorError(`the plan writes ${write.dst} metric ${write.metric} twice`, 2, 'E_PLAN')
+      const slot =
+        packed >= 0
+          ? index.obtainIPv4(write.tableId, write.metric, packed, newSlot)
+          : index.obtain(write.family, write.tableId, write.dst, write.metric, newSlot)
+      if (slot.change)
+        throw new RouteDoctorError(`the plan writes ${write.dst} metric ${write.metric} twice`, 2, 'E_PLAN')
       slot.change = {mode: item.mode, planned: item.planned, before: NO_BEFORE} // its key: changeKey, as keyOf(write)
       slot.write = write
       pending.push(slot as Pending)
       replacesOf.push(item.replaces)
     }
-    const replacesAt = replacesOf.map((r) => (r ? index.obtain(r.family, r.tableId, r.dst, r.metric, newSlot) : undefined))
+    const replacesAt = replacesOf.map((r) =>
+      r ? index.obtain(r.family, r.tableId, r.dst, r.metric, newSlot) : undefined,
+    )
 
     // one dump: the routes at those keys, decoded (every other route is passed over on its key bytes)
     for (const f of families) {
@@ -551,7 +684,8 @@ export async function applyPlan(plan: OverlayPlan | PlanItem[], opts: ApplyOptio
       if (r) {
         const there = replacesAt[i]?.routes ?? NONE
         const identity = there.length > 1 ? routeIdentity(r) : undefined
-        const found = (identity !== undefined ? there.find((d) => routeIdentity(d.route) === identity) : undefined) ?? there[0]
+        const found =
+          (identity !== undefined ? there.find((d) => routeIdentity(d.route) === identity) : undefined) ?? there[0]
         if (found) w.replaces = found // its route is built when first read
       }
     }
@@ -560,7 +694,10 @@ export async function applyPlan(plan: OverlayPlan | PlanItem[], opts: ApplyOptio
     const withdraw = await routesToWithdraw(client, deletions)
     for (const w of withdraw) changes.push(w.change)
     // the rules, and whether the kernel holds each now
-    const journalRules = plannedRules.length > 0 || !Array.isArray(plan) ? await rulesBefore(client, plannedRules, ruleProtocol) : undefined
+    const journalRules =
+      plannedRules.length > 0 || !Array.isArray(plan)
+        ? await rulesBefore(client, plannedRules, ruleProtocol)
+        : undefined
     // the journal comes first, even when nothing will be written, so every apply leaves a record;
     // while it is synced (on the thread pool), the writes are encoded
     const created = createJournalFile(opts.journalDir, changes, journalRules)
@@ -593,7 +730,12 @@ export async function applyPlan(plan: OverlayPlan | PlanItem[], opts: ApplyOptio
       result.applied = changes.map((c) => c.planned)
       if (journalRules !== undefined && journalRules.length > 0) result.rules = journalRules.map(ruleLine)
       const unwithdrawn = await checkWithdrawn(client, withdraw)
-      if (unwithdrawn.length > 0) throw new RouteDoctorError(`read-back failed: still in the kernel after the delete: ${unwithdrawn.join(', ')}`, 1, 'E_VERIFY')
+      if (unwithdrawn.length > 0)
+        throw new RouteDoctorError(
+          `read-back failed: still in the kernel after the delete: ${unwithdrawn.join(', ')}`,
+          1,
+          'E_VERIFY',
+        )
       const wrongRules = await checkRules(client, journalRules ?? [])
       if (wrongRules.length > 0) throw new RouteDoctorError(`read-back failed: ${wrongRules.join('; ')}`, 1, 'E_VERIFY')
       const missing = await readBack(client, families, pending, index)
@@ -602,7 +744,11 @@ export async function applyPlan(plan: OverlayPlan | PlanItem[], opts: ApplyOptio
         // (a route of our own protocol in another shape is a failed write, not a war)
         const wars = missing.filter((m) => !m.by || protoKey(m.by) !== protoKey(changes[0].planned.protocol))
         if (wars.length > 0) result.routeWar = wars
-        throw new RouteDoctorError(`read-back failed: ${missing.map((m) => `${m.dst}: ${m.detail}`).join('; ')}`, 1, 'E_VERIFY')
+        throw new RouteDoctorError(
+          `read-back failed: ${missing.map((m) => `${m.dst}: ${m.detail}`).join('; ')}`,
+          1,
+          'E_VERIFY',
+        )
       }
       result.verified = true
 
@@ -613,7 +759,11 @@ export async function applyPlan(plan: OverlayPlan | PlanItem[], opts: ApplyOptio
         if (wars.length > 0) {
           result.routeWar = wars
           result.verified = false
-          throw new RouteDoctorError(`route war: ${wars.map((w) => `${w.dst}: ${w.detail}`).join('; ')}`, 1, 'E_ROUTE_WAR')
+          throw new RouteDoctorError(
+            `route war: ${wars.map((w) => `${w.dst}: ${w.detail}`).join('; ')}`,
+            1,
+            'E_ROUTE_WAR',
+          )
         }
       }
       journal.setState('applied')
@@ -662,7 +812,12 @@ export async function revertJournal(path: string, opts: {client?: RouteClient} =
     const verified = outcome.verified && rules.verified
     setJournalState(path, journal, verified && errors.length === 0 ? 'reverted' : 'failed', errors[0]?.message)
     return {
-      journal: path, restored: outcome.restored, deleted: outcome.deleted, ...(rules.done.length > 0 ? {rules: rules.done} : {}), verified, errors,
+      journal: path,
+      restored: outcome.restored,
+      deleted: outcome.deleted,
+      ...(rules.done.length > 0 ? {rules: rules.done} : {}),
+      verified,
+      errors,
     }
   } finally {
     if (client && !opts.client) client.close()
@@ -680,16 +835,28 @@ interface Withdrawal {
 /** The routes to withdraw, as a fresh dump shows them at their keys (matched by identity). */
 async function routesToWithdraw(client: RouteClient, deletions: readonly PlanItem[]): Promise<Withdrawal[]> {
   if (deletions.length === 0) return []
-  const keys = deletions.map((d) => keyOf({family: familyOf(d.planned.dst), tableId: d.planned.tableId, dst: canonicalPrefix(d.planned.dst, familyOf(d.planned.dst)) ?? d.planned.dst, metric: d.planned.metric}))
+  const keys = deletions.map((d) =>
+    keyOf({
+      family: familyOf(d.planned.dst),
+      tableId: d.planned.tableId,
+      dst: canonicalPrefix(d.planned.dst, familyOf(d.planned.dst)) ?? d.planned.dst,
+      metric: d.planned.metric,
+    }),
+  )
   const routes = await dumpFamilies(client, new Set(keys.map((k) => k.family)), new Set(keys.map(keyText)))
   const out: Withdrawal[] = []
   for (let i = 0; i < deletions.length; i++) {
     const d = deletions[i]
     const there = atKey(routes, keys[i])
     const want = d.replaces ? routeIdentity(d.replaces) : undefined
-    const found = there.find((r) => (want !== undefined ? routeIdentity(r.route) === want : matchesPlanned(r.route, d.planned)))
+    const found = there.find((r) =>
+      want !== undefined ? routeIdentity(r.route) === want : matchesPlanned(r.route, d.planned),
+    )
     if (!found) continue
-    out.push({change: {mode: 'delete', planned: d.planned, before: there.map(({route, spec}) => ({route, spec}))}, spec: found.spec})
+    out.push({
+      change: {mode: 'delete', planned: d.planned, before: there.map(({route, spec}) => ({route, spec}))},
+      spec: found.spec,
+    })
   }
   return out
 }
@@ -702,21 +869,36 @@ async function checkWithdrawn(client: RouteClient, withdraw: readonly Withdrawal
   const out: string[] = []
   for (let i = 0; i < withdraw.length; i++) {
     const gone = withdraw[i].spec
-    if (atKey(routes, keys[i]).some((r) => r.spec.protocol === gone.protocol)) out.push(`${keys[i].dst} table ${withdraw[i].change.planned.table}`)
+    if (atKey(routes, keys[i]).some((r) => r.spec.protocol === gone.protocol))
+      out.push(`${keys[i].dst} table ${withdraw[i].change.planned.table}`)
   }
   return out
 }
 
 function ruleClient(client: RouteClient): Required<Pick<RouteClient, 'rules' | 'addRule' | 'deleteRule'>> {
-  if (!client.rules || !client.addRule || !client.deleteRule) throw new RouteDoctorError('this netlink client cannot read or write rules (RTM_GETRULE/RTM_NEWRULE)', 1, 'E_NETLINK')
-  return {rules: client.rules.bind(client), addRule: client.addRule.bind(client), deleteRule: client.deleteRule.bind(client)}
+  if (!client.rules || !client.addRule || !client.deleteRule)
+    throw new RouteDoctorError(
+      'this netlink client cannot read or write rules (RTM_GETRULE/RTM_NEWRULE)',
+      1,
+      'E_NETLINK',
+    )
+  return {
+    rules: client.rules.bind(client),
+    addRule: client.addRule.bind(client),
+    deleteRule: client.deleteRule.bind(client),
+  }
 }
 
 /**
  * Add the journal's rules the kernel did not hold when it was read. One another writer added since then (EEXIST) was
  * present before: journaled so, a restore leaves it (it is not routedoctor's to remove).
  */
-async function addRules(client: RouteClient, rules: readonly JournalRule[], journal: JournalFile, opts: ApplyOptions): Promise<void> {
+async function addRules(
+  client: RouteClient,
+  rules: readonly JournalRule[],
+  journal: JournalFile,
+  opts: ApplyOptions,
+): Promise<void> {
   for (let i = 0; i < rules.length; i++) {
     const r = rules[i]
     if (r.action !== 'add' || r.existed) continue
@@ -739,7 +921,11 @@ async function kernelRules(client: RouteClient, families: Iterable<Family>): Pro
 }
 
 /** The planned rules as the journal keeps them: each with whether the kernel holds it now. */
-async function rulesBefore(client: RouteClient, planned: readonly PlannedRule[], protocol?: number): Promise<JournalRule[]> {
+async function rulesBefore(
+  client: RouteClient,
+  planned: readonly PlannedRule[],
+  protocol?: number,
+): Promise<JournalRule[]> {
   if (planned.length === 0) return []
   const specs = planned.map((r) => lookupRule(familyOf(r.to), r.priority, r.to, r.table, protocol))
   const now = await kernelRules(client, specs.map((r) => r.family))
@@ -771,7 +957,10 @@ async function checkRules(client: RouteClient, rules: readonly JournalRule[]): P
 }
 
 /** Put the journal's rules back as they were: remove the ones the apply added, add back the ones it removed; verify. */
-async function restoreRules(client: RouteClient, rules: readonly JournalRule[]): Promise<{done: string[]; verified: boolean; errors: ApplyErrorInfo[]}> {
+async function restoreRules(
+  client: RouteClient,
+  rules: readonly JournalRule[],
+): Promise<{done: string[]; verified: boolean; errors: ApplyErrorInfo[]}> {
   const out = {done: [] as string[], verified: true, errors: [] as ApplyErrorInfo[]}
   if (rules.length === 0) return out
   try {

@@ -15,10 +15,39 @@ import {getSystemErrorName} from 'node:util'
 import {RouteDoctorError} from '../model/errors.js'
 import type {Family, KernelRoute} from '../model/types.js'
 import {
-  NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR, RTM_DELROUTE, RTM_GETLINK, RTM_GETROUTE, RTM_NEWLINK,
-  RTM_NEWROUTE, type RouteSpec, encodeLinkDumpRequest, encodeRoute, encodeRouteBatch, encodeRouteDumpRequest, parseLinkMessage,
-  parseRouteMessage, protocolName, routeMessageKey, tableName, toKernelRoute,
-  AF_INET, AF_INET6, RTM_DELRULE, RTM_GETRULE, RTM_NEWRULE, type RuleSpec, encodeRule, parseRuleMessage, ruleText,
+  NLM_F_ACK,
+  NLM_F_CREATE,
+  NLM_F_DUMP,
+  NLM_F_EXCL,
+  NLM_F_REPLACE,
+  NLM_F_REQUEST,
+  NLMSG_DONE,
+  NLMSG_ERROR,
+  RTM_DELROUTE,
+  RTM_GETLINK,
+  RTM_GETROUTE,
+  RTM_NEWLINK,
+  RTM_NEWROUTE,
+  type RouteSpec,
+  encodeLinkDumpRequest,
+  encodeRoute,
+  encodeRouteBatch,
+  encodeRouteDumpRequest,
+  parseLinkMessage,
+  parseRouteMessage,
+  protocolName,
+  routeMessageKey,
+  tableName,
+  toKernelRoute,
+  AF_INET,
+  AF_INET6,
+  RTM_DELRULE,
+  RTM_GETRULE,
+  RTM_NEWRULE,
+  type RuleSpec,
+  encodeRule,
+  parseRuleMessage,
+  ruleText,
 } from './codec.js'
 
 // Human text for the errnos route writes commonly meet (Node 20 has no getSystemErrorMessage).
@@ -43,7 +72,12 @@ export class NetlinkError extends RouteDoctorError {
     readonly route?: RouteSpec,
     message?: string,
   ) {
-    super(message ?? `${operation}${route ? ` ${describeSpec(route)}` : ''}: ${errnoName} (${ERRNO_TEXT[errnoName] ?? 'kernel error'})`, 1, `E_NETLINK_${errnoName}`)
+    super(
+      message ??
+        `${operation}${route ? ` ${describeSpec(route)}` : ''}: ${errnoName} (${ERRNO_TEXT[errnoName] ?? 'kernel error'})`,
+      1,
+      `E_NETLINK_${errnoName}`,
+    )
     this.name = 'NetlinkError'
   }
 }
@@ -116,7 +150,13 @@ function dumpedRoute(spec: RouteSpec, links: ReadonlyMap<number, string>, index:
  * Decode the RTM_NEWROUTE payload buf[start, end) of a dump into a DumpedRoute, next-hop devices
  * named from `links`; undefined when it does not decode (dumpRoutes lists those as undecodable).
  */
-export function decodeDumpedRoute(buf: Buffer, start: number, end: number, links: ReadonlyMap<number, string>, index: number): DumpedRoute | undefined {
+export function decodeDumpedRoute(
+  buf: Buffer,
+  start: number,
+  end: number,
+  links: ReadonlyMap<number, string>,
+  index: number,
+): DumpedRoute | undefined {
   try {
     return decodeOrThrow(buf, start, end, links, index)
   } catch {
@@ -124,7 +164,13 @@ export function decodeDumpedRoute(buf: Buffer, start: number, end: number, links
   }
 }
 
-function decodeOrThrow(buf: Buffer, start: number, end: number, links: ReadonlyMap<number, string>, index: number): DumpedRoute {
+function decodeOrThrow(
+  buf: Buffer,
+  start: number,
+  end: number,
+  links: ReadonlyMap<number, string>,
+  index: number,
+): DumpedRoute {
   const spec = parseRouteMessage(buf.subarray(start, end))
   for (const nh of spec.nexthops) if (nh.ifindex) nh.dev = links.get(nh.ifindex)
   return dumpedRoute(spec, links, index)
@@ -134,7 +180,13 @@ function decodeOrThrow(buf: Buffer, start: number, end: number, links: ReadonlyM
  * decodeDumpedRoute, put off until the route or spec is first read: for a message the caller knows
  * decodes (scan.ts's wireDecodes), which it may well never read. It keeps the datagram.
  */
-export function lazyDumpedRoute(buf: Buffer, start: number, end: number, links: ReadonlyMap<number, string>, index: number): DumpedRoute {
+export function lazyDumpedRoute(
+  buf: Buffer,
+  start: number,
+  end: number,
+  links: ReadonlyMap<number, string>,
+  index: number,
+): DumpedRoute {
   return new LazyDumpedRoute(buf, start, end, links, index)
 }
 
@@ -211,7 +263,9 @@ export interface RouteClient {
   scanRoutes(family: Family | 'all', visit: RouteVisitor): Promise<void>
   addRoute(route: RouteSpec): Promise<void>
   deleteRoute(route: RouteSpec): Promise<void>
-  /** The kernel's rules of a family (RTM_GETRULE dump). Optional: a client without it cannot write the overlay's rules. */
+  /**
+   * The kernel's rules of a family (RTM_GETRULE dump). Optional: a client without it cannot write the overlay's rules.
+   */
   rules?(family: Family): Promise<RuleSpec[]>
   /** RTM_NEWRULE with NLM_F_CREATE|NLM_F_EXCL: EEXIST when the same rule is there. */
   addRule?(rule: RuleSpec): Promise<void>
@@ -526,11 +580,24 @@ class RtnlClient implements RouteClient {
 
   private write(type: number, route: RouteSpec, flags: number, operation: string): Promise<void> {
     const payload = encodeRoute(route, type === RTM_DELROUTE ? 'del' : 'new')
-    return this.request<void>(type, NLM_F_ACK | flags, payload, (done) => (buf, start, end, msgType) => {
-      if (msgType !== NLMSG_ERROR) return // only an ACK or an error answers a write
-      const errno = end - start >= 4 ? -rdS32(buf, start) : 0
-      done(errno !== 0 ? netlinkError(errno, operation, route) : undefined)
-    }, () => new NetlinkError(0, 'ENOACK', operation, route, `${operation} ${describeSpec(route)}: no acknowledgement within ${TIMEOUT_MS / 1000} s${this.why()}`))
+    return this.request<void>(
+      type,
+      NLM_F_ACK | flags,
+      payload,
+      (done) => (buf, start, end, msgType) => {
+        if (msgType !== NLMSG_ERROR) return // only an ACK or an error answers a write
+        const errno = end - start >= 4 ? -rdS32(buf, start) : 0
+        done(errno !== 0 ? netlinkError(errno, operation, route) : undefined)
+      },
+      () =>
+        new NetlinkError(
+          0,
+          'ENOACK',
+          operation,
+          route,
+          `${operation} ${describeSpec(route)}: no acknowledgement within ${TIMEOUT_MS / 1000} s${this.why()}`,
+        ),
+    )
   }
 
   replaceRoute(route: RouteSpec): Promise<void> {
@@ -584,10 +651,28 @@ class RtnlClient implements RouteClient {
             resolve(outcome)
           }
           const abort = (error: Error): void =>
-            finish((i) => new NetlinkError(0, 'ENOACK', operation, routes[from + i], `${operation} ${describeSpec(routes[from + i])}: answers were lost (${error.message})`))
+            finish(
+              (i) =>
+                new NetlinkError(
+                  0,
+                  'ENOACK',
+                  operation,
+                  routes[from + i],
+                  `${operation} ${describeSpec(routes[from + i])}: answers were lost (${error.message})`,
+                ),
+            )
           t.aborts.add(abort)
           const timer = setTimeout(() => {
-            finish((i) => new NetlinkError(0, 'ENOACK', operation, routes[from + i], `${operation} ${describeSpec(routes[from + i])}: no acknowledgement within ${TIMEOUT_MS / 1000} s${why()}`))
+            finish(
+              (i) =>
+                new NetlinkError(
+                  0,
+                  'ENOACK',
+                  operation,
+                  routes[from + i],
+                  `${operation} ${describeSpec(routes[from + i])}: no acknowledgement within ${TIMEOUT_MS / 1000} s${why()}`,
+                ),
+            )
           }, TIMEOUT_MS)
           stop = t.listenRange((first + from) >>> 0, n, (i, b, start, end, msgType) => {
             if (done || msgType !== NLMSG_ERROR) return // only an ACK or an error answers a write
@@ -595,12 +680,32 @@ class RtnlClient implements RouteClient {
             if (errno !== 0) outcome[i] = netlinkError(errno, operation, routes[from + i])
             if (i !== last) return
             if (t.socketError !== socketErrorBefore) {
-              // the socket overflowed meanwhile: an error may have been dropped, so nothing unanswered counts as written
-              finish((j) => new NetlinkError(0, 'ENOACK', operation, routes[from + j], `${operation} ${describeSpec(routes[from + j])}: answers may have been lost${why()}`))
+              // the socket overflowed meanwhile: an error may have been dropped, so nothing unanswered counts as
+              // written
+              finish(
+                (j) =>
+                  new NetlinkError(
+                    0,
+                    'ENOACK',
+                    operation,
+                    routes[from + j],
+                    `${operation} ${describeSpec(routes[from + j])}: answers may have been lost${why()}`,
+                  ),
+              )
             } else finish()
           })
           t.send(buf.subarray(offsets[from], offsets[to]), (error) =>
-            finish((i) => new NetlinkError(0, 'ESEND', operation, routes[from + i], `${operation} ${describeSpec(routes[from + i])}: ${error.message}`)))
+            finish(
+              (i) =>
+                new NetlinkError(
+                  0,
+                  'ESEND',
+                  operation,
+                  routes[from + i],
+                  `${operation} ${describeSpec(routes[from + i])}: ${error.message}`,
+                ),
+            ),
+          )
         })
       },
     }
@@ -633,15 +738,31 @@ class RtnlClient implements RouteClient {
   }
 
   private writeRule(type: number, rule: RuleSpec, flags: number, operation: string): Promise<void> {
-    return this.request<void>(type, NLM_F_ACK | flags, encodeRule(rule), (done) => (buf, start, end, msgType) => {
-      if (msgType !== NLMSG_ERROR) return
-      const errno = end - start >= 4 ? -rdS32(buf, start) : 0
-      done(errno !== 0 ? netlinkError(errno, `${operation} ${ruleText(rule)}`) : undefined)
-    }, () => new NetlinkError(0, 'ENOACK', operation, undefined, `${operation} ${ruleText(rule)}: no acknowledgement within ${TIMEOUT_MS / 1000} s${this.why()}`))
+    return this.request<void>(
+      type,
+      NLM_F_ACK | flags,
+      encodeRule(rule),
+      (done) => (buf, start, end, msgType) => {
+        if (msgType !== NLMSG_ERROR) return
+        const errno = end - start >= 4 ? -rdS32(buf, start) : 0
+        done(errno !== 0 ? netlinkError(errno, `${operation} ${ruleText(rule)}`) : undefined)
+      },
+      () =>
+        new NetlinkError(
+          0,
+          'ENOACK',
+          operation,
+          undefined,
+          `${operation} ${ruleText(rule)}: no acknowledgement within ${TIMEOUT_MS / 1000} s${this.why()}`,
+        ),
+    )
   }
 }
 
-type RawSocketClass = new (protocol: number, options?: {recvBufferSize?: number; messagePeeking?: boolean; msgBufferSize?: number}) => RawSocket
+type RawSocketClass = new (
+  protocol: number,
+  options?: {recvBufferSize?: number; messagePeeking?: boolean; msgBufferSize?: number},
+) => RawSocket
 const NETLINK_ROUTE = 0
 
 // The package's native socket class (its dist/raw.js wraps it in RawNetlinkSocket): new (protocol,
@@ -672,7 +793,10 @@ function loadNativeNetlink(): NativeNetlinkClass | undefined {
   try {
     const require = createRequire(import.meta.url)
     const dir = dirname(dirname(require.resolve('netlink/dist/raw.js'))) // the package's folder
-    for (const file of [`${dir}/build/Release/netlink_binding.node`, `${dir}/prebuilds/${process.platform}-${process.arch}/node.napi.node`]) {
+    for (const file of [
+      `${dir}/build/Release/netlink_binding.node`,
+      `${dir}/prebuilds/${process.platform}-${process.arch}/node.napi.node`,
+    ]) {
       if (!existsSync(file)) continue
       const binding = require(file) as {NativeNetlink?: unknown}
       return typeof binding.NativeNetlink === 'function' ? (binding.NativeNetlink as NativeNetlinkClass) : undefined
@@ -752,8 +876,11 @@ async function loadRawSocket(): Promise<RawSocketClass> {
       throw new RouteDoctorError(`cannot load the netlink module: ${(error as Error).message}`, 1, 'E_NETLINK_LOAD')
     }
   }
-  const api = (typeof mod.RawNetlinkSocket === 'function' ? mod : (mod.default as Record<string, unknown> | undefined)) as {RawNetlinkSocket?: RawSocketClass} | undefined
-  if (typeof api?.RawNetlinkSocket !== 'function') throw new RouteDoctorError('cannot load the netlink module: it has no RawNetlinkSocket', 1, 'E_NETLINK_LOAD')
+  const api = (
+    typeof mod.RawNetlinkSocket === 'function' ? mod : (mod.default as Record<string, unknown> | undefined)
+  ) as {RawNetlinkSocket?: RawSocketClass} | undefined
+  if (typeof api?.RawNetlinkSocket !== 'function')
+    throw new RouteDoctorError('cannot load the netlink module: it has no RawNetlinkSocket', 1, 'E_NETLINK_LOAD')
   return api.RawNetlinkSocket
 }
 
@@ -763,10 +890,13 @@ export async function openRouteClient(): Promise<RouteClient> {
   const RawNetlinkSocket = Native ? undefined : await loadRawSocket()
   try {
     const options = {recvBufferSize: RECV_BUFFER, messagePeeking: false, msgBufferSize: MESSAGE_BUFFER}
-    return new RtnlClient(new Transport(Native ? new NativeSocket(Native, options) : new RawNetlinkSocket!(NETLINK_ROUTE, options)))
+    return new RtnlClient(
+      new Transport(Native ? new NativeSocket(Native, options) : new RawNetlinkSocket!(NETLINK_ROUTE, options)),
+    )
   } catch (error) {
     const e = error as {code?: string; message: string}
-    if (e.code === 'EPERM' || e.code === 'EACCES') throw netlinkError(e.code === 'EPERM' ? 1 : 13, 'socket(NETLINK_ROUTE)')
+    if (e.code === 'EPERM' || e.code === 'EACCES')
+      throw netlinkError(e.code === 'EPERM' ? 1 : 13, 'socket(NETLINK_ROUTE)')
     throw new RouteDoctorError(`cannot open an rtnetlink socket: ${e.message}`, 1, 'E_NETLINK_SOCKET')
   }
 }
@@ -792,7 +922,8 @@ export async function openMulticastSocket(
     for (const g of groups) raw.addMembership!(g)
   } catch (error) {
     const e = error as {code?: string; message: string}
-    if (e.code === 'EPERM' || e.code === 'EACCES') throw netlinkError(e.code === 'EPERM' ? 1 : 13, 'socket(NETLINK_ROUTE)')
+    if (e.code === 'EPERM' || e.code === 'EACCES')
+      throw netlinkError(e.code === 'EPERM' ? 1 : 13, 'socket(NETLINK_ROUTE)')
     throw new RouteDoctorError(`cannot subscribe to rtnetlink notifications: ${e.message}`, 1, 'E_NETLINK_SOCKET')
   }
   raw.on('message', onDatagram)

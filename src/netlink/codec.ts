@@ -79,7 +79,17 @@ const FLAG_NAMES: Array<[number, string]> = [
 ]
 
 export const ROUTE_TYPES: readonly RouteType[] = [
-  'unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit', 'throw', 'nat', 'xresolve',
+  'unicast',
+  'local',
+  'broadcast',
+  'anycast',
+  'multicast',
+  'blackhole',
+  'unreachable',
+  'prohibit',
+  'throw',
+  'nat',
+  'xresolve',
 ]
 
 /** RTN_* number of a route type name (RTN_UNICAST = 1). */
@@ -89,12 +99,37 @@ export function routeTypeNumber(type: RouteType): number {
 
 // /etc/iproute2/rt_protos as shipped; numbers without a name print as the number.
 export const PROTOCOL_NAMES: Readonly<Record<number, string>> = {
-  0: 'unspec', 1: 'redirect', 2: 'kernel', 3: 'boot', 4: 'static', 8: 'gated', 9: 'ra', 10: 'mrt', 11: 'zebra', 12: 'bird',
-  13: 'dnrouted', 14: 'xorp', 15: 'ntk', 16: 'dhcp', 18: 'keepalived', 42: 'babel', 99: 'openr', 186: 'bgp', 187: 'isis',
-  188: 'ospf', 189: 'rip', 192: 'eigrp',
+  0: 'unspec',
+  1: 'redirect',
+  2: 'kernel',
+  3: 'boot',
+  4: 'static',
+  8: 'gated',
+  9: 'ra',
+  10: 'mrt',
+  11: 'zebra',
+  12: 'bird',
+  13: 'dnrouted',
+  14: 'xorp',
+  15: 'ntk',
+  16: 'dhcp',
+  18: 'keepalived',
+  42: 'babel',
+  99: 'openr',
+  186: 'bgp',
+  187: 'isis',
+  188: 'ospf',
+  189: 'rip',
+  192: 'eigrp',
 }
 
-export const SCOPE_NAMES: Readonly<Record<number, string>> = {0: 'global', 200: 'site', 253: 'link', 254: 'host', 255: 'nowhere'}
+export const SCOPE_NAMES: Readonly<Record<number, string>> = {
+  0: 'global',
+  200: 'site',
+  253: 'link',
+  254: 'host',
+  255: 'nowhere',
+}
 export const TABLE_NAMES: Readonly<Record<number, string>> = {0: 'unspec', 253: 'default', 254: 'main', 255: 'local'}
 
 function reverse(map: Readonly<Record<number, string>>, name: string, what: string): number {
@@ -106,7 +141,8 @@ function reverse(map: Readonly<Record<number, string>>, name: string, what: stri
 export const protocolName = (n: number): string => PROTOCOL_NAMES[n] ?? String(n)
 export const protocolNumber = (name: string): number => reverse(PROTOCOL_NAMES, name, 'protocol')
 export const scopeName = (n: number): string => SCOPE_NAMES[n] ?? String(n)
-export const scopeNumber = (name: string): number => reverse(SCOPE_NAMES, name === 'universe' ? 'global' : name, 'scope')
+export const scopeNumber = (name: string): number =>
+  reverse(SCOPE_NAMES, name === 'universe' ? 'global' : name, 'scope')
 export const tableName = (n: number): string => TABLE_NAMES[n] ?? String(n)
 
 const flagNamesSeen = new Map<number, readonly string[]>()
@@ -192,7 +228,16 @@ class Writer {
     return this
   }
   /** struct rtmsg: family, dst_len, src_len (0), tos, table, protocol, scope, type, u32 flags. */
-  rtmsg(family: number, dstLen: number, tos: number, table: number, protocol: number, scope: number, type: number, flags: number): void {
+  rtmsg(
+    family: number,
+    dstLen: number,
+    tos: number,
+    table: number,
+    protocol: number,
+    scope: number,
+    type: number,
+    flags: number,
+  ): void {
     const at = this.room(12)
     const b = this.buf
     b[at] = family
@@ -328,7 +373,11 @@ export interface MessageHeader {
  * Several RTM_NEWROUTE / RTM_DELROUTE messages back to back in one buffer (nlmsghdr + payload
  * each), for one sendmsg; `header(i)` gives route i's header.
  */
-export function encodeRouteMessages(routes: readonly RouteSpec[], op: RouteOp, header: (i: number) => MessageHeader): Buffer {
+export function encodeRouteMessages(
+  routes: readonly RouteSpec[],
+  op: RouteOp,
+  header: (i: number) => MessageHeader,
+): Buffer {
   const w = new Writer(routes.length * 96)
   routes.forEach((route, i) => {
     const h = header(i)
@@ -349,7 +398,14 @@ export interface EncodedMessages {
   offsets: Uint32Array
 }
 
-export function encodeRouteBatch(routes: readonly RouteSpec[], op: RouteOp, type: number, flags: number, firstSeq: number, port: number): EncodedMessages {
+export function encodeRouteBatch(
+  routes: readonly RouteSpec[],
+  op: RouteOp,
+  type: number,
+  flags: number,
+  firstSeq: number,
+  port: number,
+): EncodedMessages {
   const w = new Writer(routes.length * 80 + 64)
   const offsets = new Uint32Array(routes.length + 1)
   for (let i = 0; i < routes.length; i++) {
@@ -364,7 +420,15 @@ export function encodeRouteBatch(routes: readonly RouteSpec[], op: RouteOp, type
 }
 
 function writeRoute(w: Writer, route: RouteSpec, op: RouteOp): void {
-  if (route.family === 'inet' && route.nexthops.length === 1 && !route.prefsrc && !route.metrics && route.pref === undefined && writeIPv4Route(w, route, op)) return
+  if (
+    route.family === 'inet' &&
+    route.nexthops.length === 1 &&
+    !route.prefsrc &&
+    !route.metrics &&
+    route.pref === undefined &&
+    writeIPv4Route(w, route, op)
+  )
+    return
   writeRouteGeneral(w, route, op)
 }
 
@@ -404,7 +468,8 @@ function writeRouteGeneral(w: Writer, route: RouteSpec, op: RouteOp): void {
       const attrs = new Writer()
       if (nh.gateway) gatewayAttr(attrs, route.family, nh.gateway)
       const weight = nh.weight ?? 1
-      if (!Number.isInteger(weight) || weight < 1 || weight > 256) throw new RangeError(`next-hop weight ${weight} is outside 1..256`)
+      if (!Number.isInteger(weight) || weight < 1 || weight > 256)
+        throw new RangeError(`next-hop weight ${weight} is outside 1..256`)
       // rtnexthop: u16 len, u8 flags, u8 hops, s32 ifindex; its attributes follow inside len
       mp.u16(8 + attrs.length)
         .u8(nh.onlink ? RTNH_F_ONLINK : 0)
@@ -455,7 +520,8 @@ function writeIPv4Route(w: Writer, route: RouteSpec, op: RouteOp): boolean {
     if (gw < 0) return false
   }
   const ifindex = nh.ifindex
-  const size = 28 + (len > 0 ? 8 : 0) + (gw >= 0 ? 8 : 0) + (ifindex !== undefined ? 8 : 0) // rtmsg, RTA_TABLE, RTA_PRIORITY; the others
+  // rtmsg, RTA_TABLE, RTA_PRIORITY; the others
+  const size = 28 + (len > 0 ? 8 : 0) + (gw >= 0 ? 8 : 0) + (ifindex !== undefined ? 8 : 0)
   let at = w.room(size)
   const b = w.buffer
   const table = route.tableId
@@ -481,7 +547,9 @@ function writeIPv4Route(w: Writer, route: RouteSpec, op: RouteOp): boolean {
   return true
 }
 
-/** A 4-byte attribute (header and value, 8 bytes) at `at`: host order, or network order for an address. Returns the end. */
+/**
+ * A 4-byte attribute (header and value, 8 bytes) at `at`: host order, or network order for an address. Returns the end.
+ */
 function rtaU32(b: Buffer, at: number, type: number, v: number, networkOrder: boolean): number {
   b[at] = 8
   b[at + 1] = 0
@@ -664,7 +732,12 @@ export function routeKeyText(family: Family, tableId: number, dst: string, metri
  * only (a quick filter before the full decode); undefined for a route with a TOS, which has no such
  * key. Throws on a malformed message, as parseRouteMessage would.
  */
-export function routeMessageKey(buf: Buffer, start = 0, end = buf.length, want?: (tableId: number, metric: number) => boolean): string | undefined {
+export function routeMessageKey(
+  buf: Buffer,
+  start = 0,
+  end = buf.length,
+  want?: (tableId: number, metric: number) => boolean,
+): string | undefined {
   if (end - start < 12) throw new Error(`route message too short: ${end - start} bytes`)
   if (buf[start + 3] !== 0) return undefined
   const family = familyOfAf(buf[start])
@@ -678,7 +751,11 @@ export function routeMessageKey(buf: Buffer, start = 0, end = buf.length, want?:
     if (len < 4 || o + len > end) throw new Error(`malformed rtattr at offset ${o - start - 12}: length ${len}`)
     if (type === RTA_TABLE) tableId = attrU32(buf, o + 4, o + len)
     else if (type === RTA_PRIORITY) metric = attrU32(buf, o + 4, o + len)
-    else if (type === RTA_DST) dst = len === 8 ? `${buf[o + 4]}.${buf[o + 5]}.${buf[o + 6]}.${buf[o + 7]}` : addressText(buf.subarray(o + 4, o + len))
+    else if (type === RTA_DST)
+      dst =
+        len === 8
+          ? `${buf[o + 4]}.${buf[o + 5]}.${buf[o + 6]}.${buf[o + 7]}`
+          : addressText(buf.subarray(o + 4, o + len))
     o += align4(len)
   }
   if (want && !want(tableId, metric)) return '\u0000' // no key the caller wants: not worth the text
@@ -850,7 +927,9 @@ export function encodeRule(rule: RuleSpec): Buffer {
 
 function prefixBytes(prefix: string): [number[], number] {
   const [bytes, len] = parseCidr(prefix)
-  return typeof bytes === 'number' ? [[bytes >>> 24, (bytes >>> 16) & 255, (bytes >>> 8) & 255, bytes & 255], len] : [bytes, len]
+  return typeof bytes === 'number'
+    ? [[bytes >>> 24, (bytes >>> 16) & 255, (bytes >>> 8) & 255, bytes & 255], len]
+    : [bytes, len]
 }
 
 /** Decode an RTM_NEWRULE payload. */
@@ -875,8 +954,15 @@ export function parseRuleMessage(payload: Buffer): RuleSpec {
 
 /** The same rule for routedoctor: priority, family, selectors, table and action (the protocol is a label). */
 export function sameRule(a: RuleSpec, b: RuleSpec): boolean {
-  return a.family === b.family && a.priority === b.priority && a.dst === b.dst && a.src === b.src && a.table === b.table &&
-    a.action === b.action && Boolean(a.other) === Boolean(b.other)
+  return (
+    a.family === b.family &&
+    a.priority === b.priority &&
+    a.dst === b.dst &&
+    a.src === b.src &&
+    a.table === b.table &&
+    a.action === b.action &&
+    Boolean(a.other) === Boolean(b.other)
+  )
 }
 
 /** A lookup rule `to DST lookup TABLE` at a priority. */

@@ -15,7 +15,15 @@ const RTNLGRP_IPV4_RULE = 8
 const RTNLGRP_IPV6_IFADDR = 9
 const RTNLGRP_IPV6_ROUTE = 11
 const RTNLGRP_IPV6_RULE = 19
-export const WATCH_GROUPS = [RTNLGRP_LINK, RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_IFADDR, RTNLGRP_IPV6_ROUTE, RTNLGRP_IPV6_RULE]
+export const WATCH_GROUPS = [
+  RTNLGRP_LINK,
+  RTNLGRP_IPV4_IFADDR,
+  RTNLGRP_IPV4_ROUTE,
+  RTNLGRP_IPV4_RULE,
+  RTNLGRP_IPV6_IFADDR,
+  RTNLGRP_IPV6_ROUTE,
+  RTNLGRP_IPV6_RULE,
+]
 
 const RTM_NEWLINK = 16
 const RTM_DELLINK = 17
@@ -38,7 +46,16 @@ const rd32 = (b: Buffer, o: number): number => (LE ? b.readUInt32LE(o) : b.readU
 
 export type KernelEvent =
   // message: the notification's payload (a view of the datagram: copied by whoever keeps it)
-  | {kind: 'route'; op: 'new' | 'del'; family: Family; dst: string; table: number; metric: number; protocol: number; message?: Buffer}
+  | {
+      kind: 'route'
+      op: 'new' | 'del'
+      family: Family
+      dst: string
+      table: number
+      metric: number
+      protocol: number
+      message?: Buffer
+    }
   // flags: the ifinfomsg's (IFF_UP, IFF_LOWER_UP, ...)
   | {kind: 'link'; op: 'new' | 'del'; ifindex: number; name?: string; flags?: number; mtu?: number}
   | {kind: 'address'; op: 'new' | 'del'; ifindex: number; address?: string}
@@ -75,8 +92,16 @@ export function decodeKernelEvent(type: number, p: Buffer): KernelEvent | undefi
       case RTM_DELROUTE: {
         if (p.length < 12 || rd32(p, 8) & RTM_F_CLONED) return undefined
         const spec = parseRouteMessage(p)
-        return {kind: 'route', op: type === RTM_NEWROUTE ? 'new' : 'del', family: spec.family, dst: spec.dst, table: spec.tableId,
-          metric: spec.metric, protocol: spec.protocol, message: p}
+        return {
+          kind: 'route',
+          op: type === RTM_NEWROUTE ? 'new' : 'del',
+          family: spec.family,
+          dst: spec.dst,
+          table: spec.tableId,
+          metric: spec.metric,
+          protocol: spec.protocol,
+          message: p,
+        }
       }
       case RTM_NEWLINK:
       case RTM_DELLINK: {
@@ -94,7 +119,12 @@ export function decodeKernelEvent(type: number, p: Buffer): KernelEvent | undefi
         const a = attrs(p, 8)
         const at = a.get(IFA_LOCAL) ?? a.get(IFA_ADDRESS)
         const address = at ? addressText(p.subarray(at[0], at[1])) : undefined
-        return {kind: 'address', op: type === RTM_NEWADDR ? 'new' : 'del', ifindex: rd32(p, 4), ...(address ? {address: `${address}/${p[1]}`} : {})}
+        return {
+          kind: 'address',
+          op: type === RTM_NEWADDR ? 'new' : 'del',
+          ifindex: rd32(p, 4),
+          ...(address ? {address: `${address}/${p[1]}`} : {}),
+        }
       }
       case RTM_NEWRULE:
       case RTM_DELRULE: {
@@ -133,13 +163,19 @@ export interface KernelEventStream {
  * namespace. `onLost`: notifications were dropped (the socket overflowed), so whatever was derived from them
  * must be read again.
  */
-export async function watchKernel(onEvents: (events: KernelEvent[]) => void, onLost: (error: Error) => void): Promise<KernelEventStream> {
-  return openMulticastSocket(WATCH_GROUPS, (datagram) => {
-    const events = decodeKernelEvents(datagram)
-    if (events.length > 0) onEvents(events)
-  }, onLost)
+export async function watchKernel(
+  onEvents: (events: KernelEvent[]) => void,
+  onLost: (error: Error) => void,
+): Promise<KernelEventStream> {
+  return openMulticastSocket(
+    WATCH_GROUPS,
+    (datagram) => {
+      const events = decodeKernelEvents(datagram)
+      if (events.length > 0) onEvents(events)
+    },
+    onLost,
+  )
 }
-
 
 /**
  * The keys (codec.routeKeyText) of the kernel's routes of one protocol number, kept from one dump and then the

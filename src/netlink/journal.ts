@@ -1,7 +1,17 @@
 // The apply journal (DESIGN §5): written and fsynced before the first route write, so whatever
 // happens next, every route routedoctor touched can be put back exactly. Also the apply lock.
 import {
-  closeSync, fdatasyncSync, fsync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync,
+  closeSync,
+  fdatasyncSync,
+  fsync,
+  fsyncSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
 } from 'node:fs'
 import {hostname} from 'node:os'
 import {dirname, join} from 'node:path'
@@ -197,7 +207,8 @@ export function setJournalState(path: string, journal: Journal, state: JournalSt
   writeJournal(path, journal)
 }
 
-const fsyncAsync = (fd: number): Promise<void> => new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())))
+const fsyncAsync = (fd: number): Promise<void> =>
+  new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())))
 
 /** fsync a directory (its entries) on the thread pool; the open is synchronous, so the sync starts now. */
 function fsyncDirAsync(dir: string): Promise<void> {
@@ -313,7 +324,12 @@ export function readJournal(path: string): Journal {
     j = JSON.parse(text) as Journal
   } catch {
     const recovered = recoverJournal(text)
-    if (!recovered) throw new RouteDoctorError(`${path}: not a routedoctor journal (expected the JSON that fix --apply writes; this does not parse as JSON)`, 2, 'E_JOURNAL')
+    if (!recovered)
+      throw new RouteDoctorError(
+        `${path}: not a routedoctor journal (expected the JSON that fix --apply writes; this does not parse as JSON)`,
+        2,
+        'E_JOURNAL',
+      )
     j = recovered
   }
   if (j?.tool !== 'routedoctor' || (j.schema !== 1 && j.schema !== 2 && j.schema !== 3) || !Array.isArray(j.changes) ||
@@ -339,7 +355,13 @@ function recoverJournal(text: string): Journal | undefined {
   try {
     const j = JSON.parse(`${text.slice(0, changesEnd)}\n}`) as Journal
     j.state = 'pending'
-    j.history = [{time: j.time, state: 'pending', note: 'the state after this was not recorded whole (interrupted); the changes are'}]
+    j.history = [
+      {
+        time: j.time,
+        state: 'pending',
+        note: 'the state after this was not recorded whole (interrupted); the changes are',
+      },
+    ]
     return j
   } catch {
     return undefined
@@ -396,7 +418,11 @@ export function acquireLock(dir: string): () => void {
       continue // removed between our open and read: try again
     }
     if (holder !== undefined && pidAlive(holder)) {
-      throw new RouteDoctorError(`another routedoctor apply is running (pid ${holder}, lock ${path}); wait for it to finish`, 1, 'E_LOCKED')
+      throw new RouteDoctorError(
+        `another routedoctor apply is running (pid ${holder}, lock ${path}); wait for it to finish`,
+        1,
+        'E_LOCKED',
+      )
     }
     // stale: the holder is gone (or the file is garbage)
     try {

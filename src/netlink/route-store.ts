@@ -1,9 +1,10 @@
 // The kernel's IPv4 routes, kept current without reading the table again: one dump, then every route notification
 // applied. Each route is held as a copy of its netlink message, decoded only when a diagnosis reads it, so a full
 // table costs its messages' bytes rather than a million route objects. Routes are found by their network's key
-// (model/prefix-key.ts networkKey): the routes at a prefix, and the routes a longest-prefix lookup of an address can find.
-// The kernel flushes or marks a device's routes without a notification when the device goes down or away: a change
-// of a device that carries routes is answered by reading the table again (apply's LinkChange, load's changed keys).
+// (model/prefix-key.ts networkKey): the routes at a prefix, and the routes a longest-prefix lookup of an address can
+// find. The kernel flushes or marks a device's routes without a notification when the device goes down or away: a
+// change of a device that carries routes is answered by reading the table again (apply's LinkChange, load's changed
+// keys).
 import {endianness} from 'node:os'
 
 import {networkKey} from '../model/prefix-key.js'
@@ -24,7 +25,9 @@ const LE = endianness() === 'LE'
 const rd16 = (b: Buffer, o: number): number => (LE ? b.readUInt16LE(o) : b.readUInt16BE(o))
 const rd32 = (b: Buffer, o: number): number => (LE ? b.readUInt32LE(o) : b.readUInt32BE(o))
 
-/** What identifies an IPv4 route message: its network's key, and the table, metric and TOS that tell routes there apart. */
+/**
+ * What identifies an IPv4 route message: its network's key, and the table, metric and TOS that tell routes there apart.
+ */
 interface Identity {
   key: number
   table: number
@@ -82,8 +85,11 @@ interface LinkState {
   mtu?: number
 }
 
-const linkState = (e: {name?: string; flags?: number; mtu?: number}): LinkState =>
-  ({...(e.name !== undefined ? {name: e.name} : {}), flags: (e.flags ?? 0) & (IFF_UP | IFF_LOWER_UP), ...(e.mtu !== undefined ? {mtu: e.mtu} : {})})
+const linkState = (e: {name?: string; flags?: number; mtu?: number}): LinkState => ({
+  ...(e.name !== undefined ? {name: e.name} : {}),
+  flags: (e.flags ?? 0) & (IFF_UP | IFF_LOWER_UP),
+  ...(e.mtu !== undefined ? {mtu: e.mtu} : {}),
+})
 
 /** A device whose state changed, or that went away. */
 export interface LinkChange {
@@ -183,12 +189,16 @@ export class KernelRouteStore {
       changed.push({ifindex: e.ifindex, names, routes, routesChanged: was === undefined || was.flags !== now.flags})
     }
     // a notification's payload is a view of its datagram: what is kept is a copy
-    if (this.replay) for (const e of events) this.replay.push(e.kind === 'route' && e.message ? {...e, message: Buffer.from(e.message)} : e)
+    if (this.replay)
+      for (const e of events)
+        this.replay.push(e.kind === 'route' && e.message ? {...e, message: Buffer.from(e.message)} : e)
     this.applyRoutes(events)
     return changed
   }
 
-  /** The notifications that came while the table was read, applied again on what was read (their changes were reported). */
+  /**
+   * The notifications that came while the table was read, applied again on what was read (their changes were reported).
+   */
   private applyAgain(events: readonly KernelEvent[]): void {
     for (const e of events) {
       if (e.kind !== 'link') continue
@@ -251,7 +261,8 @@ export class KernelRouteStore {
     }
     if (list.length === 0) this.at.delete(id.key)
     else this.at.set(id.key, list.length === 1 ? list[0] : list)
-    if (id.table === RT_TABLE_LOCAL && !list.some((h) => routeIdentity(h)!.table === RT_TABLE_LOCAL)) this.local.delete(id.key)
+    if (id.table === RT_TABLE_LOCAL && !list.some((h) => routeIdentity(h)!.table === RT_TABLE_LOCAL))
+      this.local.delete(id.key)
   }
 
   private decoded(key: number, out: KernelRoute[]): void {

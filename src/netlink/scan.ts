@@ -18,13 +18,27 @@ import {ipv4Value} from '../model/prefix.js'
 import type {Family} from '../model/types.js'
 
 import {
-  AF_INET, AF_INET6, RTA_DST, RTA_GATEWAY, RTA_MULTIPATH, RTA_OIF, RTA_PREF, RTA_PREFSRC, RTA_PRIORITY, RTA_TABLE, RTA_VIA, RTNH_F_ONLINK,
+  AF_INET,
+  AF_INET6,
+  RTA_DST,
+  RTA_GATEWAY,
+  RTA_MULTIPATH,
+  RTA_OIF,
+  RTA_PREF,
+  RTA_PREFSRC,
+  RTA_PRIORITY,
+  RTA_TABLE,
+  RTA_VIA,
+  RTNH_F_ONLINK,
   type RouteSpec,
 } from './codec.js'
 
 const LE = endianness() === 'LE'
 const rd16 = (b: Buffer, o: number): number => (LE ? b[o] | (b[o + 1] << 8) : (b[o] << 8) | b[o + 1])
-const rd32 = (b: Buffer, o: number): number => (LE ? (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16)) + b[o + 3] * 0x1000000 : b[o] * 0x1000000 + ((b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]))
+const rd32 = (b: Buffer, o: number): number =>
+  LE
+    ? (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16)) + b[o + 3] * 0x1000000
+    : b[o] * 0x1000000 + ((b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3])
 const rdS32 = (b: Buffer, o: number): number => rd32(b, o) | 0
 
 const afOf = (family: Family): number => (family === 'inet6' ? AF_INET6 : AF_INET)
@@ -235,7 +249,9 @@ export class WireKeyIndex<V> {
 
   /** The value at a key; undefined also for a dst no dump can show (see dstKey). */
   get(family: Family, tableId: number, dst: string, metric: number): V | undefined {
-    return dstKey(family, dst) ? this.lengths(afOf(family), tableId, metric, false)?.get(keyLen)?.get(keyAddr) : undefined
+    return dstKey(family, dst)
+      ? this.lengths(afOf(family), tableId, metric, false)?.get(keyLen)?.get(keyAddr)
+      : undefined
   }
 
   /**
@@ -278,7 +294,9 @@ export class WireKeyIndex<V> {
     if (af === AF_INET) {
       // a 16-byte dst decodes to IPv6 text, never an IPv4 key; a missing one is 0.0.0.0
       if (dstAt < 0) return addrs.get(0)
-      return msg.dstLen === 4 ? addrs.get((buf[dstAt] << 24) | (buf[dstAt + 1] << 16) | (buf[dstAt + 2] << 8) | buf[dstAt + 3]) : undefined
+      return msg.dstLen === 4
+        ? addrs.get((buf[dstAt] << 24) | (buf[dstAt + 1] << 16) | (buf[dstAt + 2] << 8) | buf[dstAt + 3])
+        : undefined
     }
     // a 4-byte dst on an IPv6 route decodes to IPv4 text: never an IPv6 key; a missing one is ::
     if (dstAt < 0) return addrs.get('0'.repeat(32))
@@ -318,7 +336,8 @@ export function wireCheckable(write: RouteSpec, links: ReadonlyMap<number, strin
   const nhs = write.nexthops
   if (nhs.length === 0 || nhs.length > 30) return false
   for (const nh of nhs) {
-    if (nh.ifindex === undefined || !(nh.ifindex > 0) || nh.dev === undefined || links.get(nh.ifindex) !== nh.dev) return false
+    if (nh.ifindex === undefined || !(nh.ifindex > 0) || nh.dev === undefined || links.get(nh.ifindex) !== nh.dev)
+      return false
     if (nh.gateway !== undefined && canonicalAddressBytes(nh.gateway) === null) return false
     if (nhs.length > 1 && !Number.isInteger(nh.weight)) return false // compared as the planned weight's text is
   }
@@ -401,7 +420,11 @@ function matchesRead(buf: Buffer, start: number, end: number, write: RouteSpec):
     // a single next hop: onlink from rtm_flags (dev and gateway as their attributes)
     if (!single || (gwAt < 0 && oif < 0)) return false
     const w = want[0]
-    return oif === w.ifindex && sameGateway(buf, gwAt, gwLen, w.gateway) && ((rd32(buf, start + 8) & RTNH_F_ONLINK) !== 0) === Boolean(w.onlink)
+    return (
+      oif === w.ifindex &&
+      sameGateway(buf, gwAt, gwLen, w.gateway) &&
+      ((rd32(buf, start + 8) & RTNH_F_ONLINK) !== 0) === Boolean(w.onlink)
+    )
   }
   // RTA_MULTIPATH: rtnexthop {u16 len, u8 flags, u8 hops, s32 ifindex} + attributes, each matched
   // to a planned next hop not matched yet (the planned list is a multiset: order does not count)
@@ -439,7 +462,12 @@ function matchesRead(buf: Buffer, start: number, end: number, write: RouteSpec):
     for (let j = 0; j < want.length; j++) {
       if (used & (1 << j)) continue
       const w = want[j]
-      if (w.ifindex === ifindex && Boolean(w.onlink) === onlink && (single || w.weight === weight) && sameGateway(buf, nhGwAt, nhGwLen, w.gateway)) {
+      if (
+        w.ifindex === ifindex &&
+        Boolean(w.onlink) === onlink &&
+        (single || w.weight === weight) &&
+        sameGateway(buf, nhGwAt, nhGwLen, w.gateway)
+      ) {
         found = j
         break
       }

@@ -1,5 +1,5 @@
-// bird.conf -> BirdConfig: the tunnel pools of the kernel export filter, `merge paths`, kernel `metric`, `kernel table`.
-// Not a BIRD grammar: a tolerant scan for the few shapes Calico's templates (and the BIRD 2/3 ifname fix) use.
+// bird.conf -> BirdConfig: the tunnel pools of the kernel export filter, `merge paths`, kernel `metric`, `kernel
+// table`. Not a BIRD grammar: a tolerant scan for the few shapes Calico's templates (and the BIRD 2/3 ifname fix) use.
 // It never throws: a config it does not understand simply yields no pools.
 import {canonicalPrefix} from '../model/prefix.js'
 import type {BgpExport, BirdConfig, Pool} from '../model/types.js'
@@ -65,7 +65,12 @@ function statementAt(s: string, at: number): [number, number] {
 const ID = '[A-Za-z_][A-Za-z0-9_]*'
 
 /** Does `body` set the tunnel (directly or through a called function)? */
-function setsTunnel(body: string, functions: Map<string, string>, tunnelDev: string, seen = new Set<string>()): boolean {
+function setsTunnel(
+  body: string,
+  functions: Map<string, string>,
+  tunnelDev: string,
+  seen = new Set<string>(),
+): boolean {
   if (krtTunnelSet(body) || ifnameSet(body, tunnelDev)) return true
   for (const m of body.matchAll(new RegExp(`\\b(${ID})\\s*\\(`, 'g'))) {
     const name = m[1]
@@ -169,13 +174,15 @@ export function parseBirdConf(text: string, file = 'bird.conf', opts: BirdConfOp
     }
     const metric = new RegExp(`${STMT}metric\\s+(\\d+)\\s*;`).exec(block)
     if (metric && config.kernelMetric === undefined) config.kernelMetric = Number(metric[1])
-    for (const t of block.matchAll(/\bkernel\s+table\s+(\d+)/g)) if (!config.kernelTables.includes(t[1])) config.kernelTables.push(t[1])
+    for (const t of block.matchAll(/\bkernel\s+table\s+(\d+)/g))
+      if (!config.kernelTables.includes(t[1])) config.kernelTables.push(t[1])
   }
   config.bgpExports = bgpExports(s, file, functions)
   return config
 }
 
-// A condition on where a route came from: a filter that tests one can tell a kernel-learnt route from a BGP or static one
+// A condition on where a route came from: a filter that tests one can tell a kernel-learnt route from a BGP or static
+// one
 const SOURCE_TEST = /\b(source|proto|krt_source|Kernel\.source|from)\b\s*(=|!=|~)/
 
 /** Can `body` accept a route whatever its source: it accepts somewhere, and never tests where a route came from? */
@@ -207,11 +214,19 @@ function bgpExports(s: string, file: string, functions: Map<string, string>): Bg
           protocol: name,
           filter: e[2],
           acceptsKernelRoutes: f !== undefined && acceptsAnySource(f.body, functions),
-          pos: f !== undefined ? {file, line: lineAt(s, f.start), endLine: lineAt(s, Math.max(f.start, f.end - 1))} : {file, line, endLine: line},
+          pos:
+            f !== undefined
+              ? {file, line: lineAt(s, f.start), endLine: lineAt(s, Math.max(f.start, f.end - 1))}
+              : {file, line, endLine: line},
         })
       } else {
         const accepts = e[1] === 'all' || (e[3] !== undefined && !SOURCE_TEST.test(e[3]))
-        out.push({protocol: name, filter: e[1].replace(/\s+/g, ' '), acceptsKernelRoutes: accepts, pos: {file, line, endLine: line}})
+        out.push({
+          protocol: name,
+          filter: e[1].replace(/\s+/g, ' '),
+          acceptsKernelRoutes: accepts,
+          pos: {file, line, endLine: line},
+        })
       }
     }
   }

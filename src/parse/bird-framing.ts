@@ -16,7 +16,8 @@ export interface BirdBanner {
   line: number
 }
 
-const RAW_LINE_SHAPE = 'a BIRD control-socket reply line ("NNNN-text", "NNNN text" or a continuation starting with a space)'
+const RAW_LINE_SHAPE =
+  'a BIRD control-socket reply line ("NNNN-text", "NNNN text" or a continuation starting with a space)'
 
 function isDigit(c: number): boolean {
   return c >= 48 && c <= 57
@@ -25,7 +26,8 @@ function isDigit(c: number): boolean {
 /** `NNNN-` or `NNNN ` (or bare `NNNN` at end of line) at the start of the line. */
 function hasReplyCode(s: string): boolean {
   if (s.length < 4) return false
-  if (!(isDigit(s.charCodeAt(0)) && isDigit(s.charCodeAt(1)) && isDigit(s.charCodeAt(2)) && isDigit(s.charCodeAt(3)))) return false
+  if (!(isDigit(s.charCodeAt(0)) && isDigit(s.charCodeAt(1)) && isDigit(s.charCodeAt(2)) && isDigit(s.charCodeAt(3))))
+    return false
   if (s.length === 4) return true
   const sep = s.charCodeAt(4)
   return sep === 45 /* - */ || sep === 32 /* space */
@@ -134,7 +136,12 @@ export function frameBirdText(text: string, file: string, sink: BirdLineSink, sp
   while (start < n) {
     let end = text.indexOf('\n', start)
     if (end < 0) end = n
-    if (!(span !== undefined && framer.mode === 'birdc' && isPlainPayload(text, start, end) && span(text, start, end, lineNo))) {
+    if (!(
+      span !== undefined &&
+      framer.mode === 'birdc' &&
+      isPlainPayload(text, start, end) &&
+      span(text, start, end, lineNo)
+    )) {
       framer.push(text.slice(start, end), lineNo)
     }
     start = end + 1

@@ -42,7 +42,12 @@ const isDate = (s: string): boolean => /^\d{4}-\d{2}-\d{2}$/.test(s)
 const isClock = (s: string): boolean => /^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(s)
 
 function isHeadingRow(ws: Word[]): boolean {
-  return ws.length >= 5 && ws[0]!.text.toLowerCase() === 'name' && ws[1]!.text.toLowerCase() === 'proto' && ws[2]!.text.toLowerCase() === 'table'
+  return (
+    ws.length >= 5 &&
+    ws[0]!.text.toLowerCase() === 'name' &&
+    ws[1]!.text.toLowerCase() === 'proto' &&
+    ws[2]!.text.toLowerCase() === 'table'
+  )
 }
 
 /** `8 imported, 1 filtered, 10 exported, 7 preferred`, by label (the filtered part is optional). */

@@ -134,8 +134,10 @@ function isBlankChar(c: number): boolean {
 /** Does s[start...] begin `\tvia ` or `\tdev `? */
 function isNexthopLine(s: string, start: number): boolean {
   const c1 = s.charCodeAt(start + 1)
-  if (c1 === 118 /* v */) return s.charCodeAt(start + 2) === 105 && s.charCodeAt(start + 3) === 97 && s.charCodeAt(start + 4) === 32
-  if (c1 === 100 /* d */) return s.charCodeAt(start + 2) === 101 && s.charCodeAt(start + 3) === 118 && s.charCodeAt(start + 4) === 32
+  if (c1 === 118 /* v */)
+    return s.charCodeAt(start + 2) === 105 && s.charCodeAt(start + 3) === 97 && s.charCodeAt(start + 4) === 32
+  if (c1 === 100 /* d */)
+    return s.charCodeAt(start + 2) === 101 && s.charCodeAt(start + 3) === 118 && s.charCodeAt(start + 4) === 32
   return false
 }
 
@@ -150,7 +152,8 @@ function isNonIpNet(net: string): boolean {
   if (net === 'flow4' || net === 'flow6') return true
   const slash = net.indexOf('/')
   const dash = net.indexOf('-', slash)
-  if (slash > 0 && dash > slash + 1 && isDigits(net.slice(slash + 1, dash), 0) && isDigits(net, dash + 1)) return true // ROA `/LEN-MAXLEN`
+  // ROA `/LEN-MAXLEN`
+  if (slash > 0 && dash > slash + 1 && isDigits(net.slice(slash + 1, dash), 0) && isDigits(net, dash + 1)) return true
   if (net.startsWith('AS') && net.length > 2 && isDigits(net, 2)) return true
   const colon = net.indexOf(':')
   return colon > 0 && !net.includes('/') && isDigits(net, colon + 1) // route distinguisher 65000:1
@@ -271,9 +274,21 @@ export class ParsedBirdRoute implements BirdRoute {
 
   toJSON(): Record<string, unknown> {
     return {
-      prefix: this.prefix, table: this.table, dest: this.dest, protocol: this.protocol, since: this.since, from: this.from,
-      primary: this.primary, kernelSyncFailed: this.kernelSyncFailed, preference: this.preference, info: this.info,
-      source: this.source, bgpNextHop: this.bgpNextHop, nexthops: this.nexthops, attributes: this.attributes, pos: this.pos,
+      prefix: this.prefix,
+      table: this.table,
+      dest: this.dest,
+      protocol: this.protocol,
+      since: this.since,
+      from: this.from,
+      primary: this.primary,
+      kernelSyncFailed: this.kernelSyncFailed,
+      preference: this.preference,
+      info: this.info,
+      source: this.source,
+      bgpNextHop: this.bgpNextHop,
+      nexthops: this.nexthops,
+      attributes: this.attributes,
+      pos: this.pos,
     }
   }
 }
@@ -404,7 +419,11 @@ export class BirdRouteParser {
    * With `onRoute`, each finished route is handed over and not retained (streaming use). `source`: the
    * whole text the payload lines come from, when there is one: attribute lines are then kept as slices of it.
    */
-  constructor(readonly file = 'birdc-show-route-all.txt', private readonly onRoute?: (route: BirdRoute) => void, private readonly source?: string) {}
+  constructor(
+    readonly file = 'birdc-show-route-all.txt',
+    private readonly onRoute?: (route: BirdRoute) => void,
+    private readonly source?: string,
+  ) {}
 
   /** A framed payload line (see bird-framing.ts) with its original line number and reply code. */
   feed(text: string, line: number, code?: number): void {
@@ -639,7 +658,16 @@ export class BirdRouteParser {
   }
 
   private newRoute(prefix: string, dest: string, rest: HeaderRest, line: number): ParsedBirdRoute {
-    const route = new ParsedBirdRoute(prefix, dest, rest.protocol, rest.since, rest.primary, rest.kernelSyncFailed, rest.info, {file: this.file, line, endLine: line})
+    const route = new ParsedBirdRoute(
+      prefix,
+      dest,
+      rest.protocol,
+      rest.since,
+      rest.primary,
+      rest.kernelSyncFailed,
+      rest.info,
+      {file: this.file, line, endLine: line},
+    )
     if (this.table !== undefined) route.table = this.table
     if (rest.from !== undefined) route.from = rest.from
     if (rest.preference !== undefined) route.preference = rest.preference
@@ -668,7 +696,12 @@ export class BirdRouteParser {
       return
     }
     if (words.length !== 1) {
-      throw new ParseError(this.file, line, 'a destination ("unicast", "unreachable", "blackhole", "via GW on IF", "dev IF", "multipath") before "["', text)
+      throw new ParseError(
+        this.file,
+        line,
+        'a destination ("unicast", "unreachable", "blackhole", "via GW on IF", "dev IF", "multipath") before "["',
+        text,
+      )
     }
     route.dest = w0 === 'multipath' ? 'unicast' : this.intern.get(w0)
   }
@@ -767,7 +800,8 @@ export class BirdRouteParser {
     if (src.charCodeAt(start) !== 9) return this.headerSpan(src, start, end, line)
     if (this.skimming) return this.skimSpan(src, start, end, line)
     const c1 = src.charCodeAt(start + 1)
-    if ((c1 === 118 /* v */ || c1 === 100 /* d */) && isNexthopLine(src, start)) return this.nexthopSpan(src, start, end, line)
+    if ((c1 === 118 /* v */ || c1 === 100) /* d */ && isNexthopLine(src, start))
+      return this.nexthopSpan(src, start, end, line)
     if (c1 === 9 || c1 === 32) return false // a continuation, or an odd indent: the line path
     return this.attributeSpan(src, start, end, line)
   }
@@ -969,7 +1003,8 @@ export interface KeyLookup {
 
 /**
  * Where parseBirdRoutes sends, unbuilt, the paths of its shape (src/bulk keeps them as numbers): `kernelAt` and
- * `outside` say which networks qualify; `add` gets what DeferredPathSink.onDeferred gets and the path's place in the dump.
+ * `outside` say which networks qualify; `add` gets what DeferredPathSink.onDeferred gets and the path's place in the
+ * dump.
  */
 export interface BirdPathSink {
   readonly kernelAt: KeyLookup
@@ -995,10 +1030,17 @@ export interface DeferredPathSink {
 export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt', deferred?: BirdPathSink): BirdRoute[] {
   const routes: BirdRoute[] = []
   let count = 0 // paths so far, deferred or not: a path's ordinal
-  const parser = deferred === undefined ? new BirdRouteParser(file, undefined, text) : new BirdRouteParser(file, (route) => {
-    routes.push(route)
-    count++
-  }, text)
+  const parser =
+    deferred === undefined
+      ? new BirdRouteParser(file, undefined, text)
+      : new BirdRouteParser(
+          file,
+          (route) => {
+            routes.push(route)
+            count++
+          },
+          text,
+        )
   if (deferred !== undefined) {
     parser.deferTo({
       kernelAt: deferred.kernelAt,
@@ -1008,7 +1050,12 @@ export function parseBirdRoutes(text: string, file = 'birdc-show-route-all.txt',
         deferred.add(key, kernel, bgpNextHop, offset, end, line, table, count++, unreachable),
     })
   }
-  frameBirdText(text, file, (t, l, c) => parser.feed(t, l, c), (src, start, end, line) => parser.lineSpan(src, start, end, line))
+  frameBirdText(
+    text,
+    file,
+    (t, l, c) => parser.feed(t, l, c),
+    (src, start, end, line) => parser.lineSpan(src, start, end, line),
+  )
   const built = parser.end() // with `deferred`, routes came through the callback instead
   return deferred === undefined ? built : routes
 }
@@ -1039,10 +1086,18 @@ export class BirdBlockReader {
       if (end < 0) end = n
       const c0 = text.charCodeAt(start)
       // lines the framer drops (blank, `>>>`, a banner) do not end a network's lines; anything else not indented does
-      if (start > offset && c0 !== 9 && c0 !== 32 && start !== end && !(c0 === 62 && text.startsWith('>>>', start)) &&
-        !(c0 === 66 && bannerVersion(text.slice(start, end).replace(/\r$/, '')) !== undefined)) break
+      if (
+        start > offset &&
+        c0 !== 9 &&
+        c0 !== 32 &&
+        start !== end &&
+        !(c0 === 62 && text.startsWith('>>>', start)) &&
+        !(c0 === 66 && bannerVersion(text.slice(start, end).replace(/\r$/, '')) !== undefined)
+      )
+        break
       // as frameBirdText hands them over: the header (read in place before) and TAB lines offered in place first
-      if (!((start === offset || c0 === 9) && parser.lineSpan(text, start, end, lineNo))) this.framer.push(text.slice(start, end), lineNo)
+      if (!((start === offset || c0 === 9) && parser.lineSpan(text, start, end, lineNo)))
+        this.framer.push(text.slice(start, end), lineNo)
       start = end + 1
     }
     parser.end()

@@ -6,7 +6,14 @@ import {frameBirdText, isErrorCode} from './bird-framing.js'
 
 // Lines of the status report other than the version and router id; the last one is the daemon
 // state (`Daemon is up and running`, `Reconfiguration in progress`, `Shutdown in progress`, ...).
-const KNOWN_PREFIXES = ['Hostname is ', 'Current server time is ', 'Last reboot on ', 'Last reconfiguration on ', 'Daemon is ', 'Graceful restart ']
+const KNOWN_PREFIXES = [
+  'Hostname is ',
+  'Current server time is ',
+  'Last reboot on ',
+  'Last reconfiguration on ',
+  'Daemon is ',
+  'Graceful restart ',
+]
 
 /**
  * "2.0.12" -> 2; Calico's fork prints its own version with the BIRD it is based on
@@ -69,13 +76,25 @@ export function parseBirdStatus(text: string, file = 'birdc-show-status.txt'): B
       return
     }
     if (KNOWN_PREFIXES.some((p) => line.startsWith(p)) || line.endsWith(' in progress')) return
-    throw new ParseError(file, lineNo, 'a status line ("BIRD x.y.z", "Router ID is ...", "Daemon is up and running", ...)', line)
+    throw new ParseError(
+      file,
+      lineNo,
+      'a status line ("BIRD x.y.z", "Router ID is ...", "Daemon is up and running", ...)',
+      line,
+    )
   })
   version ??= framer.banner?.version
-  if (version === undefined) throw new ParseError(file, first ?? 1, 'a "BIRD x.y.z" version line or a "BIRD x.y.z ready." greeting')
+  if (version === undefined)
+    throw new ParseError(file, first ?? 1, 'a "BIRD x.y.z" version line or a "BIRD x.y.z ready." greeting')
   const {major, calicoFork} = birdVersionInfo(version)
-  const startLine = framer.banner !== undefined ? Math.min(framer.banner.line, first ?? framer.banner.line) : (first ?? 1)
-  const status: BirdStatus = {version, major, calicoFork, pos: {file, line: startLine, endLine: Math.max(last, startLine)}}
+  const startLine =
+    framer.banner !== undefined ? Math.min(framer.banner.line, first ?? framer.banner.line) : (first ?? 1)
+  const status: BirdStatus = {
+    version,
+    major,
+    calicoFork,
+    pos: {file, line: startLine, endLine: Math.max(last, startLine)},
+  }
   if (routerId !== undefined) status.routerId = routerId
   if (gr !== undefined) status.gracefulRestart = gr
   return status

@@ -1,7 +1,15 @@
 // Calico's cluster truth: `kubectl get RESOURCE -o json` Lists (DESIGN §3 `calico/*.json`) -> CalicoTruth.
 // Both API groups: crd.projectcalico.org/v1 (BlockAffinity spec.deleted a string) and projectcalico.org/v3.
 import {ParseError} from '../model/errors.js'
-import {CALICO_DIR, type BgpPeer, type BlockAffinity, type CalicoNode, type CalicoTruth, type ClusterRoutesSetting, type IpamBlock} from '../model/calico.js'
+import {
+  CALICO_DIR,
+  type BgpPeer,
+  type BlockAffinity,
+  type CalicoNode,
+  type CalicoTruth,
+  type ClusterRoutesSetting,
+  type IpamBlock,
+} from '../model/calico.js'
 import {canonicalAddress, canonicalPrefix, ipv4Text, ipv4Value} from '../model/prefix.js'
 import type {Pool, SourcePos} from '../model/types.js'
 import {isRecord} from './ip-common.js'
@@ -31,7 +39,16 @@ interface Item {
 
 /** The truth of the given files (any subset of the seven); a file that is not what it should be is a ParseError. */
 export function parseCalicoTruth(files: CalicoText[]): CalicoTruth {
-  const truth: CalicoTruth = {files: [], pools: [], blocks: [], affinities: [], nodes: [], felixClusterRoutes: [], birdClusterRoutes: [], peers: []}
+  const truth: CalicoTruth = {
+    files: [],
+    pools: [],
+    blocks: [],
+    affinities: [],
+    nodes: [],
+    felixClusterRoutes: [],
+    birdClusterRoutes: [],
+    peers: [],
+  }
   for (const f of files) {
     const base = f.name.startsWith(CALICO_DIR) ? f.name.slice(CALICO_DIR.length) : f.name
     const expected = KINDS[base]
@@ -47,7 +64,8 @@ export function parseCalicoTruth(files: CalicoText[]): CalicoTruth {
         case 'BGPConfiguration': {
           const s = setting(item, spec)
           if (s) truth.birdClusterRoutes.push(s)
-          if (item.name === 'default' && typeof spec.nodeToNodeMeshEnabled === 'boolean') truth.nodeToNodeMesh = spec.nodeToNodeMeshEnabled
+          if (item.name === 'default' && typeof spec.nodeToNodeMeshEnabled === 'boolean')
+            truth.nodeToNodeMesh = spec.nodeToNodeMeshEnabled
           break
         }
         case 'FelixConfiguration': {
@@ -63,7 +81,12 @@ export function parseCalicoTruth(files: CalicoText[]): CalicoTruth {
 }
 
 function fail(item: Item, expected: string, found: unknown): never {
-  throw new ParseError(item.pos.file, item.pos.line, expected, `${item.name}: ${typeof found === 'string' ? found : JSON.stringify(found) ?? 'nothing'}`)
+  throw new ParseError(
+    item.pos.file,
+    item.pos.line,
+    expected,
+    `${item.name}: ${typeof found === 'string' ? found : (JSON.stringify(found) ?? 'nothing')}`,
+  )
 }
 
 function cidrOf(item: Item, value: unknown, field: string): string {
@@ -85,7 +108,13 @@ function block(item: Item, spec: Record<string, unknown>): IpamBlock {
   const cidr = cidrOf(item, spec.cidr, 'spec.cidr')
   const affinity = typeof spec.affinity === 'string' ? spec.affinity : undefined
   const affinityNode = affinity?.startsWith('host:') ? affinity.slice(5) : undefined
-  const b: IpamBlock = {name: item.name, cidr, deleted: spec.deleted === true || spec.deleted === 'true', borrowed: [], pos: item.pos}
+  const b: IpamBlock = {
+    name: item.name,
+    cidr,
+    deleted: spec.deleted === true || spec.deleted === 'true',
+    borrowed: [],
+    pos: item.pos,
+  }
   if (affinityNode) b.affinityNode = affinityNode
   // a borrowed address: allocated to a workload on another node than the block's affine one
   const allocations = Array.isArray(spec.allocations) ? spec.allocations : []
@@ -113,8 +142,16 @@ function affinity(item: Item, spec: Record<string, unknown>): BlockAffinity {
   if (typeof spec.node !== 'string' || spec.node === '') fail(item, 'spec.node to name a node', spec.node)
   const d = spec.deleted
   // v1 writes spec.deleted as a string, v3 as a bool
-  if (d !== undefined && typeof d !== 'boolean' && d !== 'true' && d !== 'false') fail(item, 'spec.deleted to be true or false', d)
-  return {name: item.name, cidr, node: spec.node, state: typeof spec.state === 'string' ? spec.state : 'confirmed', deleted: d === true || d === 'true', pos: item.pos}
+  if (d !== undefined && typeof d !== 'boolean' && d !== 'true' && d !== 'false')
+    fail(item, 'spec.deleted to be true or false', d)
+  return {
+    name: item.name,
+    cidr,
+    node: spec.node,
+    state: typeof spec.state === 'string' ? spec.state : 'confirmed',
+    deleted: d === true || d === 'true',
+    pos: item.pos,
+  }
 }
 
 function node(item: Item): CalicoNode {
@@ -125,7 +162,8 @@ function node(item: Item): CalicoNode {
   if (v4 !== undefined) {
     const text = typeof v4 === 'string' ? v4 : ''
     const address = canonicalAddress(text.split('/')[0])
-    if (address === undefined || (text.includes('/') && canonicalPrefix(text) === undefined)) fail(item, 'annotation projectcalico.org/IPv4Address to be an address or CIDR', v4)
+    if (address === undefined || (text.includes('/') && canonicalPrefix(text) === undefined))
+      fail(item, 'annotation projectcalico.org/IPv4Address to be an address or CIDR', v4)
     n.ipv4Address = address
     n.ipv4Cidr = text
   }
@@ -147,7 +185,10 @@ function peer(item: Item, spec: Record<string, unknown>): BgpPeer {
   const p: BgpPeer = {name: item.name, pos: item.pos}
   if (spec.peerIP !== undefined) {
     // `10.0.0.1`, or `10.0.0.1:179`
-    const address = typeof spec.peerIP === 'string' ? canonicalAddress(spec.peerIP.replace(/^\[?([^\]]+?)\]?(:\d+)?$/, '$1')) : undefined
+    const address =
+      typeof spec.peerIP === 'string'
+        ? canonicalAddress(spec.peerIP.replace(/^\[?([^\]]+?)\]?(:\d+)?$/, '$1'))
+        : undefined
     if (address === undefined) fail(item, 'spec.peerIP to be an address', spec.peerIP)
     p.peerIP = address
   }
@@ -162,20 +203,37 @@ function listItems(text: string, file: string, kind: string, groups: string[], t
     root = JSON.parse(text)
   } catch (error) {
     const m = /position (\d+)/.exec((error as Error).message)
-    throw new ParseError(file, m ? lineAt(text, Number(m[1])) : 1, `kubectl -o json output (${an(kind)}List)`, (error as Error).message)
+    throw new ParseError(
+      file,
+      m ? lineAt(text, Number(m[1])) : 1,
+      `kubectl -o json output (${an(kind)}List)`,
+      (error as Error).message,
+    )
   }
-  if (!isRecord(root) || !Array.isArray(root.items)) throw new ParseError(file, 1, `a List of ${kind} (kubectl get … -o json)`, JSON.stringify(isRecord(root) ? root.kind ?? Object.keys(root).join(',') : root))
-  if (typeof root.kind === 'string' && root.kind !== 'List' && root.kind !== `${kind}List`) throw new ParseError(file, 1, `a List of ${kind}`, root.kind)
+  if (!isRecord(root) || !Array.isArray(root.items))
+    throw new ParseError(
+      file,
+      1,
+      `a List of ${kind} (kubectl get … -o json)`,
+      JSON.stringify(isRecord(root) ? (root.kind ?? Object.keys(root).join(',')) : root),
+    )
+  if (typeof root.kind === 'string' && root.kind !== 'List' && root.kind !== `${kind}List`)
+    throw new ParseError(file, 1, `a List of ${kind}`, root.kind)
   const spans = itemSpans(text)
   return root.items.map((value, i) => {
     const span = spans[i] ?? {line: 1, endLine: 1}
     const pos = {file, line: span.line, endLine: span.endLine}
     const metadata = isRecord(value) && isRecord(value.metadata) ? value.metadata : {}
-    const item: Item = {value: isRecord(value) ? value : {}, pos, name: typeof metadata.name === 'string' ? metadata.name : `items[${i}]`}
+    const item: Item = {
+      value: isRecord(value) ? value : {},
+      pos,
+      name: typeof metadata.name === 'string' ? metadata.name : `items[${i}]`,
+    }
     if (!isRecord(value)) fail(item, `${an(kind)} object`, value)
     if (value.kind !== undefined && value.kind !== kind) fail(item, an(kind), value.kind)
     const group = value.apiVersion
-    if (group !== undefined && (typeof group !== 'string' || !groups.includes(group))) fail(item, `apiVersion ${groups.join(' or ')}`, group)
+    if (group !== undefined && (typeof group !== 'string' || !groups.includes(group)))
+      fail(item, `apiVersion ${groups.join(' or ')}`, group)
     if (group !== undefined && kind !== 'Node') truth.apiGroup ??= group as string
     return item
   })

@@ -20,7 +20,8 @@ export function parseIpAddrJson(text: string, file = 'ip-j-addr.json'): Address[
       const local = canonicalAddress(raw)
       if (local === undefined) throw new ParseError(file, pos.line, 'addr_info "local" to be an address', raw)
       const prefixlen = f.num('prefixlen')
-      if (prefixlen === undefined) throw new ParseError(file, pos.line, 'addr_info field "prefixlen" to be a number', 'undefined')
+      if (prefixlen === undefined)
+        throw new ParseError(file, pos.line, 'addr_info field "prefixlen" to be a number', 'undefined')
       out.push({ifname: ifname.replace(/@.*$/, ''), family, local, prefixlen, scope: f.name('scope') ?? 'global', pos})
     }
   }

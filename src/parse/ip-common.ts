@@ -79,7 +79,11 @@ export function parseJsonArray(text: string, file: string, what: string): Array<
 }
 
 /** parseJsonArray without a wrapper object per element: a full table has a million of them. */
-export function jsonArrayElements(text: string, file: string, what: string): {values: unknown[]; posAt(i: number): SourcePos} {
+export function jsonArrayElements(
+  text: string,
+  file: string,
+  what: string,
+): {values: unknown[]; posAt(i: number): SourcePos} {
   if (text.trim() === '') return {values: [], posAt: () => ({file, line: 1, endLine: 1})}
   let data: unknown
   try {
@@ -92,10 +96,21 @@ export function jsonArrayElements(text: string, file: string, what: string): {va
       const at = jsonErrorOffset(text)
       const line = lineAt(text, at)
       const found = at >= text.length ? 'end of file' : text.slice(at, at + 30).split('\n')[0]
-      throw new ParseError(file, line, `a JSON array of ${what} (${error instanceof SyntaxError ? 'invalid JSON' : String(error)})`, found)
+      throw new ParseError(
+        file,
+        line,
+        `a JSON array of ${what} (${error instanceof SyntaxError ? 'invalid JSON' : String(error)})`,
+        found,
+      )
     }
   }
-  if (!Array.isArray(data)) throw new ParseError(file, 1, `a JSON array of ${what}`, typeof data === 'object' ? (data === null ? 'null' : 'an object') : typeof data)
+  if (!Array.isArray(data))
+    throw new ParseError(
+      file,
+      1,
+      `a JSON array of ${what}`,
+      typeof data === 'object' ? (data === null ? 'null' : 'an object') : typeof data,
+    )
   // iproute2 prints the array on one line: every element is on line 1 (one shared position), no need to scan
   const newline = text.indexOf('\n')
   if (newline < 0 || newline >= text.trimEnd().length) {
@@ -123,7 +138,12 @@ export function forEachJsonElement(
   const open = firstNonBlank(text)
   const close = lastNonBlank(text)
   const oneLine = text.indexOf('\n', open) < 0 || text.indexOf('\n', open) > close
-  if (text.length <= 2 * piece || !oneLine || text.charCodeAt(open) !== 91 /* [ */ || text.charCodeAt(close) !== 93 /* ] */) {
+  if (
+    text.length <= 2 * piece ||
+    !oneLine ||
+    text.charCodeAt(open) !== 91 /* [ */ ||
+    text.charCodeAt(close) !== 93 /* ] */
+  ) {
     const {values, posAt} = jsonArrayElements(text, file, what)
     for (let i = 0; i < values.length; i++) each(values[i], posAt(i))
     return
@@ -258,7 +278,12 @@ export class Fields {
   constructor(readonly obj: Record<string, unknown>, readonly pos: SourcePos, readonly what: string) {}
 
   private fail(key: string, expected: string): never {
-    throw new ParseError(this.pos.file, this.pos.line, `${this.what} field "${key}" to be ${expected}`, JSON.stringify(this.obj[key]) ?? 'undefined')
+    throw new ParseError(
+      this.pos.file,
+      this.pos.line,
+      `${this.what} field "${key}" to be ${expected}`,
+      JSON.stringify(this.obj[key]) ?? 'undefined',
+    )
   }
 
   str(key: string): string | undefined {
@@ -312,9 +337,18 @@ export class Fields {
 
 // ---------------------------------------------------------------- routes (shared by the JSON and text parsers)
 
-
 export const ROUTE_TYPES: readonly RouteType[] = [
-  'unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit', 'throw', 'nat', 'xresolve',
+  'unicast',
+  'local',
+  'broadcast',
+  'anycast',
+  'multicast',
+  'blackhole',
+  'unreachable',
+  'prohibit',
+  'throw',
+  'nat',
+  'xresolve',
 ]
 
 // Types whose route forwards nowhere: no next hops even when ip prints `dev lo` (IPv6 unreachable).
@@ -356,7 +390,9 @@ export interface RawRoute {
 
 function inferFamily(raw: RawRoute, defaultFamily: Family): Family {
   if (raw.dst !== 'default') return familyOf(raw.dst)
-  const gws = [raw.gateway, ...(raw.nexthops ?? []).map((n) => n.gateway)].filter((g): g is RawGateway => g !== undefined)
+  const gws = [raw.gateway, ...(raw.nexthops ?? []).map((n) => n.gateway)].filter(
+    (g): g is RawGateway => g !== undefined,
+  )
   const plain = gws.find((g) => g.family === undefined)
   if (plain) return familyOf(plain.host)
   // RTA_VIA is only printed when the gateway's family differs from the route's
@@ -403,7 +439,8 @@ function sharedNexthops(list: Nexthop[]): Nexthop[] {
     const known = byDev?.get(first.dev)
     if (known) return known
   } else {
-    for (const n of list) key += `${n.gateway ? `${n.gateway.family} ${n.gateway.address}` : '-'} ${n.dev ?? '-'} ${n.weight} ${n.flags.join(',')};`
+    for (const n of list)
+      key += `${n.gateway ? `${n.gateway.family} ${n.gateway.address}` : '-'} ${n.dev ?? '-'} ${n.weight} ${n.flags.join(',')};`
     const known = nexthopLists.get(key)
     if (known) return known
   }
@@ -425,7 +462,8 @@ function sharedNexthops(list: Nexthop[]): Nexthop[] {
 /** Apply iproute2's omitted defaults (type unicast, proto boot, scope global, table main) and canonical forms. */
 export function buildRoute(raw: RawRoute, pos: SourcePos, defaultFamily: Family = 'inet'): KernelRoute {
   const type = (raw.type ?? 'unicast') as RouteType
-  if (!ROUTE_TYPES.includes(type)) throw new ParseError(pos.file, pos.line, `a route type (${ROUTE_TYPES.join(', ')})`, raw.type)
+  if (!ROUTE_TYPES.includes(type))
+    throw new ParseError(pos.file, pos.line, `a route type (${ROUTE_TYPES.join(', ')})`, raw.type)
   const family = inferFamily(raw, defaultFamily)
   const dst = routeDst(raw.dst, family, pos)
   const table = raw.table ?? 'main'
@@ -468,7 +506,13 @@ export function buildRoute(raw: RawRoute, pos: SourcePos, defaultFamily: Family 
  * of them "default"), gateway host, prefsrc and metric, when the caller knows that route's shared next-hop
  * list. For a full table: a few shapes of route printed many times over.
  */
-export function buildRouteLike(like: KernelRoute, dst: string, metric: number, prefsrc: string | undefined, nexthops: Nexthop[]): KernelRoute {
+export function buildRouteLike(
+  like: KernelRoute,
+  dst: string,
+  metric: number,
+  prefsrc: string | undefined,
+  nexthops: Nexthop[],
+): KernelRoute {
   const family = familyOf(dst) // inferFamily of a dst other than "default"
   // the keys in buildRoute's order (a literal, not a spread of `like`: a smaller object, less to collect)
   const route: KernelRoute = {
@@ -492,9 +536,14 @@ export function buildRouteLike(like: KernelRoute, dst: string, metric: number, p
 function routeDst(raw: string, family: Family, pos: SourcePos): string {
   // ipaddr.js also takes "5" or "0x7f000001"; ip prints only dotted-quad, colon or "default"
   const slash = raw.indexOf('/')
-  const dst = raw === 'default' || ipv4Value(raw, 0, slash < 0 ? raw.length : slash) >= 0 ||
-    /^[0-9a-fA-F:.]*[.:][0-9a-fA-F:.]*(\/\d{1,3})?$/.test(raw) ? canonicalPrefix(raw, family) : undefined
-  if (dst === undefined) throw new ParseError(pos.file, pos.line, 'a route destination (prefix, address or "default")', raw)
+  const dst =
+    raw === 'default' ||
+    ipv4Value(raw, 0, slash < 0 ? raw.length : slash) >= 0 ||
+    /^[0-9a-fA-F:.]*[.:][0-9a-fA-F:.]*(\/\d{1,3})?$/.test(raw)
+      ? canonicalPrefix(raw, family)
+      : undefined
+  if (dst === undefined)
+    throw new ParseError(pos.file, pos.line, 'a route destination (prefix, address or "default")', raw)
   return dst
 }
 

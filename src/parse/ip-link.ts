@@ -35,7 +35,19 @@ export function parseIpLinkJson(text: string, file = 'ip-j-d-link.json'): Link[]
 }
 
 // First words of `-d` detail lines that are not a link kind.
-const NOT_A_KIND = new Set(['addrgenmode', 'altname', 'alias', 'vf', 'prop', 'numtxqueues', 'promiscuity', 'RX:', 'TX:', 'RX', 'TX'])
+const NOT_A_KIND = new Set([
+  'addrgenmode',
+  'altname',
+  'alias',
+  'vf',
+  'prop',
+  'numtxqueues',
+  'promiscuity',
+  'RX:',
+  'TX:',
+  'RX',
+  'TX',
+])
 
 const HEADER = /^(\d+):\s+(\S+?):\s+<([^>]*)>(.*)$/
 
@@ -72,13 +84,15 @@ export function parseIpLinkText(text: string, file = 'ip-d-link.txt'): Link[] {
       afterLinkLine = false
       return
     }
-    if (!current || !/^\s/.test(line)) throw new ParseError(file, lineNo, 'a link header "N: NAME: <FLAGS> mtu N ..." or an indented detail line', line)
+    if (!current || !/^\s/.test(line))
+      throw new ParseError(file, lineNo, 'a link header "N: NAME: <FLAGS> mtu N ..." or an indented detail line', line)
     current.pos.endLine = lineNo
     const words = line.trim().split(/\s+/)
     if (words[0].startsWith('link/')) {
       // `link/ether MAC brd ...`, `link/none`, `link/ipip 0.0.0.0 brd 0.0.0.0`
       const addr = words[1]
-      if (addr !== undefined && addr !== 'brd' && addr !== 'promiscuity' && !words[0].startsWith('link/none')) current.address = addr
+      if (addr !== undefined && addr !== 'brd' && addr !== 'promiscuity' && !words[0].startsWith('link/none'))
+        current.address = addr
       afterLinkLine = true
       return
     }

@@ -11,7 +11,16 @@ import {prefixKey} from '../model/prefix-key.js'
 import {ParseError} from '../model/errors.js'
 import {ipv4Value} from '../model/prefix.js'
 import type {Family, KernelRoute, Nexthop, SourcePos} from '../model/types.js'
-import {Fields, buildRoute, buildRouteLike, isRecord, forEachJsonElement, type RawGateway, type RawNexthop, type RawRoute} from './ip-common.js'
+import {
+  Fields,
+  buildRoute,
+  buildRouteLike,
+  isRecord,
+  forEachJsonElement,
+  type RawGateway,
+  type RawNexthop,
+  type RawRoute,
+} from './ip-common.js'
 
 /**
  * Where a scan sends, unbuilt, the routes of BIRD's tunnel shape through `tunnelDev` (src/bulk keeps them as numbers).
@@ -58,7 +67,11 @@ export interface GenericParseOptions extends IpRouteParseOptions {
   jsonPiece?: number
 }
 
-export function parseIpRouteJson(text: string, file = 'ip-j-d-route.json', opts: IpRouteParseOptions = {}): KernelRoute[] {
+export function parseIpRouteJson(
+  text: string,
+  file = 'ip-j-d-route.json',
+  opts: IpRouteParseOptions = {},
+): KernelRoute[] {
   return scanIpRouteJson(text, file, opts) ?? parseIpRouteJsonGeneric(text, file, opts)
 }
 
@@ -66,7 +79,11 @@ export function parseIpRouteJson(text: string, file = 'ip-j-d-route.json', opts:
  * The fast path alone: what parseIpRouteJson returns, or undefined when the text is not iproute2's
  * one-line array or anything in it is wrong (the generic path then reads it, and reports what is wrong).
  */
-export function scanIpRouteJson(text: string, file = 'ip-j-d-route.json', opts: IpRouteParseOptions = {}): KernelRoute[] | undefined {
+export function scanIpRouteJson(
+  text: string,
+  file = 'ip-j-d-route.json',
+  opts: IpRouteParseOptions = {},
+): KernelRoute[] | undefined {
   const span = oneLineArray(text)
   if (span === undefined) return undefined
   let routes: KernelRoute[] | undefined
@@ -84,9 +101,19 @@ export function scanIpRouteJson(text: string, file = 'ip-j-d-route.json', opts: 
 }
 
 /** The reference path: JSON.parse, then typed field reads. */
-export function parseIpRouteJsonGeneric(text: string, file = 'ip-j-d-route.json', opts: GenericParseOptions = {}): KernelRoute[] {
+export function parseIpRouteJsonGeneric(
+  text: string,
+  file = 'ip-j-d-route.json',
+  opts: GenericParseOptions = {},
+): KernelRoute[] {
   const routes: KernelRoute[] = []
-  forEachJsonElement(text, file, 'routes', (value, pos) => routes.push(routeOf(value, pos, opts.family)), opts.jsonPiece)
+  forEachJsonElement(
+    text,
+    file,
+    'routes',
+    (value, pos) => routes.push(routeOf(value, pos, opts.family)),
+    opts.jsonPiece,
+  )
   return routes
 }
 
@@ -121,7 +148,8 @@ function rawGateway(f: Fields): RawGateway | undefined {
 }
 
 function rawNexthop(value: unknown, pos: SourcePos): RawNexthop {
-  if (!isRecord(value)) throw new ParseError(pos.file, pos.line, 'a next hop object in "nexthops"', JSON.stringify(value))
+  if (!isRecord(value))
+    throw new ParseError(pos.file, pos.line, 'a next hop object in "nexthops"', JSON.stringify(value))
   const f = new Fields(value, pos, 'nexthop')
   const nh: RawNexthop = {flags: f.strs('flags') ?? []}
   const gw = rawGateway(f)
@@ -170,7 +198,13 @@ const OUTSIDE = new Error('outside the scanned subset')
  * file (bad JSON or anything the scanner cannot place). Elements the scanner declines are JSON.parse'd
  * one by one and read as the generic path reads them. Throws what buildRoute throws.
  */
-function scanRoutes(text: string, open: number, close: number, pos: SourcePos, {family, deferred, outsidePool}: IpRouteParseOptions): KernelRoute[] | undefined {
+function scanRoutes(
+  text: string,
+  open: number,
+  close: number,
+  pos: SourcePos,
+  {family, deferred, outsidePool}: IpRouteParseOptions,
+): KernelRoute[] | undefined {
   const routes: KernelRoute[] = []
   // a route's place among all of the file's, built or deferred
   const ordinal = (): number => routes.length + (deferred?.size ?? 0) + (outsidePool?.size ?? 0)
@@ -230,10 +264,25 @@ function isTunnelShape(shape: Shape, tunnelDev: string): boolean {
   const hop = like.nexthops[0]
   for (const key of shape.varying) if (key !== DST && key !== GATEWAY && key !== METRIC) return false
   const v = shape.values
-  return v[VIA] === undefined && v[PREFSRC] === undefined && v[TOS] === undefined && v[NEXTHOPS] === undefined && v[GATEWAY] !== undefined &&
-    like.family === 'inet' && like.type === 'unicast' && like.table === 'main' && like.tableId === 254 && like.protocol === 'bird' &&
-    like.scope === 'global' && like.flags.length === 1 && like.flags[0] === 'onlink' && like.nexthops.length === 1 &&
-    hop.dev === tunnelDev && hop.gateway?.family === 'inet' && hop.weight === 1
+  return (
+    v[VIA] === undefined &&
+    v[PREFSRC] === undefined &&
+    v[TOS] === undefined &&
+    v[NEXTHOPS] === undefined &&
+    v[GATEWAY] !== undefined &&
+    like.family === 'inet' &&
+    like.type === 'unicast' &&
+    like.table === 'main' &&
+    like.tableId === 254 &&
+    like.protocol === 'bird' &&
+    like.scope === 'global' &&
+    like.flags.length === 1 &&
+    like.flags[0] === 'onlink' &&
+    like.nexthops.length === 1 &&
+    hop.dev === tunnelDev &&
+    hop.gateway?.family === 'inet' &&
+    hop.weight === 1
+  )
 }
 
 /**
@@ -275,7 +324,8 @@ function deferOutsidePool(scanner: RouteScanner, outsidePool: OutsideRouteSink, 
   if (shape === undefined || shape.like === undefined) return false
   const like = shape.like
   // not the local table's, which check reads whatever the pools; a varying source address is checked as it is built
-  if (!(shape.outsidePool ??= like.tableId !== 255 && like.type !== 'local' && !shape.varying.includes(PREFSRC))) return false
+  if (!(shape.outsidePool ??= like.tableId !== 255 && like.type !== 'local' && !shape.varying.includes(PREFSRC)))
+    return false
   const key = scanner.dstKey()
   if (key < 0 || !outsidePool.outside(key)) return false
   const seen = shape.nexthops.get(scanner.gatewayHost)
@@ -349,7 +399,10 @@ function integerValue(s: string, from: number, to: number): number {
   return v
 }
 
-/** Offset of the quote that closes a JSON string whose text starts at `from`; -1 on an escape, a control character or the end. */
+/**
+ * Offset of the quote that closes a JSON string whose text starts at `from`; -1 on an escape, a control character or
+ * the end.
+ */
 function plainStringEnd(s: string, from: number): number {
   for (let i = from; ; i++) {
     const c = s.charCodeAt(i)
@@ -359,8 +412,24 @@ function plainStringEnd(s: string, from: number): number {
 }
 
 // The keys the generic path reads; any other key is skipped when its value is simple.
-const ROUTE_KEYS = ['type', 'dst', 'gateway', 'via', 'dev', 'table', 'protocol', 'scope', 'metric', 'prefsrc', 'tos', 'pref', 'flags', 'nexthops'] as const
-const [TYPE, DST, GATEWAY, VIA, DEV, TABLE, PROTOCOL, SCOPE, METRIC, PREFSRC, TOS, PREF, FLAGS, NEXTHOPS] = ROUTE_KEYS.map((_, i) => i)
+const ROUTE_KEYS = [
+  'type',
+  'dst',
+  'gateway',
+  'via',
+  'dev',
+  'table',
+  'protocol',
+  'scope',
+  'metric',
+  'prefsrc',
+  'tos',
+  'pref',
+  'flags',
+  'nexthops',
+] as const
+const [TYPE, DST, GATEWAY, VIA, DEV, TABLE, PROTOCOL, SCOPE, METRIC, PREFSRC, TOS, PREF, FLAGS, NEXTHOPS] =
+  ROUTE_KEYS.map((_, i) => i)
 const NEXTHOP_KEYS = ['gateway', 'via', 'dev', 'weight', 'flags'] as const
 const [NH_GATEWAY, NH_VIA, NH_DEV, NH_WEIGHT, NH_FLAGS] = NEXTHOP_KEYS.map((_, i) => i)
 const VIA_KEYS = ['family', 'host'] as const
@@ -502,7 +571,9 @@ class RouteScanner {
 
   /** ipv4Value of the route last read's gateway, read in place. */
   gatewayValue(): number {
-    return this.gatewayText === undefined ? ipv4Value(this.s, this.gatewayFrom, this.gatewayTo) : ipv4Value(this.gatewayText)
+    return this.gatewayText === undefined
+      ? ipv4Value(this.s, this.gatewayFrom, this.gatewayTo)
+      : ipv4Value(this.gatewayText)
   }
 
   /** The route last read, as a RawRoute. */
@@ -737,7 +808,8 @@ class RouteScanner {
     const end = plainStringEnd(s, i + 1)
     if (end < 0 || s.charCodeAt(end + 1) !== COLON) throw OUTSIDE
     this.i = end + 2
-    for (let k = 0; k < names.length; k++) if (names[k].length === end - i - 1 && s.startsWith(names[k], i + 1)) return k
+    for (let k = 0; k < names.length; k++)
+      if (names[k].length === end - i - 1 && s.startsWith(names[k], i + 1)) return k
     return -1
   }
 

@@ -4,7 +4,15 @@
 import {ParseError} from '../model/errors.js'
 import {canonicalAddress} from '../model/prefix.js'
 import type {KernelRoute, SourcePos} from '../model/types.js'
-import {ROUTE_FLAGS, ROUTE_TYPES, buildRoute, splitLines, type RawGateway, type RawNexthop, type RawRoute} from './ip-common.js'
+import {
+  ROUTE_FLAGS,
+  ROUTE_TYPES,
+  buildRoute,
+  splitLines,
+  type RawGateway,
+  type RawNexthop,
+  type RawRoute,
+} from './ip-common.js'
 import type {IpRouteParseOptions} from './ip-route-json.js'
 
 // Words that open a line ip prints under a route (`cache users 1 age 0sec`, `-s` statistics).
@@ -48,7 +56,12 @@ export class IpRouteTextParser {
       // a line ip prints under a route (`cache ...`): part of the route, not modelled; anything else
       // indented is neither a route nor part of one, and is refused rather than dropped
       if (!this.pending || !CONTINUATION_WORDS.has(tokens[0]))
-        throw new ParseError(this.file, lineNo, 'a route line, or a "nexthop" or "cache" line under a route', text.trim())
+        throw new ParseError(
+          this.file,
+          lineNo,
+          'a route line, or a "nexthop" or "cache" line under a route',
+          text.trim(),
+        )
       this.pending.endLine = lineNo
       return undefined
     }
@@ -102,7 +115,8 @@ export class IpRouteTextParser {
     const raw: RawRoute = {dst: '', flags: []}
     if ((ROUTE_TYPES as readonly string[]).includes(tokens[i])) raw.type = tokens[i++]
     const dst = tokens[i++]
-    if (dst === undefined) throw new ParseError(this.file, lineNo, 'a route destination after the route type', tokens.join(' '))
+    if (dst === undefined)
+      throw new ParseError(this.file, lineNo, 'a route destination after the route type', tokens.join(' '))
     raw.dst = dst
     for (; i < tokens.length; i++) {
       const t = tokens[i]
@@ -133,7 +147,8 @@ export class IpRouteTextParser {
   }
 
   // What iproute2's print_rta_multipath prints: `[encap ...] [as to ADDR] [via [FAMILY] ADDR] dev IF weight N FLAG...`
-  // (`realm[s] ...` too); a word it never prints there is refused, not skipped, and so is a next hop with no `dev`/`via`.
+  // (`realm[s] ...` too); a word it never prints there is refused, not skipped, and so is a next hop with no
+  // `dev`/`via`.
   private nexthop(tokens: string[], lineNo: number, text: string): RawNexthop {
     const nh: RawNexthop = {flags: []}
     const refuse = () => new ParseError(this.file, lineNo, NEXTHOP_EXPECTED, text)

@@ -1,4 +1,5 @@
-// `ip rule show` (also `ip -6 rule`) -> IpRule[]: `0:\tfrom all lookup local`, `32000:\tfrom all to 192.168.0.0/16 lookup 1158`.
+// `ip rule show` (also `ip -6 rule`) -> IpRule[]: `0:\tfrom all lookup local`, `32000:\tfrom all to 192.168.0.0/16
+// lookup 1158`.
 import {ParseError} from '../model/errors.js'
 import {canonicalPrefix} from '../model/prefix.js'
 import type {IpRule} from '../model/types.js'
@@ -6,7 +7,19 @@ import {splitLines} from './ip-common.js'
 
 const RULE = /^\s*(\d+):\s*(.*?)\s*$/
 // words that take one argument and select packets a destination lookup cannot be said to match
-const OTHER_SELECTORS = new Set(['iif', 'oif', 'fwmark', 'tos', 'dsfield', 'uidrange', 'ipproto', 'sport', 'dport', 'l3mdev', 'realms'])
+const OTHER_SELECTORS = new Set([
+  'iif',
+  'oif',
+  'fwmark',
+  'tos',
+  'dsfield',
+  'uidrange',
+  'ipproto',
+  'sport',
+  'dport',
+  'l3mdev',
+  'realms',
+])
 const TERMINAL_ACTIONS = new Set(['blackhole', 'unreachable', 'prohibit', 'nop'])
 
 function prefixOf(word: string, file: string, line: number, text: string): string | undefined {

@@ -16,14 +16,18 @@ function isEncapOn(mode: unknown): boolean {
 function poolMode(spec: Record<string, unknown>): PoolMode {
   if (isEncapOn(spec.ipipMode)) return 'ipip'
   // calicoctl v1: `ipip: {enabled: true, mode: always|cross-subnet}`
-  if (isRecord(spec.ipip) && spec.ipip.enabled !== false && (spec.ipip.enabled === true || isEncapOn(spec.ipip.mode))) return 'ipip'
+  if (isRecord(spec.ipip) && spec.ipip.enabled !== false && (spec.ipip.enabled === true || isEncapOn(spec.ipip.mode)))
+    return 'ipip'
   if (isEncapOn(spec.vxlanMode)) return 'vxlan'
   return 'none'
 }
 
 const MODES = /^(always|crosssubnet|never)$/i
 
-/** ipipMode and vxlanMode hold Always, CrossSubnet or Never (Calico refuses anything else); v1's ipip.mode always or cross-subnet. */
+/**
+ * ipipMode and vxlanMode hold Always, CrossSubnet or Never (Calico refuses anything else); v1's ipip.mode always or
+ * cross-subnet.
+ */
 function checkModes(spec: Record<string, unknown>, file: string, lineOf: KeyLine): void {
   for (const key of ['ipipMode', 'vxlanMode']) {
     const v = spec[key]
@@ -31,8 +35,17 @@ function checkModes(spec: Record<string, unknown>, file: string, lineOf: KeyLine
       throw new ParseError(file, lineOf(['spec', key]), `${key} Always, CrossSubnet or Never`, String(v))
     }
   }
-  if (isRecord(spec.ipip) && spec.ipip.mode !== undefined && (typeof spec.ipip.mode !== 'string' || !/^(always|cross-?subnet)$/i.test(spec.ipip.mode))) {
-    throw new ParseError(file, lineOf(['spec', 'ipip', 'mode']), 'ipip.mode always or cross-subnet', String(spec.ipip.mode))
+  if (
+    isRecord(spec.ipip) &&
+    spec.ipip.mode !== undefined &&
+    (typeof spec.ipip.mode !== 'string' || !/^(always|cross-?subnet)$/i.test(spec.ipip.mode))
+  ) {
+    throw new ParseError(
+      file,
+      lineOf(['spec', 'ipip', 'mode']),
+      'ipip.mode always or cross-subnet',
+      String(spec.ipip.mode),
+    )
   }
 }
 
@@ -45,13 +58,19 @@ function toPool(item: unknown, file: string, line: number, lineOf: KeyLine = () 
   const spec = isRecord(item.spec) ? item.spec : {}
   const metadata = isRecord(item.metadata) ? item.metadata : {}
   const rawCidr = spec.cidr ?? metadata.cidr
-  if (typeof rawCidr !== 'string') throw new ParseError(file, line, 'an IPPool with spec.cidr', JSON.stringify(item).slice(0, 80))
+  if (typeof rawCidr !== 'string')
+    throw new ParseError(file, line, 'an IPPool with spec.cidr', JSON.stringify(item).slice(0, 80))
   const cidr = rawCidr.includes('/') ? canonicalPrefix(rawCidr) : undefined
   if (cidr === undefined) throw new ParseError(file, line, 'spec.cidr to be a CIDR', rawCidr)
   checkModes(spec, file, lineOf)
   const pool: Pool = {cidr, mode: poolMode(spec), origin: 'ippools', pos: {file, line, endLine: line}}
   if (pool.mode === 'ipip' && familyOf(cidr) === 'inet6') {
-    throw new ParseError(file, lineOf(['spec', 'cidr']), 'an IPv6 pool without IP-in-IP (Calico has no IPv6 IP-in-IP)', rawCidr)
+    throw new ParseError(
+      file,
+      lineOf(['spec', 'cidr']),
+      'an IPv6 pool without IP-in-IP (Calico has no IPv6 IP-in-IP)',
+      rawCidr,
+    )
   }
   const ipipMode = typeof spec.ipipMode === 'string' ? spec.ipipMode : isRecord(spec.ipip) ? spec.ipip.mode : undefined
   if (pool.mode === 'ipip' && typeof ipipMode === 'string' && /^cross-?subnet$/i.test(ipipMode)) pool.crossSubnet = true
@@ -86,7 +105,13 @@ export function parseIpPools(text: string, file = 'ippools.yaml'): Pool[] {
   const pools: Pool[] = []
   for (const doc of Array.isArray(docs) ? docs : []) {
     const err = doc.errors[0]
-    if (err) throw new ParseError(file, err.linePos?.[0].line ?? lineOf(err.pos[0]), `YAML or JSON (${err.code})`, err.message.split('\n')[0])
+    if (err)
+      throw new ParseError(
+        file,
+        err.linePos?.[0].line ?? lineOf(err.pos[0]),
+        `YAML or JSON (${err.code})`,
+        err.message.split('\n')[0],
+      )
     const root = doc.contents
     if (root === null) continue
     for (const node of itemNodes(root as Node)) {
@@ -94,13 +119,17 @@ export function parseIpPools(text: string, file = 'ippools.yaml'): Pool[] {
       const line = lineOf(range?.[0])
       let value: unknown
       try {
-        value = node !== null && typeof node === 'object' && 'toJSON' in node ? (node as {toJSON: () => unknown}).toJSON() : node
+        value =
+          node !== null && typeof node === 'object' && 'toJSON' in node
+            ? (node as {toJSON: () => unknown}).toJSON()
+            : node
       } catch (error) {
         // e.g. an alias bomb: yaml refuses to expand it
         throw new ParseError(file, line, 'an IPPool object', error instanceof Error ? error.message : String(error))
       }
       const keyLine: KeyLine = (keys) => {
-        const at = (node as {getIn?: (path: string[], keepScalar: boolean) => unknown} | null)?.getIn?.(keys, true) as {range?: [number, number, number]} | undefined
+        const at = (node as {getIn?: (path: string[], keepScalar: boolean) => unknown} | null)?.getIn?.(keys, true) as
+          {range?: [number, number, number]} | undefined
         return at?.range ? lineOf(at.range[0]) : line
       }
       const pool = toPool(value, file, line, keyLine)

@@ -16,7 +16,8 @@ export function parseSysctl(text: string, file = 'sysctl.txt'): SysctlEntry[] {
     if (t === '' || t.startsWith('#') || t.startsWith(';')) return
     const m = ENTRY.exec(line)
     if (!m) throw new ParseError(file, i + 1, 'a "name = value" line', line)
-    if (NUMERIC.test(m[1]) && !/^-?\d+$/.test(m[2])) throw new ParseError(file, i + 1, `an integer value for ${m[1]}`, m[2])
+    if (NUMERIC.test(m[1]) && !/^-?\d+$/.test(m[2]))
+      throw new ParseError(file, i + 1, `an integer value for ${m[1]}`, m[2])
     out.push({name: m[1], value: m[2], pos: {file, line: i + 1, endLine: i + 1}})
   })
   return out

@@ -6,13 +6,22 @@ import type {SnapshotIndex, PrefixFacts} from '../model/snapshot-index.js'
 import type {PrefixDiagnosis} from '../diagnose/engine.js'
 import {carriesPlan, overlayGateways} from '../diagnose/rule.js'
 import {tableIdOf} from '../model/fib.js'
-import type {IpRule, KernelRoute, Nexthop, PlannedNexthop, PlannedRoute, PlannedRule, ReportedRoute} from '../model/types.js'
+import type {
+  IpRule,
+  KernelRoute,
+  Nexthop,
+  PlannedNexthop,
+  PlannedRoute,
+  PlannedRule,
+  ReportedRoute,
+} from '../model/types.js'
 import {compareAddresses} from '../model/snapshot-index.js'
 
 export interface PlanItem {
   action: 'replace' | 'delete'
   planned: PlannedRoute // replace: the route written; delete: the route withdrawn, as the kernel holds it
-  replaces?: KernelRoute // replace: the route of BIRD (or another owner) it takes precedence over; delete: the route withdrawn
+  // replace: the route of BIRD (or another owner) it takes precedence over; delete: the route withdrawn
+  replaces?: KernelRoute
   // overlay: written into the overlay table; delete: withdrawn; beside / replace: a route in BIRD's table
   // (earlier versions' plans, still revertible from their journals)
   mode: 'overlay' | 'delete' | 'beside' | 'replace'
@@ -73,7 +82,8 @@ export function planPrefixOverlay(ctx: SnapshotIndex, facts: PrefixFacts): Prefi
 export function planPrefix(ctx: SnapshotIndex, d: PrefixDiagnosis): PlanItem | null {
   const p = planPrefixOverlay(ctx, d.facts)
   if (p.replace) return p.replace
-  if (p.kept) return {action: 'replace', planned: fromKernel(p.kept, 'replace', ctx.snapshot.tunnelDev), mode: 'overlay'}
+  if (p.kept)
+    return {action: 'replace', planned: fromKernel(p.kept, 'replace', ctx.snapshot.tunnelDev), mode: 'overlay'}
   return null
 }
 
@@ -113,13 +123,19 @@ export function planRules(ctx: SnapshotIndex, settings: OverlaySettings, overlay
   const wanted = overlayHoldsRoutes ? ctx.snapshot.pools.filter((p) => p.mode === 'ipip').map((p) => p.cidr) : []
   const out: PlannedRule[] = []
   const matches = (r: IpRule, to: string) =>
-    r.to === to && r.priority === settings.rulePriority && r.from === undefined && !r.otherSelectors && r.action === 'lookup'
+    r.to === to &&
+    r.priority === settings.rulePriority &&
+    r.from === undefined &&
+    !r.otherSelectors &&
+    r.action === 'lookup'
   for (const to of wanted) {
-    if (!existing.some((r) => matches(r, to))) out.push({action: 'add', priority: settings.rulePriority, to, table: settings.table})
+    if (!existing.some((r) => matches(r, to)))
+      out.push({action: 'add', priority: settings.rulePriority, to, table: settings.table})
   }
   for (const r of existing) {
     if (wanted.some((to) => matches(r, to))) continue
-    if (r.to === undefined || r.from !== undefined || r.otherSelectors) continue // not a rule routedoctor writes: not ours to remove
+    // not a rule routedoctor writes: not ours to remove
+    if (r.to === undefined || r.from !== undefined || r.otherSelectors) continue
     out.push({action: 'delete', priority: r.priority, to: r.to, table: settings.table})
   }
   return out
@@ -136,12 +152,18 @@ export function whyNoPlan(ctx: SnapshotIndex, d: PrefixDiagnosis): string | unde
   if (d.verdict === 'ok' || d.verdict === 'local') return undefined
   if (d.verdict === 'not-in-pool' || !facts.tunnelExpected) return 'not in an IP-in-IP pool'
   const dev = ctx.snapshot.tunnelDev
-  if (tunnelDevMissing(ctx)) return `there is no ${dev} device, so nothing can be routed through it; --tunnel-dev names the tunnel device`
-  if (!ctx.haveBird) return 'the snapshot has no BIRD routes: nothing can be planned without BIRD\'s BGP paths and next hops'
+  if (tunnelDevMissing(ctx))
+    return `there is no ${dev} device, so nothing can be routed through it; --tunnel-dev names the tunnel device`
+  if (!ctx.haveBird)
+    return 'the snapshot has no BIRD routes: nothing can be planned without BIRD\'s BGP paths and next hops'
   if (facts.bird.length === 0) return 'no BGP path: its owner\'s session is down or it is not announced'
   if (facts.bgpNextHops.length === 0) return 'BIRD\'s paths carry no BGP next hop'
   const owner = ctx.cluster?.ownerOf(facts.prefix)
-  if (owner?.address !== undefined && owner.node !== ctx.clusterNode?.name && !facts.bgpNextHops.includes(owner.address)) {
+  if (
+    owner?.address !== undefined &&
+    owner.node !== ctx.clusterNode?.name &&
+    !facts.bgpNextHops.includes(owner.address)
+  ) {
     return `Calico's IPAM gives it to ${owner.node} (${owner.address}), and no best BGP path of BIRD's names that address`
   }
   return 'no BGP next hop the kernel can reach'
@@ -157,7 +179,9 @@ function plannedNexthops(gateways: string[], dev: string, replaced: readonly Nex
   const hit = shared ? hopsOf.get(gateways)?.get(replaced) : undefined
   if (hit !== undefined && hit.dev === dev) return hit.hops
   const weightOf = (g: string) => replaced.find((n) => n.dev === dev && n.gateway?.address === g)?.weight ?? 1
-  const hops = [...gateways].sort(compareAddresses).map((gateway) => ({gateway, dev, onlink: true, weight: weightOf(gateway)}))
+  const hops = [...gateways]
+    .sort(compareAddresses)
+    .map((gateway) => ({gateway, dev, onlink: true, weight: weightOf(gateway)}))
   if (!shared) return hops
   const made = {dev, hops: Object.freeze(hops.map((h) => Object.freeze(h))) as PlannedNexthop[]}
   let byReplaced = hopsOf.get(gateways)

@@ -6,7 +6,8 @@ import type {BulkHealthyPrefixes} from '../report/report.js'
 
 /**
  * How a bulk-healthy prefix's row reads: `before`, the prefix padded as the text report pads a column (spaces up to
- * `width` characters, or one space when it is that long already; nothing when `width` is 0), `after`; rows joined by `sep`.
+ * `width` characters, or one space when it is that long already; nothing when `width` is 0), `after`; rows joined by
+ * `sep`.
  */
 export interface BulkHealthyRowShape {
   before: string
@@ -32,7 +33,13 @@ function bytesOf(shape: BulkHealthyRowShape): ShapeBytes | null {
   if (b === undefined) {
     // a byte is a character only for ASCII: anything else takes the string path
     const ascii = ASCII.test(shape.before) && ASCII.test(shape.after) && ASCII.test(shape.sep)
-    b = ascii ? {before: Buffer.from(shape.before, 'latin1'), after: Buffer.from(shape.after, 'latin1'), sep: Buffer.from(shape.sep, 'latin1')} : null
+    b = ascii
+      ? {
+          before: Buffer.from(shape.before, 'latin1'),
+          after: Buffer.from(shape.after, 'latin1'),
+          sep: Buffer.from(shape.sep, 'latin1'),
+        }
+      : null
     compiled.set(shape, b)
   }
   return b
@@ -45,7 +52,8 @@ export function bulkHealthyRows(run: BulkHealthyPrefixes, shape: BulkHealthyRowS
   const {before, after, sep} = bytes
   const width = shape.width
   const {keys, from, to} = run
-  const row = before.length + Math.max(width, 18) + 1 + after.length + sep.length // 18: the longest IPv4 prefix, 255.255.255.255/32
+  // 18: the longest IPv4 prefix, 255.255.255.255/32
+  const row = before.length + Math.max(width, 18) + 1 + after.length + sep.length
   if (scratch.length < row * (to - from)) scratch = Buffer.allocUnsafe(row * (to - from))
   const buf = scratch
   let at = 0

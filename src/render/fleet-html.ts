@@ -70,8 +70,16 @@ ${r.truth ? `Calico's truth: ${esc(r.truth.files.join(', '))}${r.truth.apiGroup 
 }
 
 function cell(p: FleetPair): string {
-  if (p.verdict === 'ok') return `<details><summary>ok</summary>${p.checked} block${p.checked === 1 ? '' : 's'} of ${esc(p.to)}, all ok from ${esc(p.from)}.</details>`
-  const blocks = p.blocks.map((b) => `<li><code>${esc(b.prefix)}</code> <b>${esc(b.verdict)}</b><ul>${b.findings.map((f) =>
-    `<li><span class="sev-${f.severity}">${esc(f.id)}</span>: ${esc(f.title)}${f.detail ? `<br><small>${esc(f.detail)}</small>` : ''}${f.fix ? `<br><small>fix: ${esc(f.fix)}</small>` : ''}</li>`).join('')}</ul></li>`)
+  if (p.verdict === 'ok')
+    return `<details><summary>ok</summary>${p.checked} block${p.checked === 1 ? '' : 's'} of ${esc(p.to)}, all ok from ${esc(p.from)}.</details>`
+  const blocks = p.blocks.map(
+    (b) =>
+      `<li><code>${esc(b.prefix)}</code> <b>${esc(b.verdict)}</b><ul>${b.findings
+        .map(
+          (f) =>
+            `<li><span class="sev-${f.severity}">${esc(f.id)}</span>: ${esc(f.title)}${f.detail ? `<br><small>${esc(f.detail)}</small>` : ''}${f.fix ? `<br><small>fix: ${esc(f.fix)}</small>` : ''}</li>`,
+        )
+        .join('')}</ul></li>`,
+  )
   return `<details><summary>${esc(p.verdict)}</summary><p>${esc(p.from)} → ${esc(p.to)}: ${p.blocks.length} of ${p.checked} blocks broken</p><ul>${blocks.join('')}</ul></details>`
 }

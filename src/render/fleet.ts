@@ -20,11 +20,17 @@ export function fleetExitCode(r: FleetReport): 0 | 1 {
 export function renderFleet(r: FleetReport, c: ChalkInstance): string {
   const out: string[] = []
   const sources = r.nodes.filter((n) => n.source !== undefined).length
-  out.push(`${c.bold('fleet')} ${r.nodes.length} nodes, ${sources} with a source; ${r.truth ? `Calico's truth: ${r.truth.files.length} files${r.truth.apiGroup ? ` (${r.truth.apiGroup})` : ''}` : c.yellow('no Calico truth (give --calico DIR or --kube, or bundles with calico/): no block owners, no matrix')}`)
+  out.push(
+    `${c.bold('fleet')} ${r.nodes.length} nodes, ${sources} with a source; ${r.truth ? `Calico's truth: ${r.truth.files.length} files${r.truth.apiGroup ? ` (${r.truth.apiGroup})` : ''}` : c.yellow('no Calico truth (give --calico DIR or --kube, or bundles with calico/): no block owners, no matrix')}`,
+  )
   const pair = new Map(r.pairs.map((p) => [`${p.from}\0${p.to}`, p]))
   if (r.nodes.length <= MATRIX_MAX) {
     out.push('')
-    r.nodes.forEach((n, i) => out.push(`${String(i + 1).padStart(3)}  ${n.name.padEnd(16)} ${(n.address ?? '?').padEnd(16)} ${n.source ?? c.yellow('no source')}`))
+    r.nodes.forEach((n, i) =>
+      out.push(
+        `${String(i + 1).padStart(3)}  ${n.name.padEnd(16)} ${(n.address ?? '?').padEnd(16)} ${n.source ?? c.yellow('no source')}`,
+      ),
+    )
     out.push('')
     out.push(`${'from \\ to'.padEnd(15)}${r.nodes.map((_, i) => String(i + 1).padEnd(5)).join('')}`)
     r.nodes.forEach((a, i) => {
@@ -37,11 +43,21 @@ export function renderFleet(r: FleetReport, c: ChalkInstance): string {
       })
       out.push(`${String(i + 1).padStart(3)} ${a.name.slice(0, 9).padEnd(10)} ${cells.join('')}`.trimEnd())
     })
-    out.push(c.dim('rows: from; columns: to. MISS missing, UNRE unreachable, MISR misrouted,'), c.dim('NTUN not tunnelled, MPL multipath lost, - no blocks there, ? no source'))
+    out.push(
+      c.dim('rows: from; columns: to. MISS missing, UNRE unreachable, MISR misrouted,'),
+      c.dim('NTUN not tunnelled, MPL multipath lost, - no blocks there, ? no source'),
+    )
   } else {
     const counts = new Map<Verdict, number>()
     for (const p of r.pairs) if (p.checked > 0) counts.set(p.verdict, (counts.get(p.verdict) ?? 0) + 1)
-    out.push(`pairs: ${[...counts].sort((a, b) => VERDICT_ORDER.indexOf(a[0]) - VERDICT_ORDER.indexOf(b[0])).map(([v, n]) => `${n} ${v}`).join(', ') || 'none with blocks'} (matrix shown up to ${MATRIX_MAX} nodes: --json or --html for all)`)
+    out.push(
+      `pairs: ${
+        [...counts]
+          .sort((a, b) => VERDICT_ORDER.indexOf(a[0]) - VERDICT_ORDER.indexOf(b[0]))
+          .map(([v, n]) => `${n} ${v}`)
+          .join(', ') || 'none with blocks'
+      } (matrix shown up to ${MATRIX_MAX} nodes: --json or --html for all)`,
+    )
     const byFrom = new Map<string, number>()
     for (const p of r.pairs) if (p.verdict !== 'ok') byFrom.set(p.from, (byFrom.get(p.from) ?? 0) + 1)
     const worst = [...byFrom].sort((a, b) => b[1] - a[1]).slice(0, 10)
@@ -63,8 +79,13 @@ export function renderFleet(r: FleetReport, c: ChalkInstance): string {
 }
 
 function renderPair(p: FleetPair, c: ChalkInstance): string[] {
-  const out = [`  ${p.from} → ${p.to}: ${verdictColor(c, p.verdict)(p.verdict)} (${p.blocks.length} of ${p.checked} blocks)`]
-  for (const b of p.blocks.slice(0, 5)) out.push(`    ${b.prefix.padEnd(20)} ${verdictColor(c, b.verdict)(b.verdict.padEnd(15))} ${b.findings.map((f) => f.id).join(', ')}`)
+  const out = [
+    `  ${p.from} → ${p.to}: ${verdictColor(c, p.verdict)(p.verdict)} (${p.blocks.length} of ${p.checked} blocks)`,
+  ]
+  for (const b of p.blocks.slice(0, 5))
+    out.push(
+      `    ${b.prefix.padEnd(20)} ${verdictColor(c, b.verdict)(b.verdict.padEnd(15))} ${b.findings.map((f) => f.id).join(', ')}`,
+    )
   if (p.blocks.length > 5) out.push(`    … ${p.blocks.length - 5} more`)
   return out
 }

@@ -42,7 +42,9 @@ export class Utf8Chunks {
   }
 }
 
-/** Text to a stream in ~1 MiB writes; `add` returns a promise only when the stream asked to wait (no await per element). */
+/**
+ * Text to a stream in ~1 MiB writes; `add` returns a promise only when the stream asked to wait (no await per element).
+ */
 class ChunkedWriter {
   private readonly chunks = new Utf8Chunks((chunk) => this.send(chunk))
   private pending: Promise<void> | undefined // until the stream drains, after it asked to wait
@@ -75,7 +77,8 @@ export function jsonPieces(value: unknown, emit: (text: string) => void): void {
 }
 
 function piece(v: unknown, indent: string, depth: number, emit: (text: string) => void, key = ''): void {
-  if (v !== null && typeof v === 'object' && typeof (v as {toJSON?: unknown}).toJSON === 'function') v = (v as {toJSON: (k: string) => unknown}).toJSON(key)
+  if (v !== null && typeof v === 'object' && typeof (v as {toJSON?: unknown}).toJSON === 'function')
+    v = (v as {toJSON: (k: string) => unknown}).toJSON(key)
   const inner = `${indent}  `
   if (Array.isArray(v) && depth <= 2) {
     if (v.length === 0) return emit('[]')
@@ -102,7 +105,11 @@ function piece(v: unknown, indent: string, depth: number, emit: (text: string) =
  * by element: a `check` run diagnoses each prefix as it is written) or a function, called when its key is
  * reached (a summary that is complete only after the iterable before it was consumed).
  */
-export async function writeJson(out: Writable, value: Record<string, unknown>, elements: ElementWriters = {}): Promise<void> {
+export async function writeJson(
+  out: Writable,
+  value: Record<string, unknown>,
+  elements: ElementWriters = {},
+): Promise<void> {
   const w = new ChunkedWriter(out)
   const keys = Object.keys(value).filter((k) => value[k] !== undefined)
   await w.add('{\n')
@@ -130,14 +137,19 @@ export async function writeJson(out: Writable, value: Record<string, unknown>, e
   await w.add('}\n', true)
 }
 
-/** writeJson's text of a value small enough to be one string: top-level keys a line each, arrays an element per line. */
+/**
+ * writeJson's text of a value small enough to be one string: top-level keys a line each, arrays an element per line.
+ */
 export function jsonText(value: unknown): string {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return `${JSON.stringify(value)}\n`
   const v = value as Record<string, unknown>
   const keys = Object.keys(v).filter((k) => v[k] !== undefined && typeof v[k] !== 'function')
   const lines = keys.map((k, i) => {
     const x = v[k]
-    const json = Array.isArray(x) && x.length > 0 ? `[\n${x.map((e) => `    ${JSON.stringify(e) ?? 'null'}`).join(',\n')}\n  ]` : JSON.stringify(x)
+    const json =
+      Array.isArray(x) && x.length > 0
+        ? `[\n${x.map((e) => `    ${JSON.stringify(e) ?? 'null'}`).join(',\n')}\n  ]`
+        : JSON.stringify(x)
     return `  ${JSON.stringify(k)}: ${json}${i < keys.length - 1 ? ',' : ''}\n`
   })
   return `{\n${lines.join('')}}\n`
@@ -155,8 +167,14 @@ export function prefixLineJson(l: PrefixLine): string {
   return `{"prefix":${JSON.stringify(l.prefix)},"verdict":${JSON.stringify(l.verdict)},"findings":[],"plan":null}`
 }
 
-// a bulk-healthy prefix's line as prefixLineJson writes it; a run's lines are one element's text, joined as writeJson joins elements
-const BULK_HEALTHY_JSON = {before: '{"prefix":"', after: '","verdict":"ok","findings":[],"plan":null}', sep: ',\n    ', width: 0}
+// a bulk-healthy prefix's line as prefixLineJson writes it; a run's lines are one element's text, joined as writeJson
+// joins elements
+const BULK_HEALTHY_JSON = {
+  before: '{"prefix":"',
+  after: '","verdict":"ok","findings":[],"plan":null}',
+  sep: ',\n    ',
+  width: 0,
+}
 
 /** A check line as prefixLineJson writes it, or a run of bulk-healthy prefixes' lines (written from their keys). */
 export function checkLineJson(l: CheckLine): string {

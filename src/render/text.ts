@@ -25,20 +25,30 @@ function gracefulRestartText(gr: NonNullable<NodeSummary['gracefulRestart']>): s
 }
 
 export function renderNode(n: NodeSummary, c: ChalkInstance): string {
-  const pools = n.pools.length > 0
-    ? n.pools.map((p) => `${p.cidr} (${p.mode}${p.crossSubnet ? ' CrossSubnet' : ''})`).join(', ') + ` from ${n.poolOrigin === 'flag' ? '--pool' : n.poolOrigin}`
-    : n.uncheckedPools?.length ? c.yellow('no IP-in-IP pool')
-    : c.yellow('none found (give --pool CIDR=ipip, --ippools FILE, or a snapshot with ippools.yaml or a Calico bird.conf)')
-  const sessions = n.sessions.total === 0 && n.missing.includes('birdc-show-protocols-all.txt')
-    ? 'unknown (no BIRD protocols)'
-    : `${n.sessions.up}/${n.sessions.total} Established`
+  const pools =
+    n.pools.length > 0
+      ? n.pools.map((p) => `${p.cidr} (${p.mode}${p.crossSubnet ? ' CrossSubnet' : ''})`).join(', ') +
+        ` from ${n.poolOrigin === 'flag' ? '--pool' : n.poolOrigin}`
+      : n.uncheckedPools?.length
+        ? c.yellow('no IP-in-IP pool')
+        : c.yellow(
+            'none found (give --pool CIDR=ipip, --ippools FILE, or a snapshot with ippools.yaml or a Calico bird.conf)',
+          )
+  const sessions =
+    n.sessions.total === 0 && n.missing.includes('birdc-show-protocols-all.txt')
+      ? 'unknown (no BIRD protocols)'
+      : `${n.sessions.up}/${n.sessions.total} Established`
   const lines = [
     `${c.bold('node')} ${n.host ?? '?'}${n.kubeNode && n.kubeNode !== n.host ? ` (Kubernetes node ${n.kubeNode})` : ''}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${sessions}  ${c.bold('tunnel')} ${n.tunnelDev}`,
     `${c.bold('pools')} ${pools}`,
   ]
   if (n.gracefulRestart !== undefined) lines.push(c.yellow(gracefulRestartText(n.gracefulRestart)))
   for (const p of n.uncheckedPools ?? []) {
-    lines.push(c.yellow(`pool ${p.cidr} (${p.mode}) not checked: ${p.mode === 'vxlan' ? 'VXLAN routes are Felix\'s, over vxlan.calico' : 'no encapsulation: BIRD routes it directly'}; routedoctor judges IP-in-IP pools`))
+    lines.push(
+      c.yellow(
+        `pool ${p.cidr} (${p.mode}) not checked: ${p.mode === 'vxlan' ? 'VXLAN routes are Felix\'s, over vxlan.calico' : 'no encapsulation: BIRD routes it directly'}; routedoctor judges IP-in-IP pools`,
+      ),
+    )
   }
   // the same words for a snapshot and the live node (a report replays byte for byte)
   if (n.missing.length > 0) lines.push(c.dim(`missing sources: ${n.missing.join(', ')}`))
@@ -66,7 +76,10 @@ export function renderEvidence(e: Evidence[], c: ChalkInstance, by = '      '): 
   return e.map((x) => {
     const where = evidenceWhere(x)
     const text = x.text.split('\n')
-    return `${by}${c.dim(where)}  ${text[0]}${text.slice(1).map((t) => `\n${by}${' '.repeat(where.length + 2)}${t}`).join('')}`
+    return `${by}${c.dim(where)}  ${text[0]}${text
+      .slice(1)
+      .map((t) => `\n${by}${' '.repeat(where.length + 2)}${t}`)
+      .join('')}`
   })
 }
 
@@ -92,7 +105,10 @@ export function renderPlanned(p: AnyPlannedRoute): string {
     const n = p.nexthops[0]
     return `${head} via ${n.gateway} dev ${n.dev}${n.onlink ? ' onlink' : ''}`
   }
-  return [head, ...p.nexthops.map((n) => `\tnexthop via ${n.gateway} dev ${n.dev} weight ${n.weight}${n.onlink ? ' onlink' : ''}`)].join('\n')
+  return [
+    head,
+    ...p.nexthops.map((n) => `\tnexthop via ${n.gateway} dev ${n.dev} weight ${n.weight}${n.onlink ? ' onlink' : ''}`),
+  ].join('\n')
 }
 
 export function renderCheck(r: CheckReport, c: ChalkInstance): string {
@@ -110,7 +126,8 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
   yield ''
   const width = Math.max(20, r.maxPrefixLength + 2)
   // a row without findings ends at its verdict (no trailing spaces)
-  const row = (prefix: string, verdict: Verdict, ids: string) => pad(prefix, width) + verdictColor(c, verdict)(ids === '' ? verdict : pad(verdict, 16)) + ids
+  const row = (prefix: string, verdict: Verdict, ids: string) =>
+    pad(prefix, width) + verdictColor(c, verdict)(ids === '' ? verdict : pad(verdict, 16)) + ids
   const healthyRow = {before: '', after: verdictColor(c, 'ok')('ok'), sep: '\n', width} // row(prefix, 'ok', '')
   // row(prefix, VERDICT, FINDING) of each kind of prefix reported broken in bulk
   const brokenRows = new Map(BROKEN_KINDS.map((k) => [k, {before: '', after: verdictColor(c, k.verdict)(pad(k.verdict, 16)) + k.finding, sep: '\n', width}]))
@@ -134,7 +151,9 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
     }
     let ids = ''
     // an id found for several next hops is listed once
-    for (const f of p.findings) if (f.severity !== 'info' && !(ids === f.id || ids.startsWith(`${f.id},`) || ids.includes(`, ${f.id}`))) ids += ids === '' ? f.id : `, ${f.id}`
+    for (const f of p.findings)
+      if (f.severity !== 'info' && !(ids === f.id || ids.startsWith(`${f.id},`) || ids.includes(`, ${f.id}`)))
+        ids += ids === '' ? f.id : `, ${f.id}`
     if (p.verdict === 'ok') later[0].push(p.prefix, p.verdict, ids)
     else if (p.verdict === 'local' || p.verdict === 'not-in-pool') later[1].push(p.prefix, p.verdict, ids)
     else yield row(p.prefix, p.verdict, ids)
@@ -151,19 +170,35 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
       }
     }
   }
-  if (!header) yield c.yellow(r.node.pools.length === 0 ? `No ${r.node.uncheckedPools?.length ? 'IP-in-IP ' : ''}pools: no prefix is a tunnel prefix.` : 'No prefix inside the pools is held by BIRD or routed by the kernel.')
+  if (!header)
+    yield c.yellow(
+      r.node.pools.length === 0
+        ? `No ${r.node.uncheckedPools?.length ? 'IP-in-IP ' : ''}pools: no prefix is a tunnel prefix.`
+        : 'No prefix inside the pools is held by BIRD or routed by the kernel.',
+    )
   yield ''
   yield c.bold('Host')
   if (r.host.findings.length === 0) yield c.green('  no host findings')
-  for (const f of r.host.findings) yield `  ${severityColor(c, f.severity)(f.severity.toUpperCase())} ${c.bold(f.id)}: ${f.title}`
+  for (const f of r.host.findings)
+    yield `  ${severityColor(c, f.severity)(f.severity.toUpperCase())} ${c.bold(f.id)}: ${f.title}`
   const summary = r.summary()
-  const verdicts = Object.entries(summary.verdicts).map(([v, n]) => `${n} ${v}`).join(', ')
+  const verdicts = Object.entries(summary.verdicts)
+    .map(([v, n]) => `${n} ${v}`)
+    .join(', ')
   yield ''
   yield `${summary.prefixes} prefixes${verdicts ? ` (${verdicts})` : ''}; ${plural(summary.errors, 'error')}, ${plural(summary.warnings, 'warning')}.`
-  if (summary.exitCode !== 0) yield c.dim('`routedoctor explain PREFIX` shows why, with evidence; `routedoctor fix` shows the corrected routes.')
+  if (summary.exitCode !== 0)
+    yield c.dim('`routedoctor explain PREFIX` shows why, with evidence; `routedoctor fix` shows the corrected routes.')
 }
 
-const STEP_TITLE = {session: 'BGP session', bird: 'BIRD paths', resolution: 'Next hop', rule: 'Policy rule', kernel: 'Kernel route', tunnel: 'Tunnel device'}
+const STEP_TITLE = {
+  session: 'BGP session',
+  bird: 'BIRD paths',
+  resolution: 'Next hop',
+  rule: 'Policy rule',
+  kernel: 'Kernel route',
+  tunnel: 'Tunnel device',
+}
 
 export interface ExplainTextOptions {
   node?: boolean // the node's header (default true; the TUI shows it in its own header)
@@ -176,7 +211,8 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainT
     const out = [`${c.bold(r.prefix)}: ${c.dim('NOT A TUNNEL PREFIX')}`, renderNode(r.node, c), '', r.scope.summary]
     if (r.scope.inside.length > 0) {
       out.push('', c.bold('Tunnel prefixes inside it'), ...r.scope.inside.map((p) => `  ${p}`))
-      if (r.scope.insideCount > r.scope.inside.length) out.push(c.dim(`  and ${r.scope.insideCount - r.scope.inside.length} more (routedoctor check lists them)`))
+      if (r.scope.insideCount > r.scope.inside.length)
+        out.push(c.dim(`  and ${r.scope.insideCount - r.scope.inside.length} more (routedoctor check lists them)`))
       out.push(c.dim('`routedoctor explain BLOCK` explains one of them.'))
     }
     for (const s of r.chain) out.push('', `${c.bold('Kernel route')} ${s.summary}`)
@@ -188,7 +224,14 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainT
   const shown = opts.evidenceOnce === false ? undefined : new Set<string>()
   let n = 1
   for (const s of r.chain) {
-    const mark = s.status === 'ok' ? c.green('✔') : s.status === 'error' ? c.red('✘') : s.status === 'warning' ? c.yellow('!') : c.dim('·')
+    const mark =
+      s.status === 'ok'
+        ? c.green('✔')
+        : s.status === 'error'
+          ? c.red('✘')
+          : s.status === 'warning'
+            ? c.yellow('!')
+            : c.dim('·')
     const lines = s.summary.split('\n')
     // two spaces at least after the longest title: the text column is where wrapped rows continue
     out.push(`${n++}. ${mark} ${c.bold(pad(STEP_TITLE[s.step], 15))}${lines[0]}`)
@@ -200,11 +243,18 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainT
   if (r.findings.length === 0) out.push(c.green('  none'))
   for (const f of r.findings) out.push(renderFinding(f, c, shown))
   out.push('', c.bold('Corrected route'))
-  if (!r.plan) out.push(`  none${r.planNote ? `: ${r.planNote}` : r.verdict === 'ok' || r.verdict === 'local' ? ': the route is right as it is' : ''}`)
+  if (!r.plan)
+    out.push(
+      `  none${r.planNote ? `: ${r.planNote}` : r.verdict === 'ok' || r.verdict === 'local' ? ': the route is right as it is' : ''}`,
+    )
   else {
     out.push(indent(renderPlanned(r.plan), '  '))
     const beside = r.kernel.length === 0 ? 'the kernel has no route for it' : 'BIRD\'s route stays as it is'
-    out.push(c.dim(`  (in routedoctor's overlay table ${r.plan.table}, which BIRD never learns; ${beside}; routedoctor fix --apply programs it)`))
+    out.push(
+      c.dim(
+        `  (in routedoctor's overlay table ${r.plan.table}, which BIRD never learns; ${beside}; routedoctor fix --apply programs it)`,
+      ),
+    )
     out.push(`  ${ipRouteReplace(r.plan)}`)
   }
   return out.join('\n')
@@ -224,8 +274,13 @@ export function renderFix(r: FixReport, c: ChalkInstance): string {
     out.push(c.yellow(`Nothing routedoctor can program${r.scope ? ` for ${r.scope}` : ''}:`))
   } else if (r.entries.length === 0 && r.rules.length === 0) {
     const inPlace = r.kept > 0 ? ` (${plural(r.kept, 'route')} in the overlay table ${r.table})` : ''
-    out.push(c.green(r.scope ? `Nothing to fix: ${r.scope} needs no correction${inPlace}.`
-      : `Nothing to fix: every tunnel prefix is healthy, has nothing routedoctor can program, or its correction is in place${inPlace}.`))
+    out.push(
+      c.green(
+        r.scope
+          ? `Nothing to fix: ${r.scope} needs no correction${inPlace}.`
+          : `Nothing to fix: every tunnel prefix is healthy, has nothing routedoctor can program, or its correction is in place${inPlace}.`,
+      ),
+    )
   }
   for (const e of r.entries) {
     out.push(`${c.bold(e.prefix)}  ${c.red(e.verdict)}`)
@@ -247,7 +302,9 @@ export function renderFix(r: FixReport, c: ChalkInstance): string {
     out.push(c.bold(`Rules of the overlay table ${r.table}`))
     for (let i = 0; i < r.rules.length; i++) {
       const rule = r.rules[i]
-      out.push(`${rule.action === 'add' ? c.green('  +') : c.red('  -')} ${rule.priority}: from all to ${rule.to} lookup ${rule.table}`)
+      out.push(
+        `${rule.action === 'add' ? c.green('  +') : c.red('  -')} ${rule.priority}: from all to ${rule.to} lookup ${rule.table}`,
+      )
       out.push(`    ${r.ruleLines[i]}`)
     }
     out.push('')
@@ -267,5 +324,8 @@ export function renderBirdConfig(r: FixReport, c: ChalkInstance): string {
 export function renderFixPlan(p: Pick<PlannedFix, 'report' | 'changes'>, mode: FixMode, c: ChalkInstance): string {
   if (mode === 'bird-config') return renderBirdConfig(p.report, c)
   const note = mode === 'dry-run' && p.report.unavailable === undefined && p.changes > 0
-  return renderFix(p.report, c) + (note ? c.dim('\nDry run: nothing was changed. `routedoctor fix --apply` makes these changes.') : '')
+  return (
+    renderFix(p.report, c) +
+    (note ? c.dim('\nDry run: nothing was changed. `routedoctor fix --apply` makes these changes.') : '')
+  )
 }

@@ -22,9 +22,14 @@ export function watchLineText(c: TimedChange | WatchStarted, p: ChalkInstance): 
   const v = (verdict: string) => verdictColor(p, verdict as Verdict)(verdict)
   switch (c.kind) {
     case 'started': {
-      const counts = Object.entries(c.verdicts).filter(([, n]) => n > 0).map(([k, n]) => `${n} ${k}`).join(', ')
-      return `${c.at} watching: ${c.prefixes} prefixes${counts ? ` (${counts})` : ''}, ` +
+      const counts = Object.entries(c.verdicts)
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ')
+      return (
+        `${c.at} watching: ${c.prefixes} prefixes${counts ? ` (${counts})` : ''}, ` +
         `BGP sessions ${c.sessions.up}/${c.sessions.total} Established${c.listen ? `, serving http://${c.listen}/metrics` : ''}`
+      )
     }
     case 'verdict':
       return `${c.at} verdict ${c.prefix} ${v(c.from)} → ${v(c.to)}`
@@ -35,8 +40,10 @@ export function watchLineText(c: TimedChange | WatchStarted, p: ChalkInstance): 
     case 'session':
       return `${c.at} session ${c.name}${c.neighbor ? ` (${c.neighbor})` : ''} ${c.from} → ${c.to}${c.lastError ? ` (${c.lastError})` : ''}`
     case 'reconcile':
-      return `${c.at} reconcile ${c.op === 'failed' || c.op === 'route-war' ? p.red(c.op) : c.op}${c.prefix ? ` ${c.prefix}` : ''}` +
+      return (
+        `${c.at} reconcile ${c.op === 'failed' || c.op === 'route-war' ? p.red(c.op) : c.op}${c.prefix ? ` ${c.prefix}` : ''}` +
         `${c.routes !== undefined ? ` ${c.routes} route${c.routes === 1 ? '' : 's'}` : ''}${c.journal ? ` (journal ${c.journal})` : ''}${c.detail ? `: ${c.detail}` : ''}`
+      )
     case 'source':
       return `${c.at} source ${c.source} ${c.op === 'failed' ? p.red('failed') : p.green('recovered')}${c.error ? `: ${c.error}` : ''}`
   }

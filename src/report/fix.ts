@@ -56,7 +56,8 @@ export type FixMode = 'dry-run' | 'bird-config' | 'apply'
 
 /** `fix --json`'s document when nothing is applied: an apply with nothing to change says so as an apply would. */
 export function fixPlanJson(p: PlannedFix, mode: FixMode): object {
-  if (mode === 'apply' && p.report.unavailable === undefined && p.changes === 0) return {...p.report, applied: [], verified: true, journal: null}
+  if (mode === 'apply' && p.report.unavailable === undefined && p.changes === 0)
+    return {...p.report, applied: [], verified: true, journal: null}
   return p.report
 }
 

@@ -5,7 +5,15 @@ import {NONE} from '../diagnose/rule.js'
 import {indexOfKey, keyPrefix, keyPrefixLength, prefixKey} from '../model/prefix-key.js'
 import {planPrefix, reportedRoute, whyNoPlan, type PlanItem} from '../plan/plan.js'
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
-import {canonicalAddress, canonicalPrefix, coveringPrefix, familyOf, hostBitsSet, prefixContains, prefixLength} from '../model/prefix.js'
+import {
+  canonicalAddress,
+  canonicalPrefix,
+  coveringPrefix,
+  familyOf,
+  hostBitsSet,
+  prefixContains,
+  prefixLength,
+} from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
 import {BROKEN_KINDS, type BirdRoute, type BrokenKind, type Evidence, type Finding, type KernelRoute, type Nexthop, type Pool, type ReportedRoute,
   type Snapshot, type Verdict} from '../model/types.js'
@@ -40,8 +48,8 @@ export interface PrefixLine {
 
 /**
  * Prefixes reported ok in bulk (bulk/healthy.ts), in prefix order: `keys[from]` to `keys[to - 1]` of the snapshot's
- * healthy keys, each `ok` with no findings and no plan. Presenters write their rows from the keys (render/bulk-healthy.ts),
- * without a PrefixLine or a prefix string for each: most of a full table.
+ * healthy keys, each `ok` with no findings and no plan. Presenters write their rows from the keys
+ * (render/bulk-healthy.ts), without a PrefixLine or a prefix string for each: most of a full table.
  */
 export interface BulkHealthyPrefixes {
   keys: Float64Array
@@ -78,7 +86,13 @@ export interface CheckReport {
   node: NodeSummary
   prefixes: PrefixLine[]
   host: {findings: Finding[]}
-  summary: {prefixes: number; verdicts: Partial<Record<Verdict, number>>; errors: number; warnings: number; exitCode: 0 | 1}
+  summary: {
+    prefixes: number
+    verdicts: Partial<Record<Verdict, number>>
+    errors: number
+    warnings: number
+    exitCode: 0 | 1
+  }
 }
 
 export interface ChainStep {
@@ -118,7 +132,11 @@ export function nodeSummary(ctx: SnapshotIndex): NodeSummary {
     ...(s.uncheckedPools ? {uncheckedPools: s.uncheckedPools} : {}),
     // a source that failed is said once, with why: not also as missing
     // (live, IPPools come from --ippools or --pool, never from the node: not a missing source)
-    missing: s.missing.filter((m) => !s.files.some((f) => f.name === m && f.error !== undefined) && !(s.origin.kind === 'live' && m === 'ippools.yaml')),
+    missing: s.missing.filter(
+      (m) =>
+        !s.files.some((f) => f.name === m && f.error !== undefined) &&
+        !(s.origin.kind === 'live' && m === 'ippools.yaml'),
+    ),
     failed: s.files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error!})),
     bundleWarnings: s.origin.warnings ?? [],
     ...(s.calico && s.nodeName ? {kubeNode: s.nodeName} : {}),
@@ -132,21 +150,31 @@ function gracefulRestart(s: Snapshot): Pick<NodeSummary, 'gracefulRestart'> {
   return {gracefulRestart: state}
 }
 
-/** The node's name: the bundle's or live host's, else the snapshot's `hostname` file, else BIRD's `show status` (BIRD 2+). */
+/**
+ * The node's name: the bundle's or live host's, else the snapshot's `hostname` file, else BIRD's `show status` (BIRD
+ * 2+).
+ */
 export function snapshotHost(s: Pick<Snapshot, 'origin' | 'files'>): string | undefined {
   const file = s.files.find((f) => f.name === 'hostname')?.text?.trim().split(/\s+/)[0]
   const hostLine = s.files.find((f) => f.name === 'birdc-show-status.txt')?.text?.match(/^Hostname is (\S+)/m)
   return s.origin.host ?? (file || undefined) ?? hostLine?.[1]
 }
 
-const reportedOf = (item: PlanItem | null | undefined): ReportedRoute | null => (item ? reportedRoute(item.planned, item.action) : null)
+const reportedOf = (item: PlanItem | null | undefined): ReportedRoute | null =>
+  item ? reportedRoute(item.planned, item.action) : null
 
 function line(ctx: SnapshotIndex, d: PrefixDiagnosis, plans: boolean): PrefixLine {
-  return {prefix: d.prefix, verdict: d.verdict, findings: d.findings, plan: plans ? reportedOf(planPrefix(ctx, d)) : null}
+  return {
+    prefix: d.prefix,
+    verdict: d.verdict,
+    findings: d.findings,
+    plan: plans ? reportedOf(planPrefix(ctx, d)) : null,
+  }
 }
 
 export interface CheckRunOptions {
-  plans?: boolean // false: no line carries its plan (`plan` null), for a presenter that shows none (check's text report)
+  // false: no line carries its plan (`plan` null), for a presenter that shows none (check's text report)
+  plans?: boolean
 }
 
 /**
@@ -227,7 +255,9 @@ export function checkRun(ctx: SnapshotIndex, opts: CheckRunOptions = {}): CheckR
     for (const l of lines()) {
       if (isBulkBrokenPrefixes(l)) throw new Error('checkRun: prefixes reported broken in bulk have no findings to list (check\'s text report only)')
       if (!isBulkHealthyPrefixes(l)) yield l
-      else for (let j = l.from; j < l.to; j++) yield {prefix: keyPrefix(l.keys[j]), verdict: 'ok', findings: NONE, plan: null}
+      else
+        for (let j = l.from; j < l.to; j++)
+          yield {prefix: keyPrefix(l.keys[j]), verdict: 'ok', findings: NONE, plan: null}
     }
   }
   return {
@@ -243,7 +273,8 @@ export function checkRun(ctx: SnapshotIndex, opts: CheckRunOptions = {}): CheckR
 
 /**
  * check's line of each of `prefixes` (canonical IPv4 or IPv6 prefixes), made as check's walk makes it; a prefix that
- * is no pool prefix of `ctx` (nothing holds it) is left out. `watch` re-diagnoses the prefixes a change touched with it.
+ * is no pool prefix of `ctx` (nothing holds it) is left out. `watch` re-diagnoses the prefixes a change touched with
+ * it.
  */
 export function checkLines(ctx: SnapshotIndex, prefixes: Iterable<string>, opts: CheckRunOptions = {}): PrefixLine[] {
   const {prefixes: poolPrefixes, v4Keys} = ctx.poolPrefixIndex()
@@ -276,7 +307,9 @@ export function resolveTarget(ctx: SnapshotIndex, query: string): string {
   if (!prefix) throw new UsageError(`${query}: ${EXPECTED_TARGET}`)
   const network = hostBitsSet(query)
   if (network) {
-    throw new UsageError(`${query}: host bits set in a prefix; give the prefix ${network} or the address ${query.slice(0, query.indexOf('/'))}`)
+    throw new UsageError(
+      `${query}: host bits set in a prefix; give the prefix ${network} or the address ${query.slice(0, query.indexOf('/'))}`,
+    )
   }
   if (ctx.birdRoutesFor(prefix).length > 0 || ctx.kernelRoutesFor(prefix).length > 0) return prefix
   const covering = coveringPrefix(ctx.poolPrefixes(), prefix)
@@ -311,28 +344,51 @@ export function targetScope(ctx: SnapshotIndex, prefix: string): TargetScope | u
   const inside = all.slice(0, SCOPE_LIST)
   const separated = ctx.snapshot.healthy?.keys.filter((k) => prefixContains(prefix, keyPrefix(k))).length ?? 0
   const insideCount = all.length + separated
-  const holds = insideCount === 0 ? 'it holds no tunnel prefix' : `it holds ${insideCount} tunnel prefix${insideCount === 1 ? '' : 'es'}`
+  const holds =
+    insideCount === 0
+      ? 'it holds no tunnel prefix'
+      : `it holds ${insideCount} tunnel prefix${insideCount === 1 ? '' : 'es'}`
   const unchecked = (ctx.snapshot.uncheckedPools ?? []).find((p) => prefixContains(p.cidr, prefix))
   if (!pool && unchecked) {
-    return {kind: 'unchecked-pool', pool: unchecked, inside, insideCount,
-      summary: `${prefix} lies in the ${unchecked.mode} pool ${unchecked.cidr}: not checked (${unchecked.mode === 'vxlan' ? 'VXLAN routes are Felix\'s, over vxlan.calico' : 'no encapsulation'}); routedoctor judges IP-in-IP pools`}
+    return {
+      kind: 'unchecked-pool',
+      pool: unchecked,
+      inside,
+      insideCount,
+      summary: `${prefix} lies in the ${unchecked.mode} pool ${unchecked.cidr}: not checked (${unchecked.mode === 'vxlan' ? 'VXLAN routes are Felix\'s, over vxlan.calico' : 'no encapsulation'}); routedoctor judges IP-in-IP pools`,
+    }
   }
   if (!pool) {
     const pools = ctx.snapshot.pools.filter((p) => prefixContains(prefix, p.cidr)).map((p) => p.cidr)
-    return {kind: 'outside-pools', inside, insideCount,
-      summary: `${prefix} is not a tunnel prefix: ${pools.length > 0 ? `it is wider than the pool${pools.length === 1 ? '' : 's'} ${pools.join(', ')}; ${holds}` : 'it lies outside every tunnel pool'}`}
+    return {
+      kind: 'outside-pools',
+      inside,
+      insideCount,
+      summary: `${prefix} is not a tunnel prefix: ${pools.length > 0 ? `it is wider than the pool${pools.length === 1 ? '' : 's'} ${pools.join(', ')}; ${holds}` : 'it lies outside every tunnel pool'}`,
+    }
   }
   const kind = pool.cidr === prefix ? 'pool' : 'wider-than-block'
-  return {kind, pool, blockSize, inside, insideCount,
-    summary: `${prefix} is ${kind === 'pool' ? `the ${pool.mode} pool ${pool.cidr} itself` : `inside the pool ${pool.cidr}`}, wider than any block (/${blockSize}): ` +
-      `not a tunnel prefix, and nothing routes it; ${holds}`}
+  return {
+    kind,
+    pool,
+    blockSize,
+    inside,
+    insideCount,
+    summary:
+      `${prefix} is ${kind === 'pool' ? `the ${pool.mode} pool ${pool.cidr} itself` : `inside the pool ${pool.cidr}`}, wider than any block (/${blockSize}): ` +
+      `not a tunnel prefix, and nothing routes it; ${holds}`,
+  }
 }
 
 /**
  * `explain` of one prefix or address. `shared`: the node-wide parts (host findings, node summary) when the
  * caller explains many prefixes of one SnapshotIndex (a bundle), so they are computed once, not per prefix.
  */
-export function explainReport(ctx: SnapshotIndex, query: string, shared?: {host: Finding[]; node: NodeSummary}): ExplainReport {
+export function explainReport(
+  ctx: SnapshotIndex,
+  query: string,
+  shared?: {host: Finding[]; node: NodeSummary},
+): ExplainReport {
   const prefix = resolveTarget(ctx, query)
   const scope = targetScope(ctx, prefix)
   if (scope) return scopeReport(ctx, prefix, query, scope, shared?.node)
@@ -343,15 +399,25 @@ export function explainReport(ctx: SnapshotIndex, query: string, shared?: {host:
   // host findings that bear on this prefix: a session down when the prefix is missing or comes over it,
   // and node-wide conditions of the tunnel path
   const peers = new Set([...f.bgpNextHops, ...f.bird.map((r) => r.from).filter((a): a is string => a !== undefined)])
-  const downLines = new Set(ctx.sessionsDown
-    .filter((p) => (p.neighborAddress !== undefined && peers.has(p.neighborAddress)) || f.bird.some((r) => r.protocol === p.name))
-    .map((p) => p.pos.line))
+  const downLines = new Set(
+    ctx.sessionsDown
+      .filter(
+        (p) =>
+          (p.neighborAddress !== undefined && peers.has(p.neighborAddress)) ||
+          f.bird.some((r) => r.protocol === p.name),
+      )
+      .map((p) => p.pos.line),
+  )
   const relevant = host.filter((h) => {
     // the hash policy matters to a prefix whose next hop the kernel reaches through an ECMP route
-    if (h.id === 'hash-policy-l3') return d.verdict !== 'local' && d.verdict !== 'not-in-pool' && f.resolutions.some((r) => r.multipath)
+    if (h.id === 'hash-policy-l3')
+      return d.verdict !== 'local' && d.verdict !== 'not-in-pool' && f.resolutions.some((r) => r.multipath)
     if (h.id !== 'peer-down') return d.verdict !== 'local' && d.verdict !== 'not-in-pool'
     // every session down when the prefix is missing; otherwise the ones its paths came (or would come) over
-    return d.verdict === 'missing' || h.evidence.some((e) => e.file === 'birdc-show-protocols-all.txt' && downLines.has(e.line))
+    return (
+      d.verdict === 'missing' ||
+      h.evidence.some((e) => e.file === 'birdc-show-protocols-all.txt' && downLines.has(e.line))
+    )
   })
   return {
     schema: SCHEMA,
@@ -368,7 +434,10 @@ export function explainReport(ctx: SnapshotIndex, query: string, shared?: {host:
   }
 }
 
-/** The prefix's kernel routes: the one in force first (an overlay route), then BIRD's tables', then routedoctor's elsewhere. */
+/**
+ * The prefix's kernel routes: the one in force first (an overlay route), then BIRD's tables', then routedoctor's
+ * elsewhere.
+ */
 function kernelRoutesOf(f: PrefixDiagnosis['facts']): KernelRoute[] {
   const e = f.effective
   if ((e === undefined || f.kernel.includes(e)) && f.ours.every((r) => f.kernel.includes(r))) return f.kernel
@@ -376,14 +445,37 @@ function kernelRoutesOf(f: PrefixDiagnosis['facts']): KernelRoute[] {
 }
 
 /** explain of a prefix that is no tunnel prefix: what it is, and the tunnel prefixes it holds. */
-function scopeReport(ctx: SnapshotIndex, prefix: string, query: string, scope: TargetScope, node?: NodeSummary): ExplainReport {
+function scopeReport(
+  ctx: SnapshotIndex,
+  prefix: string,
+  query: string,
+  scope: TargetScope,
+  node?: NodeSummary,
+): ExplainReport {
   const kernel = ctx.kernelRoutesFor(prefix)
-  const steps: ChainStep[] = kernel.length > 0
-    ? [{step: 'kernel', status: 'info', summary: kernel.map((r) => formatKernelRoute(r)).join('\n'), evidence: kernel.flatMap((r) => ctx.citeKernelRoute(r))}]
-    : []
+  const steps: ChainStep[] =
+    kernel.length > 0
+      ? [
+          {
+            step: 'kernel',
+            status: 'info',
+            summary: kernel.map((r) => formatKernelRoute(r)).join('\n'),
+            evidence: kernel.flatMap((r) => ctx.citeKernelRoute(r)),
+          },
+        ]
+      : []
   return {
-    schema: SCHEMA, prefix, query, verdict: 'not-in-pool', findings: [], kernel, bird: ctx.birdRoutesFor(prefix), plan: null,
-    scope, chain: steps, node: node ?? nodeSummary(ctx),
+    schema: SCHEMA,
+    prefix,
+    query,
+    verdict: 'not-in-pool',
+    findings: [],
+    kernel,
+    bird: ctx.birdRoutesFor(prefix),
+    plan: null,
+    scope,
+    chain: steps,
+    node: node ?? nodeSummary(ctx),
   }
 }
 
@@ -395,34 +487,63 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
   const sessions = [...new Set(f.bestSet.map((r) => ctx.sessionOf(r)).filter((p) => p !== undefined))]
   if (sessions.length > 0) {
     for (const p of sessions) {
-      steps.push({step: 'session', status: isEstablished(p) ? 'ok' : 'error',
+      steps.push({
+        step: 'session',
+        status: isEstablished(p) ? 'ok' : 'error',
         summary: `${p.name} to ${p.neighborAddress ?? '?'}: ${p.bgpState ?? p.state}${p.lastError ? ` (${p.lastError})` : ''}`,
-        evidence: ctx.cite({...p.pos, endLine: p.pos.line})})
+        evidence: ctx.cite({...p.pos, endLine: p.pos.line}),
+      })
     }
   } else if (f.local) {
-    steps.push({step: 'session', status: 'info', summary: 'no BGP session involved: the prefix originates on this node', evidence: []})
+    steps.push({
+      step: 'session',
+      status: 'info',
+      summary: 'no BGP session involved: the prefix originates on this node',
+      evidence: [],
+    })
   } else if (ctx.bgpProtocols.length > 0) {
     const down = f.ownersDown
-    steps.push({step: 'session', status: down.length > 0 ? 'error' : 'absent',
-      summary: down.length > 0
-        ? `no path received; sessions not Established: ${down.map((p) => `${p.name} (${p.neighborAddress ?? '?'}: ${p.bgpState ?? p.state}${p.lastError ? `, ${p.lastError}` : ''})`).join('; ')}`
-        : `no path received over any of ${ctx.bgpProtocols.length} Established sessions`,
-      evidence: down.flatMap((p) => ctx.cite({...p.pos, endLine: p.pos.line}))})
+    steps.push({
+      step: 'session',
+      status: down.length > 0 ? 'error' : 'absent',
+      summary:
+        down.length > 0
+          ? `no path received; sessions not Established: ${down.map((p) => `${p.name} (${p.neighborAddress ?? '?'}: ${p.bgpState ?? p.state}${p.lastError ? `, ${p.lastError}` : ''})`).join('; ')}`
+          : `no path received over any of ${ctx.bgpProtocols.length} Established sessions`,
+      evidence: down.flatMap((p) => ctx.cite({...p.pos, endLine: p.pos.line})),
+    })
   } else {
-    const summary = ctx.has('birdc-show-protocols-all.txt') ? 'BIRD has no BGP protocols'
-      : ctx.haveBird ? 'no BGP session data in the snapshot (no birdc-show-protocols-all.txt)' : 'no BIRD data in the snapshot'
+    const summary = ctx.has('birdc-show-protocols-all.txt')
+      ? 'BIRD has no BGP protocols'
+      : ctx.haveBird
+        ? 'no BGP session data in the snapshot (no birdc-show-protocols-all.txt)'
+        : 'no BIRD data in the snapshot'
     steps.push({step: 'session', status: 'absent', summary, evidence: []})
   }
   // 2. BIRD's paths
-  steps.push(f.bird.length > 0
-    ? {step: 'bird', status: f.birdPrimary?.dest === 'unreachable' ? 'error' : 'ok',
-      summary: f.bird.map((r) => `${formatBirdPath(r)}${f.bestSet.includes(r) && !r.primary ? ' (equal best)' : ''}`).join('\n'),
-      evidence: f.bird.flatMap((r) => ctx.cite(r.pos))}
-    : {step: 'bird', status: ctx.haveBird ? 'error' : 'absent', summary: ctx.haveBird ? 'BIRD holds no path for this prefix' : 'no BIRD routes in the snapshot', evidence: []})
+  steps.push(
+    f.bird.length > 0
+      ? {
+          step: 'bird',
+          status: f.birdPrimary?.dest === 'unreachable' ? 'error' : 'ok',
+          summary: f.bird
+            .map((r) => `${formatBirdPath(r)}${f.bestSet.includes(r) && !r.primary ? ' (equal best)' : ''}`)
+            .join('\n'),
+          evidence: f.bird.flatMap((r) => ctx.cite(r.pos)),
+        }
+      : {
+          step: 'bird',
+          status: ctx.haveBird ? 'error' : 'absent',
+          summary: ctx.haveBird ? 'BIRD holds no path for this prefix' : 'no BIRD routes in the snapshot',
+          evidence: [],
+        },
+  )
   // 3. next-hop resolution in the kernel FIB
   for (const r of f.resolutions) {
     const route = r.lookup.route
-    steps.push({step: 'resolution', status: !r.lookup.reachable ? 'error' : r.viaInet6 || r.multipath ? 'warning' : 'ok',
+    steps.push({
+      step: 'resolution',
+      status: !r.lookup.reachable ? 'error' : r.viaInet6 || r.multipath ? 'warning' : 'ok',
       summary: route
         ? `${r.bgpNextHop} → ${formatKernelRoute(route).split('\n')[0]}${r.multipath ? ` (ECMP: ${route.nexthops.map(ecmpHop).join(', ')})` : ''}` +
           `${r.viaInet6 ? '; IPv6 link-local next hops that BIRD 1.6/2.0.<8 cannot import' : ''}${r.own ? '; this is our own address' : ''}`
@@ -432,23 +553,53 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
   // 4. the policy routing rule that decides, when it is not one of the kernel's own three
   const e = f.effective
   if (f.rule && e) {
-    steps.push({step: 'rule', status: 'info', summary: `${f.rule.priority}: ${f.rule.text}\n→ table ${e.table} holds ${f.prefix}: it is looked up before main`,
-      evidence: ctx.cite(f.rule.pos)})
+    steps.push({
+      step: 'rule',
+      status: 'info',
+      summary: `${f.rule.priority}: ${f.rule.text}\n→ table ${e.table} holds ${f.prefix}: it is looked up before main`,
+      evidence: ctx.cite(f.rule.pos),
+    })
   }
   // 5. the kernel route (the one in force first)
   const shown = kernelRoutesOf(f)
-  steps.push(e
-    ? {step: 'kernel', status: d.verdict === 'ok' || d.verdict === 'local' ? 'ok' : 'error',
-      summary: shown.map((r) => formatKernelRoute(r)).join('\n') +
-        (e.type === 'unicast' && !f.local ? (e.nexthops.every((n) => n.dev === dev) ? `\n→ through ${dev}` : `\n→ not through ${dev}`) : ''),
-      evidence: shown.flatMap((r) => ctx.citeKernelRoute(r))}
-    : {step: 'kernel', status: ctx.haveKernel ? 'error' : 'absent', summary: ctx.haveKernel ? 'no kernel route for this prefix' : 'no kernel routes in the snapshot', evidence: []})
+  steps.push(
+    e
+      ? {
+          step: 'kernel',
+          status: d.verdict === 'ok' || d.verdict === 'local' ? 'ok' : 'error',
+          summary:
+            shown.map((r) => formatKernelRoute(r)).join('\n') +
+            (e.type === 'unicast' && !f.local
+              ? e.nexthops.every((n) => n.dev === dev)
+                ? `\n→ through ${dev}`
+                : `\n→ not through ${dev}`
+              : ''),
+          evidence: shown.flatMap((r) => ctx.citeKernelRoute(r)),
+        }
+      : {
+          step: 'kernel',
+          status: ctx.haveKernel ? 'error' : 'absent',
+          summary: ctx.haveKernel ? 'no kernel route for this prefix' : 'no kernel routes in the snapshot',
+          evidence: [],
+        },
+  )
   // 6. the tunnel device
   const link = ctx.links.get(dev)
-  steps.push(link
-    ? {step: 'tunnel', status: linkUsable(link) ? 'ok' : 'error',
-      summary: formatLink(link), evidence: ctx.cite(link.pos, () => formatLink(link))}
-    : {step: 'tunnel', status: ctx.haveLinks ? 'error' : 'absent', summary: ctx.haveLinks ? `no ${dev} device` : 'no links in the snapshot', evidence: []})
+  steps.push(
+    link
+      ? {
+          step: 'tunnel',
+          status: linkUsable(link) ? 'ok' : 'error',
+          summary: formatLink(link),
+          evidence: ctx.cite(link.pos, () => formatLink(link)),
+        }
+      : {
+          step: 'tunnel',
+          status: ctx.haveLinks ? 'error' : 'absent',
+          summary: ctx.haveLinks ? `no ${dev} device` : 'no links in the snapshot',
+          evidence: [],
+        },
+  )
   return steps
 }
 

@@ -7,6 +7,13 @@ export type WatchChange =
   | {kind: 'finding'; op: 'appeared' | 'cleared'; id: string; severity: Severity; prefix?: string; title: string}
   | {kind: 'session'; name: string; neighbor?: string; from: string; to: string; lastError?: string}
   | {kind: 'source'; source: string; op: 'failed' | 'recovered'; error?: string}
-  | {kind: 'reconcile'; op: 'applied' | 'failed' | 'route-war' | 'skipped' | 'withdrawn'; prefix?: string; routes?: number; journal?: string; detail?: string}
+  | {
+      kind: 'reconcile'
+      op: 'applied' | 'failed' | 'route-war' | 'skipped' | 'withdrawn'
+      prefix?: string
+      routes?: number
+      journal?: string
+      detail?: string
+    }
 
 export type TimedChange = WatchChange & {at: string}

@@ -12,7 +12,10 @@ import {fileURLToPath} from 'node:url'
 import vm from 'node:vm'
 import {crc32} from 'node:zlib'
 
-/** `absent`: no cache file (or ROUTEDOCTOR_NO_CODE_CACHE); `stale`: recorded for other source bytes; `rejected`: V8 refused it. */
+/**
+ * `absent`: no cache file (or ROUTEDOCTOR_NO_CODE_CACHE); `stale`: recorded for other source bytes; `rejected`: V8
+ * refused it.
+ */
 export type CodeCacheState = 'accepted' | 'rejected' | 'stale' | 'absent'
 
 // A cache file: this header, then V8's data. V8 itself checks its version, its flags and the source's
@@ -45,11 +48,22 @@ export function loadCommonJs(url: URL): Record<string, unknown> {
   const crc = crc32(bytes)
   const cache = process.env.ROUTEDOCTOR_NO_CODE_CACHE ? undefined : readCache(cacheFileOf(file), crc, bytes.length)
   // the wrapper stays on the source's first line, so line numbers in stack traces are the file's
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname, __import) {${bytes.toString('utf8')}\n})`, {filename: file, cachedData: cache?.data})
-  const state: CodeCacheState = cache === undefined ? 'absent' : cache.data === undefined ? 'stale' : script.cachedDataRejected ? 'rejected' : 'accepted'
+  const script = new vm.Script(
+    `(function (exports, require, module, __filename, __dirname, __import) {${bytes.toString('utf8')}\n})`,
+    {filename: file, cachedData: cache?.data},
+  )
+  const state: CodeCacheState =
+    cache === undefined
+      ? 'absent'
+      : cache.data === undefined
+        ? 'stale'
+        : script.cachedDataRejected
+          ? 'rejected'
+          : 'accepted'
   loaded.push({file, script, crc, length: bytes.length, state})
   const module = {exports: {} as Record<string, unknown>}
-  const importFrom = (specifier: string): Promise<unknown> => import(/^\.\.?\//.test(specifier) ? new URL(specifier, url).href : specifier)
+  const importFrom = (specifier: string): Promise<unknown> =>
+    import(/^\.\.?\//.test(specifier) ? new URL(specifier, url).href : specifier)
   const body = script.runInThisContext() as (...args: unknown[]) => void
   body.call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file), importFrom)
   return module.exports
@@ -62,7 +76,11 @@ function readCache(cacheFile: string, crc: number, length: number): {data?: Buff
   } catch {
     return undefined // not recorded (a build without scripts/code-cache.mjs): compile as usual
   }
-  const fits = buf.length > HEADER && buf.readUInt32LE(0) === MAGIC && buf.readUInt32LE(4) === crc && buf.readUInt32LE(8) === length
+  const fits =
+    buf.length > HEADER &&
+    buf.readUInt32LE(0) === MAGIC &&
+    buf.readUInt32LE(4) === crc &&
+    buf.readUInt32LE(8) === length
   return {data: fits ? buf.subarray(HEADER) : undefined}
 }
 

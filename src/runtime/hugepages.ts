@@ -15,7 +15,9 @@ import {SNAPSHOT_FILE_NAMES} from '../collect/snapshot-files.js'
 
 /** Snapshot bytes from which a re-run with huge pages pays for its second start. */
 export const HUGE_INPUT_BYTES = 128 * 1024 * 1024
-/** A live node's routes (its largest table) from which the same holds: about HUGE_INPUT_BYTES of BIRD and kernel text. */
+/**
+ * A live node's routes (its largest table) from which the same holds: about HUGE_INPUT_BYTES of BIRD and kernel text.
+ */
 export const HUGE_LIVE_PREFIXES = 250_000
 /** A bundle's compressed size understates its snapshot by about this factor for these texts. */
 const BUNDLE_EXPANSION = 3
@@ -78,10 +80,22 @@ export function hugePageEnv(facts: HugePageFacts): Record<string, string | undef
   const {argv, env} = facts
   const knob = env.ROUTEDOCTOR_HUGEPAGES
   if (knob === '0') return undefined
-  if ((env.GLIBC_TUNABLES ?? '').includes(`${TUNABLE}=`)) return undefined // set already: by the user, or this is the re-run
+  // set already: by the user, or this is the re-run
+  if ((env.GLIBC_TUNABLES ?? '').includes(`${TUNABLE}=`)) return undefined
   const command = argv.length === 0 ? (facts.isTTY ? 'ui' : undefined) : argv[0]
   if (!command || !COMMANDS.has(command)) return undefined
-  if (argv.some((a) => a === '--help' || a === '-h' || a === '--version' || a === '--revert' || a.startsWith('--revert=') || a === '--bird-config')) return undefined
+  if (
+    argv.some(
+      (a) =>
+        a === '--help' ||
+        a === '-h' ||
+        a === '--version' ||
+        a === '--revert' ||
+        a.startsWith('--revert=') ||
+        a === '--bird-config',
+    )
+  )
+    return undefined
   if (thpMode(facts.thpEnabled()) !== 'madvise') return undefined
   const from = fromFlag(argv)
   if (knob === '1') {
@@ -100,7 +114,10 @@ export function hugePageEnv(facts: HugePageFacts): Record<string, string | undef
   return {...env, GLIBC_TUNABLES: tunables}
 }
 
-/** A snapshot directory's bytes (the files it is read for), a bundle's estimated from its compressed size; undefined if unreadable. */
+/**
+ * A snapshot directory's bytes (the files it is read for), a bundle's estimated from its compressed size; undefined if
+ * unreadable.
+ */
 export function snapshotInputBytes(from: string): number | undefined {
   try {
     const st = statSync(from)
@@ -130,8 +147,11 @@ export function probeMachine(argv: readonly string[] = process.argv.slice(2)): H
   return {
     argv,
     env: process.env,
-    thpEnabled: () => (process.platform === 'linux' ? readText('/sys/kernel/mm/transparent_hugepage/enabled') : undefined),
-    glibcVersion: () => (process.report?.getReport() as {header?: {glibcVersionRuntime?: string}} | undefined)?.header?.glibcVersionRuntime,
+    thpEnabled: () =>
+      process.platform === 'linux' ? readText('/sys/kernel/mm/transparent_hugepage/enabled') : undefined,
+    glibcVersion: () =>
+      (process.report?.getReport() as {header?: {glibcVersionRuntime?: string}} | undefined)?.header
+        ?.glibcVersionRuntime,
     inputBytes: snapshotInputBytes,
     liveFibStat: () => readText('/proc/net/fib_triestat'),
     isTTY: Boolean(process.stdout.isTTY && process.stdin.isTTY),
@@ -163,7 +183,8 @@ export async function rerunWithHugePages(facts: HugePageFacts = probeMachine()):
   for (const s of signals) process.off(s, forward)
   if (!ended) return false
   if (ended.signal) {
-    process.exitCode = 128 + (constants.signals[ended.signal] ?? 0) // as a shell reports it, if the signal is ignored here
+    // as a shell reports it, if the signal is ignored here
+    process.exitCode = 128 + (constants.signals[ended.signal] ?? 0)
     process.kill(process.pid, ended.signal) // die as the child died
     return true
   }

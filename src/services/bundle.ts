@@ -46,13 +46,20 @@ export const EXPLAINED = 1000
 async function checkOutputDir(out: string | undefined): Promise<void> {
   if (out === undefined) return
   const dir = out.endsWith('.tar.gz') ? path.dirname(out) : out
-  const isDir = await stat(dir).then((st) => st.isDirectory(), () => false)
-  if (!isDir) throw new UsageError(`-o ${out}: ${dir} is not a directory here (name an existing directory, or a .tar.gz file in one)`)
+  const isDir = await stat(dir).then(
+    (st) => st.isDirectory(),
+    () => false,
+  )
+  if (!isDir)
+    throw new UsageError(
+      `-o ${out}: ${dir} is not a directory here (name an existing directory, or a .tar.gz file in one)`,
+    )
 }
 
 export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   const progress = opts.progress ?? (() => {})
-  if (opts.mappingFile !== undefined && !opts.redact) throw new UsageError('--mapping-file keeps the pseudonyms of --redact: give --redact too, or drop --mapping-file')
+  if (opts.mappingFile !== undefined && !opts.redact)
+    throw new UsageError('--mapping-file keeps the pseudonyms of --redact: give --redact too, or drop --mapping-file')
   await checkOutputDir(opts.out) // before the collection, which takes seconds on a full table
   progress(opts.from ? `reading ${opts.from}` : 'collecting from the live node (ip, /proc/sys, BIRD socket)')
   const source = await loadSourceFiles({...opts, everySource: true})
@@ -60,12 +67,19 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     const log = await collectBirdLog(source.files.find((f) => f.name === 'bird.conf')?.text)
     if (log) source.files.push(log)
   }
-  for (const f of source.files) progress(`  ${f.name}${f.error ? `: FAILED (${f.error})` : ` ${Buffer.byteLength(f.text ?? '')} bytes`}`)
+  for (const f of source.files)
+    progress(`  ${f.name}${f.error ? `: FAILED (${f.error})` : ` ${Buffer.byteLength(f.text ?? '')} bytes`}`)
   // pools named on the command line travel in the bundle, so a replay diagnoses the same prefixes
   const poolFile = await poolSourceFile(opts)
-  let files = poolFile ? [...source.files.filter((f) => f.name !== 'ippools.yaml' && f.name !== 'ippools.json'), poolFile] : source.files
+  let files = poolFile
+    ? [...source.files.filter((f) => f.name !== 'ippools.yaml' && f.name !== 'ippools.json'), poolFile]
+    : source.files
   // the node's name travels in the bundle, so that fleet names it (DESIGN §6)
-  if (opts.node !== undefined) files = [...files.filter((f) => f.name !== NODE_NAME_FILE), {name: NODE_NAME_FILE, text: `${opts.node}\n`, command: `routedoctor --node ${opts.node}`}]
+  if (opts.node !== undefined)
+    files = [
+      ...files.filter((f) => f.name !== NODE_NAME_FILE),
+      {name: NODE_NAME_FILE, text: `${opts.node}\n`, command: `routedoctor --node ${opts.node}`},
+    ]
   // the overlay's protocol and table travel in the bundle, so that a replay reads routedoctor's routes as this run did
   files = withOverlaySettings(files, opts, source.origin)
   // the snapshot's own node, not this machine, when the bundle is made of a snapshot directory
@@ -74,9 +88,14 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   let command = opts.command
   if (opts.redact) {
     // Calico names blocks by their CIDR with dashes (192-168-1-0-26): written as CIDRs, so that they are redacted too
-    files = files.map((f) => (f.name.startsWith('calico/') && f.text !== undefined
-      ? {...f, text: f.text.replace(/\b(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,2})\b/g, '$1.$2.$3.$4/$5')} : f))
-    const red = redactFiles(files, {hostnames: [host, os.hostname(), ...nodeNames(files, opts.node)].filter((h) => h && h !== 'snapshot')})
+    files = files.map((f) =>
+      f.name.startsWith('calico/') && f.text !== undefined
+        ? {...f, text: f.text.replace(/\b(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,2})\b/g, '$1.$2.$3.$4/$5')}
+        : f,
+    )
+    const red = redactFiles(files, {
+      hostnames: [host, os.hostname(), ...nodeNames(files, opts.node)].filter((h) => h && h !== 'snapshot'),
+    })
     files = red.files
     host = red.redactor.text(host)
     mapping = red.mapping
@@ -85,7 +104,10 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     files = files.map((f) => (f.command?.startsWith('read ') ? {...f, command: `read ${f.name}`} : f))
     progress(`redacted ${Object.keys(mapping).length} addresses, names and MACs`)
   }
-  const snapshot = await snapshotFrom({files, origin: {...source.origin, host}}, {...opts, pools: undefined, ippools: undefined})
+  const snapshot = await snapshotFrom(
+    {files, origin: {...source.origin, host}},
+    {...opts, pools: undefined, ippools: undefined},
+  )
   const ctx = new SnapshotIndex(snapshot, ownRoutes(opts))
   const report = checkReport(ctx)
   const plain = palette(false)
@@ -93,11 +115,16 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   const {files: _files, ...model} = snapshot
   // its sources are listed as the bundle is written (each text encoded and checksummed once: a full table's are large)
   const manifest = buildManifest({
-    files: [], tool: {name: 'routedoctor', version: opts.toolVersion}, collectedAt: source.origin.collectedAt ?? new Date().toISOString(),
-    host, command, redacted: opts.redact ?? false,
+    files: [],
+    tool: {name: 'routedoctor', version: opts.toolVersion},
+    collectedAt: source.origin.collectedAt ?? new Date().toISOString(),
+    host,
+    command,
+    redacted: opts.redact ?? false,
   })
   let out = opts.out ?? defaultBundleName(host, new Date(manifest.collectedAt))
-  if (opts.out && !opts.out.endsWith('.tar.gz')) out = path.join(opts.out, defaultBundleName(host, new Date(manifest.collectedAt)))
+  if (opts.out && !opts.out.endsWith('.tar.gz'))
+    out = path.join(opts.out, defaultBundleName(host, new Date(manifest.collectedAt)))
   // in pieces, each prefix explained as it is written: a full table's report is larger than one string.
   // The first EXPLAINED broken prefixes are explained; a full table can have far more, which nobody reads and
   // which would cost much of the bundle's time: the replay explains any of them.
@@ -106,18 +133,27 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     let broken = 0
     for (const p of report.prefixes) {
       if (p.verdict === 'ok' || p.verdict === 'local') continue
-      if (++broken <= EXPLAINED) yield `\n\`\`\`\n${renderExplain(explainReport(ctx, p.prefix, shared), plain)}\n\`\`\`\n`
+      if (++broken <= EXPLAINED)
+        yield `\n\`\`\`\n${renderExplain(explainReport(ctx, p.prefix, shared), plain)}\n\`\`\`\n`
     }
     if (broken > EXPLAINED) {
       yield `\n${broken - EXPLAINED} more broken prefixes are in the table above, not explained here: \`routedoctor explain PREFIX --from ${path.basename(out)}\` explains any of them.\n`
     }
   }
   await writeBundle({files, model, reportMd: reportMd(), reportJson: report, manifest}, out)
-  if (mapping && opts.mappingFile) await writeFile(opts.mappingFile, JSON.stringify(mapping, null, 2) + '\n', {mode: 0o600})
+  if (mapping && opts.mappingFile)
+    await writeFile(opts.mappingFile, JSON.stringify(mapping, null, 2) + '\n', {mode: 0o600})
   progress(`wrote ${out}`)
   return {
-    schema: 1, path: out, redacted: opts.redact ?? false, ...(opts.mappingFile && mapping ? {mappingFile: opts.mappingFile} : {}),
-    sources: files.map((f) => ({file: f.name, size: Buffer.byteLength(f.text ?? ''), ...(f.error ? {error: f.error} : {})})),
+    schema: 1,
+    path: out,
+    redacted: opts.redact ?? false,
+    ...(opts.mappingFile && mapping ? {mappingFile: opts.mappingFile} : {}),
+    sources: files.map((f) => ({
+      file: f.name,
+      size: Buffer.byteLength(f.text ?? ''),
+      ...(f.error ? {error: f.error} : {}),
+    })),
     summary: report.summary,
   }
 }
@@ -143,13 +179,24 @@ function nodeNames(files: SourceFile[], node: string | undefined): string[] {
   const names = new Set<string>(node ? [node] : [])
   for (const f of files) {
     if (f.text === undefined || !/^calico\/(nodes|blockaffinities|ipamblocks)\.json$/.test(f.name)) continue
-    for (const m of f.text.matchAll(/"(?:name|node)"\s*:\s*"([^"]+)"|"host:([^"]+)"/g)) if (!f.name.endsWith('blocks.json') || m[2] || m[0].startsWith('"node"')) names.add(m[1] ?? m[2])
+    for (const m of f.text.matchAll(/"(?:name|node)"\s*:\s*"([^"]+)"|"host:([^"]+)"/g))
+      if (!f.name.endsWith('blocks.json') || m[2] || m[0].startsWith('"node"')) names.add(m[1] ?? m[2])
   }
   return [...names]
 }
 
 // flags whose value is a local path: a redacted bundle records the flag, not the path
-const PATH_FLAGS = new Set(['--from', '-o', '--output', '--mapping-file', '--ippools', '--bird-socket', '--bird-conf', '--journal-dir', '--calico'])
+const PATH_FLAGS = new Set([
+  '--from',
+  '-o',
+  '--output',
+  '--mapping-file',
+  '--ippools',
+  '--bird-socket',
+  '--bird-conf',
+  '--journal-dir',
+  '--calico',
+])
 
 /** The command line with every local path replaced by PATH (`--from DIR`, `--from=DIR`, `-o FILE`). */
 export function withoutPaths(argv: string[]): string[] {
@@ -164,14 +211,29 @@ export function withoutPaths(argv: string[]): string[] {
 async function poolSourceFile(opts: SourceOptions): Promise<SourceFile | undefined> {
   if (opts.pools && opts.pools.length > 0) {
     const items = opts.pools.map(parsePoolFlag).map((p, i) => ({
-      apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: {name: `routedoctor-pool-${i + 1}`},
-      spec: {cidr: p.cidr, ipipMode: p.mode === 'ipip' ? 'Always' : 'Never', vxlanMode: p.mode === 'vxlan' ? 'Always' : 'Never'},
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'IPPool',
+      metadata: {name: `routedoctor-pool-${i + 1}`},
+      spec: {
+        cidr: p.cidr,
+        ipipMode: p.mode === 'ipip' ? 'Always' : 'Never',
+        vxlanMode: p.mode === 'vxlan' ? 'Always' : 'Never',
+      },
     }))
-    return {name: 'ippools.json', text: JSON.stringify({apiVersion: 'projectcalico.org/v3', kind: 'IPPoolList', items}, null, 2) + '\n', command: `routedoctor --pool ${opts.pools.join(' --pool ')}`}
+    return {
+      name: 'ippools.json',
+      text: JSON.stringify({apiVersion: 'projectcalico.org/v3', kind: 'IPPoolList', items}, null, 2) + '\n',
+      command: `routedoctor --pool ${opts.pools.join(' --pool ')}`,
+    }
   }
   if (opts.ippools) {
     const text = await readIppoolsFile(opts.ippools)
-    return {name: /\.json$/i.test(opts.ippools) ? 'ippools.json' : 'ippools.yaml', path: opts.ippools, text, command: `read ${opts.ippools}`}
+    return {
+      name: /\.json$/i.test(opts.ippools) ? 'ippools.json' : 'ippools.yaml',
+      path: opts.ippools,
+      text,
+      command: `read ${opts.ippools}`,
+    }
   }
   return undefined
 }

@@ -11,10 +11,17 @@ export interface ExplainRequest {
   held?: BulkHealthySource
 }
 
-export async function loadExplainReport(source: SourceOptions, query: string, req: ExplainRequest = {}): Promise<ExplainReport> {
+export async function loadExplainReport(
+  source: SourceOptions,
+  query: string,
+  req: ExplainRequest = {},
+): Promise<ExplainReport> {
   if (req.held) return explainReport(req.held.indexFor(query), query)
   const snapshot = await loadExplainSnapshot(req.citeRouteLines ? {...source, routeTextToo: true} : source, query)
-  return explainReport(new SnapshotIndex(snapshot, {...ownRoutes(source), ...(req.citeRouteLines ? {kernelLines: true} : {})}), query)
+  return explainReport(
+    new SnapshotIndex(snapshot, {...ownRoutes(source), ...(req.citeRouteLines ? {kernelLines: true} : {})}),
+    query,
+  )
 }
 
 /** explain's exit status, as check's: 1 when a finding of severity error stands, else 0. */

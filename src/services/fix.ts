@@ -3,7 +3,15 @@ import {
   SnapshotIndex, type SnapshotIndexOptions, DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS, type PrefixFacts,
 } from '../model/snapshot-index.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
-import {type OverlayPlan, type OverlaySettings, type PlanItem, planPrefixOverlay, planRules, reportedRoute, whyNoPlan} from '../plan/plan.js'
+import {
+  type OverlayPlan,
+  type OverlaySettings,
+  type PlanItem,
+  planPrefixOverlay,
+  planRules,
+  reportedRoute,
+  whyNoPlan,
+} from '../plan/plan.js'
 import {birdConfigAdvice} from '../plan/bird-config.js'
 import {ipRouteReplace} from '../model/format.js'
 import type {PlannedRoute, PlannedRule} from '../model/types.js'
@@ -12,12 +20,20 @@ import {prefixContains} from '../model/prefix.js'
 import {tableIdOf} from '../model/fib.js'
 import {UsageError} from '../model/errors.js'
 import type {ApplyOptions, ApplyResult, RevertResult} from '../netlink/apply.js'
-import {appliedCleanly, type FixEntry, type FixMode, type FixReport, type FixRoute, fixPlanJson, type PlannedFix} from '../report/fix.js'
+import {
+  appliedCleanly,
+  type FixEntry,
+  type FixMode,
+  type FixReport,
+  type FixRoute,
+  fixPlanJson,
+  type PlannedFix,
+} from '../report/fix.js'
 import {loadBulkHealthySnapshot, type SourceOptions} from './load.js'
 
 /**
- * The SnapshotIndex a plan is made of: a plan shows verdicts and routes, never a finding's texts or evidence, so they are
- * not made (on many broken blocks, much of planning's time); verdicts and plans are the same either way.
+ * The SnapshotIndex a plan is made of: a plan shows verdicts and routes, never a finding's texts or evidence, so they
+ * are not made (on many broken blocks, much of planning's time); verdicts and plans are the same either way.
  */
 export const FIX_INDEX_OPTIONS: Readonly<SnapshotIndexOptions> = Object.freeze({evidence: false, texts: false})
 
@@ -33,30 +49,45 @@ export interface FixOptions {
 export function checkOverlaySettings(ctx: SnapshotIndex, settings: OverlaySettings): void {
   const {table, rulePriority} = settings
   if (!Number.isInteger(table) || table < 256 || table > 0xffffffff) {
-    throw new UsageError(`--table ${table}: expected a table outside 1-255 (Felix may claim 1-250, 253-255 are the kernel's), up to 4294967295`)
+    throw new UsageError(
+      `--table ${table}: expected a table outside 1-255 (Felix may claim 1-250, 253-255 are the kernel's), up to 4294967295`,
+    )
   }
   if (!Number.isInteger(rulePriority) || rulePriority < 1 || rulePriority > 32765) {
-    throw new UsageError(`--rule-priority ${rulePriority}: expected 1-32765 (below main's rule at 32766, after local's at 0)`)
+    throw new UsageError(
+      `--rule-priority ${rulePriority}: expected 1-32765 (below main's rule at 32766, after local's at 0)`,
+    )
   }
   if (ctx.kernelTables.includes(table)) {
     const pos = ctx.snapshot.bird.config?.pos
-    throw new UsageError(`--table ${table}: it is the table BIRD's kernel protocol syncs (\`kernel table ${table}\`${pos ? ` in ${pos.file}` : ''}): ` +
-      'BIRD would learn the overlay\'s routes and could advertise them. Choose another table.')
+    throw new UsageError(
+      `--table ${table}: it is the table BIRD's kernel protocol syncs (\`kernel table ${table}\`${pos ? ` in ${pos.file}` : ''}): ` +
+        'BIRD would learn the overlay\'s routes and could advertise them. Choose another table.',
+    )
   }
-  const foreign = ctx.snapshot.kernelRoutes.find((r) => r.tableId === table && r.protocol !== ctx.fixProtocol && r.tableId !== 255)
+  const foreign = ctx.snapshot.kernelRoutes.find(
+    (r) => r.tableId === table && r.protocol !== ctx.fixProtocol && r.tableId !== 255,
+  )
   if (foreign) {
-    throw new UsageError(`--table ${table}: the table holds a route of another owner (${foreign.dst} proto ${foreign.protocol}): ` +
-      'the overlay must be a table of routedoctor\'s own. Choose another table.')
+    throw new UsageError(
+      `--table ${table}: the table holds a route of another owner (${foreign.dst} proto ${foreign.protocol}): ` +
+        'the overlay must be a table of routedoctor\'s own. Choose another table.',
+    )
   }
 }
 
-export function planFix(ctx: SnapshotIndex, only?: string, opts: FixOptions = {}): {report: FixReport; items: PlanItem[]; plan: OverlayPlan} {
+export function planFix(
+  ctx: SnapshotIndex,
+  only?: string,
+  opts: FixOptions = {},
+): {report: FixReport; items: PlanItem[]; plan: OverlayPlan} {
   const settings: OverlaySettings = {
     table: opts.table ?? ctx.overlayTable,
     rulePriority: opts.rulePriority ?? DEFAULT_RULE_PRIORITY,
     protocol: ctx.fixProtocol,
   }
-  if (settings.table !== ctx.overlayTable) throw new Error('planFix: the SnapshotIndex reads another overlay table than the plan writes')
+  if (settings.table !== ctx.overlayTable)
+    throw new Error('planFix: the SnapshotIndex reads another overlay table than the plan writes')
   checkOverlaySettings(ctx, settings)
   let facts: Iterable<PrefixFacts> = ctx.poolFacts()
   let scope: string | undefined
@@ -126,9 +157,11 @@ export function planFix(ctx: SnapshotIndex, only?: string, opts: FixOptions = {}
   const status = ctx.snapshot.bird.status
   const node = nodeSummary(ctx)
   const birdFailed = node.failed.find((f) => f.file === 'birdc-show-route-all.txt')
-  const unavailable = ctx.haveBird ? undefined
-    : birdFailed ? `BIRD's routes could not be read (${birdFailed.error}): nothing can be planned without BIRD's BGP next hops`
-    : 'the snapshot has no BIRD routes (birdc-show-route-all.txt): nothing can be planned without BIRD\'s BGP next hops'
+  const unavailable = ctx.haveBird
+    ? undefined
+    : birdFailed
+      ? `BIRD's routes could not be read (${birdFailed.error}): nothing can be planned without BIRD's BGP next hops`
+      : 'the snapshot has no BIRD routes (birdc-show-route-all.txt): nothing can be planned without BIRD\'s BGP next hops'
   return {
     items,
     plan,
@@ -145,7 +178,12 @@ export function planFix(ctx: SnapshotIndex, only?: string, opts: FixOptions = {}
       ruleLines: rules.map(ipRuleLine),
       kept,
       skipped,
-      birdConfig: birdConfigAdvice(status?.version, status?.calicoFork ?? false, ctx.snapshot.pools, ctx.snapshot.tunnelDev),
+      birdConfig: birdConfigAdvice(
+        status?.version,
+        status?.calicoFork ?? false,
+        ctx.snapshot.pools,
+        ctx.snapshot.tunnelDev,
+      ),
     },
   }
 }
@@ -183,7 +221,9 @@ export interface FixRequest extends FixOptions {
   apply?: boolean // the plan is to be written: only on the live node
 }
 
-/** `fix [PREFIX]`'s plan, from the snapshot as `fix` reads it (the healthy prefixes separated, PREFIX's routes kept). */
+/**
+ * `fix [PREFIX]`'s plan, from the snapshot as `fix` reads it (the healthy prefixes separated, PREFIX's routes kept).
+ */
 export async function loadFixPlan(source: SourceOptions, req: FixRequest = {}): Promise<PlannedFix> {
   if (req.apply && source.from) throw new UsageError('--apply programs the live kernel: it cannot be used with --from')
   // not given: what the snapshot recorded, else the default (the SnapshotIndex's)
@@ -204,7 +244,11 @@ export async function loadFixPlan(source: SourceOptions, req: FixRequest = {}): 
  */
 export async function applyFix(plan: OverlayPlan, opts: Partial<ApplyOptions> = {}): Promise<ApplyResult> {
   const {applyPlan} = await import('../netlink/apply.js')
-  return applyPlan(plan, {...opts, journalDir: opts.journalDir ?? DEFAULT_JOURNAL_DIR, watchSeconds: opts.watchSeconds ?? DEFAULT_WATCH_SECONDS})
+  return applyPlan(plan, {
+    ...opts,
+    journalDir: opts.journalDir ?? DEFAULT_JOURNAL_DIR,
+    watchSeconds: opts.watchSeconds ?? DEFAULT_WATCH_SECONDS,
+  })
 }
 
 /** Undo an apply from its journal (`fix --revert`). */
@@ -233,7 +277,10 @@ export interface FixRun extends FixShown {
  * `fix [PREFIX]`: the plan and what shows of it. `--bird-config` alone prints the BIRD filter (and needs no kernel
  * routes); with --apply it is an apply, whose plan shows as text before the question and as JSON only with the result.
  */
-export async function fixRun(source: SourceOptions, req: FixRequest & {birdConfig?: boolean; json?: boolean}): Promise<FixRun> {
+export async function fixRun(
+  source: SourceOptions,
+  req: FixRequest & {birdConfig?: boolean; json?: boolean},
+): Promise<FixRun> {
   const mode: FixMode = req.apply ? 'apply' : req.birdConfig ? 'bird-config' : 'dry-run'
   const planned = await loadFixPlan(mode === 'bird-config' ? source : {...source, requireKernelRoutes: true}, req)
   const done = mode !== 'apply' || planned.report.unavailable !== undefined || planned.changes === 0
@@ -249,7 +296,10 @@ export async function fixRun(source: SourceOptions, req: FixRequest & {birdConfi
 }
 
 /** `fix --apply` once confirmed: the plan written (applyFix) and what shows of it. */
-export async function applyFixRun(planned: PlannedFix, opts: Partial<ApplyOptions> & {json?: boolean} = {}): Promise<FixShown> {
+export async function applyFixRun(
+  planned: PlannedFix,
+  opts: Partial<ApplyOptions> & {json?: boolean} = {},
+): Promise<FixShown> {
   const {json, ...applyOpts} = opts
   const result = await applyFix(planned.plan, applyOpts)
   const exitCode = appliedCleanly(result) ? 0 : 1

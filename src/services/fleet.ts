@@ -30,7 +30,10 @@ export async function runFleet(opts: FleetOptions): Promise<FleetReport> {
   let shared: SharedTruth | undefined = given === undefined ? undefined : sharedTruth(given)
   let join: FleetJoin | undefined
   const add = (source: string, node: FoldedSource): void => {
-    if (join!.has(node.name)) throw new UsageError(`${source}: node ${node.name} is already given by another source (record each node's name: bundle --node NAME)`)
+    if (join!.has(node.name))
+      throw new UsageError(
+        `${source}: node ${node.name} is already given by another source (record each node's name: bundle --node NAME)`,
+      )
     join!.add(node.name, source, node.fold)
     opts.progress?.(`${node.name}: ${source}`)
   }

@@ -7,7 +7,14 @@ import {readCalicoDir, readSnapshotDir} from '../collect/snapshot-dir.js'
 import {buildBulkSnapshot, type BulkSnapshot} from '../bulk/build.js'
 import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
 import {SnapshotIndex, type SnapshotIndexOptions} from '../model/snapshot-index.js'
-import {buildSnapshot, type BuildOptions, haveKernelRoutes, KERNEL_ROUTE_FILES, namingPaths, unreadFallbacks} from '../snapshot/build.js'
+import {
+  buildSnapshot,
+  type BuildOptions,
+  haveKernelRoutes,
+  KERNEL_ROUTE_FILES,
+  namingPaths,
+  unreadFallbacks,
+} from '../snapshot/build.js'
 import {collectAfter} from '../runtime/collect-garbage.js'
 import {RouteDoctorError} from '../model/errors.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
@@ -29,7 +36,9 @@ export interface SourceOptions {
   ownTruth?: boolean // false: a snapshot's or bundle's own calico/ is not read (the truth comes from elsewhere)
   /** Calico's truth read and parsed already (loadClusterTruth): used instead of reading --calico/--kube again. */
   clusterTruth?: ClusterTruth
-  /** Live: collect every source, also those a diagnosis does not read when others are there (a bundle keeps them all). */
+  /**
+   * Live: collect every source, also those a diagnosis does not read when others are there (a bundle keeps them all).
+   */
   everySource?: boolean
   /** Read the text route dump beside the JSON one (not too large): explain cites a route by its line there. */
   routeTextToo?: boolean
@@ -71,11 +80,18 @@ export function requireKernelRoutes(source: LoadedSource): void {
   const failed = source.files.filter((f) => KERNEL_ROUTE_FILES.includes(f.name) && f.error !== undefined)
   const expected = `(expected ${KERNEL_ROUTE_FILES.join(' or ')} from \`ip -j -d route show table all\`)`
   if (source.origin.kind === 'live') {
-    const why = failed.map((f) => f.error!.includes('`') || f.command === undefined ? f.error! : `\`${f.command}\`: ${f.error!}`)
-    throw new RouteDoctorError(`no kernel routes: ${why.join('; ') || 'the kernel\'s routes were not collected'}; nothing can be judged without them`, 2, 'E_NO_KERNEL_ROUTES')
+    const why = failed.map((f) =>
+      f.error!.includes('`') || f.command === undefined ? f.error! : `\`${f.command}\`: ${f.error!}`,
+    )
+    throw new RouteDoctorError(
+      `no kernel routes: ${why.join('; ') || 'the kernel\'s routes were not collected'}; nothing can be judged without them`,
+      2,
+      'E_NO_KERNEL_ROUTES',
+    )
   }
   const what = `${source.origin.kind === 'bundle' ? 'bundle' : 'snapshot'} ${source.origin.path ?? '?'}`
-  const recorded = failed.length > 0 ? `: when collected, ${failed.map((f) => `${f.name} failed (${f.error})`).join(', ')} ` : ' '
+  const recorded =
+    failed.length > 0 ? `: when collected, ${failed.map((f) => `${f.name} failed (${f.error})`).join(', ')} ` : ' '
   throw new RouteDoctorError(`${what} has no kernel routes${recorded}${expected}`, 2, 'E_NO_KERNEL_ROUTES')
 }
 
@@ -90,19 +106,24 @@ export interface ClusterTruth {
  * given as SourceOptions.clusterTruth, no diagnosis reads or parses it again. Undefined without either flag; a file
  * that is not what it should be is an error naming the file and the item (exit 2).
  */
-export async function loadClusterTruth(opts: Pick<SourceOptions, 'calico' | 'kube'>): Promise<ClusterTruth | undefined> {
+export async function loadClusterTruth(
+  opts: Pick<SourceOptions, 'calico' | 'kube'>,
+): Promise<ClusterTruth | undefined> {
   const files = await truthFiles(opts)
   return files ? {files, truth: parseTruthFiles(files)} : undefined
 }
 
 /** Calico's truth of its `calico/*.json` files (of a snapshot or bundle from `origin`). */
 export function parseTruthFiles(files: SourceFile[], origin?: Snapshot['origin']): CalicoTruth {
-  return namingPaths(files, origin, () => parseCalicoTruth(files.filter((f) => f.text !== undefined).map((f) => ({name: f.name, text: f.text!}))))
+  return namingPaths(files, origin, () =>
+    parseCalicoTruth(files.filter((f) => f.text !== undefined).map((f) => ({name: f.name, text: f.text!}))),
+  )
 }
 
 /** Calico's truth from --calico DIR or --kube (the API client is loaded only then); undefined without either. */
 export async function truthFiles(opts: Pick<SourceOptions, 'calico' | 'kube'>): Promise<SourceFile[] | undefined> {
-  if (opts.calico !== undefined && opts.kube) throw new RouteDoctorError('--calico and --kube: give one source of Calico\'s truth', 2, 'E_USAGE')
+  if (opts.calico !== undefined && opts.kube)
+    throw new RouteDoctorError('--calico and --kube: give one source of Calico\'s truth', 2, 'E_USAGE')
   if (opts.calico !== undefined) return readCalicoDir(opts.calico)
   if (opts.kube) {
     const {readKubeTruth} = await import('../collect/kube.js')
@@ -112,8 +133,11 @@ export async function truthFiles(opts: Pick<SourceOptions, 'calico' | 'kube'>): 
 }
 
 /** `unread` and every `calico/` file besides. */
-function withoutTruth(unread: ((present: ReadonlySet<string>) => ReadonlySet<string>) | undefined): (present: ReadonlySet<string>) => ReadonlySet<string> {
-  return (present) => new Set([...(unread?.(present) ?? []), ...[...present].filter((name) => name.startsWith(CALICO_DIR))])
+function withoutTruth(
+  unread: ((present: ReadonlySet<string>) => ReadonlySet<string>) | undefined,
+): (present: ReadonlySet<string>) => ReadonlySet<string> {
+  return (present) =>
+    new Set([...(unread?.(present) ?? []), ...[...present].filter((name) => name.startsWith(CALICO_DIR))])
 }
 
 async function loadNodeFiles(opts: SourceOptions): Promise<LoadedSource> {
@@ -131,16 +155,30 @@ async function loadNodeFiles(opts: SourceOptions): Promise<LoadedSource> {
     }
     // a truth given otherwise (--calico, --kube, fleet's shared one): the source's own calico/ is not read
     const unread = opts.ownTruth === false ? withoutTruth(fallbacks) : fallbacks
-    if (info.isDirectory()) return {files: await readSnapshotDir(opts.from, {unread, calico: opts.ownTruth !== false}), origin: {kind: 'dir', path: opts.from}}
+    if (info.isDirectory())
+      return {
+        files: await readSnapshotDir(opts.from, {unread, calico: opts.ownTruth !== false}),
+        origin: {kind: 'dir', path: opts.from},
+      }
     const {readBundle} = await import('../bundle/tarball.js')
     // a replay needs only snapshot/ and the manifest: model.json and the reports are checksummed, not read
     const bundle = await readBundle(opts.from, {reportReadLimit: 0, unread})
-    const origin: Snapshot['origin'] = {kind: 'bundle', path: opts.from, collectedAt: bundle.manifest.collectedAt, host: bundle.manifest.host}
+    const origin: Snapshot['origin'] = {
+      kind: 'bundle',
+      path: opts.from,
+      collectedAt: bundle.manifest.collectedAt,
+      host: bundle.manifest.host,
+    }
     if (bundle.warnings.length > 0) origin.warnings = bundle.warnings
     return {files: bundle.files, origin}
   }
   const {collectLive} = await import('../collect/live.js')
-  const files = await collectLive({birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev, routeText: opts.everySource ? 'always' : 'fallback'})
+  const files = await collectLive({
+    birdSocket: opts.birdSocket,
+    birdConfig: opts.birdConfig,
+    tunnelDev: opts.tunnelDev,
+    routeText: opts.everySource ? 'always' : 'fallback',
+  })
   // a full table's replies arrived as socket chunks and command output, garbage now: freed before the parse
   // grows the heap, not at V8's next full collection
   collectAfter(files, (f) => f.text?.length ?? 0)
@@ -153,8 +191,16 @@ export async function snapshotFrom(source: LoadedSource, opts: SourceOptions): P
 
 async function buildOptions(source: LoadedSource, opts: SourceOptions): Promise<BuildOptions> {
   let ippools: SourceFile | undefined
-  if (opts.ippools) ippools = {name: path.basename(opts.ippools), path: opts.ippools, text: await readIppoolsFile(opts.ippools)}
-  return {pools: opts.pools, ippools, tunnelDev: opts.tunnelDev, origin: source.origin, node: opts.node, truth: opts.clusterTruth?.truth}
+  if (opts.ippools)
+    ippools = {name: path.basename(opts.ippools), path: opts.ippools, text: await readIppoolsFile(opts.ippools)}
+  return {
+    pools: opts.pools,
+    ippools,
+    tunnelDev: opts.tunnelDev,
+    origin: source.origin,
+    node: opts.node,
+    truth: opts.clusterTruth?.truth,
+  }
 }
 
 /** The --ippools file's text; a usage error (exit 2) naming it when it cannot be read. */
@@ -233,7 +279,11 @@ export async function loadExplainSnapshot(opts: SourceOptions, query: string): P
   if (opts.from) return loadBulkHealthySnapshot(opts, query)
   const {collectTargeted, isTargetable} = await import('./targeted.js')
   if (!isTargetable(query)) return loadBulkHealthySnapshot(opts, query)
-  const source = await collectTargeted(query, {birdSocket: opts.birdSocket, birdConfig: opts.birdConfig, tunnelDev: opts.tunnelDev})
+  const source = await collectTargeted(query, {
+    birdSocket: opts.birdSocket,
+    birdConfig: opts.birdConfig,
+    tunnelDev: opts.tunnelDev,
+  })
   if (opts.requireKernelRoutes) requireKernelRoutes(source)
   const snapshot = await snapshotFrom(source, opts)
   return source.otherNextHops.length > 0 ? {...snapshot, otherNextHops: source.otherNextHops} : snapshot

@@ -54,9 +54,19 @@ export async function collectTargeted(query: string, opts: CollectLiveOptions): 
   // parse asks for nothing
   const paths = tryParse(() => parseBirdRoutes(text(SNAPSHOT_FILES.birdRoutes) ?? '', SNAPSHOT_FILES.birdRoutes))
   const protocols = tryParse(() => parseBirdProtocols(text(SNAPSHOT_FILES.birdProtocols) ?? ''))
-  const otherNextHops = [...new Set(protocols
-    .filter((p) => p.proto.toUpperCase() === 'BGP' && isEstablished(p) && (p.routes?.imported ?? 0) > 0 && p.neighborAddress !== undefined)
-    .map((p) => p.neighborAddress!))]
+  const otherNextHops = [
+    ...new Set(
+      protocols
+        .filter(
+          (p) =>
+            p.proto.toUpperCase() === 'BGP' &&
+            isEstablished(p) &&
+            (p.routes?.imported ?? 0) > 0 &&
+            p.neighborAddress !== undefined,
+        )
+        .map((p) => p.neighborAddress!),
+    ),
+  ]
   const addresses = new Set<string>(otherNextHops)
   for (const p of paths) if (p.bgpNextHop !== undefined) addresses.add(p.bgpNextHop)
   if (target.address !== undefined) addresses.add(target.address)
@@ -80,7 +90,8 @@ async function collectKernelRoutes(prefixes: string[], addresses: string[]): Pro
   const t0 = performance.now()
   const file: SourceFile = {
     name: SNAPSHOT_FILES.ipRouteJson,
-    command: `rtnetlink route dump (IPv4, every table), kept: the local table, the routes at ${prefixes.join(', ') || 'no prefix'}` +
+    command:
+      `rtnetlink route dump (IPv4, every table), kept: the local table, the routes at ${prefixes.join(', ') || 'no prefix'}` +
       ` and those holding ${addresses.join(', ') || 'no address'}`,
   }
   try {

@@ -18,7 +18,16 @@ import {CALICO_DIR, NODE_NAME_FILE, nodeNameOf, type CalicoTruth} from '../model
 import {OVERLAY_SETTINGS_FILE, outsidePools} from '../model/snapshot-index.js'
 import {ParseError, UsageError} from '../model/errors.js'
 import {canonicalPrefix, familyOf, hostBitsSet} from '../model/prefix.js'
-import type {BirdConfig, BirdProtocol, BirdRoute, KernelRoute, Pool, PoolMode, Snapshot, SourceFile} from '../model/types.js'
+import type {
+  BirdConfig,
+  BirdProtocol,
+  BirdRoute,
+  KernelRoute,
+  Pool,
+  PoolMode,
+  Snapshot,
+  SourceFile,
+} from '../model/types.js'
 
 export {NODE_NAME_FILE}
 
@@ -47,7 +56,10 @@ export interface BuildOptions {
  */
 export interface RouteDeferral {
   /** The kernel's sinks: BIRD's tunnel routes, and, with `outside` (check), the IPv4 routes outside every pool. */
-  kernelSinks(tunnelDev: string, outside: ((key: number) => boolean) | undefined): {tunnel: TunnelRouteSink; outsidePool?: OutsideRouteSink}
+  kernelSinks(
+    tunnelDev: string,
+    outside: ((key: number) => boolean) | undefined,
+  ): {tunnel: TunnelRouteSink; outsidePool?: OutsideRouteSink}
   /** BIRD's sink, asked once the kernel's routes are read; undefined when no path can be deferred. */
   birdSink(outside: ((key: number) => boolean) | undefined): BirdPathSink | undefined
   /** The kernel JSON dump's entry without its text, the routes read from it holding none of it. */
@@ -57,18 +69,23 @@ export interface RouteDeferral {
 export function parsePoolFlag(flag: string): Pool {
   const [cidrText, modeText = 'ipip'] = flag.split('=')
   const cidr = canonicalPrefix(cidrText)
-  if (!cidr || !cidrText.includes('/')) throw new UsageError(`--pool ${flag}: expected CIDR[=ipip|vxlan|none], e.g. 192.168.0.0/16=ipip`)
-  if (!['ipip', 'vxlan', 'none'].includes(modeText)) throw new UsageError(`--pool ${flag}: mode must be ipip, vxlan or none`)
+  if (!cidr || !cidrText.includes('/'))
+    throw new UsageError(`--pool ${flag}: expected CIDR[=ipip|vxlan|none], e.g. 192.168.0.0/16=ipip`)
+  if (!['ipip', 'vxlan', 'none'].includes(modeText))
+    throw new UsageError(`--pool ${flag}: mode must be ipip, vxlan or none`)
   const network = hostBitsSet(cidrText)
   if (network) throw new UsageError(`--pool ${flag}: host bits set in ${cidrText} (the network is ${network})`)
-  if (modeText === 'ipip' && familyOf(cidr) === 'inet6') throw new UsageError(`--pool ${flag}: Calico has no IPv6 IP-in-IP (an IPv6 pool is vxlan or none)`)
+  if (modeText === 'ipip' && familyOf(cidr) === 'inet6')
+    throw new UsageError(`--pool ${flag}: Calico has no IPv6 IP-in-IP (an IPv6 pool is vxlan or none)`)
   return {cidr, mode: modeText as PoolMode, origin: 'flag'}
 }
 
 /** The tunnel device flag: a Linux interface name (1-15 characters, no `/`, whitespace or `:`). */
 export function checkTunnelDev(name: string): string {
   if (!/^[^\s/:]{1,15}$/.test(name) || name === '.' || name === '..') {
-    throw new UsageError(`--tunnel-dev ${JSON.stringify(name)}: expected an interface name (1-15 characters, no '/', ':' or spaces), e.g. tunl0`)
+    throw new UsageError(
+      `--tunnel-dev ${JSON.stringify(name)}: expected an interface name (1-15 characters, no '/', ':' or spaces), e.g. tunl0`,
+    )
   }
   return name
 }
@@ -89,7 +106,9 @@ function ipipOnly(t: TunnelPools): TunnelPools {
 
 /** Calico's truth of the `calico/*.json` files among `files`; undefined when there are none. */
 function calicoTruthOf(files: SourceFile[]): CalicoTruth | undefined {
-  const texts = files.filter((f) => f.name.startsWith(CALICO_DIR) && f.text !== undefined).map((f) => ({name: f.name, text: f.text!}))
+  const texts = files
+    .filter((f) => f.name.startsWith(CALICO_DIR) && f.text !== undefined)
+    .map((f) => ({name: f.name, text: f.text!}))
   return texts.length > 0 ? parseCalicoTruth(texts) : undefined
 }
 
@@ -97,22 +116,32 @@ function calicoTruthOf(files: SourceFile[]): CalicoTruth | undefined {
 function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions): TunnelPools {
   const calico = opts.truth ?? calicoTruthOf(files)
   const conf = files.find((f) => f.name === 'bird.conf' && f.text !== undefined)?.text
-  const config = conf !== undefined ? parseBirdConf(conf, 'bird.conf', {tunnelDev: opts.tunnelDev ?? 'tunl0'}) : undefined
-  const ippoolsFile = opts.ippools ?? files.find((f) => (f.name === 'ippools.yaml' || f.name === 'ippools.json') && f.text !== undefined)
-  if (opts.pools && opts.pools.length > 0) return {calico, config, pools: opts.pools.map(parsePoolFlag), poolOrigin: 'flag'}
-  if (ippoolsFile?.text !== undefined) return {calico, config, pools: parseIpPools(ippoolsFile.text, ippoolsFile.name), poolOrigin: 'ippools'}
+  const config =
+    conf !== undefined ? parseBirdConf(conf, 'bird.conf', {tunnelDev: opts.tunnelDev ?? 'tunl0'}) : undefined
+  const ippoolsFile =
+    opts.ippools ?? files.find((f) => (f.name === 'ippools.yaml' || f.name === 'ippools.json') && f.text !== undefined)
+  if (opts.pools && opts.pools.length > 0)
+    return {calico, config, pools: opts.pools.map(parsePoolFlag), poolOrigin: 'flag'}
+  if (ippoolsFile?.text !== undefined)
+    return {calico, config, pools: parseIpPools(ippoolsFile.text, ippoolsFile.name), poolOrigin: 'ippools'}
   if (calico && calico.pools.length > 0) return {calico, config, pools: calico.pools, poolOrigin: 'calico'}
   if (config && config.pools.length > 0) return {calico, config, pools: config.pools, poolOrigin: 'bird.conf'}
   return {calico, config, pools: [], poolOrigin: 'none'}
 }
 
-/** A parse error in any of `files` names the file as the user gave it; findings' evidence keeps the snapshot's names. */
+/**
+ * A parse error in any of `files` names the file as the user gave it; findings' evidence keeps the snapshot's names.
+ */
 export function buildSnapshot(files: SourceFile[], opts: BuildOptions = {}): Snapshot {
   return namingPaths(opts.ippools ? [opts.ippools, ...files] : files, opts.origin, () => parseSnapshot(files, opts))
 }
 
 /** Runs `parse`; a ParseError in it names the file by its path, a snapshot directory's file or a bundle's member. */
-export function namingPaths<T>(files: readonly SourceFile[], origin: Snapshot['origin'] | undefined, parse: () => T): T {
+export function namingPaths<T>(
+  files: readonly SourceFile[],
+  origin: Snapshot['origin'] | undefined,
+  parse: () => T,
+): T {
   try {
     return parse()
   } catch (error) {
@@ -146,10 +175,12 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
   if (consume) opts.onTextDropped?.() // here: kernelRoutesOf's frame, which held the text, is gone
   // IPv6 routes only from ip-6-d-route.txt when the main table dump has none
   const v6 = text('ip-6-d-route.txt')
-  if (v6 !== undefined && !kernelRoutes.some((r) => r.family === 'inet6')) kernelRoutes = kernelRoutes.concat(parseIpRouteText(v6, 'ip-6-d-route.txt', {family: 'inet6'}))
+  if (v6 !== undefined && !kernelRoutes.some((r) => r.family === 'inet6'))
+    kernelRoutes = kernelRoutes.concat(parseIpRouteText(v6, 'ip-6-d-route.txt', {family: 'inet6'}))
   const linksJson = text('ip-j-d-link.json')
   const linksText = text('ip-d-link.txt')
-  const links = linksJson !== undefined ? parseIpLinkJson(linksJson) : linksText !== undefined ? parseIpLinkText(linksText) : []
+  const links =
+    linksJson !== undefined ? parseIpLinkJson(linksJson) : linksText !== undefined ? parseIpLinkText(linksText) : []
   const addr = text('ip-j-addr.json')
   const neigh = text('ip-j-neigh.json')
   const rule = text('ip-rule.txt')
@@ -171,7 +202,12 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
   const origin = opts.origin ?? {kind: 'dir'}
   const statusHost = status?.match(/^Hostname is (\S+)/m)?.[1]
   const overlay = text(OVERLAY_SETTINGS_FILE)
-  const nodeName = nodeNameOf(calico, opts.node ?? text(NODE_NAME_FILE)?.trim() ?? undefined, addresses.map((a) => a.local), origin.host ?? statusHost)
+  const nodeName = nodeNameOf(
+    calico,
+    opts.node ?? text(NODE_NAME_FILE)?.trim() ?? undefined,
+    addresses.map((a) => a.local),
+    origin.host ?? statusHost,
+  )
   return {
     origin,
     files,
@@ -222,7 +258,13 @@ function plainRouteSources(routes: BirdRoute[], protocols: BirdProtocol[]): void
  * The kernel's routes: from the JSON dump when there is one, else the text one. `consume`: the JSON dump's text
  * is dropped once read (in its own frame, so that no variable of buildSnapshot's keeps it).
  */
-function kernelRoutesOf(files: SourceFile[], tunnelDev: string, defer: RouteDeferral | undefined, consume: boolean, outside: ((key: number) => boolean) | undefined): KernelRoute[] {
+function kernelRoutesOf(
+  files: SourceFile[],
+  tunnelDev: string,
+  defer: RouteDeferral | undefined,
+  consume: boolean,
+  outside: ((key: number) => boolean) | undefined,
+): KernelRoute[] {
   const at = files.findIndex((f) => f.name === 'ip-j-d-route.json' && f.text !== undefined)
   if (at < 0) {
     const routesText = files.find((f) => f.name === 'ip-d-route.txt' && f.text !== undefined)?.text
@@ -230,13 +272,19 @@ function kernelRoutesOf(files: SourceFile[], tunnelDev: string, defer: RouteDefe
   }
   if (files[at].text!.trim() === '') return [] // an empty dump (markEmpty): an empty table
   const sinks = defer?.kernelSinks(tunnelDev, outside)
-  const routes = parseIpRouteJson(files[at].text!, 'ip-j-d-route.json', {deferred: sinks?.tunnel, outsidePool: sinks?.outsidePool})
+  const routes = parseIpRouteJson(files[at].text!, 'ip-j-d-route.json', {
+    deferred: sinks?.tunnel,
+    outsidePool: sinks?.outsidePool,
+  })
   if (consume) files[at] = defer!.dropKernelText(files[at], routes)
   return routes
 }
 
 // The text forms buildSnapshot reads only when their JSON form is not there (kernelRoutesOf, the links).
-const TEXT_FALLBACKS: ReadonlyArray<readonly [json: string, text: string]> = [['ip-j-d-route.json', 'ip-d-route.txt'], ['ip-j-d-link.json', 'ip-d-link.txt']]
+const TEXT_FALLBACKS: ReadonlyArray<readonly [json: string, text: string]> = [
+  ['ip-j-d-route.json', 'ip-d-route.txt'],
+  ['ip-j-d-link.json', 'ip-d-link.txt'],
+]
 
 /**
  * The files among `present` that buildSnapshot would not read: a text form whose JSON form is there too (a bundle
@@ -268,19 +316,36 @@ export function haveKernelRoutes(files: readonly SourceFile[]): boolean {
 export function markEmpty(files: SourceFile[]): void {
   for (let i = 0; i < files.length; i++) {
     const f = files[i]
-    if (f.text === undefined || f.error !== undefined || MAY_BE_EMPTY.has(f.name) || f.text.length > 64 || f.text.trim() !== '') continue
+    if (
+      f.text === undefined ||
+      f.error !== undefined ||
+      MAY_BE_EMPTY.has(f.name) ||
+      f.text.length > 64 ||
+      f.text.trim() !== ''
+    )
+      continue
     const other = TEXT_FALLBACKS.find((pair) => pair.includes(f.name))?.find((n) => n !== f.name)
-    const used = other !== undefined && files.some((g) => g.name === other && g.text !== undefined && g.text.trim() !== '')
-    if (!used && KERNEL_ROUTE_FILES.includes(f.name)) files[i] = {...f, text: '', error: 'the file is empty: read as an empty table'}
+    const used =
+      other !== undefined && files.some((g) => g.name === other && g.text !== undefined && g.text.trim() !== '')
+    if (!used && KERNEL_ROUTE_FILES.includes(f.name))
+      files[i] = {...f, text: '', error: 'the file is empty: read as an empty table'}
     else files[i] = {...f, text: undefined, error: `the file is empty${used ? `; ${other} was read instead` : ''}`}
   }
 }
 
 // Alternatives stand for one source: the first name is reported when none of them is there.
 const SOURCES: string[][] = [
-  ['ip-j-d-route.json', 'ip-d-route.txt'], ['ip-j-d-link.json', 'ip-d-link.txt'], ['ip-j-addr.json'], ['ip-j-neigh.json'],
-  ['ip-rule.txt'], ['sysctl.txt'], ['birdc-show-status.txt'], ['birdc-show-route-all.txt'], ['birdc-show-protocols-all.txt'],
-  ['bird.conf'], ['ippools.yaml', 'ippools.json'],
+  ['ip-j-d-route.json', 'ip-d-route.txt'],
+  ['ip-j-d-link.json', 'ip-d-link.txt'],
+  ['ip-j-addr.json'],
+  ['ip-j-neigh.json'],
+  ['ip-rule.txt'],
+  ['sysctl.txt'],
+  ['birdc-show-status.txt'],
+  ['birdc-show-route-all.txt'],
+  ['birdc-show-protocols-all.txt'],
+  ['bird.conf'],
+  ['ippools.yaml', 'ippools.json'],
 ]
 
 function missingSources(files: SourceFile[]): string[] {

@@ -33,7 +33,11 @@ export interface ActionOptions {
 }
 
 export function capabilities(actions: UiActions): Capabilities {
-  return {previewFix: typeof actions.previewFix === 'function', applyFix: typeof actions.applyFix === 'function', writeBundle: typeof actions.writeBundle === 'function'}
+  return {
+    previewFix: typeof actions.previewFix === 'function',
+    applyFix: typeof actions.applyFix === 'function',
+    writeBundle: typeof actions.writeBundle === 'function',
+  }
 }
 
 /**
@@ -53,7 +57,8 @@ export function createActions(given: SourceOptions, options: ActionOptions = {})
   // judged as `check` and `explain` judge: a source without the kernel's routes is refused, not shown as all missing
   const opts: SourceOptions = {...given, requireKernelRoutes: true}
   const c = options.palette ?? palette()
-  // a full table's healthy prefixes stay separated: the list needs only their keys, an explanation its own prefix's routes
+  // a full table's healthy prefixes stay separated: the list needs only their keys, an explanation its own prefix's
+  // routes
   let held: BulkHealthySource | undefined
   const source = async (): Promise<BulkHealthySource> => (held ??= await loadBulkHealthySource(opts))
   const actions: UiActions = {
@@ -68,7 +73,12 @@ export function createActions(given: SourceOptions, options: ActionOptions = {})
     async previewFix(prefix) {
       const {planFix} = await import('../services/fix.js')
       const {report, items} = planFix((await source()).indexFor(prefix), prefix)
-      return renderFix(report, c) + (items.length > 0 ? c.dim(`\nDry run: nothing was changed.${opts.from ? '' : ' Press a to program this route.'}`) : '')
+      return (
+        renderFix(report, c) +
+        (items.length > 0
+          ? c.dim(`\nDry run: nothing was changed.${opts.from ? '' : ' Press a to program this route.'}`)
+          : '')
+      )
     },
     async writeBundle() {
       const {createBundle} = await import('../services/bundle.js')
@@ -82,11 +92,16 @@ export function createActions(given: SourceOptions, options: ActionOptions = {})
   // fresh collection, not from what the screen shows, so it matches the kernel at the moment of writing.
   if (!opts.from) {
     actions.applyFix = async (prefix) => {
-      const [{applyFix, loadFixPlan}, {renderApply}] = await Promise.all([import('../services/fix.js'), import('../render/apply.js')])
+      const [{applyFix, loadFixPlan}, {renderApply}] = await Promise.all([
+        import('../services/fix.js'),
+        import('../render/apply.js'),
+      ])
       // as `fix PREFIX --apply` (or `fix --apply`) plans it
       const {plan, changes} = await loadFixPlan(opts, {prefix, apply: true})
       if (changes === 0) {
-        return prefix === undefined ? 'Nothing to apply: no correction, withdrawal or rule change is planned now.' : `Nothing to apply for ${prefix}: nothing is planned for it now.`
+        return prefix === undefined
+          ? 'Nothing to apply: no correction, withdrawal or rule change is planned now.'
+          : `Nothing to apply for ${prefix}: nothing is planned for it now.`
       }
       return renderApply(await applyFix(plan, {journalDir: options.journalDir, watchSeconds: options.watchSeconds}), c)
     }

@@ -55,8 +55,14 @@ function stillOpen(open: string[], esc: string): string[] {
   const params = esc.slice(2, -1).split(';').filter((p) => p !== '').map(Number)
   if (params.length === 0 || params.includes(0)) return []
   const closes: Record<number, (p: number) => boolean> = {
-    22: (p) => p === 1 || p === 2, 23: (p) => p === 3, 24: (p) => p === 4, 27: (p) => p === 7, 28: (p) => p === 8, 29: (p) => p === 9,
-    39: (p) => (p >= 30 && p <= 38) || (p >= 90 && p <= 97), 49: (p) => (p >= 40 && p <= 48) || (p >= 100 && p <= 107),
+    22: (p) => p === 1 || p === 2,
+    23: (p) => p === 3,
+    24: (p) => p === 4,
+    27: (p) => p === 7,
+    28: (p) => p === 8,
+    29: (p) => p === 9,
+    39: (p) => (p >= 30 && p <= 38) || (p >= 90 && p <= 97),
+    49: (p) => (p >= 40 && p <= 48) || (p >= 100 && p <= 107),
   }
   const first = params[0]
   if (closes[first]) return open.filter((o) => !closes[first](Number(o.slice(2, -1).split(';')[0])))
@@ -113,9 +119,14 @@ export function wrap(s: string, width: number, hangBy?: number): string[] {
     let items: Item[] = []
     let open: string[] = []
     const visible = (its: Item[]) => its.filter((x) => !x.esc).length
-    const render = (its: Item[], openAfter: string[]) => lead + its.map((x) => x.text).join('') + (openAfter.length > 0 ? RESET : '')
+    const render = (its: Item[], openAfter: string[]) =>
+      lead + its.map((x) => x.text).join('') + (openAfter.length > 0 ? RESET : '')
     for (const t of tokens(line)) {
-      if (t.esc) { items.push({...t, before: open}); open = stillOpen(open, t.text); continue }
+      if (t.esc) {
+        items.push({...t, before: open})
+        open = stillOpen(open, t.text)
+        continue
+      }
       if (leadCols + visible(items) >= width) {
         let cut = -1
         for (let k = items.length - 1; k >= 0; k--) if (!items[k].esc && items[k].text === ' ') { cut = k; break }

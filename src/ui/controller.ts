@@ -6,7 +6,12 @@ import type {UiActions} from './actions.js'
 import {runEffect} from './effects.js'
 import {update, type UiEvent, type UiState} from './state.js'
 
-export function useController(initial: UiState, actions: UiActions, c: ChalkInstance, exit: () => void): [UiState, (e: UiEvent) => void] {
+export function useController(
+  initial: UiState,
+  actions: UiActions,
+  c: ChalkInstance,
+  exit: () => void,
+): [UiState, (e: UiEvent) => void] {
   const [state, setState] = useState(initial)
   const ref = useRef(initial)
   const exitRef = useRef(exit)

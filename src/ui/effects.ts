@@ -8,7 +8,13 @@ import type {Effect, UiEvent} from './state.js'
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
-export async function runEffect(effect: Effect, actions: UiActions, c: ChalkInstance, dispatch: (e: UiEvent) => void, exit: () => void): Promise<void> {
+export async function runEffect(
+  effect: Effect,
+  actions: UiActions,
+  c: ChalkInstance,
+  dispatch: (e: UiEvent) => void,
+  exit: () => void,
+): Promise<void> {
   const pane = async (seq: number, produce: () => Promise<string>) => {
     try {
       dispatch({type: 'pane-result', seq, ok: true, text: await produce()})

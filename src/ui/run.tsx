@@ -31,7 +31,12 @@ export async function runUi(opts: RunUiOptions): Promise<void> {
   stdout.write(ALT_SCREEN_ON)
   try {
     const instance = render(
-      <App initial={initial} actions={opts.actions} colorLevel={opts.colorLevel} refreshMs={opts.live ? opts.refreshMs : undefined} />,
+      <App
+        initial={initial}
+        actions={opts.actions}
+        colorLevel={opts.colorLevel}
+        refreshMs={opts.live ? opts.refreshMs : undefined}
+      />,
       {exitOnCtrlC: false, patchConsole: true},
     )
     await instance.waitUntilExit()

@@ -89,7 +89,8 @@ export const CHANGE_MEMORY = 3
 
 export const NOT_AVAILABLE = {
   previewFix: 'Fix preview is not available: no fix service is wired into the UI.',
-  applyFix: 'Applying a fix is not available here: with --from the source is an offline snapshot, not this node\'s kernel (run `routedoctor ui` on the node).',
+  applyFix:
+    'Applying a fix is not available here: with --from the source is an offline snapshot, not this node\'s kernel (run `routedoctor ui` on the node).',
   writeBundle: 'Writing a bundle is not available: no bundle service is wired into the UI.',
 }
 
@@ -102,7 +103,11 @@ export function initialState(opts: {
     generation: 0, loading: opts.report === undefined && opts.loadError === undefined, filter: '', mode: 'list', seq: 0,
     changes: {},
     ...(opts.report === undefined && opts.loadError !== undefined ? {loadError: opts.loadError} : {}),
-    size: opts.size ?? {columns: 80, rows: 24}, live: opts.live, source: opts.source, capabilities: opts.capabilities, quit: false,
+    size: opts.size ?? {columns: 80, rows: 24},
+    live: opts.live,
+    source: opts.source,
+    capabilities: opts.capabilities,
+    quit: false,
   }
   if (!opts.report) return base
   return applyReport(base, opts.report, opts.at ?? new Date().toISOString())
@@ -123,7 +128,10 @@ export function sortedRows(report: CheckReport | undefined): readonly PrefixLine
   if (!report) return []
   let rows = sortedCache.get(report)
   if (rows === undefined) {
-    rows = report.prefixes.map((p, i) => ({p, i})).sort((a, b) => rank(a.p.verdict) - rank(b.p.verdict) || a.i - b.i).map((x) => x.p)
+    rows = report.prefixes
+      .map((p, i) => ({p, i}))
+      .sort((a, b) => rank(a.p.verdict) - rank(b.p.verdict) || a.i - b.i)
+      .map((x) => x.p)
     sortedCache.set(report, rows)
   }
   return rows
@@ -201,7 +209,8 @@ function clampScroll(state: UiState): UiState {
 function applyReport(state: UiState, report: CheckReport, at: string): UiState {
   const generation = state.generation + 1
   const changes: Record<string, Change> = {}
-  for (const [prefix, c] of Object.entries(state.changes)) if (c.generation > generation - CHANGE_MEMORY) changes[prefix] = c
+  for (const [prefix, c] of Object.entries(state.changes))
+    if (c.generation > generation - CHANGE_MEMORY) changes[prefix] = c
   let notice: string | undefined
   if (state.report) {
     const before = new Map(state.report.prefixes.map((p) => [p.prefix, p.verdict]))
@@ -216,10 +225,24 @@ function applyReport(state: UiState, report: CheckReport, at: string): UiState {
     const gone = [...before.keys()].filter((p) => !now.has(p))
     for (const p of gone) delete changes[p]
     if (changed > 0 || gone.length > 0) {
-      notice = [changed > 0 ? `${changed} verdict${changed === 1 ? '' : 's'} changed` : '', gone.length > 0 ? `gone: ${gone.join(', ')}` : ''].filter(Boolean).join('; ')
+      notice = [
+        changed > 0 ? `${changed} verdict${changed === 1 ? '' : 's'} changed` : '',
+        gone.length > 0 ? `gone: ${gone.join(', ')}` : '',
+      ]
+        .filter(Boolean)
+        .join('; ')
     }
   }
-  return keepSelection({...state, report, generation, loading: false, loadError: undefined, loadedAt: at, changes, notice: notice ?? state.notice})
+  return keepSelection({
+    ...state,
+    report,
+    generation,
+    loading: false,
+    loadError: undefined,
+    loadedAt: at,
+    changes,
+    notice: notice ?? state.notice,
+  })
 }
 
 function selectedLine(state: UiState): PrefixLine | undefined {
@@ -258,7 +281,8 @@ function move(state: UiState, delta: number | 'first' | 'last'): Update {
   const rows = visibleRows(state)
   if (rows.length === 0) return {state, effects: []}
   const i = Math.max(0, selectedIndex(state))
-  const next = delta === 'first' ? 0 : delta === 'last' ? rows.length - 1 : Math.max(0, Math.min(rows.length - 1, i + delta))
+  const next =
+    delta === 'first' ? 0 : delta === 'last' ? rows.length - 1 : Math.max(0, Math.min(rows.length - 1, i + delta))
   return follow({...state, selected: rows[next].prefix})
 }
 
@@ -303,13 +327,18 @@ export function lineApplies(line: PrefixLine): boolean {
 function askApply(state: UiState): Update {
   const line = selectedLine(state)
   if (!line) return nothingShown(state)
-  if (!state.capabilities.applyFix) return {state: {...openPane(state, 'apply', 'unavailable', NOT_AVAILABLE.applyFix, line.prefix), mode: 'pane'}, effects: []}
+  if (!state.capabilities.applyFix)
+    return {
+      state: {...openPane(state, 'apply', 'unavailable', NOT_AVAILABLE.applyFix, line.prefix), mode: 'pane'},
+      effects: [],
+    }
   const confirm = lineApplies(line) ? {prefix: line.prefix} : {}
   return {state: {...state, mode: 'confirm', confirm, notice: undefined}, effects: []}
 }
 
 function writeBundle(state: UiState): Update {
-  if (!state.capabilities.writeBundle) return {state: {...openPane(state, 'bundle', 'unavailable', NOT_AVAILABLE.writeBundle), mode: 'pane'}, effects: []}
+  if (!state.capabilities.writeBundle)
+    return {state: {...openPane(state, 'bundle', 'unavailable', NOT_AVAILABLE.writeBundle), mode: 'pane'}, effects: []}
   const s = openPane(state, 'bundle', 'loading', 'writing a support bundle…')
   return {state: {...s, mode: 'pane'}, effects: [{type: 'write-bundle', seq: s.seq}]}
 }
@@ -422,8 +451,17 @@ function onKey(state: UiState, input: string, key: KeyInfo, hostText: (s: UiStat
       const prefix = s.confirm!.prefix
       const back: UiState = {...s, mode: s.pane ? 'pane' : 'list', confirm: undefined}
       if (input === 'y' || input === 'Y') {
-        const o = openPane(back, 'apply', 'loading', prefix === undefined ? 'applying the whole plan…' : `applying the plan for ${prefix}…`, prefix)
-        return {state: {...o, mode: 'pane'}, effects: [{type: 'apply-fix', ...(prefix === undefined ? {} : {prefix}), seq: o.seq}]}
+        const o = openPane(
+          back,
+          'apply',
+          'loading',
+          prefix === undefined ? 'applying the whole plan…' : `applying the plan for ${prefix}…`,
+          prefix,
+        )
+        return {
+          state: {...o, mode: 'pane'},
+          effects: [{type: 'apply-fix', ...(prefix === undefined ? {} : {prefix}), seq: o.seq}],
+        }
       }
       return {state: {...back, notice: `not applied: ${prefix ?? 'the node'} left as it is`}, effects: []}
     }
@@ -471,9 +509,12 @@ function onKey(state: UiState, input: string, key: KeyInfo, hostText: (s: UiStat
 
 export function update(state: UiState, event: UiEvent, hostText: (s: UiState) => string = defaultHostText): Update {
   switch (event.type) {
-    case 'key': return onInput(state, event.input, event.key, hostText)
-    case 'resize': return {state: clampScroll({...state, size: {columns: event.columns, rows: event.rows}}), effects: []}
-    case 'tick': return state.live && !resting(state, event.now) ? refresh(state) : {state, effects: []}
+    case 'key':
+      return onInput(state, event.input, event.key, hostText)
+    case 'resize':
+      return {state: clampScroll({...state, size: {columns: event.columns, rows: event.rows}}), effects: []}
+    case 'tick':
+      return state.live && !resting(state, event.now) ? refresh(state) : {state, effects: []}
     case 'load-failed': {
       const notice = `refresh failed: ${event.error}`
       return {state: {...state, loading: false, refreshAsked: false, loadError: event.error, notice}, effects: []}

@@ -41,10 +41,17 @@ export function headerLines(s: UiState, c: ChalkInstance): string[] {
     : unread('birdc-show-protocols-all.txt') ? c.yellow('not read')
       : `${n.sessions.up}/${n.sessions.total} up`
   const sessionsText = n && n.sessions.up < n.sessions.total ? c.red(sessions) : sessions
-  const bird = unread('birdc-show-status.txt') ? c.yellow('not read') : n?.birdVersion ?? '?'
-  const source = s.live ? `live${s.loadedAt ? ` ${clock(s.loadedAt)}` : ''}` : `from ${s.source.length > 24 ? `…/${path.basename(s.source)}` : s.source}`
-  const first = [c.bold('routedoctor'), `node ${c.bold(n?.host ?? '?')}`, `BIRD ${bird}`, `sessions ${sessionsText}`,
-    source + (s.loading ? c.dim(' refreshing…') : '')].join(SEP)
+  const bird = unread('birdc-show-status.txt') ? c.yellow('not read') : (n?.birdVersion ?? '?')
+  const source = s.live
+    ? `live${s.loadedAt ? ` ${clock(s.loadedAt)}` : ''}`
+    : `from ${s.source.length > 24 ? `…/${path.basename(s.source)}` : s.source}`
+  const first = [
+    c.bold('routedoctor'),
+    `node ${c.bold(n?.host ?? '?')}`,
+    `BIRD ${bird}`,
+    `sessions ${sessionsText}`,
+    source + (s.loading ? c.dim(' refreshing…') : ''),
+  ].join(SEP)
   let second: string
   const shown = visibleRows(s).length
   const total = s.report?.prefixes.length ?? 0
@@ -54,11 +61,19 @@ export function headerLines(s: UiState, c: ChalkInstance): string[] {
   else if (!s.report) second = c.dim('loading…')
   else {
     const r = s.report
-    const verdicts = Object.entries(r.summary.verdicts).map(([v, k]) => `${k} ${v}`).join(', ')
-    const errs = r.summary.errors > 0 ? c.red(`${r.summary.errors} error${r.summary.errors === 1 ? '' : 's'}`) : c.green('0 errors')
+    const verdicts = Object.entries(r.summary.verdicts)
+      .map(([v, k]) => `${k} ${v}`)
+      .join(', ')
+    const errs =
+      r.summary.errors > 0
+        ? c.red(`${r.summary.errors} error${r.summary.errors === 1 ? '' : 's'}`)
+        : c.green('0 errors')
     const hostCount = r.host.findings.length
-    second = [`${r.summary.prefixes} prefix${r.summary.prefixes === 1 ? '' : 'es'}${verdicts ? `: ${verdicts}` : ''}`, `${errs}, ${r.summary.warnings} warning${r.summary.warnings === 1 ? '' : 's'}`,
-      hostCount > 0 ? `host: ${hostCount} (h)` : 'host: ok'].join(SEP)
+    second = [
+      `${r.summary.prefixes} prefix${r.summary.prefixes === 1 ? '' : 'es'}${verdicts ? `: ${verdicts}` : ''}`,
+      `${errs}, ${r.summary.warnings} warning${r.summary.warnings === 1 ? '' : 's'}`,
+      hostCount > 0 ? `host: ${hostCount} (h)` : 'host: ok',
+    ].join(SEP)
   }
   const lines = [fit(first, w), fit(second, w)]
   if (n && hasSourceProblems(s)) lines.push(fit(c.yellow(sourceProblems(n)), w))
@@ -127,9 +142,12 @@ export function listLines(s: UiState, c: ChalkInstance): string[] {
     const why = wrap(`could not load: ${s.loadError}`, s.size.columns - 2, 2)
     for (const l of why) out.push(fit(`  ${c.red(l)}`, s.size.columns))
   } else if (rows.length === 0) {
-    const why = !s.report ? 'loading…'
-      : s.filter ? `no prefix matches ${JSON.stringify(s.filter)} (Esc clears the filter)`
-        : s.report.node.pools.length === 0 ? c.yellow('No pools: no prefix is a tunnel prefix (give --pool CIDR=ipip or --ippools FILE).')
+    const why = !s.report
+      ? 'loading…'
+      : s.filter
+        ? `no prefix matches ${JSON.stringify(s.filter)} (Esc clears the filter)`
+        : s.report.node.pools.length === 0
+          ? c.yellow('No pools: no prefix is a tunnel prefix (give --pool CIDR=ipip or --ippools FILE).')
           : s.report.node.failed.some((f) => f.file === 'birdc-show-route-all.txt')
             ? c.yellow('BIRD\'s routes could not be read (see above), and the kernel routes no prefix inside the pools.')
             : c.yellow('No prefix inside the pools is held by BIRD or routed by the kernel.')
@@ -142,7 +160,14 @@ export function listLines(s: UiState, c: ChalkInstance): string[] {
   return out.slice(0, h)
 }
 
-const PANE_TITLE: Record<string, string> = {explain: 'Explanation', fix: 'Fix preview', apply: 'Apply fix', bundle: 'Support bundle', help: 'Help', host: 'Host findings'}
+const PANE_TITLE: Record<string, string> = {
+  explain: 'Explanation',
+  fix: 'Fix preview',
+  apply: 'Apply fix',
+  bundle: 'Support bundle',
+  help: 'Help',
+  host: 'Host findings',
+}
 
 export function paneTitle(s: UiState, c: ChalkInstance): string {
   const p = s.pane!
@@ -163,8 +188,17 @@ export function paneTitle(s: UiState, c: ChalkInstance): string {
 export function paneLines(s: UiState, c: ChalkInstance): string[] {
   const p = s.pane!
   const h = layout(s).pane
-  const colour = p.status === 'unavailable' ? c.yellow : p.status === 'error' ? c.red : p.status === 'loading' ? c.dim : (x: string) => x
-  const rows = paneRows(s).slice(p.scroll, p.scroll + h).map((l) => fit(colour(l), s.size.columns))
+  const colour =
+    p.status === 'unavailable'
+      ? c.yellow
+      : p.status === 'error'
+        ? c.red
+        : p.status === 'loading'
+          ? c.dim
+          : (x: string) => x
+  const rows = paneRows(s)
+    .slice(p.scroll, p.scroll + h)
+    .map((l) => fit(colour(l), s.size.columns))
   while (rows.length < h) rows.push(' '.repeat(s.size.columns))
   return rows
 }
@@ -182,9 +216,12 @@ export function footerLine(s: UiState, c: ChalkInstance): string {
   const w = s.size.columns
   if (s.mode === 'confirm' && s.confirm) {
     const {prefix} = s.confirm
-    if (prefix === undefined) return fit(c.bold.yellow('Apply the whole plan (every correction, withdrawal and rule change)? [y/N] '), w)
+    if (prefix === undefined)
+      return fit(c.bold.yellow('Apply the whole plan (every correction, withdrawal and rule change)? [y/N] '), w)
     const plan = s.report?.prefixes.find((p) => p.prefix === prefix)?.plan
-    const what = plan ? plan.nexthops.map((n) => `via ${n.gateway} dev ${n.dev}${n.onlink ? ' onlink' : ''}`).join(', ') : 'withdrawing routedoctor\'s stale routes'
+    const what = plan
+      ? plan.nexthops.map((n) => `via ${n.gateway} dev ${n.dev}${n.onlink ? ' onlink' : ''}`).join(', ')
+      : 'withdrawing routedoctor\'s stale routes'
     return fit(c.bold.yellow(`Apply ${prefix} ${what}? [y/N] `), w)
   }
   if (s.notice) return fit(c.cyan(s.notice), w)
@@ -193,5 +230,11 @@ export function footerLine(s: UiState, c: ChalkInstance): string {
 
 /** The whole screen, exactly size.rows lines (what the components show, for tests and debugging). */
 export function frame(s: UiState, c: ChalkInstance): string[] {
-  return [...headerLines(s, c), columnTitle(s, c), ...listLines(s, c), ...(s.pane ? [paneTitle(s, c), ...paneLines(s, c)] : []), footerLine(s, c)]
+  return [
+    ...headerLines(s, c),
+    columnTitle(s, c),
+    ...listLines(s, c),
+    ...(s.pane ? [paneTitle(s, c), ...paneLines(s, c)] : []),
+    footerLine(s, c),
+  ]
 }

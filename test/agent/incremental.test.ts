@@ -168,7 +168,11 @@ describe('updatePrefixes', () => {
       verdicts: {ok: 2, 'not-tunneled': 1}}
     const s = before()
     const touched = ['192.168.110.128/26', '192.168.1.0/26', '192.168.2.0/26']
-    const changes = updatePrefixes(s, touched, new Map(touched.flatMap((p) => (after.prefixes.has(p) ? [[p, after.prefixes.get(p)!]] : []))))
+    const changes = updatePrefixes(
+      s,
+      touched,
+      new Map(touched.flatMap((p) => (after.prefixes.has(p) ? [[p, after.prefixes.get(p)!]] : []))),
+    )
     expect(changes).toEqual(changesBetween(before(), after))
     expect(s.verdicts).toEqual(after.verdicts)
     for (const p of [...touched, '192.168.82.0/26', '10.0.0.0/26']) expect(verdictIn(s, p), p).toBe(verdictIn(after, p))

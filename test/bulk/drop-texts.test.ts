@@ -50,7 +50,11 @@ describe('dropping the texts of a separated snapshot', () => {
       const {plain, dropped} = bothWays(files)
       expect(dropped.files.find((f) => f.name === BIRD)?.text ?? '').toBe('')
       expect(subsequence(plain.bird.routes, dropped.bird.routes)).toBeUndefined()
-      expect(dropped.bird.routes.map((r) => r.attributes)).toEqual(plain.bird.routes.filter((r) => dropped.bird.routes.some((h) => h.pos.line === r.pos.line)).map((r) => r.attributes))
+      expect(dropped.bird.routes.map((r) => r.attributes)).toEqual(
+        plain.bird.routes
+          .filter((r) => dropped.bird.routes.some((h) => h.pos.line === r.pos.line))
+          .map((r) => r.attributes),
+      )
       expect(subsequence(plain.kernelRoutes, dropped.kernelRoutes)).toBeUndefined()
     }
   })
@@ -62,7 +66,11 @@ describe('dropping the texts of a separated snapshot', () => {
       const {plain, dropped} = bothWays(framed)
       expect(dropped.bird.routes.length).toBeGreaterThan(50)
       expect(subsequence(plain.bird.routes, dropped.bird.routes)).toBeUndefined()
-      expect(dropped.bird.routes.map((r) => r.attributes)).toEqual(plain.bird.routes.filter((r) => dropped.bird.routes.some((h) => h.pos.line === r.pos.line)).map((r) => r.attributes))
+      expect(dropped.bird.routes.map((r) => r.attributes)).toEqual(
+        plain.bird.routes
+          .filter((r) => dropped.bird.routes.some((h) => h.pos.line === r.pos.line))
+          .map((r) => r.attributes),
+      )
       const full = new SnapshotIndex(plain)
       const kept = new SnapshotIndex(dropped)
       for (const r of dropped.bird.routes) expect(kept.cite(r.pos)).toEqual(full.cite(r.pos))

@@ -145,7 +145,8 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
   it('when a path deferred is parsed after all, with lines the framer drops inside it', () => {
     // a next hop the kernel cannot reach (no default route): deferred while parsing, then not separated, and read again
     for (const inside of ['async-inside', 'banner-inside', 'blank-inside'] as const) {
-      for (let at = 100; at < 106; at++) { // most blocks are healthy ones, deferred (not the first few, whose kernel routes the scan built)
+      // most blocks are healthy ones, deferred (not the first few, whose kernel routes the scan built)
+      for (let at = 100; at < 106; at++) {
         const texts = new Map(base)
         texts.set(BIRD_FILE, damageBird(texts.get(BIRD_FILE)!, [{kind: 'nexthop-far', at}, {kind: inside, at}]))
         const r = both(filesOf(texts))
@@ -172,7 +173,8 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
     const builtOutside = separated.bird.routes.filter((b) => outside(b.prefix))
     expect(buildSnapshot(filesOf(texts)).bird.routes.filter((b) => outside(b.prefix)).length).toBeGreaterThan(300)
     expect(builtOutside.length).toBeLessThan(20)
-    for (const b of builtOutside) expect(separated.bird.routes.filter((o) => o.prefix === b.prefix).length, b.prefix).toBeGreaterThan(1)
+    for (const b of builtOutside)
+      expect(separated.bird.routes.filter((o) => o.prefix === b.prefix).length, b.prefix).toBeGreaterThan(1)
     // what resolves the next hops stays: the underlay's routes to the nodes, and the links those go through
     const full = buildSnapshot(filesOf(texts))
     const underlay = full.kernelRoutes.filter((k) => k.dst.startsWith('172.'))
@@ -228,30 +230,52 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
     expect(r.leanText).toBe(r.rulesText)
   })
 
-  it('on that table with BIRD paths and kernel routes damaged at random, its pool whole or holding only a part of it', () => {
-    const birdDamage = fc.record({kind: fc.constantFrom(...BIRD_DAMAGE), at: fc.nat()})
-    const kernelDamage = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
-    // a pool of /8 holds every block; from /20 most are outside it, where only the underlay resolving next hops is read
-    const poolLength = fc.constantFrom(8, 20, 22, 23, 24, 25)
-    fc.assert(fc.property(fc.array(birdDamage, {maxLength: 5}), fc.array(kernelDamage, {maxLength: 5}), poolLength, fc.boolean(), (bird, kernel, len, rule) => {
-      const texts = new Map(base)
-      // the overlay's rule: a prefix the overlay table holds is then in force from there
-      if (rule) texts.set('ip-rule.txt', '0:\tfrom all lookup local\n32000:\tfrom all to 10.0.0.0/8 lookup 1158\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n')
-      texts.set('ippools.yaml', texts.get('ippools.yaml')!.replace('cidr: 10.0.0.0/8', `cidr: 10.0.0.0/${len}`))
-      texts.set(BIRD_FILE, damageBird(texts.get(BIRD_FILE)!, bird))
-      texts.set(KERNEL_FILE, damageKernel(texts.get(KERNEL_FILE)!, kernel))
-      const r = both(filesOf(texts))
-      expect(r.bulk).toBe(r.rules)
-      expect(r.leanText).toBe(r.rulesText)
-    }), {numRuns: 30})
-  }, RANDOM_DAMAGE_TIMEOUT)
+  it(
+    'on that table with BIRD paths and kernel routes damaged at random, its pool whole or holding only a part of it',
+    () => {
+      const birdDamage = fc.record({kind: fc.constantFrom(...BIRD_DAMAGE), at: fc.nat()})
+      const kernelDamage = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
+      // a pool of /8 holds every block; from /20 most are outside it, where only the underlay resolving next hops is
+      // read
+      const poolLength = fc.constantFrom(8, 20, 22, 23, 24, 25)
+      fc.assert(
+        fc.property(
+          fc.array(birdDamage, {maxLength: 5}),
+          fc.array(kernelDamage, {maxLength: 5}),
+          poolLength,
+          fc.boolean(),
+          (bird, kernel, len, rule) => {
+            const texts = new Map(base)
+            // the overlay's rule: a prefix the overlay table holds is then in force from there
+            if (rule)
+              texts.set(
+                'ip-rule.txt',
+                '0:\tfrom all lookup local\n32000:\tfrom all to 10.0.0.0/8 lookup 1158\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n',
+              )
+            texts.set('ippools.yaml', texts.get('ippools.yaml')!.replace('cidr: 10.0.0.0/8', `cidr: 10.0.0.0/${len}`))
+            texts.set(BIRD_FILE, damageBird(texts.get(BIRD_FILE)!, bird))
+            texts.set(KERNEL_FILE, damageKernel(texts.get(KERNEL_FILE)!, kernel))
+            const r = both(filesOf(texts))
+            expect(r.bulk).toBe(r.rules)
+            expect(r.leanText).toBe(r.rulesText)
+          },
+        ),
+        {numRuns: 30},
+      )
+    },
+    RANDOM_DAMAGE_TIMEOUT,
+  )
 })
 
 /**
  * `explain QUERY` as the rules make it on every route, and as explain makes it (everything separated but QUERY's
  * prefixes): the JSON report and its text, or the same error.
  */
-function explainBoth(files: SourceFile[], query: string, held: BulkHealthySource | Error = heldOf(files)): {rules: string; separated: string; held: string} {
+function explainBoth(
+  files: SourceFile[],
+  query: string,
+  held: BulkHealthySource | Error = heldOf(files),
+): {rules: string; separated: string; held: string} {
   const render = (ctx: SnapshotIndex) => {
     try {
       const report = explainReport(ctx, query)
@@ -270,7 +294,10 @@ function explainBoth(files: SourceFile[], query: string, held: BulkHealthySource
   return {rules: build(() => new SnapshotIndex(buildSnapshot(files))), separated: build(() => new SnapshotIndex(buildBulkSnapshot(files, {}, 'query').keeping(query))), held: build(() => snapshotIndexOf(held, query))}
 }
 
-/** The interactive UI's BulkHealthySource of `files` (one parse, separated again per query), or the error its parse gives. */
+/**
+ * The interactive UI's BulkHealthySource of `files` (one parse, separated again per query), or the error its parse
+ * gives.
+ */
 function heldOf(files: SourceFile[]): BulkHealthySource | Error {
   try {
     return bulkHealthySource(buildBulkSnapshot(files, {}, 'query'))
@@ -287,8 +314,19 @@ function snapshotIndexOf(held: BulkHealthySource | Error, query: string): Snapsh
 /** What the UI's list shows of a check report: verdicts, finding ids and severities, plans; host findings' texts. */
 function listOf(report: CheckReport): string {
   return JSON.stringify({
-    prefixes: report.prefixes.map((p) => ({prefix: p.prefix, verdict: p.verdict, findings: p.findings.map((f) => `${f.severity} ${f.id} ${f.prefix ?? ''}`), plan: p.plan})),
-    host: report.host.findings.map((f) => ({id: f.id, severity: f.severity, title: f.title, detail: f.detail, fix: f.fix})),
+    prefixes: report.prefixes.map((p) => ({
+      prefix: p.prefix,
+      verdict: p.verdict,
+      findings: p.findings.map((f) => `${f.severity} ${f.id} ${f.prefix ?? ''}`),
+      plan: p.plan,
+    })),
+    host: report.host.findings.map((f) => ({
+      id: f.id,
+      severity: f.severity,
+      title: f.title,
+      detail: f.detail,
+      fix: f.fix,
+    })),
     summary: report.summary,
   })
 }
@@ -312,7 +350,11 @@ function listBoth(files: SourceFile[], held: BulkHealthySource | Error): {rules:
  * `fix [PREFIX]`'s plan as the rules make it on every route (with every finding's texts and evidence), and as fix
  * makes it (separated but PREFIX, no texts or evidence): report and items, or the same error.
  */
-function fixBoth(files: SourceFile[], only?: string, held?: BulkHealthySource | Error): {rules: string; separated: string; held?: string} {
+function fixBoth(
+  files: SourceFile[],
+  only?: string,
+  held?: BulkHealthySource | Error,
+): {rules: string; separated: string; held?: string} {
   const plan = (make: () => SnapshotIndex) => {
     try {
       const {report, items} = planFix(make(), only)
@@ -322,11 +364,18 @@ function fixBoth(files: SourceFile[], only?: string, held?: BulkHealthySource | 
     }
   }
   const rules = plan(() => new SnapshotIndex(buildSnapshot(files)))
-  const separated = plan(() => new SnapshotIndex(buildBulkSnapshot(files, {}, 'query').keeping(only), FIX_INDEX_OPTIONS))
-  return held === undefined || only === undefined ? {rules, separated} : {rules, separated, held: plan(() => snapshotIndexOf(held, only))}
+  const separated = plan(
+    () => new SnapshotIndex(buildBulkSnapshot(files, {}, 'query').keeping(only), FIX_INDEX_OPTIONS),
+  )
+  return held === undefined || only === undefined
+    ? {rules, separated}
+    : {rules, separated, held: plan(() => snapshotIndexOf(held, only))}
 }
 
-/** Queries about a table's prefixes: each prefix, an address inside it, its network address, and some that match nothing. */
+/**
+ * Queries about a table's prefixes: each prefix, an address inside it, its network address, and some that match
+ * nothing.
+ */
 function queriesOf(files: SourceFile[]): string[] {
   let prefixes: string[] = []
   try {
@@ -371,40 +420,52 @@ describe('explain, fix and the UI separate every prefix but the one asked about,
     texts = await syntheticTexts(300)
   })
 
-  it("on the bench's synthetic table, damaged at random, for prefixes and addresses healthy or not", () => {
-    const birdDamage = fc.record({kind: fc.constantFrom(...BIRD_DAMAGE), at: fc.nat()})
-    const kernelDamage = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
-    let bulkSome = false
-    fc.assert(fc.property(fc.array(birdDamage, {maxLength: 4}), fc.array(kernelDamage, {maxLength: 4}), fc.array(fc.nat(), {minLength: 6, maxLength: 6}), (bird, kernel, picks) => {
-      const t = new Map(texts)
-      t.set(BIRD_FILE, damageBird(t.get(BIRD_FILE)!, bird))
-      t.set(KERNEL_FILE, damageKernel(t.get(KERNEL_FILE)!, kernel))
-      const files = filesOf(t)
-      const queries = queriesOf(files)
-      const held = heldOf(files)
-      const list = listBoth(files, held)
-      expect(list.held, 'list').toBe(list.rules)
-      for (const n of picks) {
-        const q = queries[n % queries.length]
-        const r = explainBoth(files, q, held)
-        expect(r.separated, q).toBe(r.rules)
-        expect(r.held, `ui ${q}`).toBe(r.rules)
-        if (q.includes('/')) {
-          const f = fixBoth(files, q, held)
-          expect(f.separated, `fix ${q}`).toBe(f.rules)
-          expect(f.held, `ui fix ${q}`).toBe(f.rules)
-        }
-      }
-      const all = fixBoth(files)
-      expect(all.separated, 'fix').toBe(all.rules)
-      try {
-        bulkSome ||= (buildBulkSnapshot(files, {}, 'query').keeping(queries[0]).healthy?.keys.length ?? 0) > 200
-      } catch {
-        // bad input: compared above, as the same error
-      }
-    }), {numRuns: 10})
-    expect(bulkSome).toBe(true) // most of the table really was separated around the prefix explained
-  }, RANDOM_DAMAGE_TIMEOUT)
+  it(
+    "on the bench's synthetic table, damaged at random, for prefixes and addresses healthy or not",
+    () => {
+      const birdDamage = fc.record({kind: fc.constantFrom(...BIRD_DAMAGE), at: fc.nat()})
+      const kernelDamage = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
+      let bulkSome = false
+      fc.assert(
+        fc.property(
+          fc.array(birdDamage, {maxLength: 4}),
+          fc.array(kernelDamage, {maxLength: 4}),
+          fc.array(fc.nat(), {minLength: 6, maxLength: 6}),
+          (bird, kernel, picks) => {
+            const t = new Map(texts)
+            t.set(BIRD_FILE, damageBird(t.get(BIRD_FILE)!, bird))
+            t.set(KERNEL_FILE, damageKernel(t.get(KERNEL_FILE)!, kernel))
+            const files = filesOf(t)
+            const queries = queriesOf(files)
+            const held = heldOf(files)
+            const list = listBoth(files, held)
+            expect(list.held, 'list').toBe(list.rules)
+            for (const n of picks) {
+              const q = queries[n % queries.length]
+              const r = explainBoth(files, q, held)
+              expect(r.separated, q).toBe(r.rules)
+              expect(r.held, `ui ${q}`).toBe(r.rules)
+              if (q.includes('/')) {
+                const f = fixBoth(files, q, held)
+                expect(f.separated, `fix ${q}`).toBe(f.rules)
+                expect(f.held, `ui fix ${q}`).toBe(f.rules)
+              }
+            }
+            const all = fixBoth(files)
+            expect(all.separated, 'fix').toBe(all.rules)
+            try {
+              bulkSome ||= (buildBulkSnapshot(files, {}, 'query').keeping(queries[0]).healthy?.keys.length ?? 0) > 200
+            } catch {
+              // bad input: compared above, as the same error
+            }
+          },
+        ),
+        {numRuns: 10},
+      )
+      expect(bulkSome).toBe(true) // most of the table really was separated around the prefix explained
+    },
+    RANDOM_DAMAGE_TIMEOUT,
+  )
 })
 
 const BIRD_FILE = 'birdc-show-route-all.txt'
@@ -508,7 +569,8 @@ function damageKernel(text: string, damage: Array<{kind: (typeof KERNEL_DAMAGE)[
       // BIRD's tunnel shape, covering BGP next hops: it takes part in resolving them
       case 'cover-nexthops': routes.splice(i, 0, {type: 'unicast', dst: '172.20.0.0/16', gateway: '172.31.11.1', dev: 'tunl0', table: 'main', protocol: 'bird', scope: 'global', metric: 32, flags: ['onlink']}); break
       case 'local-copy': routes.push({type: 'local', dst: r.dst, dev: 'lo', table: 'local', protocol: 'kernel', scope: 'host', prefsrc: '10.0.0.1', flags: []}); break
-      // routedoctor's routes: in the overlay table (right, or to another endpoint), and one of an earlier version in main
+      // routedoctor's routes: in the overlay table (right, or to another endpoint), and one of an earlier version in
+      // main
       case 'overlay': routes.push({...r, table: '1158', protocol: '158', metric: undefined}); break
       case 'overlay-other': routes.push({...r, gateway: '172.20.5.20', table: '1158', protocol: '158', metric: undefined}); break
       case 'ours-in-main': routes.push({...r, protocol: '158', metric: 31}); break

@@ -28,7 +28,9 @@ function cpl(a: bigint, b: bigint, f: Fam): number {
 const key = fc.uint8Array({minLength: 16, maxLength: 16}).map((u) => Buffer.from(u))
 const addr = (f: Fam) => fc.bigInt({min: 0n, max: ALL(f)})
 const prefix = (f: Fam) =>
-  fc.record({v: addr(f), len: fc.integer({min: 0, max: W(f)})}).map(({v, len}) => ({net: v & ~hostMask(len, f) & ALL(f), len}))
+  fc
+    .record({v: addr(f), len: fc.integer({min: 0, max: W(f)})})
+    .map(({v, len}) => ({net: v & ~hostMask(len, f) & ALL(f), len}))
 // an address inside the prefix half the time, anywhere otherwise
 const addrNear = (f: Fam, p: {net: bigint; len: number}) =>
   fc.oneof(addr(f), addr(f).map((h) => p.net | (h & hostMask(p.len, f))))
@@ -41,7 +43,9 @@ for (const f of [4, 6] as Fam[]) {
       fc.assert(
         fc.property(
           key,
-          fc.array(prefix(f), {minLength: 1, maxLength: 4}).chain((ps) => fc.tuple(fc.constant(ps), fc.array(addrNear(f, ps[0]), {minLength: 1, maxLength: 6}))),
+          fc
+            .array(prefix(f), {minLength: 1, maxLength: 4})
+            .chain((ps) => fc.tuple(fc.constant(ps), fc.array(addrNear(f, ps[0]), {minLength: 1, maxLength: 6}))),
           (k, [ps, as]) => {
             const cidrs = ps.map((p) => `${str(p.net, f)}/${p.len}`)
             const r = createRedactor(k, {anchors: cidrs})
@@ -49,7 +53,8 @@ for (const f of [4, 6] as Fam[]) {
               const rc = r.prefix(c)
               expect(canonicalPrefix(rc, f === 4 ? 'inet' : 'inet6')).toBe(rc)
               expect(rc.slice(rc.indexOf('/'))).toBe(c.slice(c.indexOf('/')))
-              for (const a of as.map((v) => str(v, f))) expect(prefixContains(rc, r.address(a))).toBe(prefixContains(c, a))
+              for (const a of as.map((v) => str(v, f)))
+                expect(prefixContains(rc, r.address(a))).toBe(prefixContains(c, a))
               for (const c2 of cidrs) expect(prefixContains(r.prefix(c2), rc)).toBe(prefixContains(c2, c))
             }
           },
@@ -71,15 +76,22 @@ for (const f of [4, 6] as Fam[]) {
 
     it('preserves the exact common-prefix length of any two addresses, hence is injective', () => {
       fc.assert(
-        fc.property(key, fc.array(prefix(f), {maxLength: 3}), addr(f), addr(f), fc.integer({min: 0, max: W(f)}), (k, ps, a, b0, keep) => {
-          // b shares at least `keep` leading bits with a, so long common prefixes are exercised too
-          const b = (a & ~hostMask(keep, f) & ALL(f)) | (b0 & hostMask(keep, f))
-          const r = createRedactor(k, {anchors: ps.map((p) => `${str(p.net, f)}/${p.len}`)})
-          const ra = big(r.address(str(a, f)))
-          const rb = big(r.address(str(b, f)))
-          expect(cpl(ra, rb, f)).toBe(cpl(a, b, f))
-          if (a !== b) expect(ra).not.toBe(rb)
-        }),
+        fc.property(
+          key,
+          fc.array(prefix(f), {maxLength: 3}),
+          addr(f),
+          addr(f),
+          fc.integer({min: 0, max: W(f)}),
+          (k, ps, a, b0, keep) => {
+            // b shares at least `keep` leading bits with a, so long common prefixes are exercised too
+            const b = (a & ~hostMask(keep, f) & ALL(f)) | (b0 & hostMask(keep, f))
+            const r = createRedactor(k, {anchors: ps.map((p) => `${str(p.net, f)}/${p.len}`)})
+            const ra = big(r.address(str(a, f)))
+            const rb = big(r.address(str(b, f)))
+            expect(cpl(ra, rb, f)).toBe(cpl(a, b, f))
+            if (a !== b) expect(ra).not.toBe(rb)
+          },
+        ),
         {numRuns: 200},
       )
     })
@@ -89,12 +101,26 @@ for (const f of [4, 6] as Fam[]) {
 describe('special ranges', () => {
   it('keeps loopback, multicast, 0.0.0.0, 255.255.255.255, ::, ::1 and ff00::/8 as they are', () => {
     fc.assert(
-      fc.property(key, fc.bigInt({min: 0n, max: (1n << 24n) - 1n}), fc.bigInt({min: 0n, max: (1n << 28n) - 1n}), fc.bigInt({min: 0n, max: (1n << 120n) - 1n}), (k, lo, mc, m6) => {
-        const r = createRedactor(k)
-        for (const a of [str((127n << 24n) | lo, 4), str((0xen << 28n) | mc, 4), '0.0.0.0', '255.255.255.255', '::', '::1', str((0xffn << 120n) | m6, 6)]) {
-          expect(r.address(a)).toBe(a)
-        }
-      }),
+      fc.property(
+        key,
+        fc.bigInt({min: 0n, max: (1n << 24n) - 1n}),
+        fc.bigInt({min: 0n, max: (1n << 28n) - 1n}),
+        fc.bigInt({min: 0n, max: (1n << 120n) - 1n}),
+        (k, lo, mc, m6) => {
+          const r = createRedactor(k)
+          for (const a of [
+            str((127n << 24n) | lo, 4),
+            str((0xen << 28n) | mc, 4),
+            '0.0.0.0',
+            '255.255.255.255',
+            '::',
+            '::1',
+            str((0xffn << 120n) | m6, 6),
+          ]) {
+            expect(r.address(a)).toBe(a)
+          }
+        },
+      ),
     )
   })
 
@@ -111,7 +137,9 @@ describe('special ranges', () => {
     )
     // changed: over many addresses at most a chance few map to themselves
     const r = createRedactor(Buffer.from('link-local'))
-    const same = Array.from({length: 200}, (_, i) => str((0xfe80n << 112n) | (BigInt(i + 1) * 0x9e3779b97f4a7c15n & ((1n << 64n) - 1n)), 6)).filter((a) => r.address(a) === a)
+    const same = Array.from({length: 200}, (_, i) =>
+      str((0xfe80n << 112n) | ((BigInt(i + 1) * 0x9e3779b97f4a7c15n) & ((1n << 64n) - 1n)), 6),
+    ).filter((a) => r.address(a) === a)
     expect(same.length).toBeLessThan(3)
   })
 

@@ -21,13 +21,40 @@ const chromiumSkip = chromiumSkipReason()
 if (chromiumSkip && !reason) console.warn(`fleet page test skipped: ${chromiumSkip}`)
 
 const NODES: BirdNode[] = ['n1', 'n2', 'n3']
-const CLUSTER: TruthNode[] = NODES.map((n) => ({name: n, address: TOPOLOGY.nodes[n].loopback, blocks: [TOPOLOGY.nodes[n].block]}))
+const CLUSTER: TruthNode[] = NODES.map((n) => ({
+  name: n,
+  address: TOPOLOGY.nodes[n].loopback,
+  blocks: [TOPOLOGY.nodes[n].block],
+}))
 const N2_BLOCK = TOPOLOGY.nodes.n2.block
-const TRUTH_IDS = ['block-owner-mismatch', 'block-affinity-conflict', 'block-without-ipamblock', 'block-unrouted', 'node-address-mismatch', 'route-owner-conflict', 'borrowed-address-unrouted']
+const TRUTH_IDS = [
+  'block-owner-mismatch',
+  'block-affinity-conflict',
+  'block-without-ipamblock',
+  'block-unrouted',
+  'node-address-mismatch',
+  'route-owner-conflict',
+  'borrowed-address-unrouted',
+]
 
-interface Pair {from: string; to: string; verdict: string; checked: number; blocks: Array<{prefix: string; verdict: string; findings: Array<{id: string}>}>}
-interface FleetJson {schema: number; nodes: Array<{name: string; address?: string; source?: string}>; pairs: Pair[]; findings: Array<{id: string; nodes: string[]; prefix?: string}>}
-interface CheckJson {node: {kubeNode?: string; poolOrigin: string}; prefixes: Array<{prefix: string; verdict: string; findings: Array<{id: string; title: string}>}>; host: {findings: Array<{id: string; title: string}>}}
+interface Pair {
+  from: string
+  to: string
+  verdict: string
+  checked: number
+  blocks: Array<{prefix: string; verdict: string; findings: Array<{id: string}>}>
+}
+interface FleetJson {
+  schema: number
+  nodes: Array<{name: string; address?: string; source?: string}>
+  pairs: Pair[]
+  findings: Array<{id: string; nodes: string[]; prefix?: string}>
+}
+interface CheckJson {
+  node: {kubeNode?: string; poolOrigin: string}
+  prefixes: Array<{prefix: string; verdict: string; findings: Array<{id: string; title: string}>}>
+  host: {findings: Array<{id: string; title: string}>}
+}
 
 describe.skipIf(reason !== null)('Calico truth and fleet on the lab', () => {
   let lab: Lab
@@ -43,15 +70,22 @@ describe.skipIf(reason !== null)('Calico truth and fleet on the lab', () => {
   const live = (node: BirdNode) => ['--bird-socket', lab.birdSocket(node), '--bird-conf', lab.birdConfigPath(node)]
   const check = async (node: BirdNode, spec: TruthSpec, extra: string[] = []): Promise<CheckJson> => {
     const dir = writeTruth(mkdtempSync(path.join(tmp, 'truth-')), spec)
-    return parseJson<CheckJson>(await run(['check', ...live(node), '--calico', dir, '--json', ...extra], node), `check on ${node}`)
+    return parseJson<CheckJson>(
+      await run(['check', ...live(node), '--calico', dir, '--json', ...extra], node),
+      `check on ${node}`,
+    )
   }
-  const prefixIds = (c: CheckJson, prefix: string) => c.prefixes.find((p) => p.prefix === prefix)?.findings.map((f) => f.id) ?? []
-  const bundles = async (tag: string): Promise<string[]> => Promise.all(NODES.map(async (n) => {
-    const out = path.join(tmp, `${n}-${tag}.tar.gz`)
-    const r = await run(['bundle', ...live(n), '--node', n, '--calico', truth, '-o', out], n)
-    expect(r.exitCode, r.stderr).toBe(0)
-    return out
-  }))
+  const prefixIds = (c: CheckJson, prefix: string) =>
+    c.prefixes.find((p) => p.prefix === prefix)?.findings.map((f) => f.id) ?? []
+  const bundles = async (tag: string): Promise<string[]> =>
+    Promise.all(
+      NODES.map(async (n) => {
+        const out = path.join(tmp, `${n}-${tag}.tar.gz`)
+        const r = await run(['bundle', ...live(n), '--node', n, '--calico', truth, '-o', out], n)
+        expect(r.exitCode, r.stderr).toBe(0)
+        return out
+      }),
+    )
 
   beforeAll(async () => {
     await cleanupStaleLabs()

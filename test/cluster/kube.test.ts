@@ -86,8 +86,19 @@ describe('--kube reads Calico\'s truth from the Kubernetes API', () => {
       expect(c.node.kubeNode).toBe('n1')
       expect(requests.every((q) => q.method === 'GET' && q.auth === `Bearer ${TOKEN}`)).toBe(true)
       const paths = requests.map((q) => q.url.split('?')[0])
-      expect(paths).toEqual(expect.arrayContaining(['/apis', '/api/v1/nodes', ...['ippools', 'ipamblocks', 'blockaffinities', 'bgpconfigurations', 'bgppeers', 'felixconfigurations'].map((p) => `/apis/${group}/${p}`)]))
-      const ids = [...c.prefixes.flatMap((p: {findings: Array<{id: string}>}) => p.findings.map((f) => f.id)), ...c.host.findings.map((f: {id: string}) => f.id)]
+      expect(paths).toEqual(
+        expect.arrayContaining([
+          '/apis',
+          '/api/v1/nodes',
+          ...['ippools', 'ipamblocks', 'blockaffinities', 'bgpconfigurations', 'bgppeers', 'felixconfigurations'].map(
+            (p) => `/apis/${group}/${p}`,
+          ),
+        ]),
+      )
+      const ids = [
+        ...c.prefixes.flatMap((p: {findings: Array<{id: string}>}) => p.findings.map((f) => f.id)),
+        ...c.host.findings.map((f: {id: string}) => f.id),
+      ]
       expect(ids.filter((id: string) => id.startsWith('block-') || id === 'node-address-mismatch')).toEqual([])
     }, 60_000)
   }

@@ -16,7 +16,10 @@ function withTruth(files: SourceFile[], spec: TruthSpec): SourceFile[] {
   return [...files.filter((f) => f.name !== 'ippools.yaml'), ...CALICO_FILES.map((n) => ({name: `calico/${n}`, text: texts[n]}))]
 }
 
-const strip = (r: ReturnType<typeof checkReport>) => ({prefixes: r.prefixes.map((p) => [p.prefix, p.verdict, p.findings.map((f) => f.id)]), host: r.host.findings.map((f) => f.id)})
+const strip = (r: ReturnType<typeof checkReport>) => ({
+  prefixes: r.prefixes.map((p) => [p.prefix, p.verdict, p.findings.map((f) => f.id)]),
+  host: r.host.findings.map((f) => f.id),
+})
 
 function report(files: SourceFile[], node?: string) {
   return checkReport(new SnapshotIndex(buildSnapshot(files, {node})))
@@ -49,7 +52,11 @@ describe('a consistent truth adds no finding', () => {
     const v3 = buildSnapshot(withTruth(plain, {nodes: FIXTURE_CLUSTER, group: 'projectcalico.org/v3'})).calico!
     expect(v1.apiGroup).toBe('crd.projectcalico.org/v1')
     expect(v3.apiGroup).toBe('projectcalico.org/v3')
-    const shape = (t: typeof v1) => ({blocks: t.blocks.map((b) => [b.cidr, b.affinityNode]), affinities: t.affinities.map((a) => [a.cidr, a.node, a.state, a.deleted]), nodes: t.nodes.map((n) => [n.name, n.ipv4Address])})
+    const shape = (t: typeof v1) => ({
+      blocks: t.blocks.map((b) => [b.cidr, b.affinityNode]),
+      affinities: t.affinities.map((a) => [a.cidr, a.node, a.state, a.deleted]),
+      nodes: t.nodes.map((n) => [n.name, n.ipv4Address]),
+    })
     expect(shape(v3)).toEqual(shape(v1))
     expect(v1.affinities.every((a) => a.deleted === false)).toBe(true)
   })

@@ -150,23 +150,34 @@ describe('the printed form cut from the bytes', () => {
     fc.constantFrom('0000', '1234', '', '12', '0001 ', '9001 syntax error'),
   )
   it('is what the structured lines print, for any lines in any chunks', () => {
-    fc.assert(fc.property(fc.array(line, {maxLength: 30}), fc.integer({min: 0, max: 9999}), fc.array(fc.nat(), {maxLength: 6}), (lines, end, cuts) => {
-      const bytes = Buffer.from([...lines, `${String(end).padStart(4, '0')} done`].map((l) => `${l}\n`).join(''), 'utf8')
-      const a = new BirdReplyAssembler()
-      const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((x, y) => x - y)
-      const replies: BirdReply[] = []
-      let from = 0
-      for (const c of [...at, bytes.length]) {
-        replies.push(...a.push(bytes.subarray(from, c)))
-        from = c
-      }
-      expect(replies.length).toBeGreaterThan(0)
-      for (const r of replies) {
-        expect(birdcText(r)).toBe(fromRaw(r))
-        expect(fromLines(r)).toBe(fromRaw(r))
-      }
-      expect(replies.map((r) => r.raw).join('')).toBe(bytes.toString('utf8'))
-    }), {numRuns: 400})
+    fc.assert(
+      fc.property(
+        fc.array(line, {maxLength: 30}),
+        fc.integer({min: 0, max: 9999}),
+        fc.array(fc.nat(), {maxLength: 6}),
+        (lines, end, cuts) => {
+          const bytes = Buffer.from(
+            [...lines, `${String(end).padStart(4, '0')} done`].map((l) => `${l}\n`).join(''),
+            'utf8',
+          )
+          const a = new BirdReplyAssembler()
+          const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((x, y) => x - y)
+          const replies: BirdReply[] = []
+          let from = 0
+          for (const c of [...at, bytes.length]) {
+            replies.push(...a.push(bytes.subarray(from, c)))
+            from = c
+          }
+          expect(replies.length).toBeGreaterThan(0)
+          for (const r of replies) {
+            expect(birdcText(r)).toBe(fromRaw(r))
+            expect(fromLines(r)).toBe(fromRaw(r))
+          }
+          expect(replies.map((r) => r.raw).join('')).toBe(bytes.toString('utf8'))
+        },
+      ),
+      {numRuns: 400},
+    )
   })
 })
 

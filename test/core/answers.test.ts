@@ -34,7 +34,8 @@ async function checkOf(opts: SourceOptions) {
   return checkReport(new SnapshotIndex(await loadSnapshot(opts)))
 }
 
-const verdicts = (r: ReturnType<typeof checkReport>) => r.prefixes.map((p) => [p.prefix, p.verdict, p.findings.map((f) => f.id).sort()])
+const verdicts = (r: ReturnType<typeof checkReport>) =>
+  r.prefixes.map((p) => [p.prefix, p.verdict, p.findings.map((f) => f.id).sort()])
 
 /** explain as the command makes it: the snapshot separated for the query. */
 async function explainOf(opts: SourceOptions, query: string) {
@@ -61,7 +62,8 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
       const o = await checkOf({from: other})
       expect(verdicts(o), text).toEqual(verdicts(original))
       expect(renderNode(o.node, plain)).toContain(`${text}: empty`)
-      // the JSON form empty, no text form: named; an empty route dump is data (an empty table), an empty link list is not
+      // the JSON form empty, no text form: named; an empty route dump is data (an empty table), an empty link list is
+      // not
       rmSync(path.join(copy, text))
       const none = await checkOf({from: copy})
       expect(renderNode(none.node, plain)).toContain(`${json}: empty`)
@@ -238,8 +240,12 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
 
   it('explain cites a kernel route by its line in the text dump, else by its element in the JSON one', async () => {
     const cited = async (from: string, query: string) => {
-      const ctx = new SnapshotIndex(await loadBulkHealthySnapshot({from, routeTextToo: true}, query), {kernelLines: true})
-      return explainReport(ctx, query).chain.filter((s) => s.step === 'kernel' || s.step === 'resolution').flatMap((s) => s.evidence)
+      const ctx = new SnapshotIndex(await loadBulkHealthySnapshot({from, routeTextToo: true}, query), {
+        kernelLines: true,
+      })
+      return explainReport(ctx, query)
+        .chain.filter((s) => s.step === 'kernel' || s.step === 'resolution')
+        .flatMap((s) => s.evidence)
     }
     const noText = copyOf(dir)
     rmSync(path.join(noText, 'ip-d-route.txt'))
@@ -260,7 +266,13 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
       }
     }
     const first = (await checkOf({from: dir})).prefixes[0].prefix
-    const text = renderExplain(explainReport(new SnapshotIndex(await loadBulkHealthySnapshot({from: noText}, first), {kernelLines: true}), first), plain)
+    const text = renderExplain(
+      explainReport(
+        new SnapshotIndex(await loadBulkHealthySnapshot({from: noText}, first), {kernelLines: true}),
+        first,
+      ),
+      plain,
+    )
     expect(text).toMatch(/ip-j-d-route\.json\[\d+\]/)
     expect(text).not.toContain('ip-j-d-route.json:1')
   })

@@ -83,8 +83,14 @@ describe('BIRD 3 output', () => {
     for (const [prefix, want] of Object.entries(expected.prefixes)) {
       const got = report.prefixes.find((p) => p.prefix === prefix)
       expect(got?.verdict, prefix).toBe(want.verdict)
-      for (const id of want.findings ?? []) expect(got!.findings.map((f) => f.id), prefix).toContain(id)
-      expect(got!.plan?.nexthops.map((n) => n.gateway).sort() ?? null, prefix).toEqual(want.plan?.nexthops.map((n) => n.gateway).sort() ?? null)
+      for (const id of want.findings ?? [])
+        expect(
+          got!.findings.map((f) => f.id),
+          prefix,
+        ).toContain(id)
+      expect(got!.plan?.nexthops.map((n) => n.gateway).sort() ?? null, prefix).toEqual(
+        want.plan?.nexthops.map((n) => n.gateway).sort() ?? null,
+      )
     }
     expect(report.summary.exitCode).toBe(expected.check_exit)
   })

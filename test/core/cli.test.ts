@@ -270,7 +270,9 @@ describe('bundle', () => {
     for (const f of ['manifest.json', 'model.json', 'report.md', 'report.json', 'snapshot/birdc-show-route-all.txt']) expect(list).toContain(f)
     const direct = JSON.parse((await run(['check', '--from', ecmp, '--json'])).stdout)
     const replay = JSON.parse((await run(['check', '--from', out, '--json'])).stdout)
-    expect(replay.prefixes.map((p: {prefix: string; verdict: string}) => [p.prefix, p.verdict])).toEqual(direct.prefixes.map((p: {prefix: string; verdict: string}) => [p.prefix, p.verdict]))
+    expect(replay.prefixes.map((p: {prefix: string; verdict: string}) => [p.prefix, p.verdict])).toEqual(
+      direct.prefixes.map((p: {prefix: string; verdict: string}) => [p.prefix, p.verdict]),
+    )
   })
 
   it('names a missing output directory before collecting anything, exit 2', async () => {
@@ -308,7 +310,12 @@ describe('bundle', () => {
   })
 
   it('a diagnosis reads a text form only without its JSON form; a bundle keeps both', async () => {
-    const verdicts = (stdout: string) => JSON.parse(stdout).prefixes.map((p: {prefix: string; verdict: string; findings: Array<{id: string}>}) => [p.prefix, p.verdict, p.findings.map((f) => f.id)])
+    const verdicts = (stdout: string) =>
+      JSON.parse(stdout).prefixes.map((p: {prefix: string; verdict: string; findings: Array<{id: string}>}) => [
+        p.prefix,
+        p.verdict,
+        p.findings.map((f) => f.id),
+      ])
     const direct = await run(['check', '--from', ecmp, '--json'])
     // the text forms cannot be read (directories by their names): the JSON forms beside them are what is read
     const dir = tempDir('rd-forms-')

@@ -103,6 +103,10 @@ describe('the built CLI', () => {
     const cached = run('')
     const compiled = run('1')
     expect(cached.stdout.length + cached.stderr.length).toBeGreaterThan(0)
-    expect({status: cached.status, stdout: cached.stdout, stderr: cached.stderr}).toEqual({status: compiled.status, stdout: compiled.stdout, stderr: compiled.stderr})
+    expect({status: cached.status, stdout: cached.stdout, stderr: cached.stderr}).toEqual({
+      status: compiled.status,
+      stdout: compiled.stdout,
+      stderr: compiled.stderr,
+    })
   })
 })

@@ -24,7 +24,10 @@ import {BIN, FIXTURES} from '../helpers.js'
 const paste = (name: string) => readFileSync(path.join(FIXTURES, 'pastes', name), 'utf8')
 const ctxOf = (files: SourceFile[]) => new SnapshotIndex(buildSnapshot(files))
 const withoutLine = (text: string, line: string) => replaceOnce(text, `${line}\n`, '\n') // blank: the same line numbers
-const withFile = (files: SourceFile[], name: string, text: string) => [...files.filter((f) => f.name !== name), {name, text}]
+const withFile = (files: SourceFile[], name: string, text: string) => [
+  ...files.filter((f) => f.name !== name),
+  {name, text},
+]
 const BIRD_FILES = ['birdc-show-status.txt', 'birdc-show-route-all.txt', 'birdc-show-protocols-all.txt', 'bird.conf']
 const withoutBird = (files: SourceFile[]) => files.filter((f) => !BIRD_FILES.includes(f.name))
 
@@ -103,8 +106,12 @@ describe('birdc in restricted mode (birdc -r)', () => {
 
 describe('an indented ip route dump (a quoted paste)', () => {
   const text = readFileSync(path.join(FIXTURES, 'lab-bird2-ecmp', 'ip-d-route.txt'), 'utf8')
-  const indented = text.split('\n').map((l) => (l === '' ? l : `    ${l}`)).join('\n')
-  const shape = (routes: ReturnType<typeof parseIpRouteText>) => routes.map((r) => JSON.stringify({...r, pos: r.pos.line}))
+  const indented = text
+    .split('\n')
+    .map((l) => (l === '' ? l : `    ${l}`))
+    .join('\n')
+  const shape = (routes: ReturnType<typeof parseIpRouteText>) =>
+    routes.map((r) => JSON.stringify({...r, pos: r.pos.line}))
 
   it('is read whole: common indentation is stripped, multipath continuation lines stay continuations', () => {
     const plain = parseIpRouteText(text)

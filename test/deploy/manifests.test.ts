@@ -22,7 +22,12 @@ import {DEFAULT_PORT} from '../../src/agent/server.js'
 import {ROOT} from '../helpers.js'
 
 const DEPLOY = path.join(ROOT, 'deploy')
-type Obj = {apiVersion: string; kind: string; metadata: {name: string; namespace?: string; labels?: Record<string, string>}; [k: string]: unknown}
+type Obj = {
+  apiVersion: string
+  kind: string
+  metadata: {name: string; namespace?: string; labels?: Record<string, string>}
+  [k: string]: unknown
+}
 
 const MODELS: Record<string, new (o: never) => {validate(): void}> = {
   'v1/Namespace': Namespace, 'v1/ServiceAccount': ServiceAccount, 'v1/Service': Service, 'v1/ConfigMap': ConfigMap,
@@ -114,7 +119,9 @@ describe('deploy/ manifests', () => {
     const calico = c.volumeMounts.find((m: any) => m.mountPath === '/var/run/calico')
     expect(calico.readOnly).toBe(true)
     expect(pod.volumes.find((v: any) => v.name === calico.name).hostPath.path).toBe('/var/run/calico')
-    expect(c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.cpu && c.resources.limits.memory).toBeTruthy()
+    expect(
+      c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.cpu && c.resources.limits.memory,
+    ).toBeTruthy()
     expect(c.livenessProbe.httpGet.path).toBe('/healthz')
     expect(c.readinessProbe.httpGet.path).toBe('/readyz')
     expect(c.ports[0].containerPort).toBe(DEFAULT_PORT)

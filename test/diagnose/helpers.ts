@@ -63,7 +63,12 @@ export function dropFile(files: SourceFile[], name: string): SourceFile[] {
 type Json = Record<string, unknown>
 
 /** Edit the objects of a JSON array file (ip -j output): map returns the replacement, or null to delete. */
-export function editJsonArray(files: SourceFile[], name: string, map: (o: Json) => Json | Json[] | null, extra: Json[] = []): SourceFile[] {
+export function editJsonArray(
+  files: SourceFile[],
+  name: string,
+  map: (o: Json) => Json | Json[] | null,
+  extra: Json[] = [],
+): SourceFile[] {
   return editFile(files, name, (text) => {
     const list = JSON.parse(text) as Json[]
     const out: Json[] = []
@@ -79,14 +84,23 @@ export function editJsonArray(files: SourceFile[], name: string, map: (o: Json) 
 }
 
 /** Kernel routes in ip-j-d-route.json, by dst as ip prints it (`192.168.200.10`, `192.168.82.0/26`). */
-export function editJsonRoutes(files: SourceFile[], edits: Record<string, Json | Json[] | null>, extra: Json[] = []): SourceFile[] {
+export function editJsonRoutes(
+  files: SourceFile[],
+  edits: Record<string, Json | Json[] | null>,
+  extra: Json[] = [],
+): SourceFile[] {
   const seen = new Set<string>()
-  const out = editJsonArray(files, 'ip-j-d-route.json', (o) => {
-    const dst = String(o.dst)
-    if (!(dst in edits) || o.table === 'local') return o
-    seen.add(dst)
-    return edits[dst]
-  }, extra)
+  const out = editJsonArray(
+    files,
+    'ip-j-d-route.json',
+    (o) => {
+      const dst = String(o.dst)
+      if (!(dst in edits) || o.table === 'local') return o
+      seen.add(dst)
+      return edits[dst]
+    },
+    extra,
+  )
   for (const dst of Object.keys(edits)) if (!seen.has(dst)) throw new Error(`no route ${dst} in ip-j-d-route.json`)
   return out
 }

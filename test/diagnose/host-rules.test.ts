@@ -5,8 +5,21 @@ import {describe, expect, it} from 'vitest'
 import type {Finding} from '../../src/model/types.js'
 import {explainReport} from '../../src/report/report.js'
 import {
-  BIRD16, BIRD16_LL, BIRD2, PEER_DOWN,
-  snapshotIndexOf, ctxOfFixture, dropFile, editFile, hostFindings, lineOf, links, loadFiles, replaceOnce, theHostFinding, withTwins,
+  BIRD16,
+  BIRD16_LL,
+  BIRD2,
+  PEER_DOWN,
+  snapshotIndexOf,
+  ctxOfFixture,
+  dropFile,
+  editFile,
+  hostFindings,
+  lineOf,
+  links,
+  loadFiles,
+  replaceOnce,
+  theHostFinding,
+  withTwins,
 } from './helpers.js'
 
 const REAL = withTwins(BIRD2, BIRD16, BIRD16_LL, PEER_DOWN)
@@ -149,7 +162,8 @@ describe('forwarding-off', () => {
 })
 
 describe('tunnel-mtu', () => {
-  const mtu = (name: string, ifname: string, value: number) => links(loadFiles(name), ifname, (l) => ({...l, mtu: value}))
+  const mtu = (name: string, ifname: string, value: number) =>
+    links(loadFiles(name), ifname, (l) => ({...l, mtu: value}))
 
   it('fires on tunl0 MTU 1500 over 1500-byte uplinks (bird2, tunl0 "mtu":1480 → 1500 in ip-j-d-link.json), citing both links', () => {
     const ctx = snapshotIndexOf(mtu(BIRD2, 'tunl0', 1500))

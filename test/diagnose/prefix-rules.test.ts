@@ -7,9 +7,29 @@ import {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import type {BirdRoute, Finding} from '../../src/model/types.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
 import {
-  BIRD16, BIRD16_LL, BIRD2, HEALTHY_JSON, HEALTHY_TEXT, PEER_DOWN,
-  cites, snapshotIndexOf, ctxOfFixture, dropBirdRoute, dropFile, editFile, editJsonRoutes, editTextRoutes, expectRealEvidence,
-  healthyFiles, lineOf, loadFiles, prefixFindings, replaceOnce, theFinding, tunnelRoute, withTwins,
+  BIRD16,
+  BIRD16_LL,
+  BIRD2,
+  HEALTHY_JSON,
+  HEALTHY_TEXT,
+  PEER_DOWN,
+  cites,
+  snapshotIndexOf,
+  ctxOfFixture,
+  dropBirdRoute,
+  dropFile,
+  editFile,
+  editJsonRoutes,
+  editTextRoutes,
+  expectRealEvidence,
+  healthyFiles,
+  lineOf,
+  loadFiles,
+  prefixFindings,
+  replaceOnce,
+  theFinding,
+  tunnelRoute,
+  withTwins,
 } from './helpers.js'
 
 const REMOTE = ['192.168.110.128/26', '192.168.82.0/26', '192.168.200.10/32']

@@ -103,26 +103,46 @@ describe('a verdict that is not ok carries an error finding, and check exits by 
     const base = new Map(fixtures.map((n) => [n, loadFiles(n)]))
     const kernel = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
     const bird = fc.record({kind: fc.constantFrom(...BIRD_DAMAGE), at: fc.nat()})
-    fc.assert(fc.property(
-      fc.constantFrom(...fixtures), fc.subarray(DROPPABLE, {maxLength: 4}), fc.boolean(),
-      fc.array(kernel, {maxLength: 4}), fc.array(bird, {maxLength: 4}),
-      (name, drop, crossSubnet, kd, bd) => {
-        let files: SourceFile[] = base.get(name)!.filter((f) => !drop.includes(f.name))
-        if (!judged(files, name)) return
-        if (crossSubnet) files = files.map((f) => (f.name === 'ippools.yaml' ? {...f, text: f.text!.replace('ipipMode: Always', 'ipipMode: CrossSubnet')} : f))
-        const built = buildSnapshot(files)
-        const snapshot: Snapshot = {...built, kernelRoutes: damageKernel(built.kernelRoutes, kd), bird: {...built.bird, routes: damageBird(built.bird.routes, bd)}}
-        const ctx = new SnapshotIndex(snapshot)
-        const what = `${name} -${drop.join(',')} ${crossSubnet ? 'CrossSubnet ' : ''}${JSON.stringify(kd)} ${JSON.stringify(bd)}`
-        const report = checkReport(ctx)
-        holds(report, what)
-        // explain says the same of each prefix
-        for (const p of report.prefixes) {
-          const r = explainReport(ctx, p.prefix)
-          expect(r.verdict, `${what}: explain ${p.prefix}`).toBe(p.verdict)
-          if (!FINE.has(r.verdict)) expect(r.findings.some((f) => f.severity === 'error'), `${what}: explain ${p.prefix}`).toBe(true)
-        }
-      }), {numRuns: 300})
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...fixtures),
+        fc.subarray(DROPPABLE, {maxLength: 4}),
+        fc.boolean(),
+        fc.array(kernel, {maxLength: 4}),
+        fc.array(bird, {maxLength: 4}),
+        (name, drop, crossSubnet, kd, bd) => {
+          let files: SourceFile[] = base.get(name)!.filter((f) => !drop.includes(f.name))
+          if (!judged(files, name)) return
+          if (crossSubnet)
+            files = files.map((f) =>
+              f.name === 'ippools.yaml'
+                ? {...f, text: f.text!.replace('ipipMode: Always', 'ipipMode: CrossSubnet')}
+                : f,
+            )
+          const built = buildSnapshot(files)
+          const snapshot: Snapshot = {
+            ...built,
+            kernelRoutes: damageKernel(built.kernelRoutes, kd),
+            bird: {...built.bird, routes: damageBird(built.bird.routes, bd)},
+          }
+          const ctx = new SnapshotIndex(snapshot)
+          const what = `${name} -${drop.join(',')} ${crossSubnet ? 'CrossSubnet ' : ''}${JSON.stringify(kd)} ${JSON.stringify(bd)}`
+          const report = checkReport(ctx)
+          holds(report, what)
+          // explain says the same of each prefix
+          for (const p of report.prefixes) {
+            const r = explainReport(ctx, p.prefix)
+            expect(r.verdict, `${what}: explain ${p.prefix}`).toBe(p.verdict)
+            if (!FINE.has(r.verdict))
+              expect(
+                r.findings.some((f) => f.severity === 'error'),
+                `${what}: explain ${p.prefix}`,
+              ).toBe(true)
+          }
+        },
+      ),
+      {numRuns: 300},
+    )
   })
 
   it("on the bench's synthetic table (pool 10.0.0.0/8), Always or CrossSubnet, with routes damaged at random", async () => {
@@ -136,12 +156,31 @@ describe('a verdict that is not ok carries an error finding, and check exits by 
     }
     const kernel = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
     const bird = fc.record({kind: fc.constantFrom(...BIRD_DAMAGE), at: fc.nat()})
-    fc.assert(fc.property(fc.boolean(), fc.array(kernel, {maxLength: 8}), fc.array(bird, {maxLength: 8}), (crossSubnet, kd, bd) => {
-      const fs = crossSubnet ? files.map((f) => (f.name === 'ippools.yaml' ? {...f, text: f.text!.replace(/ipipMode: \w+/, 'ipipMode: CrossSubnet')} : f)) : files
-      const built = buildSnapshot(fs)
-      const snapshot: Snapshot = {...built, kernelRoutes: damageKernel(built.kernelRoutes, kd, '10.'), bird: {...built.bird, routes: damageBird(built.bird.routes, bd, '10.')}}
-      holds(checkReport(new SnapshotIndex(snapshot)), `synthetic ${crossSubnet ? 'CrossSubnet ' : ''}${JSON.stringify(kd)} ${JSON.stringify(bd)}`)
-    }), {numRuns: 40})
+    fc.assert(
+      fc.property(
+        fc.boolean(),
+        fc.array(kernel, {maxLength: 8}),
+        fc.array(bird, {maxLength: 8}),
+        (crossSubnet, kd, bd) => {
+          const fs = crossSubnet
+            ? files.map((f) =>
+                f.name === 'ippools.yaml' ? {...f, text: f.text!.replace(/ipipMode: \w+/, 'ipipMode: CrossSubnet')} : f,
+              )
+            : files
+          const built = buildSnapshot(fs)
+          const snapshot: Snapshot = {
+            ...built,
+            kernelRoutes: damageKernel(built.kernelRoutes, kd, '10.'),
+            bird: {...built.bird, routes: damageBird(built.bird.routes, bd, '10.')},
+          }
+          holds(
+            checkReport(new SnapshotIndex(snapshot)),
+            `synthetic ${crossSubnet ? 'CrossSubnet ' : ''}${JSON.stringify(kd)} ${JSON.stringify(bd)}`,
+          )
+        },
+      ),
+      {numRuns: 40},
+    )
   })
 
   it('a pasted shape: an unreachable proto bird block with nothing else, from a plain ip route paste', () => {

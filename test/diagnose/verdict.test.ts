@@ -13,9 +13,25 @@ import type {SnapshotIndex} from '../../src/model/snapshot-index.js'
 import type {FindingId, SourceFile} from '../../src/model/types.js'
 import {ROOT} from '../helpers.js'
 import {
-  BIRD16_LL, BIRD2, DESIGN_SEVERITY, HEALTHY_TEXT, LAB_HEALTHY, PEER_DOWN,
-  allFindings, snapshotIndexOf, dropBirdRoute, dropFile, editFile, editJsonRoutes, expectRealEvidence, fileText, fixtureExists, healthyFiles, loadFiles,
-  replaceOnce, tunnelRoute,
+  BIRD16_LL,
+  BIRD2,
+  DESIGN_SEVERITY,
+  HEALTHY_TEXT,
+  LAB_HEALTHY,
+  PEER_DOWN,
+  allFindings,
+  snapshotIndexOf,
+  dropBirdRoute,
+  dropFile,
+  editFile,
+  editJsonRoutes,
+  expectRealEvidence,
+  fileText,
+  fixtureExists,
+  healthyFiles,
+  loadFiles,
+  replaceOnce,
+  tunnelRoute,
 } from './helpers.js'
 
 interface Case {

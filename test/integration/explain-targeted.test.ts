@@ -4,8 +4,8 @@
 // with the explanation of a bundle taken of n1 in the same minute (`bundle` collects everything), field by field.
 // Evidence lines of BIRD's routes are positions in what was collected: BIRD's reply to `show route PREFIX all`
 // is not its whole dump, so those line numbers alone may differ (file and text may not). BIRD's times are
-// masked (a route re-resolved, a session retrying, between the two collections is stamped anew), and the pools come from --pool on
-// both sides (a bundle records them as its ippools.json).
+// masked (a route re-resolved, a session retrying, between the two collections is stamped anew), and the pools come
+// from --pool on both sides (a bundle records them as its ippools.json).
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -78,7 +78,10 @@ async function compareAll(lab: Lab, queries: string[], tmp: string, name: string
   return seen
 }
 
-const reasons = Object.fromEntries(SCENARIOS.map((s) => [s, liveUnavailableReason(s)])) as Record<ScenarioName, string | null>
+const reasons = Object.fromEntries(SCENARIOS.map((s) => [s, liveUnavailableReason(s)])) as Record<
+  ScenarioName,
+  string | null
+>
 for (const s of SCENARIOS) if (reasons[s]) console.warn(`targeted explain (${s}) skipped: ${reasons[s]}`)
 
 let tmp: string

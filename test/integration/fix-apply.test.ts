@@ -13,8 +13,21 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {tempDir} from '../helpers.js'
 import {cleanupStaleLabs, startLab, type KernelRoute, type Lab, type ScenarioName} from '../lab/lab.js'
 import {
-  type CheckJson, type Hop, expectedFor, healthyHops, kernelHops, liveFlags, liveUnavailableReason, mainRoutesFor, normDst,
-  parseJson, POOL, rd, routeDiff, sortHops, stableJson,
+  type CheckJson,
+  type Hop,
+  expectedFor,
+  healthyHops,
+  kernelHops,
+  liveFlags,
+  liveUnavailableReason,
+  mainRoutesFor,
+  normDst,
+  parseJson,
+  POOL,
+  rd,
+  routeDiff,
+  sortHops,
+  stableJson,
 } from './live.js'
 
 const BROKEN: ScenarioName[] = ['bird2-ecmp', 'bird16-ecmp', 'bird16-ipv6-ll', 'bird2-peer-down']
@@ -131,8 +144,10 @@ function applySuite(scenario: ScenarioName) {
 
     it('the dry run plans exactly the fixture\'s routes and changes nothing', async () => {
       expect(dry.routes.map((r: {dst: string}) => r.dst).sort()).toEqual(planned)
-      for (const r of dry.routes) expect(sortHops(r.nexthops), r.dst).toEqual(sortHops(expected.prefixes[r.dst].plan!.nexthops))
-      for (const r of dry.routes) expect([r.action, r.table, r.metric, r.protocol], r.dst).toEqual(['replace', Number(TABLE), 0, '158'])
+      for (const r of dry.routes)
+        expect(sortHops(r.nexthops), r.dst).toEqual(sortHops(expected.prefixes[r.dst].plan!.nexthops))
+      for (const r of dry.routes)
+        expect([r.action, r.table, r.metric, r.protocol], r.dst).toEqual(['replace', Number(TABLE), 0, '158'])
       // every route of the document names its table by number, the entries' planned routes too
       expect(dry.entries.map((e: {prefix: string}) => e.prefix).sort()).toEqual(planned)
       for (const e of dry.entries) expect([e.planned.action, e.planned.table, e.planned.tableId], e.prefix).toEqual(['replace', Number(TABLE), undefined])
@@ -184,11 +199,20 @@ function applySuite(scenario: ScenarioName) {
     it('our routes are in the overlay table, reached by one rule per pool; BIRD\'s routes in main are untouched', async () => {
       for (const prefix of planned) {
         const ours = afterApply.filter((r) => r.protocol === '158' && normDst(r.dst) === prefix)
-        expect(ours.map((r) => [r.table, r.metric ?? 0]), prefix).toEqual([[TABLE, 0]])
-        expect(mainRoutesFor(afterApply, prefix).map(stableJson), prefix).toEqual(mainRoutesFor(before, prefix).map(stableJson))
+        expect(
+          ours.map((r) => [r.table, r.metric ?? 0]),
+          prefix,
+        ).toEqual([[TABLE, 0]])
+        expect(mainRoutesFor(afterApply, prefix).map(stableJson), prefix).toEqual(
+          mainRoutesFor(before, prefix).map(stableJson),
+        )
       }
-      const rules = (await ipRules(lab)).filter((r) => !rulesBefore.includes(r)).map((r) => JSON.parse(r) as Record<string, unknown>)
-      expect(rules.map((r) => [r.priority, r.dst, r.dstlen, r.table])).toEqual([[RULE_PRIORITY, '192.168.0.0', 16, TABLE]])
+      const rules = (await ipRules(lab))
+        .filter((r) => !rulesBefore.includes(r))
+        .map((r) => JSON.parse(r) as Record<string, unknown>)
+      expect(rules.map((r) => [r.priority, r.dst, r.dstlen, r.table])).toEqual([
+        [RULE_PRIORITY, '192.168.0.0', 16, TABLE],
+      ])
     })
 
     it('a full-table diff shows nothing changed but the planned routes, in the overlay table', () => {

@@ -8,10 +8,22 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {FIXTURES} from '../helpers.js'
 import {cleanupStaleLabs, SCENARIOS, startLab, type Lab, type ScenarioName} from '../lab/lab.js'
 import {
-  type CheckJson, type RunResult, expectedFor, liveFlags, liveUnavailableReason, parseJson, POOL, rd, sortHops, verdicts,
+  type CheckJson,
+  type RunResult,
+  expectedFor,
+  liveFlags,
+  liveUnavailableReason,
+  parseJson,
+  POOL,
+  rd,
+  sortHops,
+  verdicts,
 } from './live.js'
 
-const reasons = Object.fromEntries(SCENARIOS.map((s) => [s, liveUnavailableReason(s)])) as Record<ScenarioName, string | null>
+const reasons = Object.fromEntries(SCENARIOS.map((s) => [s, liveUnavailableReason(s)])) as Record<
+  ScenarioName,
+  string | null
+>
 for (const s of SCENARIOS) if (reasons[s]) console.warn(`live check (${s}) skipped: ${reasons[s]}`)
 
 /** The assertions every scenario gets: check and explain against expected.json. */

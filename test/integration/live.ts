@@ -66,8 +66,19 @@ export function expectedFor(scenario: ScenarioName): Expected {
 
 export interface CheckJson {
   schema: number
-  node: {pools: Array<{cidr: string; mode: string; origin?: string}>; poolOrigin?: string; missing: string[]; failed: Array<{file: string; error: string}>; [k: string]: unknown}
-  prefixes: Array<{prefix: string; verdict: string; findings: Array<{id: string; severity: string}>; plan: null | {nexthops: Hop[]}}>
+  node: {
+    pools: Array<{cidr: string; mode: string; origin?: string}>
+    poolOrigin?: string
+    missing: string[]
+    failed: Array<{file: string; error: string}>
+    [k: string]: unknown
+  }
+  prefixes: Array<{
+    prefix: string
+    verdict: string
+    findings: Array<{id: string; severity: string}>
+    plan: null | {nexthops: Hop[]}
+  }>
   host: {findings: Array<{id: string; severity: string}>}
   summary: {exitCode: number; errors: number; [k: string]: unknown}
 }
@@ -80,7 +91,9 @@ export interface Hop {
 
 /** prefix → {verdict, finding ids (sorted)} */
 export function verdicts(c: CheckJson): Record<string, {verdict: string; findings: string[]}> {
-  return Object.fromEntries(c.prefixes.map((p) => [p.prefix, {verdict: p.verdict, findings: p.findings.map((f) => f.id).sort()}]))
+  return Object.fromEntries(
+    c.prefixes.map((p) => [p.prefix, {verdict: p.verdict, findings: p.findings.map((f) => f.id).sort()}]),
+  )
 }
 
 export const sortHops = (hops: Hop[]): Hop[] =>

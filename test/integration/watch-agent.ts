@@ -33,7 +33,11 @@ export function startWatchAgent(lab: Lab, args: string[]): WatchAgentRun {
 }
 
 /** `get()` until it gives something (its errors retried), at most `timeoutMs`. */
-export async function until<T>(what: string, get: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  get: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 60_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs
   let last: unknown
   for (;;) {

@@ -22,7 +22,11 @@ const N2_BLOCK = TOPOLOGY.nodes.n2.block
 const N3_BLOCK = TOPOLOGY.nodes.n3.block
 const N2_SESSION = `Mesh_${TOPOLOGY.nodes.n2.loopback.replaceAll('.', '_')}`
 const NODES: BirdNode[] = ['n1', 'n2', 'n3']
-const CLUSTER: TruthNode[] = NODES.map((n) => ({name: n, address: TOPOLOGY.nodes[n].loopback, blocks: [TOPOLOGY.nodes[n].block]}))
+const CLUSTER: TruthNode[] = NODES.map((n) => ({
+  name: n,
+  address: TOPOLOGY.nodes[n].loopback,
+  blocks: [TOPOLOGY.nodes[n].block],
+}))
 const reason = liveUnavailableReason('bird2-ecmp')
 if (reason) console.warn(`watch's incremental diagnosis in the lab skipped: ${reason}`)
 
@@ -69,13 +73,19 @@ describe.skipIf(reason !== null)('watch\'s incremental diagnosis equals a full c
   async function equalToCheck(what: string): Promise<Seen> {
     let last: {agent: Seen; check: Seen} | undefined
     try {
-      return await until(`the agent's state to equal check's after ${what}`, async () => {
-        const check = await checkSeen()
-        await sleep(2500) // the agent's debounce and BIRD poll after the last change check saw
-        const seen = await agentSeen()
-        last = {agent: seen, check}
-        return canonical(seen) === canonical(check) && canonical(await checkSeen()) === canonical(check) ? seen : undefined
-      }, 60_000)
+      return await until(
+        `the agent's state to equal check's after ${what}`,
+        async () => {
+          const check = await checkSeen()
+          await sleep(2500) // the agent's debounce and BIRD poll after the last change check saw
+          const seen = await agentSeen()
+          last = {agent: seen, check}
+          return canonical(seen) === canonical(check) && canonical(await checkSeen()) === canonical(check)
+            ? seen
+            : undefined
+        },
+        60_000,
+      )
     } catch (error) {
       expect(last?.agent, `${(error as Error).message}`).toEqual(last?.check)
       throw error

@@ -102,7 +102,8 @@ describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_0
     for (const a of followed) expect(existsSync(a.journal)).toBe(true)
     await until('the block ok again', () => lines.some((l) => l.kind === 'verdict' && l.prefix === N2_BLOCK && l.to === 'ok' &&
       lines.indexOf(l) > lines.indexOf(followed[0])) ? true : undefined)
-    // released: no node announces it; the correction is withdrawn, and BIRD (which never learns the overlay) has nothing
+    // released: no node announces it; the correction is withdrawn, and BIRD (which never learns the overlay) has
+    // nothing
     const beforeRelease = applied().length
     await lab.reconfigure('n3', peerBirdConfig('n3', [N3_BLOCK, TOPOLOGY.anycast]))
     await until('the overlay route withdrawn', async () => ((await overlayOf(N2_BLOCK)).length === 0 && applied().length > beforeRelease ? true : undefined))

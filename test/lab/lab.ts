@@ -107,7 +107,13 @@ export interface KernelRoute {
   protocol?: string
   metric?: number
   flags?: string[]
-  nexthops?: Array<{gateway?: string; via?: {family: string; host: string}; dev?: string; weight?: number; flags?: string[]}>
+  nexthops?: Array<{
+    gateway?: string
+    via?: {family: string; host: string}
+    dev?: string
+    weight?: number
+    flags?: string[]
+  }>
   [key: string]: unknown
 }
 

@@ -6,31 +6,43 @@ import {describe, expect, it} from 'vitest'
 import {canonicalPrefix, ipv4Text, ipv4Value} from '../../src/model/prefix.js'
 import {PrefixMap} from '../../src/model/prefix-map.js'
 
-const v4Prefix = fc.tuple(fc.integer({min: 0, max: 2 ** 32 - 1}), fc.integer({min: 0, max: 32})).map(([v, len]) => canonicalPrefix(`${ipv4Text(v)}/${len}`)!)
-const v6Prefix = fc.tuple(fc.array(fc.integer({min: 0, max: 0xffff}), {minLength: 8, maxLength: 8}), fc.integer({min: 0, max: 128}))
+const v4Prefix = fc
+  .tuple(fc.integer({min: 0, max: 2 ** 32 - 1}), fc.integer({min: 0, max: 32}))
+  .map(([v, len]) => canonicalPrefix(`${ipv4Text(v)}/${len}`)!)
+const v6Prefix = fc
+  .tuple(fc.array(fc.integer({min: 0, max: 0xffff}), {minLength: 8, maxLength: 8}), fc.integer({min: 0, max: 128}))
   .map(([groups, len]) => canonicalPrefix(`${groups.map((g) => g.toString(16)).join(':')}/${len}`, 'inet6')!)
 
 describe('PrefixMap', () => {
   it('gets and sets like a Map of canonical prefix texts; forEachV4 lists exactly the IPv4 entries', () => {
-    fc.assert(fc.property(fc.array(fc.tuple(fc.oneof(v4Prefix, v6Prefix), fc.integer()), {maxLength: 200}), fc.array(fc.oneof(v4Prefix, v6Prefix), {maxLength: 50}), (entries, probes) => {
-      const m = new PrefixMap<number>()
-      const ref = new Map<string, number>()
-      for (const [p, v] of entries) {
-        m.set(p, v)
-        ref.set(p, v)
-      }
-      for (const p of [...ref.keys(), ...probes]) expect(m.get(p)).toBe(ref.get(p))
-      const v4: string[] = []
-      m.forEachV4((network, len, value) => {
-        const text = `${ipv4Text(network)}/${len}`
-        expect(ref.get(text)).toBe(value)
-        expect(m.getV4(network, len)).toBe(value)
-        v4.push(text)
-      })
-      expect(v4.sort()).toEqual([...ref.keys()].filter((p) => !p.includes(':')).sort())
-      expect([...m.otherEntries()].map(([p]) => p).sort()).toEqual([...ref.keys()].filter((p) => p.includes(':')).sort())
-      expect([...m.values()].length).toBe(ref.size)
-    }), {numRuns: 300})
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.oneof(v4Prefix, v6Prefix), fc.integer()), {maxLength: 200}),
+        fc.array(fc.oneof(v4Prefix, v6Prefix), {maxLength: 50}),
+        (entries, probes) => {
+          const m = new PrefixMap<number>()
+          const ref = new Map<string, number>()
+          for (const [p, v] of entries) {
+            m.set(p, v)
+            ref.set(p, v)
+          }
+          for (const p of [...ref.keys(), ...probes]) expect(m.get(p)).toBe(ref.get(p))
+          const v4: string[] = []
+          m.forEachV4((network, len, value) => {
+            const text = `${ipv4Text(network)}/${len}`
+            expect(ref.get(text)).toBe(value)
+            expect(m.getV4(network, len)).toBe(value)
+            v4.push(text)
+          })
+          expect(v4.sort()).toEqual([...ref.keys()].filter((p) => !p.includes(':')).sort())
+          expect([...m.otherEntries()].map(([p]) => p).sort()).toEqual(
+            [...ref.keys()].filter((p) => p.includes(':')).sort(),
+          )
+          expect([...m.values()].length).toBe(ref.size)
+        },
+      ),
+      {numRuns: 300},
+    )
   })
 
   it('finds an IPv4 prefix written with host bits, and 0.0.0.0/0 and /32 at the edges', () => {

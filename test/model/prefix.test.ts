@@ -13,7 +13,9 @@ function reference(text: string): string | undefined {
       return `${a.toString()}/${a.kind() === 'ipv4' ? 32 : 128}`
     }
     const [a, len] = ipaddr.parseCIDR(text)
-    const bytes = a.toByteArray().map((b, i) => (i * 8 >= len ? 0 : i * 8 + 8 > len ? b & (0xff << (8 - (len - i * 8))) & 0xff : b))
+    const bytes = a
+      .toByteArray()
+      .map((b, i) => (i * 8 >= len ? 0 : i * 8 + 8 > len ? b & (0xff << (8 - (len - i * 8))) & 0xff : b))
     return `${ipaddr.fromByteArray(bytes).toString()}/${len}`
   } catch {
     return undefined

@@ -143,26 +143,51 @@ describe.runIf(le)('decodeRoute', () => {
 describe('encode ∘ parse', () => {
   const v4 = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)).map((b) => b.join('.'))
   const v6 = fc.array(fc.nat(0xffff), {minLength: 8, maxLength: 8}).map((w) => w.map((x) => x.toString(16)).join(':'))
-  const nh = fc.record({gateway: fc.oneof(v4, v6), ifindex: fc.integer({min: 1, max: 1 << 20}), onlink: fc.boolean(), weight: fc.integer({min: 1, max: 256})})
+  const nh = fc.record({
+    gateway: fc.oneof(v4, v6),
+    ifindex: fc.integer({min: 1, max: 1 << 20}),
+    onlink: fc.boolean(),
+    weight: fc.integer({min: 1, max: 256}),
+  })
 
   it('a spec survives the wire, single and multipath', () => {
     fc.assert(
-      fc.property(v4, fc.integer({min: 0, max: 32}), fc.integer({min: 1, max: 0xffffffff}), fc.nat(255), fc.nat(0xffffffff), fc.array(nh, {minLength: 1, maxLength: 5}), (a, len, table, proto, metric, nhs) => {
-        const spec: RouteSpec = {family: 'inet', dst: `${a}/${len}`, tableId: table, protocol: proto, metric, type: 1, scope: 0, nexthops: nhs}
-        const back = parseRouteMessage(encodeRoute(spec))
-        // dst comes back with host bits cleared
-        const r = decodeRoute(encodeRoute(spec), new Map(), pos)
-        expect(back.tableId).toBe(table)
-        expect(back.protocol).toBe(proto)
-        expect(back.metric).toBe(metric)
-        expect(r.dst.endsWith(`/${len}`)).toBe(true)
-        expect(back.nexthops.map((n) => [n.ifindex, n.onlink ?? false, nhs.length === 1 ? 1 : n.weight])).toEqual(
-          nhs.map((n) => [n.ifindex, n.onlink, nhs.length === 1 ? 1 : n.weight]),
-        )
-        expect(r.nexthops.map((n) => n.gateway)).toEqual(
-          nhs.map((n) => ({family: n.gateway.includes(':') ? 'inet6' : 'inet', address: ipaddr.parse(n.gateway).toString()})),
-        )
-      }),
+      fc.property(
+        v4,
+        fc.integer({min: 0, max: 32}),
+        fc.integer({min: 1, max: 0xffffffff}),
+        fc.nat(255),
+        fc.nat(0xffffffff),
+        fc.array(nh, {minLength: 1, maxLength: 5}),
+        (a, len, table, proto, metric, nhs) => {
+          const spec: RouteSpec = {
+            family: 'inet',
+            dst: `${a}/${len}`,
+            tableId: table,
+            protocol: proto,
+            metric,
+            type: 1,
+            scope: 0,
+            nexthops: nhs,
+          }
+          const back = parseRouteMessage(encodeRoute(spec))
+          // dst comes back with host bits cleared
+          const r = decodeRoute(encodeRoute(spec), new Map(), pos)
+          expect(back.tableId).toBe(table)
+          expect(back.protocol).toBe(proto)
+          expect(back.metric).toBe(metric)
+          expect(r.dst.endsWith(`/${len}`)).toBe(true)
+          expect(back.nexthops.map((n) => [n.ifindex, n.onlink ?? false, nhs.length === 1 ? 1 : n.weight])).toEqual(
+            nhs.map((n) => [n.ifindex, n.onlink, nhs.length === 1 ? 1 : n.weight]),
+          )
+          expect(r.nexthops.map((n) => n.gateway)).toEqual(
+            nhs.map((n) => ({
+              family: n.gateway.includes(':') ? 'inet6' : 'inet',
+              address: ipaddr.parse(n.gateway).toString(),
+            })),
+          )
+        },
+      ),
     )
   })
 

@@ -18,7 +18,10 @@ async function main(): Promise<unknown> {
       try {
         const v4 = await c.dumpRoutes('inet')
         const v6 = await c.dumpRoutes('inet6')
-        return {routes: [...v4.routes, ...v6.routes].map((d) => d.route), undecodable: [...v4.undecodable, ...v6.undecodable]}
+        return {
+          routes: [...v4.routes, ...v6.routes].map((d) => d.route),
+          undecodable: [...v4.undecodable, ...v6.undecodable],
+        }
       } finally {
         c.close()
       }
@@ -53,8 +56,10 @@ async function main(): Promise<unknown> {
       }
     }
     case 'apply': {
-      // {items | plan (an overlay plan: items and rules), journalDir, watchSeconds, failAfter?, vanish?: {index, dev}, shareNexthops?,
-      //  ruleRace?: {index, rule: ['priority', …]} (another writer adds that rule just before the apply adds rule `index`)}
+      // {items | plan (an overlay plan: items and rules), journalDir, watchSeconds, failAfter?, vanish?: {index, dev},
+      // shareNexthops?,
+      // ruleRace?: {index, rule: ['priority', …]} (another writer adds that rule just before the apply adds rule
+      // `index`)}
       const {plan, vanish, shareNexthops, ruleRace, ...opts} = input
       const items = plan ? plan.items : input.items
       delete opts.items
@@ -64,7 +69,8 @@ async function main(): Promise<unknown> {
         const lists = new Map<string, unknown>()
         for (const item of items) {
           const text = JSON.stringify(item.planned.nexthops)
-          if (!lists.has(text)) lists.set(text, Object.freeze(item.planned.nexthops.map((nh: object) => Object.freeze(nh))))
+          if (!lists.has(text))
+            lists.set(text, Object.freeze(item.planned.nexthops.map((nh: object) => Object.freeze(nh))))
           item.planned.nexthops = lists.get(text)
         }
       }

@@ -34,16 +34,41 @@ const pos = {file: 'rtnetlink', line: 1, endLine: 1}
 
 describe('specMatchesPlanned', () => {
   const gw = fc.constantFrom('172.20.0.10', '172.20.1.11', 'fe80::1')
-  const nh = fc.record({gateway: gw, ifindex: fc.constantFrom(2, 3, 9), onlink: fc.boolean(), weight: fc.integer({min: 1, max: 3})})
-  const spec = fc.record({
-    type: fc.constantFrom(1, 1, 1, 6, 0),
-    protocol: fc.constantFrom(158, 12, 252),
-    nexthops: fc.array(nh, {minLength: 0, maxLength: 3}),
-  }).map((r): RouteSpec => ({family: 'inet', dst: '10.0.0.64/26', tableId: 254, metric: 31, scope: 0, flags: r.nexthops.length === 1 && r.nexthops[0].onlink ? 4 : 0, ...r}))
-  const planned = fc.record({
-    protocol: fc.constantFrom('158', 'bird', '12', '252', 'nonesuch'),
-    nexthops: fc.array(fc.record({gateway: gw, dev: fc.constantFrom('tunl0', 'eth0', 'if9'), onlink: fc.boolean(), weight: fc.integer({min: 1, max: 3})}), {minLength: 1, maxLength: 3}),
-  }).map((r): PlannedRoute => ({dst: '10.0.0.64/26', table: 'main', tableId: 254, metric: 31, ...r}))
+  const nh = fc.record({
+    gateway: gw,
+    ifindex: fc.constantFrom(2, 3, 9),
+    onlink: fc.boolean(),
+    weight: fc.integer({min: 1, max: 3}),
+  })
+  const spec = fc
+    .record({
+      type: fc.constantFrom(1, 1, 1, 6, 0),
+      protocol: fc.constantFrom(158, 12, 252),
+      nexthops: fc.array(nh, {minLength: 0, maxLength: 3}),
+    })
+    .map((r): RouteSpec => ({
+      family: 'inet',
+      dst: '10.0.0.64/26',
+      tableId: 254,
+      metric: 31,
+      scope: 0,
+      flags: r.nexthops.length === 1 && r.nexthops[0].onlink ? 4 : 0,
+      ...r,
+    }))
+  const planned = fc
+    .record({
+      protocol: fc.constantFrom('158', 'bird', '12', '252', 'nonesuch'),
+      nexthops: fc.array(
+        fc.record({
+          gateway: gw,
+          dev: fc.constantFrom('tunl0', 'eth0', 'if9'),
+          onlink: fc.boolean(),
+          weight: fc.integer({min: 1, max: 3}),
+        }),
+        {minLength: 1, maxLength: 3},
+      ),
+    })
+    .map((r): PlannedRoute => ({dst: '10.0.0.64/26', table: 'main', tableId: 254, metric: 31, ...r}))
 
   it('agrees with matchesPlanned on the route the spec decodes to', () => {
     fc.assert(fc.property(spec, planned, (s, p) => {
@@ -76,7 +101,12 @@ describe('codec fast paths', () => {
     routes.forEach((r, i) => {
       const payload = encodeRoute(r)
       expect(buf.readUInt32LE(o)).toBe(16 + payload.length)
-      expect([buf.readUInt16LE(o + 4), buf.readUInt16LE(o + 6), buf.readUInt32LE(o + 8), buf.readUInt32LE(o + 12)]).toEqual([24, 0x501 + i, 100 + i, 77])
+      expect([
+        buf.readUInt16LE(o + 4),
+        buf.readUInt16LE(o + 6),
+        buf.readUInt32LE(o + 8),
+        buf.readUInt32LE(o + 12),
+      ]).toEqual([24, 0x501 + i, 100 + i, 77])
       expect(buf.subarray(o + 16, o + 16 + payload.length).toString('hex')).toBe(payload.toString('hex'))
       o += 16 + payload.length
     })
@@ -84,12 +114,26 @@ describe('codec fast paths', () => {
   })
 
   it('routeMessageKey is the key of the decoded route; none for a TOS route', () => {
-    fc.assert(fc.property(quad, fc.integer({min: 0, max: 32}), fc.integer({min: 0, max: 2 ** 32 - 1}), fc.constantFrom(254, 255, 1000), (addr, len, metric, tableId) => {
-      const dst = canonicalPrefix(`${addr}/${len}`, 'inet')!
-      const payload = encodeRoute({...base, dst, metric, tableId, nexthops: [{gateway: '172.20.0.10', ifindex: 2, onlink: true, weight: 1}]})
-      const s = parseRouteMessage(payload)
-      expect(routeMessageKey(payload)).toBe(routeKeyText(s.family, s.tableId, s.dst, s.metric))
-    }))
+    fc.assert(
+      fc.property(
+        quad,
+        fc.integer({min: 0, max: 32}),
+        fc.integer({min: 0, max: 2 ** 32 - 1}),
+        fc.constantFrom(254, 255, 1000),
+        (addr, len, metric, tableId) => {
+          const dst = canonicalPrefix(`${addr}/${len}`, 'inet')!
+          const payload = encodeRoute({
+            ...base,
+            dst,
+            metric,
+            tableId,
+            nexthops: [{gateway: '172.20.0.10', ifindex: 2, onlink: true, weight: 1}],
+          })
+          const s = parseRouteMessage(payload)
+          expect(routeMessageKey(payload)).toBe(routeKeyText(s.family, s.tableId, s.dst, s.metric))
+        },
+      ),
+    )
     const tos = encodeRoute({...base, dst: '10.0.0.64/26', tos: 0x10, nexthops: []})
     expect(routeMessageKey(tos)).toBeUndefined()
   })
@@ -141,13 +185,19 @@ class FakeKernel implements RouteClient {
     })
     return {routes, undecodable: []}
   }
-  async scanRoutes(_family: unknown, visit: (buf: Buffer, start: number, end: number, index: number) => void): Promise<void> {
+  async scanRoutes(
+    _family: unknown,
+    visit: (buf: Buffer, start: number, end: number, index: number) => void,
+  ): Promise<void> {
     ;[...this.table.values()].flat().forEach((s, i) => {
       const buf = encodeRoute(s) // the wire bytes, as the kernel gives them back
       visit(buf, 0, buf.length, i)
     })
   }
-  prepareReplaces(specs: RouteSpec[]): {count: number; send(from: number, to: number): Promise<Array<Error | undefined>>} {
+  prepareReplaces(specs: RouteSpec[]): {
+    count: number
+    send(from: number, to: number): Promise<Array<Error | undefined>>
+  } {
     return {count: specs.length, send: (from, to) => this.replaceRoutes(specs.slice(from, to))}
   }
   async replaceRoute(spec: RouteSpec): Promise<void> {
@@ -237,7 +287,9 @@ describe.each([true, false])('applyPlan, pipelined writes (client with replaceRo
     const res = await applyPlan(plan, {journalDir: tmp(), watchSeconds: 0, client: k, failAfter: WRITE_WINDOW + 3})
     expect(res.errors[0]).toMatchObject({code: 'E_INJECTED'})
     expect(res.errors[0].message).toContain(`after ${WRITE_WINDOW + 3} route write`)
-    expect(k.writes.slice(0, WRITE_WINDOW + 3).map((w) => w.dst)).toEqual(plan.slice(0, WRITE_WINDOW + 3).map((p) => p.planned.dst))
+    expect(k.writes.slice(0, WRITE_WINDOW + 3).map((w) => w.dst)).toEqual(
+      plan.slice(0, WRITE_WINDOW + 3).map((p) => p.planned.dst),
+    )
     expect(k.writes.slice(WRITE_WINDOW + 3).every((w) => w.nexthops[0].gateway === '172.20.9.9')).toBe(true) // only restores
     expect(res.restored).toBe(true)
     expect(k.snapshot()).toEqual(before)

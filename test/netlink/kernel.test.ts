@@ -75,27 +75,60 @@ async function routesAt(ns: string, dst: string): Promise<any[]> {
 /** ip's JSON route in the KernelRoute vocabulary, to compare with what the decoder returns. */
 function fromIpJson(r: any): unknown {
   const family = r.dst.includes(':') ? 'inet6' : 'inet' // these namespaces have no IPv6 default route
-  const gw = (x: any) => (x.gateway ? {family: familyOf(x.gateway), address: canonicalAddress(x.gateway)} : x.via ? {family: x.via.family, address: canonicalAddress(x.via.host)} : undefined)
+  const gw = (x: any) =>
+    x.gateway
+      ? {family: familyOf(x.gateway), address: canonicalAddress(x.gateway)}
+      : x.via
+        ? {family: x.via.family, address: canonicalAddress(x.via.host)}
+        : undefined
   const nexthops = r.nexthops
     ? r.nexthops.map((n: any) => ({gateway: gw(n), dev: n.dev, weight: n.weight, flags: n.flags ?? []}))
     : r.gateway || r.via || r.dev
       ? [{gateway: gw(r), dev: r.dev, weight: 1, flags: r.flags ?? []}]
       : []
-  return {family, type: r.type, dst: canonicalPrefix(r.dst, family), table: r.table, protocol: r.protocol, scope: r.scope, metric: r.metric ?? 0, prefsrc: r.prefsrc, flags: r.flags ?? [], nexthops}
+  return {
+    family,
+    type: r.type,
+    dst: canonicalPrefix(r.dst, family),
+    table: r.table,
+    protocol: r.protocol,
+    scope: r.scope,
+    metric: r.metric ?? 0,
+    prefsrc: r.prefsrc,
+    flags: r.flags ?? [],
+    nexthops,
+  }
 }
 
 function comparable(r: KernelRoute): unknown {
   return {
-    family: r.family, type: r.type, dst: r.dst, table: r.table, protocol: r.protocol, scope: r.scope, metric: r.metric, prefsrc: r.prefsrc, flags: r.flags,
+    family: r.family,
+    type: r.type,
+    dst: r.dst,
+    table: r.table,
+    protocol: r.protocol,
+    scope: r.scope,
+    metric: r.metric,
+    prefsrc: r.prefsrc,
+    flags: r.flags,
     nexthops: r.nexthops.map((n) => ({gateway: n.gateway, dev: n.dev, weight: n.weight, flags: n.flags})),
   }
 }
 
 const sortJson = (xs: unknown[]): string[] => xs.map((x) => JSON.stringify(x)).sort()
 
-function planned(dst: string, metric: number, nexthops: Array<[string, string, number?]>, extra: Partial<PlannedRoute> = {}): PlannedRoute {
+function planned(
+  dst: string,
+  metric: number,
+  nexthops: Array<[string, string, number?]>,
+  extra: Partial<PlannedRoute> = {},
+): PlannedRoute {
   return {
-    dst, table: 'main', tableId: 254, metric, protocol: '252',
+    dst,
+    table: 'main',
+    tableId: 254,
+    metric,
+    protocol: '252',
     nexthops: nexthops.map(([gateway, dev, weight]) => ({gateway, dev, onlink: true, weight: weight ?? 1})),
     ...extra,
   }

@@ -60,25 +60,28 @@ const spec = fc.record({
 
 describe('WireKeyIndex', () => {
   it('finds a message exactly when its decoded key text is a wanted one', () => {
-    fc.assert(fc.property(fc.array(spec, {minLength: 1, maxLength: 8}), fc.array(fc.nat(), {maxLength: 6}), (routes, picks) => {
-      // wanted: some routes' keys, as canonical text (what a plan has), and one that is not canonical
-      const index = new WireKeyIndex<string>()
-      const wanted = new Set<string>()
-      for (const i of picks) {
-        const r = routes[i % routes.length]
-        const dst = canonicalPrefix(r.dst, r.family)!
-        const k = routeKeyText(r.family, r.tableId, dst, r.metric)
-        wanted.add(k)
-        index.obtain(r.family, r.tableId, dst, r.metric, () => k)
-      }
-      index.obtain('inet', 254, '10.0.0.65/26', 31, () => 'host bits') // no dump shows it
-      for (const r of routes) {
-        const buf = encodeRoute(r)
-        const {key} = decoded(buf)
-        const found = index.lookup(buf, 0, buf.length)
-        expect(found).toBe(key !== undefined && wanted.has(key) ? key : undefined)
-      }
-    }), {numRuns: 400})
+    fc.assert(
+      fc.property(fc.array(spec, {minLength: 1, maxLength: 8}), fc.array(fc.nat(), {maxLength: 6}), (routes, picks) => {
+        // wanted: some routes' keys, as canonical text (what a plan has), and one that is not canonical
+        const index = new WireKeyIndex<string>()
+        const wanted = new Set<string>()
+        for (const i of picks) {
+          const r = routes[i % routes.length]
+          const dst = canonicalPrefix(r.dst, r.family)!
+          const k = routeKeyText(r.family, r.tableId, dst, r.metric)
+          wanted.add(k)
+          index.obtain(r.family, r.tableId, dst, r.metric, () => k)
+        }
+        index.obtain('inet', 254, '10.0.0.65/26', 31, () => 'host bits') // no dump shows it
+        for (const r of routes) {
+          const buf = encodeRoute(r)
+          const {key} = decoded(buf)
+          const found = index.lookup(buf, 0, buf.length)
+          expect(found).toBe(key !== undefined && wanted.has(key) ? key : undefined)
+        }
+      }),
+      {numRuns: 400},
+    )
   })
 
   it('agrees with the decoding path on damaged messages', () => {
@@ -146,19 +149,24 @@ describe('wireMatches', () => {
       const yes = wireMatches(buf, 0, buf.length, write) && wireCheckable(write, links)
       if (yes) expect(s !== undefined && specMatchesPlanned(s, p)).toBe(true)
       if (same) expect(yes).toBe(true)
-      else if (k.type === 1 && s && specMatchesPlanned(s, p)) expect(yes).toBe(true) // the encoder's own unicast bytes are always readable
+      // the encoder's own unicast bytes are always readable
+      else if (k.type === 1 && s && specMatchesPlanned(s, p)) expect(yes).toBe(true)
     }), {numRuns: 3000})
   })
 
   it('never says yes for a damaged message that does not decode to the planned route', () => {
-    fc.assert(fc.property(planned, fc.array(fc.tuple(fc.nat(), octet), {minLength: 1, maxLength: 3}), (p, damage) => {
-      const write = specOf(p)
-      if (!write) return
-      const buf = encodeRoute(write)
-      for (const [at, v] of damage) buf[at % buf.length] = v
-      const {spec: s} = decoded(buf)
-      if (wireMatches(buf, 0, buf.length, write) && wireCheckable(write, links)) expect(s !== undefined && specMatchesPlanned(s, p)).toBe(true)
-    }), {numRuns: 5000})
+    fc.assert(
+      fc.property(planned, fc.array(fc.tuple(fc.nat(), octet), {minLength: 1, maxLength: 3}), (p, damage) => {
+        const write = specOf(p)
+        if (!write) return
+        const buf = encodeRoute(write)
+        for (const [at, v] of damage) buf[at % buf.length] = v
+        const {spec: s} = decoded(buf)
+        if (wireMatches(buf, 0, buf.length, write) && wireCheckable(write, links))
+          expect(s !== undefined && specMatchesPlanned(s, p)).toBe(true)
+      }),
+      {numRuns: 5000},
+    )
   })
 
   it('a device renamed since the plan is not vouched for by the bytes', () => {

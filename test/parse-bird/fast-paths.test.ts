@@ -19,8 +19,14 @@ import {allCaptureSections, toRawSocket} from './captures.js'
 
 /** Every own field (undefined and NaN spelled out, so they count), the attributes, frozen next hops. */
 function fields(r: BirdRoute): string {
-  const own: Record<string, unknown> = {...r, attributes: r.attributes, frozen: Object.isFrozen(r.nexthops) && r.nexthops.every((h) => Object.isFrozen(h))}
-  return JSON.stringify(own, (_k, v: unknown) => (v === undefined ? '<undefined>' : typeof v === 'number' && Number.isNaN(v) ? '<NaN>' : v))
+  const own: Record<string, unknown> = {
+    ...r,
+    attributes: r.attributes,
+    frozen: Object.isFrozen(r.nexthops) && r.nexthops.every((h) => Object.isFrozen(h)),
+  }
+  return JSON.stringify(own, (_k, v: unknown) =>
+    v === undefined ? '<undefined>' : typeof v === 'number' && Number.isNaN(v) ? '<NaN>' : v,
+  )
 }
 
 /** Which routes share a next-hop list, and which next hops share an object: ids by first appearance. */
@@ -71,7 +77,9 @@ describe('isCanonicalIpv4Prefix agrees with canonicalPrefix', () => {
         const accepted = isCanonicalIpv4Prefix(s, 0, s.length)
         expect(isCanonicalIpv4Prefix(before + s + after, before.length, before.length + s.length)).toBe(accepted)
         // and its key is prefixKey's, read in place
-        expect(canonicalIpv4Key(before + s + after, before.length, before.length + s.length)).toBe(accepted ? prefixKey(s) : -1)
+        expect(canonicalIpv4Key(before + s + after, before.length, before.length + s.length)).toBe(
+          accepted ? prefixKey(s) : -1,
+        )
         if (accepted) {
           expect(s.includes('/') && !s.includes(':')).toBe(true) // what prefixOf asks before canonicalPrefix
           expect(canonicalPrefix(s, 'inet')).toBe(s)
@@ -136,19 +144,26 @@ describe('attributeKind tells apart exactly the attributes the parser reads', ()
 describe('SubstringMemo gives derive(text) for every span', () => {
   it('repeated, new and long (13+ character) texts, in any order', () => {
     fc.assert(
-      fc.property(fc.string({unit: fc.constantFrom('a', 'b', ' '), minLength: 40, maxLength: 80}), fc.array(fc.tuple(fc.nat(), fc.nat({max: 20})), {maxLength: 60}), (src, spans) => {
-        const derived: string[] = []
-        const values = new SubstringMemo((t) => {
-          derived.push(t)
-          return {text: t, upper: t.toUpperCase()}
-        })
-        for (const [at, n] of spans) {
-          const start = at % src.length
-          const end = Math.min(src.length, start + n)
-          expect(values.get(src, start, end)).toEqual({text: src.slice(start, end), upper: src.slice(start, end).toUpperCase()})
-        }
-        expect(new Set(derived).size).toBe(derived.length) // each text derived once
-      }),
+      fc.property(
+        fc.string({unit: fc.constantFrom('a', 'b', ' '), minLength: 40, maxLength: 80}),
+        fc.array(fc.tuple(fc.nat(), fc.nat({max: 20})), {maxLength: 60}),
+        (src, spans) => {
+          const derived: string[] = []
+          const values = new SubstringMemo((t) => {
+            derived.push(t)
+            return {text: t, upper: t.toUpperCase()}
+          })
+          for (const [at, n] of spans) {
+            const start = at % src.length
+            const end = Math.min(src.length, start + n)
+            expect(values.get(src, start, end)).toEqual({
+              text: src.slice(start, end),
+              upper: src.slice(start, end).toUpperCase(),
+            })
+          }
+          expect(new Set(derived).size).toBe(derived.length) // each text derived once
+        },
+      ),
       {numRuns: 500},
     )
   })
@@ -160,7 +175,10 @@ describe('frameBirdText offers the span handler exactly the payload lines the si
     fc.string({maxLength: 12}),
   )
   /** The sink's calls, and the ParseError that ended them (raw-socket input can be malformed). */
-  function frame(text: string, span?: (src: string, start: number, end: number, line: number) => boolean): {calls: string[]; error?: string} {
+  function frame(
+    text: string,
+    span?: (src: string, start: number, end: number, line: number) => boolean,
+  ): {calls: string[]; error?: string} {
     const calls: string[] = []
     try {
       frameBirdText(text, 'f.txt', (t, l, c) => calls.push(JSON.stringify([t, l, c])), span)
@@ -208,7 +226,12 @@ describe('whole-text parsing equals the line-by-line stream: every field, sharin
   const other = fc.constantFrom('\t\tcontinued (1,2)', 'Table master6:', '', '                     unicast [Mesh_172_20_9_34 12:00 from 1.2.3.4] (100)', '\tType: BGP univ\r', '>>> x', '\tBGP.origin', '\t: x')
 
   it('on generated routes', () => {
-    const line = fc.oneof({weight: 3, arbitrary: header}, {weight: 2, arbitrary: hop}, {weight: 6, arbitrary: attribute}, {weight: 1, arbitrary: other})
+    const line = fc.oneof(
+      {weight: 3, arbitrary: header},
+      {weight: 2, arbitrary: hop},
+      {weight: 6, arbitrary: attribute},
+      {weight: 1, arbitrary: other},
+    )
     const first = header.filter((h) => !h.startsWith(' '))
     fc.assert(
       fc.property(fc.constantFrom('', 'BIRD 2.0.12 ready.\n', 'BIRD 2.0.12 ready.\nTable master4:\n'), first, fc.array(line, {maxLength: 40}), (head, top, lines) => {
@@ -251,7 +274,9 @@ function hopTexts(text: string, routes: BirdRoute[]): string[][] {
   })
 }
 
-/** Routes share a next-hop list exactly when their next-hop texts are the same, and a next hop exactly when its text is. */
+/**
+ * Routes share a next-hop list exactly when their next-hop texts are the same, and a next hop exactly when its text is.
+ */
 function expectSharingByText(text: string, routes: BirdRoute[]): void {
   const texts = hopTexts(text, routes)
   const listOf = new Map<string, unknown>()

@@ -67,7 +67,8 @@ describe('raw socket framing parses the same as birdc text', () => {
         const raw = toRawSocket(text, (i) => bits[i % bits.length]!, code)
         const [a, b] = [parseBirdRoutes(raw), parseBirdRoutes(text)]
         expect(a).toEqual(b)
-        expect(a.map((r) => r.attributes)).toEqual(b.map((r) => r.attributes)) // built on access: not compared by toEqual
+        // built on access: not compared by toEqual
+        expect(a.map((r) => r.attributes)).toEqual(b.map((r) => r.attributes))
       }),
       {numRuns: 60},
     )
@@ -157,7 +158,8 @@ describe('whole-text parsing equals the line-by-line stream', () => {
   }
 
   it('on every real capture', () => {
-    for (const [, , text] of allCaptureSections()) expect(outcome(() => whole(text))).toEqual(outcome(() => streamed(text)))
+    for (const [, , text] of allCaptureSections())
+      expect(outcome(() => whole(text))).toEqual(outcome(() => streamed(text)))
   })
 
   it('on mixes of real route lines, attribute runs broken by noise, CRLF and continuations', () => {

@@ -251,7 +251,14 @@ describe('BIRD 3.x captures', () => {
 
   it('3.2.3 raw socket: reply codes per line type, same routes as birdc', () => {
     const raw = parseBirdRoutes(rawCapture('bird3.2.3-B3-rawsocket.txt', 'show route all'))
-    const key = (r: BirdRoute) => [r.prefix, r.protocol, r.primary, r.bgpNextHop, hops(r), r.attributes.map((a) => a.name)]
+    const key = (r: BirdRoute) => [
+      r.prefix,
+      r.protocol,
+      r.primary,
+      r.bgpNextHop,
+      hops(r),
+      r.attributes.map((a) => a.name),
+    ]
     expect(raw.map(key)).toEqual(routes.map(key))
   })
 
@@ -432,7 +439,13 @@ describe('compact routes: attributes on access, shared next hops, decision value
     expect(json.attributes).toEqual(r!.attributes)
     expect(Object.keys(json)).not.toContain('attrText')
     expect(Object.keys(json)).not.toContain('asPathLength')
-    expect(json).toMatchObject({prefix: r!.prefix, protocol: r!.protocol, bgpNextHop: r!.bgpNextHop, nexthops: r!.nexthops, pos: r!.pos})
+    expect(json).toMatchObject({
+      prefix: r!.prefix,
+      protocol: r!.protocol,
+      bgpNextHop: r!.bgpNextHop,
+      nexthops: r!.nexthops,
+      pos: r!.pos,
+    })
   })
 
   it('routes with the same next hops share the next-hop objects', () => {

@@ -59,9 +59,13 @@ const mutatedLine = fc.oneof(
   fc.constantFrom(...realLines),
   fc.string(),
   fc.array(fc.constantFrom(...TOKENS), {maxLength: 12}).map((t) => t.join(' ')),
-  fc.tuple(fc.constantFrom(...realLines), fc.nat(), fc.string({maxLength: 5})).map(([l, at, s]) => l.slice(0, at % (l.length + 1)) + s),
+  fc
+    .tuple(fc.constantFrom(...realLines), fc.nat(), fc.string({maxLength: 5}))
+    .map(([l, at, s]) => l.slice(0, at % (l.length + 1)) + s),
 )
-const lineMix = fc.tuple(fc.array(mutatedLine, {maxLength: 25}), fc.constantFrom('\n', '\r\n'), fc.boolean()).map(([lines, eol, trailing]) => lines.join(eol) + (trailing ? eol : ''))
+const lineMix = fc
+  .tuple(fc.array(mutatedLine, {maxLength: 25}), fc.constantFrom('\n', '\r\n'), fc.boolean())
+  .map(([lines, eol, trailing]) => lines.join(eol) + (trailing ? eol : ''))
 
 // JSON shaped like ip output, with wrong types and garbage sprinkled in
 const KEYS = ['type', 'dst', 'gateway', 'via', 'dev', 'table', 'protocol', 'scope', 'metric', 'flags', 'nexthops', 'weight', 'family', 'host', 'ifindex', 'ifname', 'mtu', 'operstate', 'linkinfo', 'info_kind', 'addr_info', 'local', 'prefixlen', 'lladdr', 'state', 'prefsrc', 'tos']
@@ -70,7 +74,9 @@ const ipJson = fc.letrec((tie) => ({
   value: fc.oneof({depthSize: 'small'}, jsonLeaf, tie('object'), fc.array(tie('value'), {maxLength: 3})),
   object: fc.dictionary(fc.constantFrom(...KEYS), tie('value'), {maxKeys: 8}),
 }))
-const ipJsonText = fc.tuple(fc.array(ipJson.object, {maxLength: 5}), fc.boolean()).map(([a, pretty]) => JSON.stringify(a, null, pretty ? 2 : undefined))
+const ipJsonText = fc
+  .tuple(fc.array(ipJson.object, {maxLength: 5}), fc.boolean())
+  .map(([a, pretty]) => JSON.stringify(a, null, pretty ? 2 : undefined))
 
 describe('no parser throws anything but ParseError', () => {
   for (const [name, parse] of Object.entries(parsers)) {

@@ -77,9 +77,17 @@ describe('ip addr', () => {
     it(`${folder}: one address per addr_info`, () => {
       const text = fixture(folder, 'ip-j-addr.json')
       const addrs = parseIpAddrJson(text)
-      const expected = (JSON.parse(text) as Array<{addr_info?: unknown[]}>).reduce((n, l) => n + (l.addr_info?.length ?? 0), 0)
+      const expected = (JSON.parse(text) as Array<{addr_info?: unknown[]}>).reduce(
+        (n, l) => n + (l.addr_info?.length ?? 0),
+        0,
+      )
       expect(addrs).toHaveLength(expected)
-      expect(addrs.find((a) => a.local === '127.0.0.1')).toMatchObject({ifname: 'lo', family: 'inet', prefixlen: 8, scope: 'host'})
+      expect(addrs.find((a) => a.local === '127.0.0.1')).toMatchObject({
+        ifname: 'lo',
+        family: 'inet',
+        prefixlen: 8,
+        scope: 'host',
+      })
     })
   }
 

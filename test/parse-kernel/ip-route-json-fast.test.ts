@@ -95,17 +95,26 @@ const unknown = fc.dictionary(
 )
 
 /** An object with some of these keys (and sometimes unknown ones), in any order. */
-function object(fields: Record<string, fc.Arbitrary<unknown>>, required: string[] = []): fc.Arbitrary<Record<string, unknown>> {
+function object(
+  fields: Record<string, fc.Arbitrary<unknown>>,
+  required: string[] = [],
+): fc.Arbitrary<Record<string, unknown>> {
   return fc
     .tuple(fc.record(fields, {requiredKeys: required}), unknown, fc.boolean())
     .chain(([known, extra, withExtra]) => {
       const all: Record<string, unknown> = withExtra ? {...extra, ...known} : known
       const keys = Object.keys(all)
-      return fc.shuffledSubarray(keys, {minLength: keys.length, maxLength: keys.length}).map((order) => Object.fromEntries(order.map((k) => [k, all[k]])))
+      return fc
+        .shuffledSubarray(keys, {minLength: keys.length, maxLength: keys.length})
+        .map((order) => Object.fromEntries(order.map((k) => [k, all[k]])))
     })
 }
 
-const metric = fc.oneof({weight: 4, arbitrary: fc.constantFrom(0, 32, 256, 1024, 4294967295)}, {weight: 4, arbitrary: fc.nat()}, {weight: 1, arbitrary: fc.constantFrom(2 ** 53 + 2, 1e21, 0.5, 1e15, 999999999999999)})
+const metric = fc.oneof(
+  {weight: 4, arbitrary: fc.constantFrom(0, 32, 256, 1024, 4294967295)},
+  {weight: 4, arbitrary: fc.nat()},
+  {weight: 1, arbitrary: fc.constantFrom(2 ** 53 + 2, 1e21, 0.5, 1e15, 999999999999999)},
+)
 
 const nexthop = object({gateway: host, via, dev, weight: fc.integer({min: 1, max: 256}), flags})
 
@@ -134,7 +143,13 @@ const route = object({
 const table = fc
   .tuple(
     fc.array(route, {minLength: 1, maxLength: 4}),
-    fc.array(fc.oneof({weight: 6, arbitrary: fc.tuple(fc.nat(), dst, host, prefsrc, fc.option(metric))}, {weight: 1, arbitrary: route}), {maxLength: 50}),
+    fc.array(
+      fc.oneof(
+        {weight: 6, arbitrary: fc.tuple(fc.nat(), dst, host, prefsrc, fc.option(metric))},
+        {weight: 1, arbitrary: route},
+      ),
+      {maxLength: 50},
+    ),
   )
   .map(([shapes, items]) =>
     items.map((item) => {
@@ -159,14 +174,18 @@ const odd = fc.constantFrom<unknown>(
 const ROUTE_KEYS = ['type', 'dst', 'gateway', 'via', 'dev', 'table', 'protocol', 'scope', 'metric', 'prefsrc', 'tos', 'pref', 'flags', 'nexthops', 'nexthops.0']
 const NEXTHOP_KEYS = ['gateway', 'via', 'dev', 'weight', 'flags']
 const spoil = fc.tuple(fc.nat(), fc.constantFrom(...ROUTE_KEYS), fc.constantFrom(...NEXTHOP_KEYS), odd)
-/** The table with `spoils` applied: route (index mod length), key (`nexthops.0`: a key of its first next hop), value. */
+/**
+ * The table with `spoils` applied: route (index mod length), key (`nexthops.0`: a key of its first next hop), value.
+ */
 function spoiled(routes: Array<Record<string, unknown>>, spoils: Array<[number, string, string, unknown]>): unknown[] {
   const out = routes.map((r) => ({...r}))
   for (const [n, key, nhKey, value] of spoils) {
     if (out.length === 0) break
     const r = out[n % out.length]
-    if (key !== 'nexthops.0') r[key] = value // undefined: the key is left out
-    else if (Array.isArray(r.nexthops) && r.nexthops.length > 0) r.nexthops = [{...(r.nexthops[0] as object), [nhKey]: value}, ...r.nexthops.slice(1)]
+    if (key !== 'nexthops.0')
+      r[key] = value // undefined: the key is left out
+    else if (Array.isArray(r.nexthops) && r.nexthops.length > 0)
+      r.nexthops = [{...(r.nexthops[0] as object), [nhKey]: value}, ...r.nexthops.slice(1)]
   }
   return out
 }
@@ -198,9 +217,15 @@ const damage = fc.oneof(
 describe('scanIpRouteJson gives what the generic path gives', () => {
   it('on tables of iproute2-shaped routes, some spoiled, in every layout, pieces of any size', () => {
     fc.assert(
-      fc.property(table, fc.array(spoil, {maxLength: 2}), fc.constantFrom(...Object.keys(layouts)), fc.integer({min: 32, max: 4096}), (routes, spoils, layout, piece) => {
-        checkText(layouts[layout](spoiled(routes, spoils)), piece)
-      }),
+      fc.property(
+        table,
+        fc.array(spoil, {maxLength: 2}),
+        fc.constantFrom(...Object.keys(layouts)),
+        fc.integer({min: 32, max: 4096}),
+        (routes, spoils, layout, piece) => {
+          checkText(layouts[layout](spoiled(routes, spoils)), piece)
+        },
+      ),
       {numRuns: 150},
     )
   })

@@ -14,21 +14,30 @@ import {NONE} from '../../src/diagnose/rule.js'
 // the text report's column padding (render/text.ts pad)
 const pad = (s: string, n: number) => (s.length >= n ? `${s} ` : s + ' '.repeat(n - s.length))
 
-const key = fc.tuple(fc.integer({min: 0, max: 2 ** 32 - 1}), fc.integer({min: 0, max: 32})).map(([v, len]) => networkKey(ipv4Network(v, len), len))
-const run = fc.array(key, {minLength: 1, maxLength: 60}).chain((keys) =>
-  fc.tuple(fc.constant(Float64Array.from(keys)), fc.integer({min: 0, max: keys.length - 1})).chain(([k, from]) =>
-    fc.integer({min: from + 1, max: keys.length}).map((to) => ({keys: k, from, to}))))
+const key = fc
+  .tuple(fc.integer({min: 0, max: 2 ** 32 - 1}), fc.integer({min: 0, max: 32}))
+  .map(([v, len]) => networkKey(ipv4Network(v, len), len))
+const run = fc
+  .array(key, {minLength: 1, maxLength: 60})
+  .chain((keys) =>
+    fc
+      .tuple(fc.constant(Float64Array.from(keys)), fc.integer({min: 0, max: keys.length - 1}))
+      .chain(([k, from]) => fc.integer({min: from + 1, max: keys.length}).map((to) => ({keys: k, from, to}))),
+  )
 
 describe('bulk-healthy rows', () => {
   it('are the text report\'s rows of those prefixes, plain or coloured, at any width (one space past it)', () => {
     for (const level of [0, 1] as const) {
       const c = new Chalk({level})
       const after = verdictColor(c, 'ok')(pad('ok', 16))
-      fc.assert(fc.property(run, fc.integer({min: 0, max: 24}), (r, width) => {
-        const want: string[] = []
-        for (let j = r.from; j < r.to; j++) want.push((width === 0 ? keyPrefix(r.keys[j]) : pad(keyPrefix(r.keys[j]), width)) + after)
-        expect(bulkHealthyRows(r, {before: '', after, sep: '\n', width})).toBe(want.join('\n'))
-      }))
+      fc.assert(
+        fc.property(run, fc.integer({min: 0, max: 24}), (r, width) => {
+          const want: string[] = []
+          for (let j = r.from; j < r.to; j++)
+            want.push((width === 0 ? keyPrefix(r.keys[j]) : pad(keyPrefix(r.keys[j]), width)) + after)
+          expect(bulkHealthyRows(r, {before: '', after, sep: '\n', width})).toBe(want.join('\n'))
+        }),
+      )
     }
   })
 
@@ -41,8 +50,15 @@ describe('bulk-healthy rows', () => {
   })
 
   it('write the extremes of every octet and length', () => {
-    const keys = Float64Array.from([networkKey(0, 0), networkKey(2 ** 32 - 1, 32), networkKey(ipv4Network(0x0a09630a, 31), 31), networkKey(0x64000000, 8)])
-    expect(bulkHealthyRows({keys, from: 0, to: keys.length}, {before: '<', after: '>', sep: '|', width: 0})).toBe('<0.0.0.0/0>|<255.255.255.255/32>|<10.9.99.10/31>|<100.0.0.0/8>')
+    const keys = Float64Array.from([
+      networkKey(0, 0),
+      networkKey(2 ** 32 - 1, 32),
+      networkKey(ipv4Network(0x0a09630a, 31), 31),
+      networkKey(0x64000000, 8),
+    ])
+    expect(bulkHealthyRows({keys, from: 0, to: keys.length}, {before: '<', after: '>', sep: '|', width: 0})).toBe(
+      '<0.0.0.0/0>|<255.255.255.255/32>|<10.9.99.10/31>|<100.0.0.0/8>',
+    )
   })
 
   it('take the string path, with the same result, when a shape is not ASCII', () => {

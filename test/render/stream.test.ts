@@ -68,7 +68,15 @@ describe('streamed check output', () => {
     const dir = `${FIXTURES}/bird2-ecmp-not-tunneled`
     const report = checkReport(await snapshotIndexOf(dir))
     const run = checkRun(await snapshotIndexOf(dir))
-    const text = await collect((out) => writeJson(out, {schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary}))
+    const text = await collect((out) =>
+      writeJson(out, {
+        schema: run.schema,
+        node: run.node,
+        prefixes: run.prefixes,
+        host: run.host,
+        summary: run.summary,
+      }),
+    )
     expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(report)))
     expect(report.summary.errors).toBeGreaterThan(0)
   })
@@ -88,9 +96,17 @@ describe('streamed check output', () => {
       expect(separated.reduce((n, l) => n + l.to - l.from, 0)).toBeGreaterThan(rules.prefixes.length / 2)
       expect(separated.some((l) => l.to - l.from > 1)).toBe(true)
       const fresh = bulk()
-      const fast = await collect((out) => writeJson(out, {schema: fresh.schema, node: fresh.node, prefixes: fresh.lines, host: fresh.host, summary: fresh.summary}, {prefixes: checkLineJson}))
+      const fast = await collect((out) =>
+        writeJson(
+          out,
+          {schema: fresh.schema, node: fresh.node, prefixes: fresh.lines, host: fresh.host, summary: fresh.summary},
+          {prefixes: checkLineJson},
+        ),
+      )
       expect(fast).toBe(await collect((out) => writeJson(out, {...rules, summary: rules.summary})))
-      expect(await collect((out) => writeLines(out, renderCheckLines(bulk(), plain)))).toBe(`${renderCheck(rules, plain)}\n`)
+      expect(await collect((out) => writeLines(out, renderCheckLines(bulk(), plain)))).toBe(
+        `${renderCheck(rules, plain)}\n`,
+      )
     } finally {
       rmSync(dir, {recursive: true, force: true})
     }
@@ -123,7 +139,13 @@ describe('streamed check output', () => {
     const dir = `${FIXTURES}/bird2-ecmp-not-tunneled`
     const report = checkReport(await snapshotIndexOf(dir))
     const run = checkRun(await snapshotIndexOf(dir))
-    const value = () => ({schema: run.schema, node: run.node, prefixes: run.prefixes, host: run.host, summary: run.summary})
+    const value = () => ({
+      schema: run.schema,
+      node: run.node,
+      prefixes: run.prefixes,
+      host: run.host,
+      summary: run.summary,
+    })
     const fast = await collect((out) => writeJson(out, value(), {prefixes: prefixLineJson}))
     const plainJson = await collect((out) => writeJson(out, {...report, summary: report.summary}))
     expect(fast).toBe(plainJson)
@@ -131,9 +153,29 @@ describe('streamed check output', () => {
     // any line: odd text in every string, findings and plans or none
     const text = fc.string({unit: 'binary'})
     const line = fc.record({
-      prefix: text, verdict: fc.constantFrom('ok', 'not-tunneled', 'missing', 'local'),
-      findings: fc.array(fc.record({id: text, severity: text, title: text, detail: text, evidence: fc.array(fc.record({file: text, line: fc.nat(), endLine: fc.nat(), text}))}), {maxLength: 3}),
-      plan: fc.option(fc.record({dst: text, table: text, tableId: fc.nat(), metric: fc.nat(), protocol: text, nexthops: fc.array(fc.record({gateway: text, dev: text, onlink: fc.boolean(), weight: fc.nat()}))}), {nil: null}),
+      prefix: text,
+      verdict: fc.constantFrom('ok', 'not-tunneled', 'missing', 'local'),
+      findings: fc.array(
+        fc.record({
+          id: text,
+          severity: text,
+          title: text,
+          detail: text,
+          evidence: fc.array(fc.record({file: text, line: fc.nat(), endLine: fc.nat(), text})),
+        }),
+        {maxLength: 3},
+      ),
+      plan: fc.option(
+        fc.record({
+          dst: text,
+          table: text,
+          tableId: fc.nat(),
+          metric: fc.nat(),
+          protocol: text,
+          nexthops: fc.array(fc.record({gateway: text, dev: text, onlink: fc.boolean(), weight: fc.nat()})),
+        }),
+        {nil: null},
+      ),
     })
     fc.assert(fc.property(line, (l) => prefixLineJson(l as unknown as PrefixLine) === JSON.stringify(l)))
   })

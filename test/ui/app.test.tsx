@@ -23,10 +23,36 @@ afterEach(() => cleanup())
 const ESC = '\x1b'
 const DOWN = '\x1b[B'
 
-function mount(actions: UiActions, opts: {live?: boolean; refreshMs?: number; size?: {columns: number; rows: number}; colorLevel?: 0 | 1; followSize?: boolean; report?: CheckReport; source?: string} = {}) {
+function mount(
+  actions: UiActions,
+  opts: {
+    live?: boolean
+    refreshMs?: number
+    size?: {columns: number; rows: number}
+    colorLevel?: 0 | 1
+    followSize?: boolean
+    report?: CheckReport
+    source?: string
+  } = {},
+) {
   const onExit = vi.fn()
-  const initial = initialState({report: opts.report ?? report, live: opts.live ?? false, source: opts.source ?? ECMP, capabilities: capabilities(actions), size: opts.size ?? {columns: 80, rows: 24}})
-  const app = render(<App initial={initial} actions={actions} colorLevel={opts.colorLevel ?? 0} refreshMs={opts.refreshMs} followSize={opts.followSize ?? false} onExit={onExit} />)
+  const initial = initialState({
+    report: opts.report ?? report,
+    live: opts.live ?? false,
+    source: opts.source ?? ECMP,
+    capabilities: capabilities(actions),
+    size: opts.size ?? {columns: 80, rows: 24},
+  })
+  const app = render(
+    <App
+      initial={initial}
+      actions={actions}
+      colorLevel={opts.colorLevel ?? 0}
+      refreshMs={opts.refreshMs}
+      followSize={opts.followSize ?? false}
+      onExit={onExit}
+    />,
+  )
   const screen = () => stripAnsi(app.lastFrame() ?? '')
   const waitFor = async (pred: (s: string) => boolean, what: string, ms = 5000) => {
     const end = Date.now() + ms
@@ -234,66 +260,82 @@ describe('ui app (ink-testing-library)', () => {
 
 // Keys written to the terminal in one chunk (fast typing over SSH, a paste), keys with no listed
 // prefix, failed sources and `r`, through Ink's real input handling, on the example and a fixture.
-describe.each([EXAMPLE, path.join(FIXTURES, 'bird16-ecmp-not-tunneled')].map((d) => [name(d), d]))('ui app on %s', (_, dir) => {
-  const actionsFor = (from: string) => createActions({from}, {palette: new Chalk({level: 0})})
-  let own: CheckReport
-  beforeAll(async () => {
-    own = await fixtureReport(dir)
-  })
+describe.each([EXAMPLE, path.join(FIXTURES, 'bird16-ecmp-not-tunneled')].map((d) => [name(d), d]))(
+  'ui app on %s',
+  (_, dir) => {
+    const actionsFor = (from: string) => createActions({from}, {palette: new Chalk({level: 0})})
+    let own: CheckReport
+    beforeAll(async () => {
+      own = await fixtureReport(dir)
+    })
 
-  it('"/local" and Enter in one write keep the filter; "jj" and Enter in one write explain the third row', async () => {
-    const {app, screen, waitFor} = mount(actionsFor(dir), {report: own, source: dir})
-    await waitFor((s) => s.includes('PREFIX'), 'the list')
-    app.stdin.write('/local\r')
-    const kept = await waitFor((s) => s.includes('filter "local"'), 'the filter kept')
-    const locals = own.prefixes.filter((p) => p.verdict === 'local').map((p) => p.prefix)
-    for (const p of locals) expect(kept).toContain(p)
-    for (const p of own.prefixes.filter((x) => x.verdict !== 'local')) expect(kept).not.toContain(p.prefix)
-    app.stdin.write('\x1b')
-    await waitFor((s) => !s.includes('filter "local"'), 'the filter cleared')
-    const rows = screen().split('\n').filter((l) => /^.\s?\s?\d+\.\d+\.\d+\.\d+\/\d+/.test(l)).map((l) => l.match(/\d+\.\d+\.\d+\.\d+\/\d+/)![0])
-    app.stdin.write('gjj\r')
-    await waitFor((s) => s.includes(`Explanation ${rows[2]}`), `the explanation of ${rows[2]}`)
-  })
+    it('"/local" and Enter in one write keep the filter; "jj" and Enter in one write explain the third row', async () => {
+      const {app, screen, waitFor} = mount(actionsFor(dir), {report: own, source: dir})
+      await waitFor((s) => s.includes('PREFIX'), 'the list')
+      app.stdin.write('/local\r')
+      const kept = await waitFor((s) => s.includes('filter "local"'), 'the filter kept')
+      const locals = own.prefixes.filter((p) => p.verdict === 'local').map((p) => p.prefix)
+      for (const p of locals) expect(kept).toContain(p)
+      for (const p of own.prefixes.filter((x) => x.verdict !== 'local')) expect(kept).not.toContain(p.prefix)
+      app.stdin.write('\x1b')
+      await waitFor((s) => !s.includes('filter "local"'), 'the filter cleared')
+      const rows = screen()
+        .split('\n')
+        .filter((l) => /^.\s?\s?\d+\.\d+\.\d+\.\d+\/\d+/.test(l))
+        .map((l) => l.match(/\d+\.\d+\.\d+\.\d+\/\d+/)![0])
+      app.stdin.write('gjj\r')
+      await waitFor((s) => s.includes(`Explanation ${rows[2]}`), `the explanation of ${rows[2]}`)
+    })
 
-  it('with a filter matching nothing, Enter, f and a (one write or one at a time) neither explain, plan nor apply', async () => {
-    const previewFix = vi.fn(async (prefix: string) => `PLAN ${prefix}`)
-    const applyFix = vi.fn(async (prefix: string) => `applied ${prefix}`)
-    const explain = vi.fn((prefix: string) => actionsFor(dir).explain(prefix))
-    const {waitFor, press, screen} = mount({...actionsFor(dir), explain, previewFix, applyFix}, {report: own, source: dir})
-    await waitFor((s) => s.includes('PREFIX'), 'the list')
-    await press('/nomatch\r')
-    await waitFor((s) => s.includes('no prefix matches "nomatch"'), 'the empty list')
-    await press('\r', 'f', 'a', 'y')
-    await press('y\rfa')
-    await waitFor((s) => s.includes('no prefix is listed'), 'the notice')
-    expect(screen()).not.toMatch(/Explanation|Fix preview|Apply|\[y\/N\]/)
-    expect(explain).not.toHaveBeenCalled()
-    expect(previewFix).not.toHaveBeenCalled()
-    expect(applyFix).not.toHaveBeenCalled()
-  })
+    it('with a filter matching nothing, Enter, f and a (one write or one at a time) neither explain, plan nor apply', async () => {
+      const previewFix = vi.fn(async (prefix: string) => `PLAN ${prefix}`)
+      const applyFix = vi.fn(async (prefix: string) => `applied ${prefix}`)
+      const explain = vi.fn((prefix: string) => actionsFor(dir).explain(prefix))
+      const {waitFor, press, screen} = mount(
+        {...actionsFor(dir), explain, previewFix, applyFix},
+        {report: own, source: dir},
+      )
+      await waitFor((s) => s.includes('PREFIX'), 'the list')
+      await press('/nomatch\r')
+      await waitFor((s) => s.includes('no prefix matches "nomatch"'), 'the empty list')
+      await press('\r', 'f', 'a', 'y')
+      await press('y\rfa')
+      await waitFor((s) => s.includes('no prefix is listed'), 'the notice')
+      expect(screen()).not.toMatch(/Explanation|Fix preview|Apply|\[y\/N\]/)
+      expect(explain).not.toHaveBeenCalled()
+      expect(previewFix).not.toHaveBeenCalled()
+      expect(applyFix).not.toHaveBeenCalled()
+    })
 
-  it('shows the sources that could not be collected, with the reason, in the header and under h', async () => {
-    const copy = withoutBird(dir)
-    try {
-      const report2 = await fixtureReport(copy.dir)
-      const {waitFor, press} = mount(actionsFor(copy.dir), {report: report2, source: copy.dir, size: {columns: 100, rows: 30}})
-      const s = await waitFor((x) => x.includes('PREFIX'), 'the list')
-      expect(s).toContain('BIRD not read')
-      expect(s).not.toContain('sessions 0/0')
-      expect(s).toContain('not collected (h lists them): BIRD control socket')
-      await press('h')
-      const host = await waitFor((x) => x.includes('Host findings') && x.includes('could not collect'), 'the host pane')
-      expect(host.replace(/\s+/g, ' ')).toContain(`could not collect birdc-show-status.txt: ${NO_SOCKET}`)
-    } finally {
-      copy.remove()
-    }
-  })
+    it('shows the sources that could not be collected, with the reason, in the header and under h', async () => {
+      const copy = withoutBird(dir)
+      try {
+        const report2 = await fixtureReport(copy.dir)
+        const {waitFor, press} = mount(actionsFor(copy.dir), {
+          report: report2,
+          source: copy.dir,
+          size: {columns: 100, rows: 30},
+        })
+        const s = await waitFor((x) => x.includes('PREFIX'), 'the list')
+        expect(s).toContain('BIRD not read')
+        expect(s).not.toContain('sessions 0/0')
+        expect(s).toContain('not collected (h lists them): BIRD control socket')
+        await press('h')
+        const host = await waitFor(
+          (x) => x.includes('Host findings') && x.includes('could not collect'),
+          'the host pane',
+        )
+        expect(host.replace(/\s+/g, ' ')).toContain(`could not collect birdc-show-status.txt: ${NO_SOCKET}`)
+      } finally {
+        copy.remove()
+      }
+    })
 
-  it('r says when it refreshed', async () => {
-    const {waitFor, press} = mount(actionsFor(dir), {report: own, source: dir})
-    await waitFor((s) => s.includes('PREFIX'), 'the list')
-    await press('r')
-    await waitFor((s) => /refreshed at \d\d:\d\d:\d\d: no verdict changed/.test(s), 'the refresh notice')
-  })
-})
+    it('r says when it refreshed', async () => {
+      const {waitFor, press} = mount(actionsFor(dir), {report: own, source: dir})
+      await waitFor((s) => s.includes('PREFIX'), 'the list')
+      await press('r')
+      await waitFor((s) => /refreshed at \d\d:\d\d:\d\d: no verdict changed/.test(s), 'the refresh notice')
+    })
+  },
+)

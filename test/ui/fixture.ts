@@ -42,8 +42,23 @@ export async function fixtureReport(dir = ECMP): Promise<CheckReport> {
 export const NONE: Capabilities = {previewFix: false, applyFix: false, writeBundle: false}
 export const ALL: Capabilities = {previewFix: true, applyFix: true, writeBundle: true}
 
-export function stateFor(report: CheckReport, opts: Partial<{live: boolean; capabilities: Capabilities; size: {columns: number; rows: number}; source: string}> = {}): UiState {
-  return initialState({report, live: opts.live ?? false, source: opts.source ?? ECMP, capabilities: opts.capabilities ?? NONE, size: opts.size ?? {columns: 80, rows: 24}, at: '2026-01-01T00:00:00Z'})
+export function stateFor(
+  report: CheckReport,
+  opts: Partial<{
+    live: boolean
+    capabilities: Capabilities
+    size: {columns: number; rows: number}
+    source: string
+  }> = {},
+): UiState {
+  return initialState({
+    report,
+    live: opts.live ?? false,
+    source: opts.source ?? ECMP,
+    capabilities: opts.capabilities ?? NONE,
+    size: opts.size ?? {columns: 80, rows: 24},
+    at: '2026-01-01T00:00:00Z',
+  })
 }
 
 /** A copy of the report with one prefix's verdict changed. */

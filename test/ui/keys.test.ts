@@ -38,7 +38,11 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('ui keys on %s', (_, dir) => {
     expect(rows.every((r) => r.verdict === 'local')).toBe(true)
     // the same keys one at a time give the same state
     const slow = run(start(dir), ...[...'/local'].map((ch) => key(ch)), ENTER).state
-    expect({mode: slow.mode, filter: slow.filter, selected: slow.selected}).toEqual({mode: s.mode, filter: s.filter, selected: s.selected})
+    expect({mode: slow.mode, filter: slow.filter, selected: slow.selected}).toEqual({
+      mode: s.mode,
+      filter: s.filter,
+      selected: s.selected,
+    })
   })
 
   it('handles "j j Enter" in one chunk: moves twice and opens the explanation of that row', () => {

@@ -121,7 +121,8 @@ describe('the anycast explanation', () => {
   })
 
   it('is concise: the BIRD paths it rests on appear once, the pane is far shorter than before', () => {
-    // the BIRD block of the best path (its BGP.next_hop line) is printed once in the pane, three times when every citation is printed in full
+    // the BIRD block of the best path (its BGP.next_hop line) is printed once in the pane, three times when every
+    // citation is printed in full
     const count = (s: string) => s.split('\n').filter((l) => l.includes('BGP.next_hop: 172.31.20.5')).length
     expect(count(cli)).toBe(3)
     expect(count(text)).toBe(1)

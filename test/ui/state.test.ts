@@ -184,7 +184,10 @@ describe('ui state: panes and effects', () => {
     expect(line.plan).toBeNull()
     expect(line.findings.map((f) => f.id)).toContain('overlay-learnable')
     // what the UI's apply plans for it (as `fix PREFIX`): the withdrawal alone
-    const {plan} = planFix(new SnapshotIndex(await loadBulkHealthySnapshot({from: leak}, block), FIX_INDEX_OPTIONS), block)
+    const {plan} = planFix(
+      new SnapshotIndex(await loadBulkHealthySnapshot({from: leak}, block), FIX_INDEX_OPTIONS),
+      block,
+    )
     expect(plan.items.map((i) => [i.action, i.planned.dst, i.planned.tableId])).toEqual([['delete', block, 254]])
     const s0 = stateFor(r, {capabilities: ALL})
     const at = run(s0, key('/'), ...typed(block), key('', {return: true}))

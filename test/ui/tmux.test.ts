@@ -48,7 +48,8 @@ afterAll(() => {
 describe.skipIf(!haveTmux || !haveDist)(`routedoctor ui in tmux 80x24${!haveTmux ? ' (skipped: tmux is not installed)' : !haveDist ? ' (skipped: dist/ not built; run npm test, which builds first)' : ''}`, () => {
   // CI=true: CI runners export it, and Ink then draws only its last frame; the UI must not go blank.
   // DEV=true: Ink then loads React's devtools client (not installed) and its own package.json (not in the bundle)
-  // ROUTEDOCTOR_HUGEPAGES=1: bin/run.js runs the UI again as its child (src/runtime/hugepages.ts), which must get the terminal
+  // ROUTEDOCTOR_HUGEPAGES=1: bin/run.js runs the UI again as its child (src/runtime/hugepages.ts), which must get the
+  // terminal
   for (const knob of ['0', '1']) {
     const why = knob === '1' && !hugePages ? ' (skipped: no huge pages here: THP not in madvise mode, or glibc before 2.35)' : ''
     it.skipIf(why !== '')(`lists the broken prefixes, filters, explains with Enter and quits with status 0${knob === '1' ? ', run again with huge pages' : ''}${why}`, async () => {

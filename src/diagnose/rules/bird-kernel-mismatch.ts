@@ -25,17 +25,28 @@ export const rule: PrefixRule = {
     // Felix programming cluster routes (proto 80) while BIRD only speaks BGP: the kernel is right, nothing is missing
     const dev = ctx.snapshot.tunnelDev
     const hops = new Set(facts.bgpNextHops)
-    if (others.some((r) => r.type === 'unicast' && r.nexthops.length > 0 &&
-      r.nexthops.every((n) => n.dev === dev && n.gateway && hops.has(n.gateway.address)))) return NONE
-    return [prefixFinding(ctx, 'bird-kernel-mismatch', facts.prefix, () => ({
-      title: facts.effective !== undefined && DROPS.has(facts.effective.type)
-        ? `BIRD has a usable path for ${facts.prefix} but the kernel's route drops it ` +
-          `(${facts.effective.type}, proto ${facts.effective.protocol ?? '?'})`
-        : `BIRD has ${facts.prefix} but the kernel ${others.length > 0 ? `has it only from proto ${others.map((r) => r.protocol).join(', ')}` : 'does not'}`,
-      detail: `BIRD's best path is ${formatBirdPath(p)}, yet no proto bird route for it is in the kernel` +
-        `${p.kernelSyncFailed ? ' (BIRD marks it "!": its kernel sync failed)' : ''}. The kernel protocol's export filter may reject it, or the write failed.`,
-      evidence: [...ctx.cite(p.pos), ...others.flatMap((r) => ctx.citeKernelRoute(r))],
-      fix: 'Check the kernel protocol export filter and BIRD\'s log for netlink errors; routedoctor fix programs the tunnel route meanwhile.',
-    }))]
+    if (
+      others.some(
+        (r) =>
+          r.type === 'unicast' &&
+          r.nexthops.length > 0 &&
+          r.nexthops.every((n) => n.dev === dev && n.gateway && hops.has(n.gateway.address)),
+      )
+    )
+      return NONE
+    return [
+      prefixFinding(ctx, 'bird-kernel-mismatch', facts.prefix, () => ({
+        title:
+          facts.effective !== undefined && DROPS.has(facts.effective.type)
+            ? `BIRD has a usable path for ${facts.prefix} but the kernel's route drops it ` +
+              `(${facts.effective.type}, proto ${facts.effective.protocol ?? '?'})`
+            : `BIRD has ${facts.prefix} but the kernel ${others.length > 0 ? `has it only from proto ${others.map((r) => r.protocol).join(', ')}` : 'does not'}`,
+        detail:
+          `BIRD's best path is ${formatBirdPath(p)}, yet no proto bird route for it is in the kernel` +
+          `${p.kernelSyncFailed ? ' (BIRD marks it "!": its kernel sync failed)' : ''}. The kernel protocol's export filter may reject it, or the write failed.`,
+        evidence: [...ctx.cite(p.pos), ...others.flatMap((r) => ctx.citeKernelRoute(r))],
+        fix: 'Check the kernel protocol export filter and BIRD\'s log for netlink errors; routedoctor fix programs the tunnel route meanwhile.',
+      })),
+    ]
   },
 }

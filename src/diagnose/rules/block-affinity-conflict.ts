@@ -9,8 +9,15 @@ import {NONE, prefixEvidence, prefixFinding, type PrefixRule} from '../rule.js'
 export function truthEvidence(ctx: SnapshotIndex, owner: BlockOwner): Evidence[] {
   const out: Evidence[] = []
   const b = owner.block
-  if (b) out.push(...ctx.cite(b.pos, () => `IPAMBlock ${b.name}: cidr ${b.cidr}, affinity ${b.affinityNode ? `host:${b.affinityNode}` : 'none'}`))
-  for (const a of owner.affinities) out.push(...ctx.cite(a.pos, () => `BlockAffinity ${a.name}: cidr ${a.cidr}, node ${a.node}, state ${a.state}`))
+  if (b)
+    out.push(
+      ...ctx.cite(
+        b.pos,
+        () => `IPAMBlock ${b.name}: cidr ${b.cidr}, affinity ${b.affinityNode ? `host:${b.affinityNode}` : 'none'}`,
+      ),
+    )
+  for (const a of owner.affinities)
+    out.push(...ctx.cite(a.pos, () => `BlockAffinity ${a.name}: cidr ${a.cidr}, node ${a.node}, state ${a.state}`))
   const n = owner.node === undefined ? undefined : ctx.cluster?.nodesByName.get(owner.node)
   if (n) out.push(...ctx.cite(n.pos, () => `Node ${n.name}: projectcalico.org/IPv4Address ${n.ipv4Cidr ?? 'not set'}`))
   return out
@@ -21,26 +28,33 @@ export const rule: PrefixRule = {
   scope: 'prefix',
   run(ctx, facts) {
     const owner = ctx.cluster?.ownerOf(facts.prefix)
-    if (owner === undefined || owner.affinities.length < 2 && owner.affinities.every((a) => a.state === 'confirmed')) return NONE
+    if (owner === undefined || (owner.affinities.length < 2 && owner.affinities.every((a) => a.state === 'confirmed')))
+      return NONE
     const confirmed = owner.affinities.filter((a) => a.state === 'confirmed')
     const me = ctx.clusterNode?.name
     // a leftover matters where its node acts on it: blackholes it (this node) or announces it (a next hop here)
-    const acting = owner.affinities.filter((a) => a.state !== 'confirmed').filter((a) => {
-      if (a.node === me) return facts.local
-      const address = ctx.cluster!.nodesByName.get(a.node)?.ipv4Address
-      return address !== undefined && facts.bgpNextHops.includes(address)
-    })
+    const acting = owner.affinities
+      .filter((a) => a.state !== 'confirmed')
+      .filter((a) => {
+        if (a.node === me) return facts.local
+        const address = ctx.cluster!.nodesByName.get(a.node)?.ipv4Address
+        return address !== undefined && facts.bgpNextHops.includes(address)
+      })
     if (confirmed.length < 2 && acting.length === 0) return NONE
-    return [prefixFinding(ctx, 'block-affinity-conflict', facts.prefix, () => ({
-      title: confirmed.length > 1
-        ? `${facts.prefix} has ${confirmed.length} confirmed BlockAffinities (${confirmed.map((a) => a.node).join(', ')})`
-        : `${facts.prefix}: ${acting.map((a) => `${a.node}'s ${a.state} affinity`).join(', ')} still ${acting.some((a) => a.node === me) ? 'blackholes' : 'announces'} it`,
-      detail: confirmed.length > 1
-        ? 'Each affine node blackholes and announces the block, so other nodes route it by ECMP to both, and half its traffic goes to a node without its pods (calico#6486).'
-        : 'A pending or pendingDeletion BlockAffinity is a leftover of an interrupted claim; its node blackholes the block and advertises it, pulling traffic from the owner (calico#6001, #6867).' +
-          (owner.node ? ` The block's owner is ${owner.node}.` : ''),
-      evidence: [...truthEvidence(ctx, owner), ...prefixEvidence(ctx, facts)],
-      fix: `Remove the BlockAffinity that does not match IPAMBlock ${owner.block?.name ?? facts.prefix}'s affinity (kubectl delete blockaffinity NAME), then restart calico-node on that node.`,
-    }))]
+    return [
+      prefixFinding(ctx, 'block-affinity-conflict', facts.prefix, () => ({
+        title:
+          confirmed.length > 1
+            ? `${facts.prefix} has ${confirmed.length} confirmed BlockAffinities (${confirmed.map((a) => a.node).join(', ')})`
+            : `${facts.prefix}: ${acting.map((a) => `${a.node}'s ${a.state} affinity`).join(', ')} still ${acting.some((a) => a.node === me) ? 'blackholes' : 'announces'} it`,
+        detail:
+          confirmed.length > 1
+            ? 'Each affine node blackholes and announces the block, so other nodes route it by ECMP to both, and half its traffic goes to a node without its pods (calico#6486).'
+            : 'A pending or pendingDeletion BlockAffinity is a leftover of an interrupted claim; its node blackholes the block and advertises it, pulling traffic from the owner (calico#6001, #6867).' +
+              (owner.node ? ` The block's owner is ${owner.node}.` : ''),
+        evidence: [...truthEvidence(ctx, owner), ...prefixEvidence(ctx, facts)],
+        fix: `Remove the BlockAffinity that does not match IPAMBlock ${owner.block?.name ?? facts.prefix}'s affinity (kubectl delete blockaffinity NAME), then restart calico-node on that node.`,
+      })),
+    ]
   },
 }

@@ -18,12 +18,16 @@ export const rule: PrefixRule = {
     if (me !== undefined && owner.node === me.name) {
       // this node's block: nothing should lead away from it
       if (tunnelled) for (const n of r!.nexthops) if (n.gateway) wrong.push(n.gateway.address)
-      if (facts.birdPrimary && isBgp(facts.birdPrimary.source)) for (const n of facts.bgpNextHops) if (!wrong.includes(n)) wrong.push(n)
+      if (facts.birdPrimary && isBgp(facts.birdPrimary.source))
+        for (const n of facts.bgpNextHops) if (!wrong.includes(n)) wrong.push(n)
     } else {
       const want = owner.address
       if (want === undefined) return NONE
       if (facts.local && me !== undefined) wrong.push(`this node (${me.name})`)
-      if (tunnelled) for (const n of r!.nexthops) if (n.gateway && n.gateway.address !== want && !wrong.includes(n.gateway.address)) wrong.push(n.gateway.address)
+      if (tunnelled)
+        for (const n of r!.nexthops)
+          if (n.gateway && n.gateway.address !== want && !wrong.includes(n.gateway.address))
+            wrong.push(n.gateway.address)
       for (const n of facts.bgpNextHops) if (n !== want && !wrong.includes(n)) wrong.push(n)
     }
     if (wrong.length === 0) return NONE

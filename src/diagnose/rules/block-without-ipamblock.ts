@@ -12,12 +12,15 @@ export const rule: PrefixRule = {
     // without an ipamblocks.json nothing can be said
     if (!ctx.cluster!.truth.files.some((f) => f.endsWith('ipamblocks.json'))) return NONE
     const nodes = [...new Set(owner.affinities.map((a) => a.node))]
-    return [prefixFinding(ctx, 'block-without-ipamblock', facts.prefix, () => ({
-      title: `${facts.prefix} has a BlockAffinity (${nodes.join(', ')}) but no IPAMBlock`,
-      detail: `Calico's IPAM has no IPAMBlock for ${facts.prefix}, yet ${nodes.join(' and ')} ${nodes.length > 1 ? 'hold affinities' : 'holds an affinity'} for it: ` +
-        'the affine node blackholes the block and BIRD announces it, a bogus route on every node (calico#4471).',
-      evidence: [...truthEvidence(ctx, owner), ...prefixEvidence(ctx, facts)],
-      fix: `Delete the stale BlockAffinity (kubectl delete blockaffinities.crd.projectcalico.org ${owner.affinities[0].name}) and restart calico-node on ${nodes.join(', ')}.`,
-    }))]
+    return [
+      prefixFinding(ctx, 'block-without-ipamblock', facts.prefix, () => ({
+        title: `${facts.prefix} has a BlockAffinity (${nodes.join(', ')}) but no IPAMBlock`,
+        detail:
+          `Calico's IPAM has no IPAMBlock for ${facts.prefix}, yet ${nodes.join(' and ')} ${nodes.length > 1 ? 'hold affinities' : 'holds an affinity'} for it: ` +
+          'the affine node blackholes the block and BIRD announces it, a bogus route on every node (calico#4471).',
+        evidence: [...truthEvidence(ctx, owner), ...prefixEvidence(ctx, facts)],
+        fix: `Delete the stale BlockAffinity (kubectl delete blockaffinities.crd.projectcalico.org ${owner.affinities[0].name}) and restart calico-node on ${nodes.join(', ')}.`,
+      })),
+    ]
   },
 }

@@ -20,14 +20,20 @@ export const rule: HostRule = {
         const prefix = `${a.address}/32`
         const routes = ctx.kernelRoutesFor(prefix)
         if (routes.some((r) => r.nexthops.some((n) => n.gateway?.address === want))) continue
-        out.push(finding('borrowed-address-unrouted', {
-          prefix,
-          title: `${a.address} (${a.pod ?? a.handle ?? 'a workload'}) runs on ${a.node}, but no /32 route here leads to ${want}`,
-          detail: `${a.address} is in block ${b.cidr} (affine to ${b.affinityNode}) but allocated to a workload on ${a.node}: a borrowed address. ` +
-            `Without a /32 route via ${want}, this node sends its traffic to ${b.affinityNode}.`,
-          evidence: [...ctx.cite(b.pos, () => `IPAMBlock ${b.name}: ${a.address} allocated on ${a.node} (${a.handle ?? ''})`), ...routes.flatMap((r) => ctx.citeKernelRoute(r))],
-          fix: `Check that ${a.node}'s BIRD announces ${prefix}; meanwhile: ip route replace ${prefix} via ${want} dev ${ctx.snapshot.tunnelDev} onlink`,
-        }))
+        out.push(
+          finding('borrowed-address-unrouted', {
+            prefix,
+            title: `${a.address} (${a.pod ?? a.handle ?? 'a workload'}) runs on ${a.node}, but no /32 route here leads to ${want}`,
+            detail:
+              `${a.address} is in block ${b.cidr} (affine to ${b.affinityNode}) but allocated to a workload on ${a.node}: a borrowed address. ` +
+              `Without a /32 route via ${want}, this node sends its traffic to ${b.affinityNode}.`,
+            evidence: [
+              ...ctx.cite(b.pos, () => `IPAMBlock ${b.name}: ${a.address} allocated on ${a.node} (${a.handle ?? ''})`),
+              ...routes.flatMap((r) => ctx.citeKernelRoute(r)),
+            ],
+            fix: `Check that ${a.node}'s BIRD announces ${prefix}; meanwhile: ip route replace ${prefix} via ${want} dev ${ctx.snapshot.tunnelDev} onlink`,
+          }),
+        )
       }
     }
     return out

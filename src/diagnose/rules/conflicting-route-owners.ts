@@ -10,11 +10,14 @@ export const rule: PrefixRule = {
     const bird = facts.kernel.filter((r) => r.protocol === 'bird')
     const felix = facts.kernel.filter((r) => r.protocol === FELIX_PROTOCOL)
     if (bird.length === 0 || felix.length === 0) return NONE
-    return [prefixFinding(ctx, 'conflicting-route-owners', facts.prefix, () => ({
-      title: `${facts.prefix} is programmed by both BIRD (proto bird) and Felix (proto 80)`,
-      detail: 'Calico is moving route programming from BIRD to Felix (programClusterRoutes); with both on, each rewrites the other\'s route and it flaps.',
-      evidence: [...bird, ...felix].flatMap((r) => ctx.citeKernelRoute(r)),
-      fix: 'Let one owner program cluster routes: either Felix (programClusterRoutes) or BIRD, not both.',
-    }))]
+    return [
+      prefixFinding(ctx, 'conflicting-route-owners', facts.prefix, () => ({
+        title: `${facts.prefix} is programmed by both BIRD (proto bird) and Felix (proto 80)`,
+        detail:
+          'Calico is moving route programming from BIRD to Felix (programClusterRoutes); with both on, each rewrites the other\'s route and it flaps.',
+        evidence: [...bird, ...felix].flatMap((r) => ctx.citeKernelRoute(r)),
+        fix: 'Let one owner program cluster routes: either Felix (programClusterRoutes) or BIRD, not both.',
+      })),
+    ]
   },
 }

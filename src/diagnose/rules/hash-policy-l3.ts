@@ -10,14 +10,17 @@ export const rule: HostRule = {
     if (!s || !['0', '1'].includes(s.value.trim())) return NONE
     if (!ctx.snapshot.pools.some((p) => p.mode === 'ipip')) return NONE
     const ecmp = new Map<string, string>()
-    for (const res of ctx.poolResolutions()) if (res.multipath && res.lookup.route) ecmp.set(res.lookup.route.dst, res.bgpNextHop)
+    for (const res of ctx.poolResolutions())
+      if (res.multipath && res.lookup.route) ecmp.set(res.lookup.route.dst, res.bgpNextHop)
     if (ecmp.size === 0) return NONE
     const routes = [...ecmp.keys()]
-    return [finding('hash-policy-l3', {
-      title: `fib_multipath_hash_policy is ${s.value.trim()} while IP-in-IP rides an ECMP underlay`,
-      detail: `Tunnelled traffic to ${[...ecmp.values()].join(', ')} crosses ECMP route(s) ${routes.join(', ')}; policy ${s.value.trim()} hashes the outer header, so all traffic between two nodes takes one link. Policy 2 hashes the inner headers (kernel ≥ 5.3).`,
-      evidence: ctx.cite(s.pos),
-      fix: 'sysctl -w net.ipv4.fib_multipath_hash_policy=2',
-    })]
+    return [
+      finding('hash-policy-l3', {
+        title: `fib_multipath_hash_policy is ${s.value.trim()} while IP-in-IP rides an ECMP underlay`,
+        detail: `Tunnelled traffic to ${[...ecmp.values()].join(', ')} crosses ECMP route(s) ${routes.join(', ')}; policy ${s.value.trim()} hashes the outer header, so all traffic between two nodes takes one link. Policy 2 hashes the inner headers (kernel ≥ 5.3).`,
+        evidence: ctx.cite(s.pos),
+        fix: 'sysctl -w net.ipv4.fib_multipath_hash_policy=2',
+      }),
+    ]
   },
 }

@@ -13,13 +13,16 @@ export const rule: PrefixRule = {
       .filter((n) => n.dev === ctx.snapshot.tunnelDev && n.gateway).map((n) => n.gateway!.address))
     const lost = wanted.filter((g) => !have.has(g))
     if (lost.length === 0) return NONE
-    return [prefixFinding(ctx, 'multipath-lost', facts.prefix, () => ({
-      title: `${facts.prefix} is announced by ${wanted.length} nodes but ${lost.length === wanted.length ? 'none' : `not ${lost.join(', ')}`} is a ${ctx.snapshot.tunnelDev} next hop`,
-      detail: `BIRD's best equal paths have BGP next hops ${wanted.join(', ')}, all reachable by the kernel; the route should be ` +
-        `${wanted.map((g) => `nexthop via ${g} dev ${ctx.snapshot.tunnelDev} onlink`).join(' ')}. ` +
-        `Missing through the tunnel: ${lost.join(', ')}.`,
-      evidence: prefixEvidence(ctx, facts),
-      fix: `Program the multipath onlink route (routedoctor fix).`,
-    }))]
+    return [
+      prefixFinding(ctx, 'multipath-lost', facts.prefix, () => ({
+        title: `${facts.prefix} is announced by ${wanted.length} nodes but ${lost.length === wanted.length ? 'none' : `not ${lost.join(', ')}`} is a ${ctx.snapshot.tunnelDev} next hop`,
+        detail:
+          `BIRD's best equal paths have BGP next hops ${wanted.join(', ')}, all reachable by the kernel; the route should be ` +
+          `${wanted.map((g) => `nexthop via ${g} dev ${ctx.snapshot.tunnelDev} onlink`).join(' ')}. ` +
+          `Missing through the tunnel: ${lost.join(', ')}.`,
+        evidence: prefixEvidence(ctx, facts),
+        fix: `Program the multipath onlink route (routedoctor fix).`,
+      })),
+    ]
   },
 }

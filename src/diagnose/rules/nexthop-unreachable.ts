@@ -13,14 +13,20 @@ export const rule: PrefixRule = {
   scope: 'prefix',
   run(ctx, facts) {
     if (facts.local || allReachable(facts.resolutions) || !ctx.haveKernel) return NONE
-    return facts.resolutions.filter((r) => !r.lookup.reachable).map((res) => prefixFinding(ctx, 'nexthop-unreachable', facts.prefix, () => ({
-      title: `The kernel cannot reach BGP next hop ${res.bgpNextHop} of ${facts.prefix}`,
-      detail: res.lookup.route
-        ? `The kernel's route for ${res.bgpNextHop} is \`${formatKernelRoute(res.lookup.route)}\`: packets to that node are dropped, tunnelled or not.`
-        : `No kernel route covers ${res.bgpNextHop}: the underlay to the node that owns ${facts.prefix} is missing.`,
-      evidence: [...facts.bestSet.filter((p) => p.bgpNextHop === res.bgpNextHop).flatMap((p) => ctx.cite(p.pos)),
-        ...ctx.resolutionEvidence(res)],
-      fix: `Restore the underlay route to ${res.bgpNextHop} (uplinks, ToR sessions) before anything else.`,
-    })))
+    return facts.resolutions
+      .filter((r) => !r.lookup.reachable)
+      .map((res) =>
+        prefixFinding(ctx, 'nexthop-unreachable', facts.prefix, () => ({
+          title: `The kernel cannot reach BGP next hop ${res.bgpNextHop} of ${facts.prefix}`,
+          detail: res.lookup.route
+            ? `The kernel's route for ${res.bgpNextHop} is \`${formatKernelRoute(res.lookup.route)}\`: packets to that node are dropped, tunnelled or not.`
+            : `No kernel route covers ${res.bgpNextHop}: the underlay to the node that owns ${facts.prefix} is missing.`,
+          evidence: [
+            ...facts.bestSet.filter((p) => p.bgpNextHop === res.bgpNextHop).flatMap((p) => ctx.cite(p.pos)),
+            ...ctx.resolutionEvidence(res),
+          ],
+          fix: `Restore the underlay route to ${res.bgpNextHop} (uplinks, ToR sessions) before anything else.`,
+        })),
+      )
   },
 }

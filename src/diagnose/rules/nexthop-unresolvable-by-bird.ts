@@ -31,14 +31,20 @@ export const rule: PrefixRule = {
       const why = res.viaInet6
         ? ` The kernel route ${underlay.dst} has IPv6 link-local next hops (via inet6)${res.multipath ? ' and is multipath' : ''}; BIRD ${ctx.snapshot.bird.status?.version ?? ''} cannot import such a route (BIRD before 2.0.8 logs "strange multipath route"), so it has nothing to resolve ${res.bgpNextHop} against.`
         : ` BIRD has no usable route to ${res.bgpNextHop} in its table although the kernel has ${underlay.dst}.`
-      out.push(prefixFinding(ctx, 'nexthop-unresolvable-by-bird', facts.prefix, () => ({
-        title: `BIRD cannot resolve BGP next hop ${res.bgpNextHop} for ${facts.prefix}`,
-        detail: `BIRD marks the path from ${res.bgpNextHop} unreachable, yet \`ip route get ${res.bgpNextHop}\` works in the kernel.${why}` +
-          (facts.effective?.type === 'unreachable' ? ` BIRD installed \`unreachable ${facts.prefix}\`.` : ''),
-        evidence: [...paths.flatMap((p) => ctx.cite(p.pos)), ...ctx.resolutionEvidence(res),
-          ...(facts.effective ? ctx.citeKernelRoute(facts.effective) : [])],
-        fix: `Program ${facts.prefix} via ${res.bgpNextHop} dev ${ctx.snapshot.tunnelDev} onlink (the outer packet follows the kernel's underlay route); durably, an underlay BIRD can import (IPv4 next hops) or BIRD 2.0.12+ with the onlink kernel filter.`,
-      })))
+      out.push(
+        prefixFinding(ctx, 'nexthop-unresolvable-by-bird', facts.prefix, () => ({
+          title: `BIRD cannot resolve BGP next hop ${res.bgpNextHop} for ${facts.prefix}`,
+          detail:
+            `BIRD marks the path from ${res.bgpNextHop} unreachable, yet \`ip route get ${res.bgpNextHop}\` works in the kernel.${why}` +
+            (facts.effective?.type === 'unreachable' ? ` BIRD installed \`unreachable ${facts.prefix}\`.` : ''),
+          evidence: [
+            ...paths.flatMap((p) => ctx.cite(p.pos)),
+            ...ctx.resolutionEvidence(res),
+            ...(facts.effective ? ctx.citeKernelRoute(facts.effective) : []),
+          ],
+          fix: `Program ${facts.prefix} via ${res.bgpNextHop} dev ${ctx.snapshot.tunnelDev} onlink (the outer packet follows the kernel's underlay route); durably, an underlay BIRD can import (IPv4 next hops) or BIRD 2.0.12+ with the onlink kernel filter.`,
+        })),
+      )
     }
     if (out.length > 0 || !drops) return out
     return unnamedNexthop(ctx, facts)
@@ -60,24 +66,32 @@ function unnamedNexthop(ctx: SnapshotIndex, facts: PrefixFacts): Finding[] {
   const reach = peers.map((peer) => {
     const res = ctx.resolve(peer)
     const v6 = res.viaInet6 ? ' (IPv6 link-local next hops: BIRD before 2.0.8 cannot import such a route)' : ''
-    const text = res.lookup.reachable ? `the kernel reaches ${peer} through ${res.lookup.route!.dst}${v6}` : `the kernel cannot reach ${peer} either`
+    const text = res.lookup.reachable
+      ? `the kernel reaches ${peer} through ${res.lookup.route!.dst}${v6}`
+      : `the kernel cannot reach ${peer} either`
     return {res, text}
   })
-  return [prefixFinding(ctx, 'nexthop-unresolvable-by-bird', facts.prefix, () => ({
-    title: kernelOnly
-      ? `BIRD installed unreachable ${facts.prefix}: it could not resolve the path's BGP next hop`
-      : `BIRD holds ${facts.prefix} as unreachable: it cannot resolve the BGP next hop of the path` +
-        (peers.length > 0 ? ` from ${peers.join(', ')}` : ''),
-    detail: kernelOnly
-      ? `The kernel route \`unreachable ${facts.prefix} proto bird\` is how BIRD installs a path whose next hop it ` +
-        'cannot resolve. ' +
-        'The snapshot has no BIRD routes (birdc-show-route-all.txt), so the next hop cannot be named; ' +
-        '`birdc show route all` would.'
-      : `BIRD marks the path unreachable${reach.length > 0 ? `; ${reach.map((r) => r.text).join('; ')}` : ''}. ` +
-        'This `show route` has no attributes, so it does not name the BGP next hop; `birdc show route all` does.',
-    evidence: [...paths.flatMap((p) => ctx.cite(p.pos)), ...reach.flatMap((r) => ctx.resolutionEvidence(r.res)),
-      ...ctx.citeKernelRoute(e)],
-    fix: `Find the BGP next hop (birdc show route all for ${facts.prefix}), then make it resolvable for BIRD (an underlay ` +
-      `route with IPv4 next hops), or program ${facts.prefix} via it dev ${ctx.snapshot.tunnelDev} onlink.`,
-  }))]
+  return [
+    prefixFinding(ctx, 'nexthop-unresolvable-by-bird', facts.prefix, () => ({
+      title: kernelOnly
+        ? `BIRD installed unreachable ${facts.prefix}: it could not resolve the path's BGP next hop`
+        : `BIRD holds ${facts.prefix} as unreachable: it cannot resolve the BGP next hop of the path` +
+          (peers.length > 0 ? ` from ${peers.join(', ')}` : ''),
+      detail: kernelOnly
+        ? `The kernel route \`unreachable ${facts.prefix} proto bird\` is how BIRD installs a path whose next hop it ` +
+          'cannot resolve. ' +
+          'The snapshot has no BIRD routes (birdc-show-route-all.txt), so the next hop cannot be named; ' +
+          '`birdc show route all` would.'
+        : `BIRD marks the path unreachable${reach.length > 0 ? `; ${reach.map((r) => r.text).join('; ')}` : ''}. ` +
+          'This `show route` has no attributes, so it does not name the BGP next hop; `birdc show route all` does.',
+      evidence: [
+        ...paths.flatMap((p) => ctx.cite(p.pos)),
+        ...reach.flatMap((r) => ctx.resolutionEvidence(r.res)),
+        ...ctx.citeKernelRoute(e),
+      ],
+      fix:
+        `Find the BGP next hop (birdc show route all for ${facts.prefix}), then make it resolvable for BIRD (an underlay ` +
+        `route with IPv4 next hops), or program ${facts.prefix} via it dev ${ctx.snapshot.tunnelDev} onlink.`,
+    })),
+  ]
 }

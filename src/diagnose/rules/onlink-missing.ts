@@ -12,13 +12,16 @@ export const rule: PrefixRule = {
     if (r.flags.includes('onlink')) return NONE
     const dev = ctx.snapshot.tunnelDev
     let bad: Nexthop[] | undefined // most routes have none: no list for them
-    for (const n of r.nexthops) if (n.dev === dev && n.gateway !== undefined && !n.flags.includes('onlink')) (bad ??= []).push(n)
+    for (const n of r.nexthops)
+      if (n.dev === dev && n.gateway !== undefined && !n.flags.includes('onlink')) (bad ??= []).push(n)
     if (bad === undefined) return NONE
-    return [prefixFinding(ctx, 'onlink-missing', facts.prefix, () => ({
-      title: `${facts.prefix} via ${bad.map((n) => n.gateway!.address).join(', ')} dev ${ctx.snapshot.tunnelDev} lacks onlink`,
-      detail: `A gateway on ${ctx.snapshot.tunnelDev} is a remote node's address, never on the tunnel's own subnet; without onlink the kernel treats it as unreachable or resolves it wrongly.`,
-      evidence: prefixEvidence(ctx, facts),
-      fix: 'Re-program the route with onlink (routedoctor fix).',
-    }))]
+    return [
+      prefixFinding(ctx, 'onlink-missing', facts.prefix, () => ({
+        title: `${facts.prefix} via ${bad.map((n) => n.gateway!.address).join(', ')} dev ${ctx.snapshot.tunnelDev} lacks onlink`,
+        detail: `A gateway on ${ctx.snapshot.tunnelDev} is a remote node's address, never on the tunnel's own subnet; without onlink the kernel treats it as unreachable or resolves it wrongly.`,
+        evidence: prefixEvidence(ctx, facts),
+        fix: 'Re-program the route with onlink (routedoctor fix).',
+      })),
+    ]
   },
 }

@@ -7,14 +7,22 @@ export const rule: PrefixRule = {
   scope: 'prefix',
   run(ctx, facts) {
     const r = facts.effective
-    if (!r || facts.ours.length === 0 || r.protocol !== ctx.fixProtocol || ctx.kernelTables.includes(r.tableId)) return NONE
+    if (!r || facts.ours.length === 0 || r.protocol !== ctx.fixProtocol || ctx.kernelTables.includes(r.tableId))
+      return NONE
     if (!carriesPlan(ctx, r, overlayGateways(ctx, facts))) return NONE
-    return [prefixFinding(ctx, 'overlay-active', facts.prefix, () => ({
-      title: `routedoctor's correction for ${facts.prefix} is in force`,
-      detail: `\`${formatKernelRoute(r).split('\n')[0]}\` in the overlay table ${r.tableId}` +
-        `${facts.rule ? ` (rule \`${facts.rule.priority}: ${facts.rule.text}\`)` : ''} takes precedence over ${facts.kernel[0] ? `\`${formatKernelRoute(facts.kernel[0]).split('\n')[0]}\`` : 'the main table'}. ` +
-        'Once BIRD programs the right route itself (the durable fix), routedoctor fix --apply withdraws it.',
-      evidence: [...(facts.rule ? ctx.cite(facts.rule.pos) : []), ...ctx.citeKernelRoute(r), ...facts.kernel.flatMap((k) => ctx.citeKernelRoute(k))],
-    }))]
+    return [
+      prefixFinding(ctx, 'overlay-active', facts.prefix, () => ({
+        title: `routedoctor's correction for ${facts.prefix} is in force`,
+        detail:
+          `\`${formatKernelRoute(r).split('\n')[0]}\` in the overlay table ${r.tableId}` +
+          `${facts.rule ? ` (rule \`${facts.rule.priority}: ${facts.rule.text}\`)` : ''} takes precedence over ${facts.kernel[0] ? `\`${formatKernelRoute(facts.kernel[0]).split('\n')[0]}\`` : 'the main table'}. ` +
+          'Once BIRD programs the right route itself (the durable fix), routedoctor fix --apply withdraws it.',
+        evidence: [
+          ...(facts.rule ? ctx.cite(facts.rule.pos) : []),
+          ...ctx.citeKernelRoute(r),
+          ...facts.kernel.flatMap((k) => ctx.citeKernelRoute(k)),
+        ],
+      })),
+    ]
   },
 }

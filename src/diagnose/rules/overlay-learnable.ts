@@ -10,13 +10,16 @@ export const rule: PrefixRule = {
     if (facts.ours.length === 0) return NONE
     const learnable = facts.ours.filter((r) => ctx.kernelTables.includes(r.tableId))
     if (learnable.length === 0) return NONE
-    return [prefixFinding(ctx, 'overlay-learnable', facts.prefix, () => ({
-      title: `routedoctor's route for ${facts.prefix} is in table ${learnable[0].table}, which BIRD learns from`,
-      detail: `\`${formatKernelRoute(learnable[0]).split('\n')[0]}\` sits in the table BIRD's kernel protocol syncs. With ` +
-        '`learn` and `import all` (Calico\'s template) BIRD imports it, and once nobody else announces the block its export ' +
-        'filter advertises it to every peer: the whole cluster then routes the block to this node.',
-      evidence: learnable.flatMap((r) => ctx.citeKernelRoute(r)),
-      fix: `routedoctor fix --apply moves it into the overlay table ${ctx.overlayTable}, which BIRD never learns.`,
-    }))]
+    return [
+      prefixFinding(ctx, 'overlay-learnable', facts.prefix, () => ({
+        title: `routedoctor's route for ${facts.prefix} is in table ${learnable[0].table}, which BIRD learns from`,
+        detail:
+          `\`${formatKernelRoute(learnable[0]).split('\n')[0]}\` sits in the table BIRD's kernel protocol syncs. With ` +
+          '`learn` and `import all` (Calico\'s template) BIRD imports it, and once nobody else announces the block its export ' +
+          'filter advertises it to every peer: the whole cluster then routes the block to this node.',
+        evidence: learnable.flatMap((r) => ctx.citeKernelRoute(r)),
+        fix: `routedoctor fix --apply moves it into the overlay table ${ctx.overlayTable}, which BIRD never learns.`,
+      })),
+    ]
   },
 }

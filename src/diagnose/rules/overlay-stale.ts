@@ -12,16 +12,27 @@ export const rule: PrefixRule = {
     const stale = facts.ours.filter((r) => !carriesPlan(ctx, r, wanted))
     if (stale.length === 0) return NONE
     const dev = ctx.snapshot.tunnelDev
-    return [prefixFinding(ctx, 'overlay-stale', facts.prefix, () => ({
-      title: `routedoctor's route for ${facts.prefix} is stale`,
-      detail: `\`${formatKernelRoute(stale[0]).split('\n')[0]}\` (proto ${ctx.fixProtocol}, routedoctor's) ` +
-        (wanted.length === 0
-          ? `is no longer wanted: ${facts.local ? 'the block is this node\'s own' : facts.bgpNextHops.length === 0
-            ? 'no BGP path names an owner for the prefix any more' : 'the route of BIRD (or its owner) is right by itself now'}.`
-          : `should be ${wanted.map((g) => `via ${g} dev ${dev} onlink`).join(' + ')}: BIRD's best BGP paths name ${facts.bgpNextHops.join(', ')}.`) +
-        ' A stale correction keeps sending traffic to a node that may no longer own the block.',
-      evidence: [...stale.flatMap((r) => ctx.citeKernelRoute(r)), ...facts.bestSet.flatMap((r) => ctx.cite(r.pos))],
-      fix: wanted.length === 0 ? 'routedoctor fix --apply withdraws it (`ip route del` in the plan).' : 'routedoctor fix --apply replaces it with today\'s plan.',
-    }))]
+    return [
+      prefixFinding(ctx, 'overlay-stale', facts.prefix, () => ({
+        title: `routedoctor's route for ${facts.prefix} is stale`,
+        detail:
+          `\`${formatKernelRoute(stale[0]).split('\n')[0]}\` (proto ${ctx.fixProtocol}, routedoctor's) ` +
+          (wanted.length === 0
+            ? `is no longer wanted: ${
+                facts.local
+                  ? 'the block is this node\'s own'
+                  : facts.bgpNextHops.length === 0
+                    ? 'no BGP path names an owner for the prefix any more'
+                    : 'the route of BIRD (or its owner) is right by itself now'
+              }.`
+            : `should be ${wanted.map((g) => `via ${g} dev ${dev} onlink`).join(' + ')}: BIRD's best BGP paths name ${facts.bgpNextHops.join(', ')}.`) +
+          ' A stale correction keeps sending traffic to a node that may no longer own the block.',
+        evidence: [...stale.flatMap((r) => ctx.citeKernelRoute(r)), ...facts.bestSet.flatMap((r) => ctx.cite(r.pos))],
+        fix:
+          wanted.length === 0
+            ? 'routedoctor fix --apply withdraws it (`ip route del` in the plan).'
+            : 'routedoctor fix --apply replaces it with today\'s plan.',
+      })),
+    ]
   },
 }

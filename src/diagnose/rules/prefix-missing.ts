@@ -38,21 +38,34 @@ export const rule: PrefixRule = {
       (r.bgpNextHop === undefined || !ctx.resolve(r.bgpNextHop).own))
     const birdsOwn = e?.type === 'unreachable' && e.protocol === 'bird' && facts.bird.length === 0 && !ctx.haveBird
     if (e !== undefined && (unresolved || birdsOwn)) return NONE
-    const down = facts.ownersDown.map((p) => `${p.name} (${p.neighborAddress ?? '?'}: ${p.bgpState ?? p.state}${p.lastError ? `, ${p.lastError}` : ''})`)
-    return [prefixFinding(ctx, 'prefix-missing', facts.prefix, () => ({
-      title: e !== undefined
-        ? `${facts.prefix} has no usable route: the kernel holds only \`${formatKernelRoute(e).split('\n')[0]}\`` +
-          (ctx.haveBird ? ', BIRD no usable path' : '')
-        : `${facts.prefix} is in neither the kernel nor BIRD${facts.bird.length > 0 ? ' (as a usable path)' : ''}`,
-      detail: (e !== undefined
-        ? `The kernel ${e.type === 'blackhole' ? 'discards' : 'rejects'} packets to ${facts.prefix} (proto ${e.protocol ?? '?'}), and ` +
-          `${ctx.haveBird ? 'BIRD has no usable BGP path for it' : 'the snapshot has no BIRD routes to show a path'}: ` +
-          'the node that owns it is not reachable from here.'
-        : `No kernel route and no BGP path for ${facts.prefix}: the node that owns it is not announcing it to this node.`) +
-        (down.length > 0 ? ` BGP sessions down: ${down.join('; ')}.` : ` ${sessionsKnown(ctx)}`),
-      evidence: [...facts.bird.flatMap((r) => ctx.cite(r.pos)), ...(e !== undefined ? ctx.citeKernelRoute(e) : []),
-        ...facts.ownersDown.flatMap((p) => ctx.cite({...p.pos, endLine: p.pos.line}))],
-      fix: down.length > 0 ? 'Bring the BGP session(s) back up (see peer-down).' : 'Check which node owns the block (calicoctl ipam show --show-blocks) and its BIRD export.',
-    }))]
+    const down = facts.ownersDown.map(
+      (p) =>
+        `${p.name} (${p.neighborAddress ?? '?'}: ${p.bgpState ?? p.state}${p.lastError ? `, ${p.lastError}` : ''})`,
+    )
+    return [
+      prefixFinding(ctx, 'prefix-missing', facts.prefix, () => ({
+        title:
+          e !== undefined
+            ? `${facts.prefix} has no usable route: the kernel holds only \`${formatKernelRoute(e).split('\n')[0]}\`` +
+              (ctx.haveBird ? ', BIRD no usable path' : '')
+            : `${facts.prefix} is in neither the kernel nor BIRD${facts.bird.length > 0 ? ' (as a usable path)' : ''}`,
+        detail:
+          (e !== undefined
+            ? `The kernel ${e.type === 'blackhole' ? 'discards' : 'rejects'} packets to ${facts.prefix} (proto ${e.protocol ?? '?'}), and ` +
+              `${ctx.haveBird ? 'BIRD has no usable BGP path for it' : 'the snapshot has no BIRD routes to show a path'}: ` +
+              'the node that owns it is not reachable from here.'
+            : `No kernel route and no BGP path for ${facts.prefix}: the node that owns it is not announcing it to this node.`) +
+          (down.length > 0 ? ` BGP sessions down: ${down.join('; ')}.` : ` ${sessionsKnown(ctx)}`),
+        evidence: [
+          ...facts.bird.flatMap((r) => ctx.cite(r.pos)),
+          ...(e !== undefined ? ctx.citeKernelRoute(e) : []),
+          ...facts.ownersDown.flatMap((p) => ctx.cite({...p.pos, endLine: p.pos.line})),
+        ],
+        fix:
+          down.length > 0
+            ? 'Bring the BGP session(s) back up (see peer-down).'
+            : 'Check which node owns the block (calicoctl ipam show --show-blocks) and its BIRD export.',
+      })),
+    ]
   },
 }

@@ -14,11 +14,13 @@ export const rule: HostRule = {
     devs.add(ctx.snapshot.tunnelDev)
     const strict = [...devs].map((d) => ({dev: d, rp: ctx.rpFilter(d)})).filter((x) => x.rp?.value === 1)
     if (strict.length === 0) return NONE
-    return [finding('rp-filter-strict', {
-      title: `Strict rp_filter on ${strict.map((x) => x.dev).join(', ')} with an ECMP underlay`,
-      detail: `rp_filter 1 (strict) drops a packet that arrives on a link other than the one the kernel would use to reply; over an ECMP underlay, return traffic is often asymmetric.`,
-      evidence: strict.flatMap((x) => x.rp!.cites.flatMap((p) => ctx.cite(p))),
-      fix: `Set rp_filter to 2 (loose) on ${strict.map((x) => x.dev).join(', ')} (and net.ipv4.conf.all.rp_filter, which the kernel maxes with each device's).`,
-    })]
+    return [
+      finding('rp-filter-strict', {
+        title: `Strict rp_filter on ${strict.map((x) => x.dev).join(', ')} with an ECMP underlay`,
+        detail: `rp_filter 1 (strict) drops a packet that arrives on a link other than the one the kernel would use to reply; over an ECMP underlay, return traffic is often asymmetric.`,
+        evidence: strict.flatMap((x) => x.rp!.cites.flatMap((p) => ctx.cite(p))),
+        fix: `Set rp_filter to 2 (loose) on ${strict.map((x) => x.dev).join(', ')} (and net.ipv4.conf.all.rp_filter, which the kernel maxes with each device's).`,
+      }),
+    ]
   },
 }

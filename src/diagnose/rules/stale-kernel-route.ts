@@ -7,11 +7,15 @@ export const rule: PrefixRule = {
   scope: 'prefix',
   run(ctx, facts) {
     if (facts.bird.length > 0 || facts.kernel.length === 0 || !ctx.haveBird) return NONE
-    return facts.kernel.filter((r) => r.protocol === 'bird').map((r) => prefixFinding(ctx, 'stale-kernel-route', facts.prefix, () => ({
-      title: `Kernel route ${facts.prefix} is proto bird but BIRD no longer holds it`,
-      detail: `\`${formatKernelRoute(r).split('\n')[0]}\` was written by BIRD, which has no path for ${facts.prefix} now: traffic follows a route nobody maintains.`,
-      evidence: ctx.citeKernelRoute(r),
-      fix: `ip route del ${facts.prefix}${r.table !== 'main' ? ` table ${r.table}` : ''} proto bird${r.metric ? ` metric ${r.metric}` : ''}`,
-    })))
+    return facts.kernel
+      .filter((r) => r.protocol === 'bird')
+      .map((r) =>
+        prefixFinding(ctx, 'stale-kernel-route', facts.prefix, () => ({
+          title: `Kernel route ${facts.prefix} is proto bird but BIRD no longer holds it`,
+          detail: `\`${formatKernelRoute(r).split('\n')[0]}\` was written by BIRD, which has no path for ${facts.prefix} now: traffic follows a route nobody maintains.`,
+          evidence: ctx.citeKernelRoute(r),
+          fix: `ip route del ${facts.prefix}${r.table !== 'main' ? ` table ${r.table}` : ''} proto bird${r.metric ? ` metric ${r.metric}` : ''}`,
+        })),
+      )
   },
 }

@@ -1,6 +1,15 @@
 // Failure 1: the BGP next hop resolved through an ECMP underlay, the route became multipath, and
 // Calico's fork (krt_tunnel honoured only on single-path routes) wrote it without the tunnel.
-import {NONE, prefixEvidence, prefixFinding, type PrefixRule, resolutionEvidence, throughTunnel, tunnelFixAdvice, whyOffTunnel} from '../rule.js'
+import {
+  NONE,
+  prefixEvidence,
+  prefixFinding,
+  type PrefixRule,
+  resolutionEvidence,
+  throughTunnel,
+  tunnelFixAdvice,
+  whyOffTunnel,
+} from '../rule.js'
 import {formatNexthops} from '../../model/format.js'
 import type {NexthopResolution} from '../../model/snapshot-index.js'
 
@@ -25,11 +34,17 @@ export const rule: PrefixRule = {
   },
 }
 
-/** How the multipath next hops resolve, in words: a list the SnapshotIndex shares among a next hop's prefixes is worded once. */
+/**
+ * How the multipath next hops resolve, in words: a list the SnapshotIndex shares among a next hop's prefixes is worded
+ * once.
+ */
 function ecmpVia(resolutions: readonly NexthopResolution[]): string {
   let via = viaOf.get(resolutions)
   if (via === undefined) {
-    via = resolutions.filter((n) => n.multipath).map((n) => `${n.bgpNextHop} resolves through the ECMP route ${n.lookup.route!.dst}`).join('; ')
+    via = resolutions
+      .filter((n) => n.multipath)
+      .map((n) => `${n.bgpNextHop} resolves through the ECMP route ${n.lookup.route!.dst}`)
+      .join('; ')
     viaOf.set(resolutions, via)
   }
   return via

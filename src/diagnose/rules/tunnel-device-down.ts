@@ -11,11 +11,13 @@ export const rule: HostRule = {
     if (!link) return NONE
     if (linkUsable(link)) return NONE
     const up = link.flags.includes('UP')
-    return [finding('tunnel-device-down', {
-      title: `${link.ifname} is ${up ? 'up but has no carrier' : 'down'}`,
-      detail: `${link.ifname} (${link.kind ?? 'unknown kind'}) has flags <${link.flags.join(',')}> and state ${link.operstate}: routes through it are linkdown and unusable.`,
-      evidence: ctx.cite(link.pos, () => formatLink(link)),
-      fix: up ? `Find why ${link.ifname} has no carrier.` : `ip link set ${link.ifname} up`,
-    })]
+    return [
+      finding('tunnel-device-down', {
+        title: `${link.ifname} is ${up ? 'up but has no carrier' : 'down'}`,
+        detail: `${link.ifname} (${link.kind ?? 'unknown kind'}) has flags <${link.flags.join(',')}> and state ${link.operstate}: routes through it are linkdown and unusable.`,
+        evidence: ctx.cite(link.pos, () => formatLink(link)),
+        fix: up ? `Find why ${link.ifname} has no carrier.` : `ip link set ${link.ifname} up`,
+      }),
+    ]
   },
 }

@@ -6,11 +6,13 @@ export const rule: HostRule = {
   run(ctx) {
     const dev = ctx.snapshot.tunnelDev
     if (!ctx.haveLinks || ctx.links.has(dev) || !ctx.snapshot.pools.some((p) => p.mode === 'ipip')) return NONE
-    return [finding('tunnel-device-missing', {
-      title: `There is no ${dev} device`,
-      detail: `The pools are IP-in-IP but the node has no link named ${dev}: no pod traffic to other nodes can be encapsulated.`,
-      evidence: [],
-      fix: `Check calico-node's startup (it creates ${dev}); on a real node the ipip module must be loadable.`,
-    })]
+    return [
+      finding('tunnel-device-missing', {
+        title: `There is no ${dev} device`,
+        detail: `The pools are IP-in-IP but the node has no link named ${dev}: no pod traffic to other nodes can be encapsulated.`,
+        evidence: [],
+        fix: `Check calico-node's startup (it creates ${dev}); on a real node the ipip module must be loadable.`,
+      }),
+    ]
   },
 }

@@ -1,4 +1,5 @@
-// Any owner but routedoctor (BIRD, Felix proto 80, static, boot) tunnels the prefix to an endpoint BIRD's best BGP paths do not name.
+// Any owner but routedoctor (BIRD, Felix proto 80, static, boot) tunnels the prefix to an endpoint BIRD's best BGP
+// paths do not name.
 import {NONE, prefixEvidence, prefixFinding, type PrefixRule, tunnelEndpoints} from '../rule.js'
 import {formatNexthops} from '../../model/format.js'
 
@@ -13,12 +14,17 @@ export const rule: PrefixRule = {
     if (hops === undefined) return NONE
     const foreign = hops.filter((h) => !facts.bgpNextHops.includes(h))
     if (foreign.length === 0) return NONE
-    return [prefixFinding(ctx, 'tunnel-endpoint-mismatch', facts.prefix, () => ({
-      title: `${facts.prefix} is tunnelled to ${foreign.join(', ')} (proto ${r.protocol}), which BIRD does not name`,
-      detail: `The route in force goes ${formatNexthops(r)}, written by proto ${r.protocol}; ` +
-        (facts.bgpNextHops.length > 0 ? `BIRD's best BGP paths name ${facts.bgpNextHops.join(', ')}.` : 'BIRD has no BGP path for it.'),
-      evidence: prefixEvidence(ctx, facts),
-      fix: `Find the owner of proto ${r.protocol} routes (Felix writes proto 80) and correct its view of the block's owner.`,
-    }))]
+    return [
+      prefixFinding(ctx, 'tunnel-endpoint-mismatch', facts.prefix, () => ({
+        title: `${facts.prefix} is tunnelled to ${foreign.join(', ')} (proto ${r.protocol}), which BIRD does not name`,
+        detail:
+          `The route in force goes ${formatNexthops(r)}, written by proto ${r.protocol}; ` +
+          (facts.bgpNextHops.length > 0
+            ? `BIRD's best BGP paths name ${facts.bgpNextHops.join(', ')}.`
+            : 'BIRD has no BGP path for it.'),
+        evidence: prefixEvidence(ctx, facts),
+        fix: `Find the owner of proto ${r.protocol} routes (Felix writes proto 80) and correct its view of the block's owner.`,
+      })),
+    ]
   },
 }

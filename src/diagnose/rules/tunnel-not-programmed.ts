@@ -1,5 +1,14 @@
 // A single-path route for a tunnel prefix that does not use the tunnel device.
-import {NONE, prefixEvidence, prefixFinding, type PrefixRule, resolutionEvidence, throughTunnel, tunnelFixAdvice, whyOffTunnel} from '../rule.js'
+import {
+  NONE,
+  prefixEvidence,
+  prefixFinding,
+  type PrefixRule,
+  resolutionEvidence,
+  throughTunnel,
+  tunnelFixAdvice,
+  whyOffTunnel,
+} from '../rule.js'
 import {formatNexthops} from '../../model/format.js'
 
 export const rule: PrefixRule = {
