@@ -9,8 +9,8 @@
 //           at 1M), against its diagnosis of the whole node at start (the `node` one), and no whole-node diagnosis
 //   rss     the agent's RSS before and after EVENTS route changes (each block's correction added, then removed, by one
 //           `ip -batch`), growth (≤ 10%); then after the same EVENTS again (growthAgain: whether it goes on)
-// Prints one JSON line: {count, idle: {cpuShare}, scrape: {best, median}, event: {seconds}, route: {seconds, node, ...},
-// rss: {before, after, growth}}. Needs root, ip(8) and BIRD 2 (bird-lab.mjs).
+// Prints one JSON line: {count, idle: {cpuShare}, scrape: {best, median}, event: {seconds},
+// route: {seconds, node, ...}, rss: {before, after, growth}}. Needs root, ip(8) and BIRD 2 (bird-lab.mjs).
 // Usage: node bench/watch-lab.mjs [COUNT] [IDLE] [EVENTS] [ROUTES]
 import {spawn} from 'node:child_process'
 import {readFileSync, writeFileSync} from 'node:fs'
@@ -168,7 +168,14 @@ async function main() {
     must('ip', ['-n', ns.n1, '-batch', batch])
     await sleep(5000)
     const rssAgain = rssOf(pid)
-    const rss = {events, before: rssBefore, after: rssAfter, growth: rssAfter / rssBefore - 1, again: rssAgain, growthAgain: rssAgain / rssAfter - 1}
+    const rss = {
+      events,
+      before: rssBefore,
+      after: rssAfter,
+      growth: rssAfter / rssBefore - 1,
+      again: rssAgain,
+      growthAgain: rssAgain / rssAfter - 1,
+    }
     const m = get(ns.n1, metrics).body
     const diagnosis = {count: diagnoses(m), node: histogram(m, 'node'), prefixes: histogram(m, 'prefixes')}
     console.log(JSON.stringify({count, idle, scrape, event, route, rss, diagnosis, sources, loadavg: os.loadavg()}))

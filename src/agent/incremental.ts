@@ -217,9 +217,15 @@ export function changedBlocks(before: BlockHashes, after: BlockHashes, base: Nod
  * nothing now. `{full}` when they cannot be diagnosed alone (BIRD's socket fails: the whole node is, with that
  * failure).
  */
-export async function diagnosePrefixes(prefixes: string[], base: NodeBase, store: KernelRouteStore, source: SourceOptions,
-  fixProtocol: string): Promise<{lines: PrefixLine[]} | {full: string}> {
-  // a slice at a time: what one slice's snapshot holds is garbage before the next is read, and the thread is free between
+export async function diagnosePrefixes(
+  prefixes: string[],
+  base: NodeBase,
+  store: KernelRouteStore,
+  source: SourceOptions,
+  fixProtocol: string,
+): Promise<{lines: PrefixLine[]} | {full: string}> {
+  // a slice at a time: what one slice's snapshot holds is garbage before the next is read, and the thread is free
+  // between
   const lines: PrefixLine[] = []
   for (let i = 0; i < prefixes.length; i += SLICE) {
     const r = await diagnoseSlice(prefixes.slice(i, i + SLICE), base, store, source, fixProtocol)

@@ -68,7 +68,10 @@ export class Deferral implements RouteDeferral {
   /** `offTunnel`: BIRD's routes off the tunnel are deferred too (check's text report). */
   constructor(readonly offTunnel = false) {}
 
-  kernelSinks(tunnelDev: string, outside: ((key: number) => boolean) | undefined): {tunnel: DeferredKernelRoutes; outsidePool?: OutsidePoolRoutes} {
+  kernelSinks(
+    tunnelDev: string,
+    outside: ((key: number) => boolean) | undefined,
+  ): {tunnel: DeferredKernelRoutes; outsidePool?: OutsidePoolRoutes} {
     this.routes.kernel = new DeferredKernelRoutes('ip-j-d-route.json', tunnelDev, this.offTunnel)
     if (outside !== undefined) this.routes.outsidePool = new OutsidePoolRoutes(outside)
     return {tunnel: this.routes.kernel, outsidePool: this.routes.outsidePool}

@@ -183,14 +183,27 @@ export class DeferredBirdPaths {
    * `kernelAt`: the kernel's routes deferred, by key (DeferredKernelRoutes.index); `outside`: is a network key
    * outside every pool (`check` only: the other commands read every path).
    */
-  constructor(readonly file: string, readonly kernelAt: KeyTable, readonly outside?: (key: number) => boolean) {}
+  constructor(
+    readonly file: string,
+    readonly kernelAt: KeyTable,
+    readonly outside?: (key: number) => boolean,
+  ) {}
 
   get size(): number {
     return this.keys.length
   }
 
-  add(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, ordinal: number,
-    unreachable: boolean): void {
+  add(
+    key: number,
+    kernel: number,
+    bgpNextHop: string,
+    offset: number,
+    end: number,
+    line: number,
+    table: string | undefined,
+    ordinal: number,
+    unreachable: boolean,
+  ): void {
     this.keys.push(key)
     this.unreachable.push(unreachable ? 1 : 0)
     this.kernel.push(kernel)

@@ -121,9 +121,15 @@ export function separateHealthy(
           addresses.add(ipv4Value((lastGateway = nh.gateway).address))
     }
     let lastValue = -1
-    for (let j = 0; j < nk; j++) if (kernel!.gateways.get(j) !== lastValue) addresses.add((lastValue = kernel!.gateways.get(j)))
+    for (let j = 0; j < nk; j++)
+      if (kernel!.gateways.get(j) !== lastValue) addresses.add((lastValue = kernel!.gateways.get(j)))
     for (const m of kernel?.offTunnel.list ?? []) for (const nh of m.nexthops) if (nh.gateway?.family === 'inet') addresses.add(ipv4Value(nh.gateway.address))
-    const read = resolvingRoutes(outsidePool.size, (j) => outsidePool.keys.get(j), (j) => outsidePool.modelList[outsidePool.models.get(j)].nexthops, addresses)
+    const read = resolvingRoutes(
+      outsidePool.size,
+      (j) => outsidePool.keys.get(j),
+      (j) => outsidePool.modelList[outsidePool.models.get(j)].nexthops,
+      addresses,
+    )
     for (let j = 0; j < outsidePool.size; j++) if (read[j]) outsideRead.set(j, outsidePoolRoute(outsidePool, j))
   }
   if (hops.size > 0) {
@@ -136,7 +142,8 @@ export function separateHealthy(
   const poolOf = (key: number) => ipv4PoolOf(pools, (key - (key % 64)) / 64, key % 64)
   // off the tunnel: where the tunnel is expected whatever the next hop (not CrossSubnet, whose kernel gateways the
   // rules look up) and Calico's truth judges nothing
-  const offTunnel = opts.offTunnel === true && snapshot.calico === undefined && !snapshot.pools.some((p) => p.crossSubnet)
+  const offTunnel =
+    opts.offTunnel === true && snapshot.calico === undefined && !snapshot.pools.some((p) => p.crossSubnet)
 
   // with Calico's truth, a path to another node than the block's owner, and what the truth finds odd, go to the rules
   const vetoed = snapshot.calico
@@ -241,14 +248,20 @@ function brokenPrefixes(codes: number[]): BrokenPrefixes {
   return {keys, kinds}
 }
 
-/** This node's addresses, as model/snapshot-index.ts SnapshotIndex.ownAddresses has them (its addresses, the local table's). */
+/**
+ * This node's addresses, as model/snapshot-index.ts SnapshotIndex.ownAddresses has them (its addresses, the local
+ * table's).
+ */
 function ownAddresses(snapshot: Snapshot): Set<string> {
   const own = new Set(snapshot.addresses.map((a) => a.local))
   for (const r of snapshot.kernelRoutes) if (r.tableId === 255 && r.type === 'local') own.add(r.dst.replace(/\/(32|128)$/, ''))
   return own
 }
 
-/** Routes deferred, in the order of their places among all of a file's (`ordinal`); `put(k, out)` appends what the k-th becomes. */
+/**
+ * Routes deferred, in the order of their places among all of a file's (`ordinal`); `put(k, out)` appends what the k-th
+ * becomes.
+ */
 interface DeferredList<R> {
   n: number
   ordinal: (k: number) => number

@@ -485,7 +485,10 @@ export function redactBundleInput(
   const texts = [reportMd, ...strings(input.model), ...strings(input.reportJson), ...input.manifest.command]
   const attempts = redactAttempts(files.reduce((n, f) => n + (f.text?.length ?? 0), reportMd.length))
   for (let attempt = 1; ; attempt++) {
-    const redactor = bundleRedactor(files, texts, {...opts, hostnames: [...(opts.hostnames ?? []), ...(host ? [host] : [])]})
+    const redactor = bundleRedactor(files, texts, {
+      ...opts,
+      hostnames: [...(opts.hostnames ?? []), ...(host ? [host] : [])],
+    })
     const result = redactInputWith(redactor, {...input, reportMd}, files, host)
     if (redactor.unchanged().length === 0 || opts.key !== undefined || attempt >= attempts) return result
   }

@@ -36,7 +36,8 @@ export const sourceFlags = {
   calico: Flags.string({description: 'Calico\'s cluster truth: a directory of kubectl get RESOURCE -o json files', helpValue: 'DIR'}),
   kube: Flags.boolean({description: 'Calico\'s cluster truth read live from the Kubernetes API (kubeconfig or in-cluster), read-only', default: false}),
   node: Flags.string({description: 'which Kubernetes node this is (default: the Node whose IPv4Address is one of this host\'s, else the host name)', helpValue: 'NAME'}),
-  // every command reads routedoctor's own routes by these: a correction applied with others is otherwise another owner's
+  // every command reads routedoctor's own routes by these: a correction applied with others is otherwise another
+  // owner's
   // no oclif default: a flag not given leaves a bundle's recorded setting (overlay-settings.json) in force
   protocol: Flags.integer({
     description: 'protocol number routedoctor\'s routes carry (findable, removable) ' +

@@ -81,7 +81,9 @@ const SEVERITY: Record<ClusterFindingId, Severity> = {
 
 const worse = (a: Verdict, b: Verdict): Verdict => (VERDICT_ORDER.indexOf(a) <= VERDICT_ORDER.indexOf(b) ? a : b)
 
-/** Each block's owner by the truth, by the block's key (model/prefix-key.ts prefixKey): bulk-healthy runs come as keys. */
+/**
+ * Each block's owner by the truth, by the block's key (model/prefix-key.ts prefixKey): bulk-healthy runs come as keys.
+ */
 export class BlockOwners {
   private readonly keys: Float64Array // ascending
   private readonly names: string[]

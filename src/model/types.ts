@@ -235,7 +235,8 @@ import type {CalicoTruth} from './calico.js'
  */
 export interface HealthyPrefixes {
   keys: Float64Array // model/prefix-key.ts prefixKey, ascending
-  bgpNextHops: string[] // the distinct BGP next hops of their paths and of BrokenPrefixes' (node-wide checks look at them)
+  // the distinct BGP next hops of their paths and of BrokenPrefixes' (node-wide checks look at them)
+  bgpNextHops: string[]
 }
 
 /**

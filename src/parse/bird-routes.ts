@@ -486,9 +486,9 @@ export class BirdRouteParser {
 
   /**
    * Skim instead of building the paths that may be deferred (bulk/deferred.ts): a primary `unicast` (or
-   * `unreachable`) path of an IPv4 network whose header is read in place and where the kernel deferred a route (`kernelAt`), or that is
-   * outside every pool (`outside`). Its lines
-   * are read only for the source and the BGP next hop (next hops are still checked, as building them would).
+   * `unreachable`) path of an IPv4 network whose header is read in place and where the kernel deferred a route
+   * (`kernelAt`), or that is outside every pool (`outside`). Its lines are read only for the source and the BGP next
+   * hop (next hops are still checked, as building them would).
    * It is deferred (`onDeferred`) when it turns out to be its network's only path, over BGP, with an IPv4 BGP
    * next hop, and every line was one the in-place paths read; otherwise it is built after all, from its text,
    * and handed over as any other path: results and errors are the same as without skimming.
@@ -1009,8 +1009,17 @@ export interface KeyLookup {
 export interface BirdPathSink {
   readonly kernelAt: KeyLookup
   readonly outside?: (key: number) => boolean
-  add(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, ordinal: number,
-    unreachable: boolean): void
+  add(
+    key: number,
+    kernel: number,
+    bgpNextHop: string,
+    offset: number,
+    end: number,
+    line: number,
+    table: string | undefined,
+    ordinal: number,
+    unreachable: boolean,
+  ): void
 }
 
 /** Where a skimming parser (deferTo) sends the paths it defers, and what it builds skimmed paths with. */
@@ -1020,7 +1029,16 @@ export interface DeferredPathSink {
   outside?: (key: number) => boolean
   reader: BirdBlockReader
   /** `offset` and `end`: where the path's text starts, and where its last line read ends. */
-  onDeferred(key: number, kernel: number, bgpNextHop: string, offset: number, end: number, line: number, table: string | undefined, unreachable: boolean): void
+  onDeferred(
+    key: number,
+    kernel: number,
+    bgpNextHop: string,
+    offset: number,
+    end: number,
+    line: number,
+    table: string | undefined,
+    unreachable: boolean,
+  ): void
 }
 
 /**

@@ -224,9 +224,16 @@ function scanRoutes(
     if (read) {
       const shape = scanner.shape
       // BIRD's tunnel routes: deferred, not built (the first of a shape is built: it decides the shape)
-      if (deferred === undefined || shape?.like === undefined || !(shape.tunnel ??= isTunnelShape(shape, deferred.tunnelDev)) ||
-        !deferred.add(scanner.dstKey(), scanner.gatewayValue(), scanner.metric ?? 0, ordinal())) {
-        if (!(deferred !== undefined && deferOffTunnel(scanner, deferred, ordinal())) && (outsidePool === undefined || !deferOutsidePool(scanner, outsidePool, ordinal()))) {
+      if (
+        deferred === undefined ||
+        shape?.like === undefined ||
+        !(shape.tunnel ??= isTunnelShape(shape, deferred.tunnelDev)) ||
+        !deferred.add(scanner.dstKey(), scanner.gatewayValue(), scanner.metric ?? 0, ordinal())
+      ) {
+        if (
+          !(deferred !== undefined && deferOffTunnel(scanner, deferred, ordinal())) &&
+          (outsidePool === undefined || !deferOutsidePool(scanner, outsidePool, ordinal()))
+        ) {
           routes.push(scannedRoute(scanner, pos, family))
         }
       }
@@ -306,7 +313,12 @@ function isOffTunnelShape(shape: Shape, tunnelDev: string): boolean {
  */
 function deferOffTunnel(scanner: RouteScanner, deferred: TunnelRouteSink, ordinal: number): boolean {
   const shape = scanner.shape
-  if (shape === undefined || shape.like === undefined || !(shape.offTunnel ??= isOffTunnelShape(shape, deferred.tunnelDev))) return false
+  if (
+    shape === undefined ||
+    shape.like === undefined ||
+    !(shape.offTunnel ??= isOffTunnelShape(shape, deferred.tunnelDev))
+  )
+    return false
   const key = scanner.dstKey()
   if (key < 0) return false
   const seen = shape.nexthops.get(scanner.gatewayHost)

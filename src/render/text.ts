@@ -4,8 +4,15 @@ import type {ChalkInstance} from 'chalk'
 import {type AnyPlannedRoute, formatKernelRoute, ipRouteReplace, tableClause} from '../model/format.js'
 import type {FixMode, FixReport, PlannedFix} from '../report/fix.js'
 import {BROKEN_KINDS, type Evidence, type Finding, type Verdict} from '../model/types.js'
-import {type CheckReport, type CheckRun, type ExplainReport, type NodeSummary, type BulkHealthyPrefixes, isBulkBrokenPrefixes, isBulkHealthyPrefixes}
-  from '../report/report.js'
+import {
+  type CheckReport,
+  type CheckRun,
+  type ExplainReport,
+  type NodeSummary,
+  type BulkHealthyPrefixes,
+  isBulkBrokenPrefixes,
+  isBulkHealthyPrefixes,
+} from '../report/report.js'
 import {bulkHealthyRows} from './bulk-healthy.js'
 import {severityColor, verdictColor} from './style.js'
 

@@ -15,8 +15,19 @@ import {
   prefixLength,
 } from '../model/prefix.js'
 import {UsageError} from '../model/errors.js'
-import {BROKEN_KINDS, type BirdRoute, type BrokenKind, type Evidence, type Finding, type KernelRoute, type Nexthop, type Pool, type ReportedRoute,
-  type Snapshot, type Verdict} from '../model/types.js'
+import {
+  BROKEN_KINDS,
+  type BirdRoute,
+  type BrokenKind,
+  type Evidence,
+  type Finding,
+  type KernelRoute,
+  type Nexthop,
+  type Pool,
+  type ReportedRoute,
+  type Snapshot,
+  type Verdict,
+} from '../model/types.js'
 
 export const SCHEMA = 1
 
@@ -232,7 +243,8 @@ export function checkRun(ctx: SnapshotIndex, opts: CheckRunOptions = {}): CheckR
           if (bk >= before) break
           const from = b
           const kind = kinds![b]
-          while (b < broken.length && broken[b] < before && broken[b] < hk && kinds![b] === kind && b - from < MAX_RUN) b++
+          while (b < broken.length && broken[b] < before && broken[b] < hk && kinds![b] === kind && b - from < MAX_RUN)
+            b++
           const {verdict} = BROKEN_KINDS[kind]
           count += b - from
           errors += b - from

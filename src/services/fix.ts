@@ -1,6 +1,11 @@
 // `fix`: the whole overlay (DESIGN §5) planned from a snapshot, as a plan the netlink stage applies with its journal.
 import {
-  SnapshotIndex, type SnapshotIndexOptions, DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS, type PrefixFacts,
+  SnapshotIndex,
+  type SnapshotIndexOptions,
+  DEFAULT_JOURNAL_DIR,
+  DEFAULT_RULE_PRIORITY,
+  DEFAULT_WATCH_SECONDS,
+  type PrefixFacts,
 } from '../model/snapshot-index.js'
 import {diagnoseFacts} from '../diagnose/engine.js'
 import {

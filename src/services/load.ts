@@ -215,8 +215,12 @@ export async function readIppoolsFile(file: string): Promise<string> {
  * rest as buildSnapshot gives it, without its big texts once separated (bulk/drop-texts.ts: check reads nothing
  * raw but the lines it cites). Its report is buildSnapshot's, byte for byte.
  */
-export async function loadCheckIndex(opts: SourceOptions, ctxOpts: SnapshotIndexOptions = {}, onSource?: (source: LoadedSource) => void,
-  offTunnel = false): Promise<SnapshotIndex> {
+export async function loadCheckIndex(
+  opts: SourceOptions,
+  ctxOpts: SnapshotIndexOptions = {},
+  onSource?: (source: LoadedSource) => void,
+  offTunnel = false,
+): Promise<SnapshotIndex> {
   const snapshot = await loadCheckSnapshot(opts, onSource, offTunnel)
   // the texts go now, not at V8's next full collection (here: not from within the frame that read them)
   collectAfter(snapshot.files, (f) => f.droppedLength ?? 0)
@@ -234,7 +238,11 @@ export async function loadCheckRun(opts: SourceOptions, detail: boolean): Promis
 }
 
 /** `onSource`: sees the files as collected, before their texts are given up. */
-async function loadCheckSnapshot(opts: SourceOptions, onSource?: (source: LoadedSource) => void, offTunnel = false): Promise<Snapshot> {
+async function loadCheckSnapshot(
+  opts: SourceOptions,
+  onSource?: (source: LoadedSource) => void,
+  offTunnel = false,
+): Promise<Snapshot> {
   const source = await loadSourceFiles(opts)
   onSource?.(source)
   return buildBulkSnapshot(source.files, await buildOptions(source, opts), offTunnel ? 'check-text' : 'check')

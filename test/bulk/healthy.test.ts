@@ -25,7 +25,14 @@ import {FIX_INDEX_OPTIONS, planFix} from '../../src/services/fix.js'
 import {checkReport, checkRun, explainReport, type CheckReport} from '../../src/report/report.js'
 import {ROOT, scenarioDirs} from '../helpers.js'
 
-function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: string; leanText: string; healthy: number; broken: number} {
+function both(files: SourceFile[]): {
+  rules: string
+  bulk: string
+  rulesText: string
+  leanText: string
+  healthy: number
+  broken: number
+} {
   const render = (ctx: SnapshotIndex) => {
     const report = checkReport(ctx)
     return `${JSON.stringify(report)}\n${renderCheck(report, palette(false))}`
@@ -54,7 +61,12 @@ function both(files: SourceFile[]): {rules: string; bulk: string; rulesText: str
     leanText: attempt(() => {
       const separated = buildBulkSnapshot([...files], {}, 'check-text')
       broken = separated.broken?.keys.length ?? 0
-      return [...renderCheckLines(checkRun(new SnapshotIndex(separated, {evidence: false, texts: false}), {plans: false}), palette(false))].join('\n')
+      return [
+        ...renderCheckLines(
+          checkRun(new SnapshotIndex(separated, {evidence: false, texts: false}), {plans: false}),
+          palette(false),
+        ),
+      ].join('\n')
     }),
     get healthy() {
       return healthy

@@ -147,15 +147,22 @@ describe('special ranges', () => {
     const PRIVATE = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', 'fc00::/7']
     const rangeOf = (a: string) => PRIVATE.find((r) => r.includes(':') === a.includes(':') && prefixContains(r, a))
     fc.assert(
-      fc.property(key, fc.constantFrom(...PRIVATE), addr(4), addr(6), fc.array(prefix(4), {maxLength: 3}), (k, range, a4, a6, ps) => {
-        const r = createRedactor(k, {anchors: [range, ...ps.map((p) => `${str(p.net, 4)}/${p.len}`)]})
-        const [net, len] = range.split('/')
-        const f: Fam = range.includes(':') ? 6 : 4
-        const inside = str(big(net) | ((f === 4 ? a4 : a6) & hostMask(Number(len), f)), f)
-        expect(rangeOf(r.address(inside)), inside).toBe(range)
-        expect(r.prefix(range)).toBe(range)
-        for (const a of [str(a4, 4), str(a6, 6)]) if (!rangeOf(a)) expect(rangeOf(r.address(a)), a).toBeUndefined()
-      }),
+      fc.property(
+        key,
+        fc.constantFrom(...PRIVATE),
+        addr(4),
+        addr(6),
+        fc.array(prefix(4), {maxLength: 3}),
+        (k, range, a4, a6, ps) => {
+          const r = createRedactor(k, {anchors: [range, ...ps.map((p) => `${str(p.net, 4)}/${p.len}`)]})
+          const [net, len] = range.split('/')
+          const f: Fam = range.includes(':') ? 6 : 4
+          const inside = str(big(net) | ((f === 4 ? a4 : a6) & hostMask(Number(len), f)), f)
+          expect(rangeOf(r.address(inside)), inside).toBe(range)
+          expect(r.prefix(range)).toBe(range)
+          for (const a of [str(a4, 4), str(a6, 6)]) if (!rangeOf(a)) expect(rangeOf(r.address(a)), a).toBeUndefined()
+        },
+      ),
       {numRuns: 300},
     )
   })

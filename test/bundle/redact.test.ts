@@ -49,7 +49,8 @@ describe.each(folders)('redacting fixture %s', (dir) => {
   it('leaves none of the original addresses, MACs or host names', () => {
     expect(origAddrs.size).toBeGreaterThan(0)
     // a private address keeps its range, so little is left to change (192.168/16: the third octet): with this fixed key
-    // one may map onto itself by chance, which the redactor knows (with a random key, redactFiles draws another: below);
+    // one may map onto itself by chance, which the redactor knows (with a random key, redactFiles draws another:
+    // below);
     // else only by design, a private range's own network or broadcast address (192.168.0.0 of the pool 192.168.0.0/16)
     const unchanged = new Set(redactor.unchanged())
     for (const a of [...origAddrs].filter((x) => !kept(x) && mapping[x] === x)) {
@@ -191,7 +192,8 @@ describe('redactFiles', () => {
     expect(t).toContain(`Router ID is ${r.address('172.31.10.4')}`)
     expect(t).toContain(`Mesh_${r.address('fd00:1::5').replaceAll(':', '_')} ${r.address('fd00:1::5')} `)
     expect(t).toContain(`${r.address('172.31.20.5')}:179 ::ffff:${r.address('172.31.20.5')} 16:50:07.751 2026-11-29 v0.3.3+birdv1.6.8`)
-    // in 172.16.0.0/12 it stays, and with this key it maps onto itself by chance: the redactor says so (a bundle draws again)
+    // in 172.16.0.0/12 it stays, and with this key it maps onto itself by chance: the redactor says so (a bundle draws
+    // again)
     expect(r.address('172.31.20.5')).toMatch(/^172\.(1[6-9]|2\d|3[01])\.\d+\.5$/)
     expect(r.address('172.31.20.5') !== '172.31.20.5' || r.unchanged().includes('172.31.20.5')).toBe(true)
   })
