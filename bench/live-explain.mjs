@@ -64,7 +64,8 @@ function summary(rs) {
 
 async function main() {
   const lab = await startLab(count, {prefix: `rdexpl-${process.pid}`})
-  const block = blockOf(Math.max(1, Math.floor(count / 2)))
+  // a block inside the pool 10.0.0.0/8, which holds 2^18 /26 blocks: beyond that the lab's blocks leave it
+  const block = blockOf(Math.max(1, Math.floor(Math.min(count, 2 ** 18) / 2)))
   const inNs = (args) => ['ip', 'netns', 'exec', lab.ns.n1, process.execPath, BIN, ...args]
   const liveArgs = ['explain', block, '--bird-socket', lab.sock.n1, '--bird-conf', lab.conf.n1, '--pool', '10.0.0.0/8=ipip']
   const exampleArgs = ['explain', '192.168.110.128/26', '--from', EXAMPLE]

@@ -31,18 +31,22 @@ export interface Nexthop {
   flags: string[]
 }
 
-export type RouteType =
-  | 'unicast'
-  | 'local'
-  | 'broadcast'
-  | 'anycast'
-  | 'multicast'
-  | 'blackhole'
-  | 'unreachable'
-  | 'prohibit'
-  | 'throw'
-  | 'nat'
-  | 'xresolve'
+/** Route types as iproute2 names them, in the kernel's order: RTN_UNICAST is 1, RTN_XRESOLVE 11. */
+export const ROUTE_TYPES = [
+  'unicast',
+  'local',
+  'broadcast',
+  'anycast',
+  'multicast',
+  'blackhole',
+  'unreachable',
+  'prohibit',
+  'throw',
+  'nat',
+  'xresolve',
+] as const
+
+export type RouteType = (typeof ROUTE_TYPES)[number]
 
 export interface KernelRoute {
   family: Family

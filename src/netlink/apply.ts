@@ -4,10 +4,9 @@ import {dirname} from 'node:path'
 
 import {RouteDoctorError} from '../model/errors.js'
 import {canonicalPrefix, familyOf} from '../model/prefix.js'
-import type {Family, KernelRoute, PlannedNexthop, PlannedRoute, PlannedRule} from '../model/types.js'
+import {ROUTE_TYPES, type Family, type KernelRoute, type PlannedNexthop, type PlannedRoute, type PlannedRule} from '../model/types.js'
 import type {OverlayPlan, PlanItem} from '../plan/plan.js'
 import {
-  ROUTE_TYPES,
   type RouteSpec,
   type RuleSpec,
   lookupRule,

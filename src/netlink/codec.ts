@@ -7,7 +7,7 @@ import ipaddr from 'ipaddr.js'
 
 import {ipv4Value} from '../model/prefix.js'
 
-import type {Family, KernelRoute, Nexthop, RouteType, SourcePos} from '../model/types.js'
+import {ROUTE_TYPES, type Family, type KernelRoute, type Nexthop, type RouteType, type SourcePos} from '../model/types.js'
 
 const LE = endianness() === 'LE'
 
@@ -76,20 +76,6 @@ const FLAG_NAMES: Array<[number, string]> = [
   [RTM_F_OFFLOAD, 'rt_offload'],
   [RTM_F_TRAP, 'rt_trap'],
   [RTM_F_OFFLOAD_FAILED, 'rt_offload_failed'],
-]
-
-export const ROUTE_TYPES: readonly RouteType[] = [
-  'unicast',
-  'local',
-  'broadcast',
-  'anycast',
-  'multicast',
-  'blackhole',
-  'unreachable',
-  'prohibit',
-  'throw',
-  'nat',
-  'xresolve',
 ]
 
 /** RTN_* number of a route type name (RTN_UNICAST = 1). */

@@ -3,7 +3,15 @@ import {tableIdOf as tableId} from '../model/fib.js'
 import {ParseError} from '../model/errors.js'
 import {ownCopy} from './own-copy.js'
 import {canonicalAddress, canonicalPrefix, familyOf, ipv4Value} from '../model/prefix.js'
-import type {Family, Gateway, KernelRoute, Nexthop, RouteType, SourcePos} from '../model/types.js'
+import {
+  ROUTE_TYPES,
+  type Family,
+  type Gateway,
+  type KernelRoute,
+  type Nexthop,
+  type RouteType,
+  type SourcePos,
+} from '../model/types.js'
 
 /** Lines without their terminators (LF or CRLF); a missing trailing newline is fine. */
 export function splitLines(text: string): string[] {
@@ -336,20 +344,6 @@ export class Fields {
 }
 
 // ---------------------------------------------------------------- routes (shared by the JSON and text parsers)
-
-export const ROUTE_TYPES: readonly RouteType[] = [
-  'unicast',
-  'local',
-  'broadcast',
-  'anycast',
-  'multicast',
-  'blackhole',
-  'unreachable',
-  'prohibit',
-  'throw',
-  'nat',
-  'xresolve',
-]
 
 // Types whose route forwards nowhere: no next hops even when ip prints `dev lo` (IPv6 unreachable).
 const NO_NEXTHOP_TYPES = new Set<string>(['blackhole', 'unreachable', 'prohibit', 'throw'])

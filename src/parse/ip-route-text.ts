@@ -3,10 +3,9 @@
 // a route is complete only when the next header (or the end) arrives. `feed`/`end` let a stream drive it.
 import {ParseError} from '../model/errors.js'
 import {canonicalAddress} from '../model/prefix.js'
-import type {KernelRoute, SourcePos} from '../model/types.js'
+import {ROUTE_TYPES, type KernelRoute, type SourcePos} from '../model/types.js'
 import {
   ROUTE_FLAGS,
-  ROUTE_TYPES,
   buildRoute,
   splitLines,
   type RawGateway,
