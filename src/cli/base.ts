@@ -3,7 +3,7 @@
 import {Command, Flags, Errors} from '@oclif/core'
 
 import {checkTunnelDev} from '../snapshot/build.js'
-import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE} from '../model/snapshot-index.js'
+import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, DEFAULT_TUNNEL_DEV} from '../model/snapshot-index.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {checkLineJson, jsonText, writeJson, writeLines, type ElementWriters} from '../render/json.js'
 import {palette} from '../render/style.js'
@@ -31,7 +31,11 @@ export const sourceFlags = {
     multiple: true,
   }),
   ippools: Flags.string({description: 'Calico IPPool list (YAML or JSON)', helpValue: 'FILE'}),
-  'tunnel-dev': Flags.string({description: 'the tunnel device', default: 'tunl0', helpValue: 'NAME'}),
+  // no oclif default: a flag not given leaves a bundle's recorded device (overlay-settings.json) in force
+  'tunnel-dev': Flags.string({
+    description: `the tunnel device [default: ${DEFAULT_TUNNEL_DEV}, or what --from's bundle recorded]`,
+    helpValue: 'NAME',
+  }),
   json: Flags.boolean({description: 'machine output on stdout (schema 1), nothing else there', default: false}),
   calico: Flags.string({description: 'Calico\'s cluster truth: a directory of kubectl get RESOURCE -o json files', helpValue: 'DIR'}),
   kube: Flags.boolean({description: 'Calico\'s cluster truth read live from the Kubernetes API (kubeconfig or in-cluster), read-only', default: false}),

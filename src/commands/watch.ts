@@ -1,7 +1,9 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand, sourceFlags, sourceOptions} from '../cli/base.js'
-import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR, DEFAULT_OVERLAY_TABLE} from '../model/snapshot-index.js'
+import {
+  DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR, DEFAULT_OVERLAY_TABLE, DEFAULT_TUNNEL_DEV,
+} from '../model/snapshot-index.js'
 
 // watch diagnoses the live node only: --from is not offered, only kept to be refused with a hint (agent/run.ts)
 const liveSourceFlags = {
@@ -12,6 +14,7 @@ const liveSourceFlags = {
   }),
   table: Flags.integer({description: `the overlay table routedoctor's routes live in [default: ${DEFAULT_OVERLAY_TABLE}]`,
     helpValue: 'TABLE'}),
+  'tunnel-dev': Flags.string({description: `the tunnel device [default: ${DEFAULT_TUNNEL_DEV}]`, helpValue: 'NAME'}),
 }
 
 export default class Watch extends BaseCommand {

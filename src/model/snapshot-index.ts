@@ -38,8 +38,13 @@ export const DEFAULT_FIX_PROTOCOL_NUMBER = 158
  * kernel's).
  */
 export const DEFAULT_OVERLAY_TABLE = 1158
-/** Where a snapshot records the --protocol and --table it was diagnosed with (written by `bundle`). */
+/**
+ * Where a snapshot records the --protocol, --table and --tunnel-dev it was diagnosed with (written by `bundle`; the
+ * name predates the tunnel device and is kept, so that bundles of either version read the same).
+ */
 export const OVERLAY_SETTINGS_FILE = 'overlay-settings.json'
+/** The tunnel device when neither --tunnel-dev nor the snapshot names one: Calico's IP-in-IP device. */
+export const DEFAULT_TUNNEL_DEV = 'tunl0'
 /** The priority of the overlay's `ip rule`s: below main's 32766, so the overlay is looked up first. */
 export const DEFAULT_RULE_PRIORITY = 32000
 /** Where an apply writes its journal and takes its lock. */

@@ -271,12 +271,13 @@ export interface CitedLines {
 }
 
 /**
- * The --protocol and --table a snapshot records (overlay-settings.json): a replay reads routedoctor's routes by
- * them.
+ * The --protocol, --table and --tunnel-dev a snapshot records (overlay-settings.json): a replay reads routedoctor's
+ * routes and the tunnel by them.
  */
 export interface OverlaySettingsRecord {
   protocol?: number
   table?: number
+  tunnelDev?: string
 }
 
 export interface SourceFile {
@@ -311,10 +312,10 @@ export interface Snapshot {
   pools: Pool[]
   poolOrigin: 'flag' | 'ippools' | 'bird.conf' | 'calico' | 'none'
   uncheckedPools?: Pool[] // pools of another mode (vxlan, none): not IP-in-IP, not judged
-  tunnelDev: string
+  tunnelDev: string // --tunnel-dev, else overlay-settings.json's tunnelDev, else tunl0
   calico?: CalicoTruth // Calico's cluster truth (`calico/*.json`, --calico, --kube)
   nodeName?: string // the Kubernetes node this snapshot is (--node, node-name.txt, or found in the truth)
-  overlay?: OverlaySettingsRecord // the --protocol and --table it was diagnosed with (overlay-settings.json)
+  overlay?: OverlaySettingsRecord // the overlay settings it was diagnosed with (overlay-settings.json)
   healthy?: HealthyPrefixes // once separated
   broken?: BrokenPrefixes // once separated, for check's text report only
   // a collection of one prefix's routes (services/targeted.ts): the BGP next hops of the pool paths it left out

@@ -1,10 +1,16 @@
-// `overlay-settings.json` -> the --protocol and --table a snapshot was diagnosed with (written by `bundle`), so that a
-// replay reads routedoctor's own routes as the collection did: `{"protocol": 158, "table": 1158}`, both optional.
+// `overlay-settings.json` -> the --protocol, --table and --tunnel-dev a snapshot was diagnosed with (written by
+// `bundle`), so that a replay reads the overlay as the collection did:
+// `{"protocol": 158, "table": 1158, "tunnelDev": "tunl0"}`, each optional.
 import {ParseError} from '../model/errors.js'
 import type {OverlaySettingsRecord} from '../model/types.js'
 import {jsonErrorOffset, lineAt} from './ip-common.js'
 
-const EXAMPLE = 'a JSON object such as {"protocol": 158, "table": 1158}'
+const EXAMPLE = 'a JSON object such as {"protocol": 158, "table": 1158, "tunnelDev": "tunl0"}'
+
+/** A Linux interface name: 1-15 characters, no `/`, whitespace or `:`, not `.` or `..`. */
+export function isInterfaceName(name: string): boolean {
+  return /^[^\s/:]{1,15}$/.test(name) && name !== '.' && name !== '..'
+}
 
 export function parseOverlaySettings(text: string, file = 'overlay-settings.json'): OverlaySettingsRecord {
   let value: unknown
@@ -37,6 +43,14 @@ export function parseOverlaySettings(text: string, file = 'overlay-settings.json
       throw new ParseError(file, line('table'), '"table" to be a routing table number 1-4294967295', found)
     }
     out.table = o.table as number
+  }
+  if (o.tunnelDev !== undefined) {
+    if (typeof o.tunnelDev !== 'string' || !isInterfaceName(o.tunnelDev)) {
+      const found = JSON.stringify(o.tunnelDev)
+      throw new ParseError(file, line('tunnelDev'), '"tunnelDev" to be an interface name such as "tunl0" ' +
+        '(1-15 characters, no \'/\', \':\' or spaces)', found)
+    }
+    out.tunnelDev = o.tunnelDev
   }
   return out
 }

@@ -10,7 +10,7 @@ import {collectBirdLog} from '../collect/bird-log.js'
 import {redactFiles} from '../bundle/redact.js'
 import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
 import {
-  DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, OVERLAY_SETTINGS_FILE, SnapshotIndex,
+  DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, DEFAULT_TUNNEL_DEV, OVERLAY_SETTINGS_FILE, SnapshotIndex,
 } from '../model/snapshot-index.js'
 import {namingPaths, NODE_NAME_FILE, parsePoolFlag} from '../snapshot/build.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
@@ -80,7 +80,7 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
       ...files.filter((f) => f.name !== NODE_NAME_FILE),
       {name: NODE_NAME_FILE, text: `${opts.node}\n`, command: `routedoctor --node ${opts.node}`},
     ]
-  // the overlay's protocol and table travel in the bundle, so that a replay reads routedoctor's routes as this run did
+  // the overlay's protocol, table and tunnel device travel in the bundle, so that a replay reads it as this run did
   files = withOverlaySettings(files, opts, source.origin)
   // the snapshot's own node, not this machine, when the bundle is made of a snapshot directory
   let host = snapshotHost({origin: source.origin, files}) ?? (source.origin.kind === 'live' ? os.hostname() : 'unknown')
@@ -159,8 +159,9 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
 }
 
 /**
- * `files` with overlay-settings.json: --protocol and --table as given, else as the source recorded them, else the
- * defaults. Always written: a replay then reads the same, whatever the defaults of the routedoctor replaying it.
+ * `files` with overlay-settings.json: --protocol, --table and --tunnel-dev as given, else as the source recorded them,
+ * else the defaults. Always written: a replay then reads the same, whatever the defaults of the routedoctor replaying
+ * it.
  */
 function withOverlaySettings(files: SourceFile[], opts: SourceOptions, origin: Snapshot['origin']): SourceFile[] {
   const recordedText = files.find((f) => f.name === OVERLAY_SETTINGS_FILE && f.text !== undefined)?.text
@@ -168,8 +169,9 @@ function withOverlaySettings(files: SourceFile[], opts: SourceOptions, origin: S
     : namingPaths(files, origin, () => parseOverlaySettings(recordedText, OVERLAY_SETTINGS_FILE))
   const protocol = opts.fixProtocol ?? recorded.protocol ?? DEFAULT_FIX_PROTOCOL_NUMBER
   const table = opts.overlayTable ?? recorded.table ?? DEFAULT_OVERLAY_TABLE
-  const text = JSON.stringify({protocol, table}, null, 2) + '\n'
-  const command = `routedoctor --protocol ${protocol} --table ${table}`
+  const tunnelDev = opts.tunnelDev ?? recorded.tunnelDev ?? DEFAULT_TUNNEL_DEV
+  const text = JSON.stringify({protocol, table, tunnelDev}, null, 2) + '\n'
+  const command = `routedoctor --protocol ${protocol} --table ${table} --tunnel-dev ${tunnelDev}`
   const settings: SourceFile = {name: OVERLAY_SETTINGS_FILE, text, command}
   return [...files.filter((f) => f.name !== OVERLAY_SETTINGS_FILE), settings]
 }

@@ -12,10 +12,10 @@ import {parseIpRouteJson, type OutsideRouteSink, type TunnelRouteSink} from '../
 import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
-import {parseOverlaySettings} from '../parse/overlay-settings.js'
+import {isInterfaceName, parseOverlaySettings} from '../parse/overlay-settings.js'
 import {parseCalicoTruth} from '../parse/calico.js'
 import {CALICO_DIR, NODE_NAME_FILE, nodeNameOf, type CalicoTruth} from '../model/calico.js'
-import {OVERLAY_SETTINGS_FILE, outsidePools} from '../model/snapshot-index.js'
+import {DEFAULT_TUNNEL_DEV, OVERLAY_SETTINGS_FILE, outsidePools} from '../model/snapshot-index.js'
 import {ParseError, UsageError} from '../model/errors.js'
 import {canonicalPrefix, familyOf, hostBitsSet} from '../model/prefix.js'
 import type {
@@ -82,7 +82,7 @@ export function parsePoolFlag(flag: string): Pool {
 
 /** The tunnel device flag: a Linux interface name (1-15 characters, no `/`, whitespace or `:`). */
 export function checkTunnelDev(name: string): string {
-  if (!/^[^\s/:]{1,15}$/.test(name) || name === '.' || name === '..') {
+  if (!isInterfaceName(name)) {
     throw new UsageError(
       `--tunnel-dev ${JSON.stringify(name)}: expected an interface name (1-15 characters, no '/', ':' or spaces), e.g. tunl0`,
     )
@@ -113,11 +113,10 @@ function calicoTruthOf(files: SourceFile[]): CalicoTruth | undefined {
 }
 
 /** Which prefixes are tunnel prefixes: flags, else IPPools, else Calico's truth, else the BIRD config, else none. */
-function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions): TunnelPools {
+function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions, tunnelDev: string): TunnelPools {
   const calico = opts.truth ?? calicoTruthOf(files)
   const conf = files.find((f) => f.name === 'bird.conf' && f.text !== undefined)?.text
-  const config =
-    conf !== undefined ? parseBirdConf(conf, 'bird.conf', {tunnelDev: opts.tunnelDev ?? 'tunl0'}) : undefined
+  const config = conf !== undefined ? parseBirdConf(conf, 'bird.conf', {tunnelDev}) : undefined
   const ippoolsFile =
     opts.ippools ?? files.find((f) => (f.name === 'ippools.yaml' || f.name === 'ippools.json') && f.text !== undefined)
   if (opts.pools && opts.pools.length > 0)
@@ -157,7 +156,10 @@ export function namingPaths<T>(
 function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
   markEmpty(files)
   const text = (name: string) => files.find((f) => f.name === name && f.text !== undefined)?.text
-  const tunnelDev = opts.tunnelDev ?? 'tunl0'
+  // read first: the tunnel device it records decides how the routes are read
+  const overlayText = text(OVERLAY_SETTINGS_FILE)
+  const overlay = overlayText !== undefined ? parseOverlaySettings(overlayText, OVERLAY_SETTINGS_FILE) : undefined
+  const tunnelDev = opts.tunnelDev ?? overlay?.tunnelDev ?? DEFAULT_TUNNEL_DEV
   const defer = opts.defer
   const consume = defer !== undefined && opts.consume === true
   // for check, the pools are known before the kernel's routes are read, so that those outside every pool are
@@ -165,7 +167,7 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
   let early: TunnelPools | undefined
   if (consume) {
     try {
-      early = ipipOnly(tunnelPoolsOf(files, opts))
+      early = ipipOnly(tunnelPoolsOf(files, opts, tunnelDev))
     } catch {
       early = undefined
     }
@@ -188,7 +190,7 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
   const status = text('birdc-show-status.txt')
   const birdRoutes = text('birdc-show-route-all.txt')
   const protocols = text('birdc-show-protocols-all.txt')
-  const {calico, config, pools, poolOrigin, unchecked} = early ?? ipipOnly(tunnelPoolsOf(files, opts))
+  const {calico, config, pools, poolOrigin, unchecked} = early ?? ipipOnly(tunnelPoolsOf(files, opts, tunnelDev))
   // a path is deferred where the kernel deferred a route too (the others would be read again), and, for check
   // (`consume`), where its network is outside every pool: check reads such a path only if it holds a BGP next hop,
   // so a full table outside the pools is never built
@@ -201,7 +203,6 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
   const addresses = addr !== undefined ? parseIpAddrJson(addr) : []
   const origin = opts.origin ?? {kind: 'dir'}
   const statusHost = status?.match(/^Hostname is (\S+)/m)?.[1]
-  const overlay = text(OVERLAY_SETTINGS_FILE)
   const nodeName = nodeNameOf(
     calico,
     opts.node ?? text(NODE_NAME_FILE)?.trim() ?? undefined,
@@ -230,7 +231,7 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
     tunnelDev,
     ...(calico ? {calico} : {}),
     ...(nodeName ? {nodeName} : {}),
-    ...(overlay !== undefined ? {overlay: parseOverlaySettings(overlay, OVERLAY_SETTINGS_FILE)} : {}),
+    ...(overlay !== undefined ? {overlay} : {}),
   }
 }
 

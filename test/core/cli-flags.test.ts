@@ -77,7 +77,7 @@ describe('a bundle records --table and --protocol (overlay-settings.json): --fro
   it('check, explain and fix of the bundle, without the flags, read the overlay as the bundle was made', async () => {
     const out = await bundleOf(movedInTable2000(), OURS)
     const settings = JSON.parse((await execa('tar', ['-xzOf', out, 'snapshot/overlay-settings.json'])).stdout)
-    expect(settings).toEqual({protocol: 200, table: 2000})
+    expect(settings).toEqual({protocol: 200, table: 2000, tunnelDev: 'tunl0'})
     const checked = await run(['check', '--from', out, '--json'])
     expect(checked.exitCode).toBe(1)
     expect(findingsOf(JSON.parse(checked.stdout), MOVED)).toEqual(['overlay-stale'])
@@ -106,7 +106,9 @@ describe('a bundle records --table and --protocol (overlay-settings.json): --fro
 
   it('a bundle made with the defaults records them; a snapshot directory carrying the file is read the same', async () => {
     const out = await bundleOf(path.join(FIXTURES, 'lab-bird2-overlay-moved'), [])
-    expect(JSON.parse((await execa('tar', ['-xzOf', out, 'snapshot/overlay-settings.json'])).stdout)).toEqual({protocol: 158, table: 1158})
+    expect(JSON.parse((await execa('tar', ['-xzOf', out, 'snapshot/overlay-settings.json'])).stdout)).toEqual({
+      protocol: 158, table: 1158, tunnelDev: 'tunl0',
+    })
     const dir = movedInTable2000()
     writeFileSync(path.join(dir, 'overlay-settings.json'), '{"protocol": 200, "table": 2000}\n')
     const checked = await run(['check', '--from', dir, '--json'])
@@ -123,7 +125,83 @@ describe('a bundle records --table and --protocol (overlay-settings.json): --fro
     writeFileSync(path.join(dir, 'overlay-settings.json'), '{"protocol": 200,\n "table": }')
     const broken = await run(['check', '--from', dir])
     expect(broken.exitCode).toBe(2)
-    expect(broken.stderr).toMatch(/overlay-settings\.json:2: expected a JSON object such as \{"protocol": 158, "table": 1158\} \(invalid JSON\), found "}"/)
+    expect(broken.stderr).toContain(
+      'overlay-settings.json:2: expected a JSON object such as {"protocol": 158, "table": 1158, "tunnelDev": "tunl0"} ' +
+        '(invalid JSON), found "}"',
+    )
+  })
+})
+
+describe('a bundle records --tunnel-dev (overlay-settings.json): --from replays it exactly', () => {
+  /** lab-bird2-overlay-moved on a node whose tunnel device is ipip9, not tunl0. */
+  function onIpip9(): string {
+    const dir = tempDir('rd-dev-')
+    cpSync(path.join(FIXTURES, 'lab-bird2-overlay-moved'), dir, {recursive: true})
+    for (const file of ['ip-d-link.txt', 'ip-j-d-link.json', 'ip-d-route.txt', 'ip-j-d-route.json']) {
+      const before = readFileSync(path.join(dir, file), 'utf8')
+      expect(before, file).toContain('tunl0')
+      writeFileSync(path.join(dir, file), before.replaceAll('tunl0', 'ipip9'))
+    }
+    return dir
+  }
+
+  /** check's report of a source, but for where it was read from (a directory or a bundle). */
+  async function reportOf(args: string[]): Promise<unknown> {
+    const res = await run(['check', ...args, '--json'])
+    expect(res.exitCode, res.stderr).toBeLessThan(2)
+    const {prefixes, host, summary, node} = JSON.parse(res.stdout)
+    return {prefixes, host, summary, tunnelDev: node.tunnelDev}
+  }
+
+  it('a bundle made with --tunnel-dev replays to the same report without it; the flag given still wins', async () => {
+    const dir = onIpip9()
+    const told = await reportOf(['--from', dir, '--tunnel-dev', 'ipip9'])
+    const untold = await reportOf(['--from', dir])
+    expect(untold).not.toEqual(told) // tunl0 is not there: the difference the bundle must carry
+    const out = path.join(tempDir('rd-dev-b-'), 'b.tar.gz')
+    const made = await run(['bundle', '--from', dir, '--tunnel-dev', 'ipip9', '-o', out])
+    expect(made.exitCode, made.stderr).toBe(0)
+    const settings = JSON.parse((await execa('tar', ['-xzOf', out, 'snapshot/overlay-settings.json'])).stdout)
+    expect(settings).toEqual({protocol: 158, table: 1158, tunnelDev: 'ipip9'})
+    expect(await reportOf(['--from', out])).toEqual(told)
+    const explained = JSON.parse((await run(['explain', MOVED, '--from', out, '--json'])).stdout)
+    const explainedTold = JSON.parse(
+      (await run(['explain', MOVED, '--from', dir, '--tunnel-dev', 'ipip9', '--json'])).stdout,
+    )
+    expect(explained.findings).toEqual(explainedTold.findings)
+    const plan = JSON.parse((await run(['fix', '--from', out, '--json'])).stdout)
+    expect(plan.routes.length).toBeGreaterThan(0)
+    for (const r of plan.routes) expect(r.nexthops.map((n: {dev: string}) => n.dev), r.dst).toEqual(['ipip9'])
+    // given, the flag wins over the recorded device
+    expect(await reportOf(['--from', out, '--tunnel-dev', 'tunl0'])).toEqual(untold)
+    // a bundle made of the bundle keeps it
+    const again = path.join(tempDir('rd-dev-b-'), 'again.tar.gz')
+    expect((await run(['bundle', '--from', out, '-o', again])).exitCode).toBe(0)
+    expect(await reportOf(['--from', again])).toEqual(told)
+  })
+
+  it('a snapshot directory carrying the file is read the same; one without it with tunl0', async () => {
+    const dir = onIpip9()
+    const told = await reportOf(['--from', dir, '--tunnel-dev', 'ipip9'])
+    expect(await reportOf(['--from', dir])).toMatchObject({tunnelDev: 'tunl0'})
+    writeFileSync(path.join(dir, 'overlay-settings.json'), '{"tunnelDev": "ipip9"}\n')
+    expect(await reportOf(['--from', dir])).toEqual(told)
+  })
+
+  it('a tunnel device in the file that is no interface name: exit 2 naming file, line and what was expected', async () => {
+    const dir = onIpip9()
+    writeFileSync(path.join(dir, 'overlay-settings.json'), '{\n  "protocol": 158,\n  "tunnelDev": "ipip/9"\n}\n')
+    const res = await run(['check', '--from', dir])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toContain(
+      `${dir}/overlay-settings.json:3: expected "tunnelDev" to be an interface name such as "tunl0"`,
+    )
+    expect(res.stderr).toContain('found "\\"ipip/9\\""')
+    expect(res.stderr).not.toMatch(/\n\s+at /)
+    writeFileSync(path.join(dir, 'overlay-settings.json'), '{"tunnelDev": 9}\n')
+    const numeric = await run(['check', '--from', dir])
+    expect(numeric.exitCode).toBe(2)
+    expect(numeric.stderr).toMatch(/overlay-settings\.json:1: expected "tunnelDev" to be an interface name .*found "9"/)
   })
 })
 
