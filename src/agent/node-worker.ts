@@ -46,6 +46,14 @@ if (!isMainThread && (workerData as {task?: string} | undefined)?.task === TASK)
   run((workerData as {job: Job}).job, post).catch((error: Error) => post({error: error.message}))
 }
 
+// the workers under way: the agent's stop ends them rather than wait for a whole table's diagnosis
+const cancels = new Set<() => void>()
+
+/** Ends every worker under way; their jobs reject. */
+export function stopWorkers(): void {
+  for (const cancel of [...cancels]) cancel()
+}
+
 /** Runs a job in a worker thread (in this one where this module is not a file Node can start: a test's source). */
 function apart<T>(
   job: Job,
@@ -60,9 +68,12 @@ function apart<T>(
     let answered = false
     const end = (settle: () => void) => {
       answered = true
+      cancels.delete(cancel)
       settle()
       void worker.terminate()
     }
+    const cancel = () => end(() => reject(new Error('the agent is stopping')))
+    cancels.add(cancel)
     worker.on('message', (m: Message) => {
       if ('prefixes' in m) {
         for (const [p, seen] of m.prefixes) prefixes.set(p, seen)
@@ -78,6 +89,7 @@ function apart<T>(
       if (!answered) end(() => reject(error))
     })
     worker.once('exit', (code) => {
+      cancels.delete(cancel)
       if (!answered) reject(new Error(`the worker ended without an answer (exit ${code})`))
     })
   })

@@ -167,7 +167,7 @@ export class WatchAgent {
     this.poll = setInterval(() => void this.tick(), this.opts.intervalSeconds * 1000)
   }
 
-  /** Stops every trigger; resolves once a diagnosis under way has finished (or at once). */
+  /** Stops every trigger and ends a worker's diagnosis; resolves once the diagnosis under way has given up. */
   async stop(): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
@@ -175,6 +175,8 @@ export class WatchAgent {
     clearTimeout(this.kernelRetry)
     clearInterval(this.poll)
     this.kernel?.close()
+    // a whole-node diagnosis in a worker can take tens of seconds on a full table: it is ended, not awaited
+    ;(await import('./node-worker.js')).stopWorkers()
     await this.idle
     if (this.reconciler?.opts.cleanupOnExit) await this.reconciler.cleanup()
   }
@@ -362,6 +364,7 @@ export class WatchAgent {
           this.birdHashes = node.birdHashes
           this.setAgentSource('diagnosis', undefined)
         } catch (error) {
+          if (this.stopped) return // ended by stop()
           // a diagnosis that cannot be made (no source readable at all) is a failed source, not the end
           this.setAgentSource('diagnosis', (error as Error).message)
           return
