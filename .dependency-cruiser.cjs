@@ -34,20 +34,18 @@ const layerRules = LAYERS.map((layer, i) => ({
 // the presenters. `ui` and `watch` run a front end for as long as the user keeps it: its entry is their service.
 const COMMAND_IMPORTS = ['^src/(cli|services|render)/', '^src/ui/(actions|import-ink)\\.tsx?$', '^src/agent/run\\.ts$']
 
-const commandRule = (name, from, also = []) => ({
+const commandRule = (name, from) => ({
   name,
   comment: 'src/commands/ is wiring: it imports cli/, services/, render/ (types of anything), never builds or loads itself',
   severity: 'error',
   from: {path: from},
-  to: {path: '^src/', pathNot: [...COMMAND_IMPORTS, ...also], dependencyTypesNot: ['type-only']},
+  to: {path: '^src/', pathNot: COMMAND_IMPORTS, dependencyTypesNot: ['type-only']},
 })
 
 module.exports = {
   forbidden: [
     ...layerRules,
-    commandRule('commands-only-wiring', '^src/commands/(?!watch\\.ts$)'),
-    // watch's flag defaults are model constants until its flags move beside fix's in cli/flags.ts
-    commandRule('watch-only-wiring', '^src/commands/watch\\.ts$', ['^src/model/snapshot-index\\.ts$']),
+    commandRule('commands-only-wiring', '^src/commands/'),
     {
       name: 'no-circular',
       comment: 'no import cycles at run time, not even inside a folder (type-only cycles inside a folder are harmless)',

@@ -1,5 +1,5 @@
-// Bundles the compiled CLI (dist/, from tsc) into dist/app/ with rolldown, for start-up time (README
-// "Performance"). bin/run.js imports dist/app/cli.js, whose one start-up chunk holds oclif, chalk,
+// Bundles the compiled CLI (dist/, from tsc) into dist/app/ with rolldown, for start-up time (docs/
+// performance.md). bin/run.js imports dist/app/cli.js, whose one start-up chunk holds oclif, chalk,
 // ipaddr.js and every command: `routedoctor explain` reads a few files instead of resolving and
 // compiling ~150 CommonJS modules one by one. Run by `npm run build` after tsc and before
 // scripts/manifest.mjs (oclif's "explicit" command discovery imports cli.js's COMMANDS).

@@ -1,8 +1,16 @@
-// `fix`'s flags (DESIGN §2), beside the source flags every command takes (--protocol and --table among them).
-import {Flags} from '@oclif/core'
+// The flags of fix, watch, fleet, bundle and ui (DESIGN §2) beside the source flags every command takes, and the
+// mapping of each command's parsed flags to its service's options.
+import {Flags, type Interfaces} from '@oclif/core'
 
-import {DEFAULT_JOURNAL_DIR, DEFAULT_RULE_PRIORITY, DEFAULT_WATCH_SECONDS} from '../model/snapshot-index.js'
-import {sourceFlags} from './base.js'
+import {
+  DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_JOURNAL_DIR, DEFAULT_OVERLAY_TABLE, DEFAULT_RULE_PRIORITY, DEFAULT_TUNNEL_DEV,
+  DEFAULT_WATCH_SECONDS,
+} from '../model/snapshot-index.js'
+import type {RunWatchOptions} from '../agent/run.js'
+import type {BundleOptions} from '../services/bundle.js'
+import type {FleetOptions} from '../services/fleet.js'
+import type {FixCommandRequest} from '../services/fix.js'
+import {sourceFlags, sourceOptions} from './base.js'
 
 // commands check a duration flag as watch does
 export {parseSeconds} from '../model/seconds.js'
@@ -25,4 +33,147 @@ export const fixFlags = {
     description: 'seconds to watch for a route war after writing',
     default: DEFAULT_WATCH_SECONDS, min: 0, helpValue: 'SECONDS',
   }),
+}
+
+export function fixRequest(flags: Interfaces.InferredFlags<typeof fixFlags>, prefix?: string): FixCommandRequest {
+  return {
+    source: sourceOptions(flags),
+    revert: flags.revert,
+    prefix,
+    apply: flags.apply,
+    birdConfig: flags['bird-config'],
+    json: flags.json,
+    fixProtocol: flags.protocol,
+    table: flags.table,
+    rulePriority: flags['rule-priority'],
+    journalDir: flags['journal-dir'],
+    watchSeconds: flags.watch,
+  }
+}
+
+// watch diagnoses the live node only: --from is not offered, only kept to be refused with a hint (agent/run.ts)
+const liveSourceFlags = {
+  ...sourceFlags, from: Flags.string({hidden: true}),
+  protocol: Flags.integer({
+    description: `protocol number routedoctor's routes carry [default: ${DEFAULT_FIX_PROTOCOL_NUMBER}]`,
+    min: 1, max: 255, helpValue: 'NUMBER',
+  }),
+  table: Flags.integer({description: `the overlay table routedoctor's routes live in [default: ${DEFAULT_OVERLAY_TABLE}]`,
+    helpValue: 'TABLE'}),
+  'tunnel-dev': Flags.string({description: `the tunnel device [default: ${DEFAULT_TUNNEL_DEV}]`, helpValue: 'NAME'}),
+}
+
+export const watchFlags = {
+  ...liveSourceFlags,
+  interval: Flags.string({description: 'seconds between polls of BIRD\'s socket', default: '5', helpValue: 'SECONDS'}),
+  listen: Flags.string({description: 'serve /metrics, /healthz, /readyz, /report, /explain (default port 21179)', helpValue: 'ADDR:PORT'}),
+  'token-file': Flags.string({description: 'bearer token /report and /explain require from non-loopback clients', helpValue: 'FILE'}),
+  'flap-count': Flags.integer({
+    description: 'a verdict or session changing more than this often within --flap-window is flapping',
+    default: 3, min: 1, helpValue: 'COUNT',
+  }),
+  'flap-window': Flags.string({description: 'seconds', default: '600', helpValue: 'SECONDS'}),
+  reconcile: Flags.boolean({
+    description: 'keep routedoctor\'s own routes equal to the fix plan (needs CAP_NET_ADMIN)',
+    default: false,
+  }),
+  settle: Flags.string({
+    description: 'with --reconcile: seconds a plan must hold before it is written',
+    default: '10',
+    helpValue: 'SECONDS',
+  }),
+  'write-interval': Flags.string({
+    description: 'with --reconcile: least seconds between two writes',
+    default: '30',
+    helpValue: 'SECONDS',
+  }),
+  'journal-dir': Flags.string({
+    description: 'with --reconcile: where each write\'s journal goes',
+    default: DEFAULT_JOURNAL_DIR,
+    helpValue: 'DIR',
+  }),
+  'cleanup-on-exit': Flags.boolean({
+    description: 'with --reconcile: withdraw what this run wrote when it stops',
+    default: false,
+  }),
+}
+
+export function watchOptions(flags: Interfaces.InferredFlags<typeof watchFlags>, version: string): RunWatchOptions {
+  return {
+    source: sourceOptions(flags),
+    json: flags.json,
+    interval: flags.interval,
+    listen: flags.listen,
+    tokenFile: flags['token-file'],
+    flapCount: flags['flap-count'],
+    flapWindow: flags['flap-window'],
+    fixProtocol: flags.protocol,
+    version,
+    reconcile: flags.reconcile,
+    settle: flags.settle,
+    writeInterval: flags['write-interval'],
+    journalDir: flags['journal-dir'],
+    cleanupOnExit: flags['cleanup-on-exit'],
+  }
+}
+
+export const fleetFlags = {
+  calico: sourceFlags.calico,
+  kube: sourceFlags.kube,
+  pool: sourceFlags.pool,
+  'tunnel-dev': sourceFlags['tunnel-dev'],
+  json: sourceFlags.json,
+  protocol: sourceFlags.protocol,
+  table: sourceFlags.table,
+  html: Flags.string({description: 'also write the report as one self-contained HTML page', helpValue: 'FILE'}),
+  jobs: Flags.integer({
+    description: 'nodes loaded and diagnosed at once, each in a worker thread [default: the number of CPUs]', min: 1, helpValue: 'N',
+  }),
+}
+
+export function fleetOptions(
+  flags: Interfaces.InferredFlags<typeof fleetFlags>,
+  sources: string[],
+): FleetOptions & {html?: string; written: (file: string, bytes: number) => void} {
+  return {
+    sources, calico: flags.calico, kube: flags.kube, pools: flags.pool, tunnelDev: flags['tunnel-dev'], html: flags.html,
+    fixProtocol: flags.protocol, overlayTable: flags.table, jobs: flags.jobs,
+    // on stderr, as bundle says what it wrote: stdout is the report (the JSON alone with --json)
+    written: (file, bytes) => process.stderr.write(`wrote ${file} (${bytes} bytes)\n`),
+  }
+}
+
+export const bundleFlags = {
+  ...sourceFlags,
+  output: Flags.string({
+    char: 'o',
+    description: 'bundle file (.tar.gz) or directory; default routedoctor-HOST-YYYYMMDD-HHMMSS.tar.gz here',
+    helpValue: 'FILE|DIR',
+  }),
+  redact: Flags.boolean({
+    description: 'pseudonymise addresses, host names and MACs consistently across every file',
+    default: false,
+  }),
+  'mapping-file': Flags.string({
+    description: 'with --redact: keep the pseudonym mapping in this local file (never in the bundle)',
+    helpValue: 'FILE',
+  }),
+}
+
+export function bundleOptions(
+  flags: Interfaces.InferredFlags<typeof bundleFlags>,
+  argv: string[],
+  toolVersion: string,
+): BundleOptions {
+  return {
+    ...sourceOptions(flags), out: flags.output, redact: flags.redact, mappingFile: flags['mapping-file'],
+    command: ['bundle', ...argv], toolVersion,
+    progress: (line) => process.stderr.write(`${line}\n`),
+  }
+}
+
+export const uiFlags = {
+  ...sourceFlags,
+  interval: Flags.string({description: 'live: seconds between refreshes (as watch --interval)', default: '5',
+    helpValue: 'SECONDS'}),
 }

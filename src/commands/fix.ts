@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 
-import {BaseCommand, sourceOptions} from '../cli/base.js'
-import {fixFlags} from '../cli/flags.js'
+import {BaseCommand} from '../cli/base.js'
+import {fixFlags, fixRequest} from '../cli/flags.js'
 import type {FixShown} from '../services/fix.js'
 
 export default class Fix extends BaseCommand {
@@ -23,30 +23,11 @@ Corrections live in an overlay table BIRD never learns from (--table), reached b
     const {args, flags} = await this.parse(Fix)
     this.jsonOutput = flags.json
     // only this command needs them: not at start-up
-    const [fix, {confirm}] = await Promise.all([import('../services/fix.js'), import('../cli/confirm.js')])
-    if (flags.revert) {
-      if (await confirm(fix.revertQuestion(flags.revert), flags.yes))
-        await this.show(await fix.revertFixRun(flags.revert, flags.json))
-      return
-    }
-    const run = await fix.fixRun(sourceOptions(flags), {
-      prefix: args.prefix,
-      apply: flags.apply,
-      birdConfig: flags['bird-config'],
-      json: flags.json,
-      fixProtocol: flags.protocol,
-      table: flags.table,
-      rulePriority: flags['rule-priority'],
+    const [{fixCommand}, {confirm}] = await Promise.all([import('../services/fix.js'), import('../cli/confirm.js')])
+    await fixCommand(fixRequest(flags, args.prefix), {
+      confirm: (question) => confirm(question, flags.yes),
+      show: (shown) => this.show(shown),
     })
-    await this.show(run)
-    if (run.question === undefined || !(await confirm(run.question, flags.yes))) return
-    await this.show(
-      await fix.applyFixRun(run.planned, {
-        journalDir: flags['journal-dir'],
-        watchSeconds: flags.watch,
-        json: flags.json,
-      }),
-    )
   }
 
   private async show(shown: FixShown): Promise<void> {

@@ -1,6 +1,7 @@
-import {Args, Flags} from '@oclif/core'
+import {Args} from '@oclif/core'
 
-import {BaseCommand, sourceFlags} from '../cli/base.js'
+import {BaseCommand} from '../cli/base.js'
+import {fleetFlags, fleetOptions} from '../cli/flags.js'
 
 export default class Fleet extends BaseCommand {
   static summary = 'Many nodes at once: one bundle or snapshot directory per node, joined with Calico\'s truth'
@@ -15,30 +16,13 @@ export default class Fleet extends BaseCommand {
   static args = {
     sources: Args.string({description: 'bundles (.tar.gz) or snapshot directories, one per node', required: true}),
   }
-  static flags = {
-    calico: sourceFlags.calico,
-    kube: sourceFlags.kube,
-    pool: sourceFlags.pool,
-    'tunnel-dev': sourceFlags['tunnel-dev'],
-    json: sourceFlags.json,
-    protocol: sourceFlags.protocol,
-    table: sourceFlags.table,
-    html: Flags.string({description: 'also write the report as one self-contained HTML page', helpValue: 'FILE'}),
-    jobs: Flags.integer({
-      description: 'nodes loaded and diagnosed at once, each in a worker thread [default: the number of CPUs]', min: 1, helpValue: 'N',
-    }),
-  }
+  static flags = fleetFlags
 
   async run(): Promise<void> {
     const {argv, flags} = await this.parse(Fleet)
     this.jsonOutput = flags.json
     const {fleetReport} = await import('../services/fleet.js')
-    const {report, text, exitCode} = await fleetReport({
-      sources: argv as string[], calico: flags.calico, kube: flags.kube, pools: flags.pool, tunnelDev: flags['tunnel-dev'], html: flags.html,
-      fixProtocol: flags.protocol, overlayTable: flags.table, jobs: flags.jobs,
-      // on stderr, as bundle says what it wrote: stdout is the report (the JSON alone with --json)
-      written: (file, bytes) => process.stderr.write(`wrote ${file} (${bytes} bytes)\n`),
-    })
+    const {report, text, exitCode} = await fleetReport(fleetOptions(flags, argv as string[]))
     if (flags.json)
       await this.streamJson(report) // a large fleet's report is no one string
     else this.print(text)

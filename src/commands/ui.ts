@@ -1,7 +1,5 @@
-import {Flags} from '@oclif/core'
-
-import {BaseCommand, judged, sourceFlags, sourceOptions} from '../cli/base.js'
-import {parseSeconds} from '../cli/flags.js'
+import {BaseCommand, judged, sourceOptions} from '../cli/base.js'
+import {parseSeconds, uiFlags} from '../cli/flags.js'
 import {palette} from '../render/style.js'
 import {loadCheckRun} from '../services/check.js'
 import {importInteractiveUi} from '../ui/import-ink.js'
@@ -15,11 +13,7 @@ export default class Ui extends BaseCommand {
     'Without a terminal (or with --json) it prints what `check` prints, with the same exit status, and says why on stderr. ' +
     'A bare `routedoctor` on a terminal starts it.'
   static examples = ['<%= config.bin %> ui', '<%= config.bin %> ui --from examples/bird2-ecmp-not-tunneled']
-  static flags = {
-    ...sourceFlags,
-    interval: Flags.string({description: 'live: seconds between refreshes (as watch --interval)', default: '5',
-      helpValue: 'SECONDS'}),
-  }
+  static flags = uiFlags
 
   async run(): Promise<void> {
     const {flags} = await this.parse(Ui)

@@ -282,7 +282,7 @@ export interface FixRun extends FixShown {
  * `fix [PREFIX]`: the plan and what shows of it. `--bird-config` alone prints the BIRD filter (and needs no kernel
  * routes); with --apply it is an apply, whose plan shows as text before the question and as JSON only with the result.
  */
-export async function fixRun(
+async function fixRun(
   source: SourceOptions,
   req: FixRequest & {birdConfig?: boolean; json?: boolean},
 ): Promise<FixRun> {
@@ -301,7 +301,7 @@ export async function fixRun(
 }
 
 /** `fix --apply` once confirmed: the plan written (applyFix) and what shows of it. */
-export async function applyFixRun(
+async function applyFixRun(
   planned: PlannedFix,
   opts: Partial<ApplyOptions> & {json?: boolean} = {},
 ): Promise<FixShown> {
@@ -313,13 +313,8 @@ export async function applyFixRun(
   return {text: renderApply(result, palette()), exitCode}
 }
 
-/** The question `fix --revert JOURNAL` asks first. */
-export function revertQuestion(journal: string): string {
-  return `Revert the routes journaled in ${journal}?`
-}
-
 /** `fix --revert JOURNAL` once confirmed: the journal undone (revertFix) and what shows of it. */
-export async function revertFixRun(journal: string, json = false): Promise<FixShown> {
+async function revertFixRun(journal: string, json = false): Promise<FixShown> {
   const result = await revertFix(journal)
   const exitCode = result.verified && result.errors.length === 0 ? 0 : 1
   // its routes as every fix document gives a route: the table by number (`main` is 254)
@@ -327,4 +322,38 @@ export async function revertFixRun(journal: string, json = false): Promise<FixSh
   if (json) return {json: {schema: 1, ...result, deleted}, exitCode}
   const [{palette}, {renderRevert}] = await Promise.all([import('../render/style.js'), import('../render/apply.js')])
   return {text: renderRevert(result, palette()), exitCode}
+}
+
+/** What `fix` is asked to do: its source and plan request, --revert, and how an apply writes. */
+export interface FixCommandRequest extends FixRequest {
+  source: SourceOptions
+  revert?: string // a journal to undo instead of planning
+  birdConfig?: boolean
+  json?: boolean
+  journalDir?: string
+  watchSeconds?: number
+}
+
+/** How `fix` talks to its user: asks before writing (false: nothing is written), shows each step's result. */
+export interface FixDialog {
+  confirm(question: string): Promise<boolean>
+  show(shown: FixShown): Promise<void>
+}
+
+/**
+ * `fix`: with --revert, the journal undone once confirmed; else the plan shown and, when it is an apply with changes
+ * and the user confirms, written and its result shown.
+ */
+export async function fixCommand(req: FixCommandRequest, dialog: FixDialog): Promise<void> {
+  if (req.revert) {
+    if (await dialog.confirm(`Revert the routes journaled in ${req.revert}?`))
+      await dialog.show(await revertFixRun(req.revert, req.json))
+    return
+  }
+  const run = await fixRun(req.source, req)
+  await dialog.show(run)
+  if (run.question === undefined || !(await dialog.confirm(run.question))) return
+  await dialog.show(
+    await applyFixRun(run.planned, {journalDir: req.journalDir, watchSeconds: req.watchSeconds, json: req.json}),
+  )
 }
