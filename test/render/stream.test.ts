@@ -84,7 +84,7 @@ describe('streamed check output', () => {
   it("json and text: check's lines, bulk-healthy prefixes written from their keys in runs, are byte for byte the rules' report", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-stream-'))
     try {
-      await generateSnapshot(3000, dir)
+      await generateSnapshot(1200, dir)
       const files = await readSnapshotDir(dir)
       const rules = checkReport(new SnapshotIndex(buildSnapshot(files)))
       const bulk = () => checkRun(new SnapshotIndex(buildBulkSnapshot([...files], {}, 'check')))
