@@ -37,7 +37,7 @@ export const fixFlags = {
 
 export function fixRequest(flags: Interfaces.InferredFlags<typeof fixFlags>, prefix?: string): FixCommandRequest {
   return {
-    source: sourceOptions(flags),
+    source: flags.revert ? {} : sourceOptions(flags), // --revert reads its journal only
     revert: flags.revert,
     prefix,
     apply: flags.apply,
