@@ -1,12 +1,11 @@
 // ui on a live node: opening (and, on each refresh, re-reading) an explanation collects what that block's chain needs
 // (services/targeted.ts), as `explain` does, never the whole node. The targeted collection is stood in for by a
 // fixture's files; a whole-node collection fails the test.
+import {Chalk} from 'chalk'
 import {describe, expect, it, vi} from 'vitest'
 
 import {loadExplainReport} from '../../src/services/explain.js'
 import {createActions} from '../../src/ui/actions.js'
-import {Chalk} from 'chalk'
-
 import {runEffect} from '../../src/ui/effects.js'
 import type {Effect, UiState} from '../../src/ui/state.js'
 import {ALL, ECMP, TARGET, fixtureReport, key, run, stateFor} from './fixture.js'
