@@ -117,6 +117,7 @@ function message(e: unknown): string {
 const MAX_IP_OUTPUT = 512 * 2 ** 20
 // of what it says on stderr, only the first line is told
 const STDERR_KEPT = 64 * 1024
+const KILL_AFTER_MS = 5000
 
 export async function collectIp(name: string, args: string[], opts: CollectLiveOptions = {}): Promise<SourceFile> {
   const bin = opts.ipBinary ?? 'ip'
@@ -126,12 +127,17 @@ export async function collectIp(name: string, args: string[], opts: CollectLiveO
   // stdout is kept as the pipe's chunks and copied together once, then decoded once as the snapshot reader decodes
   // a file (latin1 when ASCII, which is cheaper than UTF-8)
   const child = spawn(bin, args, {stdio: ['ignore', 'pipe', 'pipe']})
+  // SIGTERM, then SIGKILL should it still be there a while later
+  const stop = (): void => {
+    child.kill()
+    setTimeout(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'), KILL_AFTER_MS).unref()
+  }
   // a full table's dump takes long on a busy node while it keeps printing: only a silence ends it, as for BIRD's socket
   const timeoutMs = opts.ipTimeoutMs ?? 30_000
   let silent = false
   const timer = setTimeout(() => {
     silent = true
-    child.kill()
+    stop()
   }, timeoutMs)
   const chunks: Buffer[] = []
   let size = 0
@@ -143,7 +149,7 @@ export async function collectIp(name: string, args: string[], opts: CollectLiveO
     if (size > max) {
       tooLong = true
       chunks.length = 0
-      child.kill()
+      stop()
     } else chunks.push(chunk)
   })
   const stderr: Buffer[] = []
