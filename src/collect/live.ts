@@ -1,12 +1,12 @@
 // Collects the DESIGN §3 sources from the live node (or the network namespace this process runs in):
-// iproute2 through child_process (argument arrays, no shell), sysctls from /proc/sys, BIRD over its control
+// iproute2 through execa (argument arrays, no shell), sysctls from /proc/sys, BIRD over its control
 // socket, and the BIRD config file. Every source is independent: one that fails becomes a SourceFile
 // with `error` and the others are still collected.
 
 import os from 'node:os'
 import {readdir, readFile, stat} from 'node:fs/promises'
 import path from 'node:path'
-import {spawn} from 'node:child_process'
+import {execa} from 'execa'
 import type {SourceFile} from '../model/types.js'
 import {BirdError, BirdSocket, DEFAULT_BIRD_SOCKETS, DEFAULT_BIRD_TIMEOUT_MS, findBirdSocket} from './bird-socket.js'
 import {SNAPSHOT_FILES, SNAPSHOT_FILE_NAMES, decodeText} from './snapshot-files.js'
@@ -113,75 +113,64 @@ function message(e: unknown): string {
 
 // ---------------------------------------------------------------- iproute2
 
-// What one `ip` command may print (a longer text could not be one string): a full table's `ip -j -d route` fits.
+// What one `ip` command may print: a longer text could not be one string. execa's default is smaller than a
+// full table's `ip -j -d route`, which it would cut off, losing the kernel's routes.
 const MAX_IP_OUTPUT = 512 * 2 ** 20
-// of what it says on stderr, only the first line is told
-const STDERR_KEPT = 64 * 1024
-const KILL_AFTER_MS = 5000
 
 export async function collectIp(name: string, args: string[], opts: CollectLiveOptions = {}): Promise<SourceFile> {
   const bin = opts.ipBinary ?? 'ip'
   const command = ['ip', ...args].join(' ')
   const max = opts.ipMaxOutput ?? MAX_IP_OUTPUT
   const t0 = performance.now()
-  // stdout is kept as the pipe's chunks and copied together once, then decoded once as the snapshot reader decodes
-  // a file (latin1 when ASCII, which is cheaper than UTF-8)
-  const child = spawn(bin, args, {stdio: ['ignore', 'pipe', 'pipe']})
-  // SIGTERM, then SIGKILL should it still be there a while later
-  const stop = (): void => {
-    child.kill()
-    setTimeout(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'), KILL_AFTER_MS).unref()
-  }
+  // stdout is kept as the pipe's chunks and copied together once (execa's buffering grows one array buffer
+  // as it reads, copying it again and again), then decoded once as the snapshot reader decodes a file
+  // (latin1 when ASCII, which is cheaper than UTF-8)
+  const subprocess = execa(bin, args, { reject: false, stripFinalNewline: false, encoding: 'buffer', buffer: { stdout: false } })
   // a full table's dump takes long on a busy node while it keeps printing: only a silence ends it, as for BIRD's socket
   const timeoutMs = opts.ipTimeoutMs ?? 30_000
   let silent = false
   const timer = setTimeout(() => {
     silent = true
-    stop()
+    subprocess.kill()
   }, timeoutMs)
   const chunks: Buffer[] = []
   let size = 0
   let tooLong = false
-  child.stdout.on('data', (chunk: Buffer) => {
+  subprocess.stdout?.on('data', (chunk: Buffer) => {
     timer.refresh()
     if (tooLong) return
     size += chunk.length
     if (size > max) {
       tooLong = true
       chunks.length = 0
-      stop()
+      subprocess.kill()
     } else chunks.push(chunk)
   })
-  const stderr: Buffer[] = []
-  let stderrSize = 0
-  child.stderr.on('data', (chunk: Buffer) => {
-    if (stderrSize < STDERR_KEPT) stderr.push(chunk)
-    stderrSize += chunk.length
-  })
-  const r = await new Promise<{code: number | null; signal: NodeJS.Signals | null; error?: Error}>((resolve) => {
-    // a process that could not start has no pid, and may never close
-    child.once('error', (error) => child.pid === undefined && resolve({code: null, signal: null, error}))
-    child.once('close', (code, signal) => resolve({code, signal}))
-  })
+  const r = await subprocess
   clearTimeout(timer)
   const durationMs = Math.round(performance.now() - t0)
   const file: SourceFile = { name, command, durationMs }
-  if (r.code !== null) file.exitStatus = r.code
+  if (r.exitCode !== undefined) file.exitStatus = r.exitCode
   if (tooLong) {
     file.error = `\`${command}\` printed more than ${max >= 2 ** 20 ? `${Math.round(max / 2 ** 20)} MiB` : `${max} bytes`}, more than routedoctor reads`
   } else if (silent) {
     file.error = `\`${command}\` printed nothing for ${timeoutMs} ms`
-  } else if (r.code === null) {
+  } else if (r.exitCode === undefined) {
     // Could not start (no ip binary) or was killed by a signal.
-    const why = r.signal ? `killed by ${r.signal}` : (r.error?.message ?? 'no exit status')
+    const why = r.signal ? `killed by ${r.signal}` : (r.cause instanceof Error ? r.cause.message : r.shortMessage)
     file.error = `\`${command}\` could not run: ${why}`
-  } else if (r.code !== 0) {
-    const first = Buffer.concat(stderr).toString('utf8').trim().split('\n')[0] ?? ''
-    file.error = `\`${command}\` exited with status ${r.code}${first ? `: ${first}` : ''}`
+  } else if (r.exitCode !== 0) {
+    const stderr = bytesOf(r.stderr).toString('utf8').trim().split('\n')[0] ?? ''
+    file.error = `\`${command}\` exited with status ${r.exitCode}${stderr ? `: ${stderr}` : ''}`
   } else {
     file.text = decodeText(Buffer.concat(chunks, size))
   }
   return file
+}
+
+/** execa's output bytes as a Buffer (no copy). */
+function bytesOf(out: Uint8Array | undefined): Buffer {
+  return out === undefined ? Buffer.alloc(0) : Buffer.from(out.buffer, out.byteOffset, out.byteLength)
 }
 
 // ---------------------------------------------------------------- sysctl

@@ -97,13 +97,7 @@ describe('collectIp', () => {
     expect(g.text).toBeUndefined()
     expect(g.error).toBe('`ip route` printed nothing for 300 ms')
     expect(g.durationMs).toBeLessThan(3000)
-    // one that ignores SIGTERM is killed a few seconds later, not waited for
-    const deaf = put('bin/deaf-ip', '#!/bin/sh\nprintf "["; trap "" TERM; exec sleep 60\n')
-    chmodSync(deaf, 0o755)
-    const h = await collectIp('ip-j-d-route.json', ['route'], { ipBinary: deaf, ipTimeoutMs: 300 })
-    expect(h.error).toBe('`ip route` printed nothing for 300 ms')
-    expect(h.durationMs).toBeLessThan(30_000)
-  }, 60_000)
+  })
 
   it('reports an ip binary that cannot run', async () => {
     const f = await collectIp('ip-rule.txt', ['rule', 'show'], { ipBinary: path.join(dir, 'bin/missing-ip') })
