@@ -24,6 +24,7 @@ export class KernelView {
   private stream: KernelEventStream | undefined
   private reading: Promise<void> | undefined
   private again = false
+  private closed = false
   private troubles = 0 // notifications lost and reads failed so far
   private recoveredFrom = 0 // the troubles a completed read has made up for
 
@@ -56,16 +57,19 @@ export class KernelView {
 
   /** Reads the kernel's routes again; once more after the read under way, when one is. */
   reread(): void {
+    if (this.closed) return
     if (this.reading) {
       this.again = true
       return
     }
     const troubles = this.troubles
     this.reading = this.read().then((changed) => {
+      if (this.closed) return
       const recovered = this.recoveredFrom < troubles && troubles === this.troubles
       if (recovered) this.recoveredFrom = troubles
       this.on.reread(changed, recovered)
     }, (error: Error) => {
+      if (this.closed) return
       this.troubles++
       this.on.failed(error)
     }).finally(() => {
@@ -93,7 +97,10 @@ export class KernelView {
     }
   }
 
+  /** Stops the notifications and any read again: none starts and no handler is called after this. */
   close(): void {
+    this.closed = true
+    this.again = false
     this.stream?.close()
   }
 }

@@ -30,6 +30,8 @@ import {changesBetween, emptyState, FlapTracker, updatePrefixes, type NodeState,
 const MAX_TOUCHED = 2000
 const MAX_TOUCHED_SHARE = 0.1
 const GC_AFTER_TOUCHED = 1000
+// kernel changes held for the base a whole-node diagnosis leaves: past this many, that base is diagnosed whole again
+const MAX_HELD = 100_000
 // Calico's truth (--calico, --kube) is read again every this many BIRD polls
 const TRUTH_EVERY_POLLS = 12
 
@@ -61,6 +63,22 @@ export type DiagnosisScope = 'node' | 'prefixes'
 export const NETLINK_SOURCE = 'rtnetlink'
 export const BIRD_POLL_SOURCE = 'bird-socket'
 export const TRUTH_SOURCE = 'calico'
+
+/**
+ * What tells that BIRD's routes changed, from `show protocols all`: each protocol's route counts and its imports and
+ * withdrawals accepted (a path that changes its next hop keeps the counts but is one more import accepted).
+ */
+export function routeChanges(text: string): string {
+  const out: string[] = []
+  for (const line of text.split('\n')) {
+    const t = line.trim()
+    const imports = /^(Import \w+):.*\s(\S+)$/.exec(t) // received, rejected, filtered, ignored, accepted
+    if (imports) out.push(`${imports[1]} ${imports[2]}`)
+    else if (t.startsWith('Routes:')) out.push(t)
+    else if (/^[^\s]/.test(line)) out.push(t.split(/\s/, 1)[0]) // a protocol's name
+  }
+  return out.join('\n')
+}
 
 /**
  * The lines of sysctl.txt a diagnosis reads: all but the rp_filter of devices other than all, default, the tunnel and
@@ -104,6 +122,10 @@ export class WatchAgent {
   private birdHashes: BlockHashes | undefined
   private reconcileDue = false
   private polls = 0
+  private polling = false // a BIRD poll (and the sysctls', the truth's) under way: the next tick skips
+  private nodeRunning = false // a whole-node diagnosis under way: the base it replaces is stale
+  private held: Array<(base: NodeBase) => void> = []
+  private heldWeight = 0
 
   constructor(readonly opts: WatchOptions, private readonly emit: (change: TimedChange) => void) {
     this.routeFlaps = new FlapTracker(opts.flapCount, opts.flapWindowSeconds * 1000)
@@ -126,10 +148,10 @@ export class WatchAgent {
       const {KernelView} = await import('./kernel-view.js')
       const kernel = new KernelView(Number(this.opts.fixProtocol), {
         events: (events, links) => {
-          if (this.base) {
-            touchedBy(events, this.base, this.touched)
-            touchedByLinks(links, this.base, kernel.store, this.touched)
-          }
+          this.classify((base) => {
+            touchedBy(events, base, this.touched)
+            touchedByLinks(links, base, kernel.store, this.touched)
+          }, events.length)
           // the kernel flushed or marked those devices' routes without a notification
           if (links.some((l) => l.routes > 0 && l.routesChanged)) kernel.reread()
           this.trigger()
@@ -140,7 +162,7 @@ export class WatchAgent {
           this.trigger()
         },
         reread: (changed, recovered) => {
-          if (this.base) touchedByKeys(changed, this.base, this.touched)
+          this.classify((base) => touchedByKeys(changed, base, this.touched), changed.size)
           if (recovered) this.setAgentSource(NETLINK_SOURCE, undefined)
           this.trigger()
         },
@@ -198,11 +220,39 @@ export class WatchAgent {
   }
 
   private async tick(): Promise<void> {
-    if (this.stopped) return
-    this.expireFlaps()
-    await this.pollBird(true)
-    await this.pollSysctls()
-    if (++this.polls % TRUTH_EVERY_POLLS === 0) await this.pollTruth()
+    if (this.stopped || this.polling) return
+    this.polling = true
+    try {
+      this.expireFlaps()
+      await this.pollBird(true)
+      await this.pollSysctls()
+      if (++this.polls % TRUTH_EVERY_POLLS === 0) await this.pollTruth()
+    } finally {
+      this.polling = false
+    }
+  }
+
+  /**
+   * Marks what a change touches, judged by the base; a change seen while no base is current (before the first
+   * diagnosis, during one of the whole node) waits for the base that diagnosis leaves.
+   */
+  private classify(mark: (base: NodeBase) => void, weight: number): void {
+    if (this.base !== undefined && !this.nodeRunning) return mark(this.base)
+    if (this.touched.full !== undefined) return // the whole node is diagnosed next anyway
+    this.heldWeight += weight
+    if (this.heldWeight > MAX_HELD) {
+      this.held = []
+      this.touched.full = 'too many changes during a diagnosis of the whole node'
+    } else this.held.push(mark)
+  }
+
+  /** The changes held during a whole-node diagnosis, marked now that its base is current. */
+  private release(): void {
+    if (this.base === undefined) return // held until a diagnosis leaves one
+    const held = this.held
+    this.held = []
+    this.heldWeight = 0
+    for (const mark of held) mark(this.base)
   }
 
   /**
@@ -252,7 +302,7 @@ export class WatchAgent {
         protocols = []
       }
       const states = JSON.stringify(protocols.map((p) => [p.name, p.state, p.bgpState, p.lastError]))
-      const counts = JSON.stringify(protocols.map((p) => [p.name, p.routes]))
+      const counts = routeChanges(text)
       const first = this.sessionStates === undefined
       const statesChanged = states !== this.sessionStates
       const countsChanged = counts !== this.routeCounts
@@ -261,14 +311,15 @@ export class WatchAgent {
       if (first || !triggering) return
       if (statesChanged) this.touched.full ??= 'BIRD\'s protocols changed state'
       else if (countsChanged) {
-        const base = this.base
         const before = this.birdHashes
-        if (base === undefined || before === undefined) this.touched.full ??= 'BIRD\'s routes changed'
+        if (this.base === undefined || before === undefined) this.touched.full ??= 'BIRD\'s routes changed'
         else {
           const {birdHashesApart} = await import('./node-worker.js')
           const after = await birdHashesApart(this.opts.source)
           this.birdHashes = after
-          for (const p of changedBlocks(before, after, base)) this.touched.prefixes.add(p)
+          this.classify((base) => {
+            for (const p of changedBlocks(before, after, base)) this.touched.prefixes.add(p)
+          }, 1)
         }
       } else return
       this.trigger()
@@ -330,7 +381,7 @@ export class WatchAgent {
       const first = this.counters.diagnoses === 0
       const incremental = !this.wholeNode(touched)
       let lines: Awaited<ReturnType<typeof diagnosePrefixes>> | undefined
-      if (incremental) {
+      if (incremental && touched.prefixes.size > 0) {
         try {
           lines = await diagnosePrefixes(
             [...touched.prefixes],
@@ -356,6 +407,7 @@ export class WatchAgent {
         if (touched.prefixes.size > GC_AFTER_TOUCHED) collectGarbage()
       } else {
         let next: NodeState
+        this.nodeRunning = true
         try {
           const {diagnoseNodeApart} = await import('./node-worker.js')
           const node = await diagnoseNodeApart(this.opts.source, this.opts.fixProtocol)
@@ -368,6 +420,10 @@ export class WatchAgent {
           // a diagnosis that cannot be made (no source readable at all) is a failed source, not the end
           this.setAgentSource('diagnosis', (error as Error).message)
           return
+        } finally {
+          // what changed meanwhile is judged by the new base (a prefix now in a pool, a next hop now resolved)
+          this.nodeRunning = false
+          this.release()
         }
         // the first diagnosis says what is wrong node-wide; prefix lines are changes only
         changes = first

@@ -913,7 +913,7 @@ export async function openMulticastSocket(
 ): Promise<MulticastSocket> {
   const Native = loadNativeNetlink()
   const RawNetlinkSocket = Native ? undefined : await loadRawSocket()
-  let raw: RawSocket
+  let raw: RawSocket | undefined
   try {
     // each datagram is read at its own size (peeked first): a notification is one small message, and a buffer of
     // MESSAGE_BUFFER allocated for each would hold a burst's thousands of them outside the heap until collected
@@ -921,6 +921,7 @@ export async function openMulticastSocket(
     raw = Native ? new NativeSocket(Native, options) : new RawNetlinkSocket!(NETLINK_ROUTE, options)
     for (const g of groups) raw.addMembership!(g)
   } catch (error) {
+    raw?.close()
     const e = error as {code?: string; message: string}
     if (e.code === 'EPERM' || e.code === 'EACCES')
       throw netlinkError(e.code === 'EPERM' ? 1 : 13, 'socket(NETLINK_ROUTE)')

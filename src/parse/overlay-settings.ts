@@ -7,6 +7,14 @@ import {jsonErrorOffset, lineAt} from './ip-common.js'
 
 const EXAMPLE = 'a JSON object such as {"protocol": 158, "table": 1158, "tunnelDev": "tunl0"}'
 
+/** What an overlay table must be (DESIGN §5): outside the tables Felix and the kernel use, and BIRD may learn. */
+export const OVERLAY_TABLE_EXPECTED =
+  'a table outside 1-255 (Felix may claim 1-250, 253-255 are the kernel\'s), up to 4294967295'
+
+export function isOverlayTable(table: unknown): table is number {
+  return Number.isInteger(table) && (table as number) >= 256 && (table as number) <= 0xffffffff
+}
+
 /** A Linux interface name: 1-15 characters, no `/`, whitespace or `:`, not `.` or `..`. */
 export function isInterfaceName(name: string): boolean {
   return /^[^\s/:]{1,15}$/.test(name) && name !== '.' && name !== '..'
@@ -38,11 +46,11 @@ export function parseOverlaySettings(text: string, file = 'overlay-settings.json
     out.protocol = o.protocol as number
   }
   if (o.table !== undefined) {
-    if (!Number.isInteger(o.table) || (o.table as number) < 1 || (o.table as number) > 0xffffffff) {
-      const found = JSON.stringify(o.table)
-      throw new ParseError(file, line('table'), '"table" to be a routing table number 1-4294967295', found)
+    // refused as --table is: a replay must not read (or write) the overlay in a table BIRD or the kernel owns
+    if (!isOverlayTable(o.table)) {
+      throw new ParseError(file, line('table'), `"table" to be ${OVERLAY_TABLE_EXPECTED}`, JSON.stringify(o.table))
     }
-    out.table = o.table as number
+    out.table = o.table
   }
   if (o.tunnelDev !== undefined) {
     if (typeof o.tunnelDev !== 'string' || !isInterfaceName(o.tunnelDev)) {

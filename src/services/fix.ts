@@ -24,6 +24,7 @@ import {SCHEMA, nodeSummary, resolveTarget, targetScope} from '../report/report.
 import {prefixContains} from '../model/prefix.js'
 import {tableIdOf} from '../model/fib.js'
 import {UsageError} from '../model/errors.js'
+import {isOverlayTable, OVERLAY_TABLE_EXPECTED} from '../parse/overlay-settings.js'
 import type {ApplyOptions, ApplyResult, RevertResult} from '../netlink/apply.js'
 import {
   appliedCleanly,
@@ -53,11 +54,7 @@ export interface FixOptions {
  */
 export function checkOverlaySettings(ctx: SnapshotIndex, settings: OverlaySettings): void {
   const {table, rulePriority} = settings
-  if (!Number.isInteger(table) || table < 256 || table > 0xffffffff) {
-    throw new UsageError(
-      `--table ${table}: expected a table outside 1-255 (Felix may claim 1-250, 253-255 are the kernel's), up to 4294967295`,
-    )
-  }
+  if (!isOverlayTable(table)) throw new UsageError(`--table ${table}: expected ${OVERLAY_TABLE_EXPECTED}`)
   if (!Number.isInteger(rulePriority) || rulePriority < 1 || rulePriority > 32765) {
     throw new UsageError(
       `--rule-priority ${rulePriority}: expected 1-32765 (below main's rule at 32766, after local's at 0)`,

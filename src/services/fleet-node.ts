@@ -79,10 +79,10 @@ export interface FleetWorkerError {
   stack?: string
 }
 
-/** A worker's answer to source `index`. */
+/** A worker's answer to source `index`; without `reply`: it has claimed that source and is diagnosing it. */
 export interface FleetWorkerMessage {
   index: number
-  reply: FoldedSource | {error: FleetWorkerError}
+  reply?: FoldedSource | {error: FleetWorkerError}
 }
 
 export function workerErrorOf(error: unknown): FleetWorkerError {

@@ -8,6 +8,8 @@ import {foldSource, sharedTruth, workerErrorOf, type FleetWorkerData, type Fleet
 async function work({opts, truth, sources, next}: FleetWorkerData): Promise<void> {
   const shared = sharedTruth(truth)
   for (let index = Atomics.add(next, 0, 1); index < sources.length; index = Atomics.add(next, 0, 1)) {
+    // said first: should this thread die on the source, the error is that source's, not an earlier one's
+    parentPort!.postMessage({index} satisfies FleetWorkerMessage)
     const reply: FleetWorkerMessage['reply'] = await foldSource(sources[index], opts, shared).then(
       ({name, fold}) => ({name, fold}),
       (error: unknown) => ({error: workerErrorOf(error)}),

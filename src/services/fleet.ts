@@ -67,30 +67,39 @@ function workerEntry(): URL | undefined {
  * Folds the sources in, in their order, each loaded and diagnosed by one of `jobs` worker threads: each worker claims
  * the next source itself (a counter they share), so none waits on this thread, and sends back the node's fold, never
  * its texts or diagnosis. The first error in the sources' order is thrown, as in one thread; the workers are stopped
- * either way.
+ * either way. A worker that dies fails the source it was on, naming it; the others go on with the rest.
  */
-async function foldInWorkers(entry: URL, sources: string[], jobs: number, data: Omit<FleetWorkerData, 'sources' | 'next'>,
-  add: (source: string, node: FoldedSource) => void): Promise<void> {
+export async function foldInWorkers(entry: URL, sources: string[], jobs: number,
+  data: Omit<FleetWorkerData, 'sources' | 'next'>, add: (source: string, node: FoldedSource) => void): Promise<void> {
   const results = sources.map(() => deferred<FoldedSource>())
   const next = new Int32Array(new SharedArrayBuffer(4))
   let stopping = false
   let running = jobs
-  // a worker that fails outside a source fails every source not folded yet (a settled one stays as it is)
-  const fail = (error: Error): void => {
-    for (const r of results) r.reject(error)
-  }
   const workers = Array.from({length: jobs}, () => {
     const worker = new Worker(entry, {workerData: {...data, sources, next} satisfies FleetWorkerData})
+    let current: number | undefined // the source this worker has claimed and not answered
+    let crash: Error | undefined
     worker.on('message', ({index, reply}: FleetWorkerMessage) => {
+      current = reply === undefined ? index : undefined
+      if (reply === undefined) return
       if ('error' in reply) results[index].reject(workerError(reply.error))
       else results[index].resolve(reply)
     })
-    worker.on('error', fail)
-    // a worker's messages are all delivered before its exit: once every worker is gone, no source is left to come
+    worker.on('error', (error) => (crash = error))
+    // a worker's messages are all delivered before its exit
     worker.on('exit', (code) => {
       running--
-      if (stopping || (code === 0 && running > 0)) return
-      fail(new Error(`fleet: a worker thread stopped (exit ${code}) before every source was diagnosed`))
+      if (stopping) return
+      const why = crash === undefined ? `exit ${code}` : crash.message
+      if (current !== undefined) {
+        results[current].reject(new Error(`${sources[current]}: a worker thread stopped (${why}) while diagnosing it`))
+      }
+      // the last worker gone: no source is left to come
+      if (running === 0) {
+        for (const [i, r] of results.entries()) {
+          r.reject(new Error(`${sources[i]}: not diagnosed: every worker thread stopped (the last: ${why})`))
+        }
+      }
     })
     return worker
   })

@@ -1,6 +1,6 @@
 // Flags every command shares, as a user runs the binary: routedoctor's own routes (--table, --protocol), watch's
 // flags, and what an internal error (a bug, not bad input) looks like.
-import {cpSync, readFileSync, writeFileSync} from 'node:fs'
+import {cpSync, existsSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
 import {Config, Errors} from '@oclif/core'
@@ -92,6 +92,14 @@ describe('a bundle records --table and --protocol (overlay-settings.json): --fro
     expect(findingsOf(JSON.parse(replayed.stdout), MOVED)).toEqual(['overlay-stale'])
   })
 
+  it('a bundle refuses to record a --table its replay would refuse: exit 2, as fix says it', async () => {
+    const out = path.join(tempDir('rd-own-r-'), 'b.tar.gz')
+    const res = await run(['bundle', '--from', movedInTable2000(), '--table', '254', '-o', out])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toMatch(/^routedoctor: --table 254: expected a table outside 1-255 \(Felix may claim 1-250/m)
+    expect(existsSync(out)).toBe(false)
+  })
+
   it('flags given explicitly win over what the bundle recorded', async () => {
     const out = await bundleOf(movedInTable2000(), OURS)
     const other = await run(['check', '--from', out, '--table', '1158', '--protocol', '158', '--json'])
@@ -120,8 +128,18 @@ describe('a bundle records --table and --protocol (overlay-settings.json): --fro
     writeFileSync(path.join(dir, 'overlay-settings.json'), '{\n  "protocol": 200,\n  "table": "main"\n}\n')
     const res = await run(['check', '--from', dir])
     expect(res.exitCode).toBe(2)
-    expect(res.stderr).toContain(`${dir}/overlay-settings.json:3: expected "table" to be a routing table number 1-4294967295, found "\\"main\\""`)
+    const expected = 'expected "table" to be a table outside 1-255 (Felix may claim 1-250, 253-255 are the kernel\'s), up to 4294967295'
+    expect(res.stderr).toContain(`${dir}/overlay-settings.json:3: ${expected}, found "\\"main\\""`)
     expect(res.stderr).not.toMatch(/\n\s+at /)
+    // a table the --table flag refuses: BIRD's or the kernel's (main, local, default), Felix's, none, not a number
+    for (const table of ['254', '255', '253', '1', '100', '0', '-1', '1.5', '4294967296']) {
+      writeFileSync(path.join(dir, 'overlay-settings.json'), `{\n  "protocol": 200,\n  "table": ${table}\n}\n`)
+      for (const argv of [['check', '--from', dir], ['fix', '--from', dir]]) {
+        const refused = await run(argv)
+        expect(refused.exitCode, `${argv[0]}, table ${table}`).toBe(2)
+        expect(refused.stderr).toBe(`routedoctor: ${dir}/overlay-settings.json:3: ${expected}, found "${table}"`)
+      }
+    }
     writeFileSync(path.join(dir, 'overlay-settings.json'), '{"protocol": 200,\n "table": }')
     const broken = await run(['check', '--from', dir])
     expect(broken.exitCode).toBe(2)

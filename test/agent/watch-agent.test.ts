@@ -1,0 +1,218 @@
+// The watch agent's own scheduling, with its sources replaced: the kernel view (notifications are handed in by the
+// test), the worker's whole-node diagnosis (held until the test lets it finish), BIRD's socket (answers given by the
+// test) and the diagnosis of touched prefixes (recorded). What a change touches is judged by the base of the
+// diagnosis that is current once it can be; BIRD is polled once at a time; a path that changes with the same route
+// counts is seen; stop ends a whole-node diagnosis under way.
+import {afterEach, beforeEach, describe, expect, it, vi} from 'vitest'
+
+import type {NodeDiagnosis} from '../../src/agent/diagnose.js'
+import type {NodeBase} from '../../src/agent/incremental.js'
+import type {KernelViewHandlers} from '../../src/agent/kernel-view.js'
+import {emptyState} from '../../src/agent/state.js'
+import {ipv4Pools} from '../../src/model/snapshot-index.js'
+import type {KernelEvent} from '../../src/netlink/events.js'
+
+const h = vi.hoisted(() => ({
+  handlers: undefined as KernelViewHandlers | undefined,
+  nodeDiagnoses: [] as Array<{resolve: (d: unknown) => void; reject: (e: Error) => void}>,
+  birdTexts: [] as string[],
+  birdCommands: [] as string[],
+  birdHold: undefined as Promise<void> | undefined,
+  prefixCalls: [] as Array<{prefixes: string[]; base: unknown}>,
+  hashes: 0,
+}))
+
+vi.mock('../../src/agent/kernel-view.js', () => ({
+  KernelView: class {
+    readonly own = {keys: new Set()}
+    readonly store = {loaded: true, keysOnDevices: () => []}
+    readonly busy = false
+    constructor(_protocol: number, on: KernelViewHandlers) {
+      h.handlers = on
+    }
+    async start(): Promise<void> {}
+    async settled(): Promise<void> {}
+    reread(): void {}
+    close(): void {}
+  },
+}))
+
+vi.mock('../../src/agent/node-worker.js', () => ({
+  diagnoseNodeApart: () => new Promise((resolve, reject) => h.nodeDiagnoses.push({resolve, reject})),
+  birdHashesApart: async () => {
+    h.hashes++
+    return {keys: new Float64Array(0), hashes: new Uint32Array(0), other: new Map()}
+  },
+  stopWorkers: () => {
+    for (const d of h.nodeDiagnoses.splice(0)) d.reject(new Error('the agent is stopping'))
+  },
+}))
+
+vi.mock('../../src/collect/bird-socket.js', () => ({
+  findBirdSocket: (p: string) => p,
+  BirdSocket: {
+    connect: async () => ({
+      hello: 'BIRD 2.0.12 ready.',
+      async command(c: string) {
+        h.birdCommands.push(c)
+        await h.birdHold
+        return h.birdTexts.shift() ?? ''
+      },
+      close() {},
+    }),
+  },
+}))
+
+vi.mock('../../src/agent/incremental.js', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('../../src/agent/incremental.js')>()),
+  diagnosePrefixes: async (prefixes: string[], base: unknown) => {
+    h.prefixCalls.push({prefixes, base})
+    return {lines: []}
+  },
+}))
+
+const {WatchAgent} = await import('../../src/agent/watch.js')
+
+const baseWith = (pool: string): NodeBase => ({
+  files: [],
+  origin: {kind: 'live'},
+  v4Pools: ipv4Pools([{cidr: pool, mode: 'ipip', origin: 'flag'}]),
+  v6Pools: false,
+  nextHops: [],
+  tunnelDev: 'tunl0',
+  uplinks: ['eth0'],
+})
+const diagnosis = (base: NodeBase): NodeDiagnosis => ({
+  state: emptyState(),
+  base,
+  birdHashes: {keys: new Float64Array(0), hashes: new Uint32Array(0), other: new Map()},
+})
+const routeEvent = (dst: string): KernelEvent =>
+  ({kind: 'route', op: 'new', family: 'inet', dst, table: 254}) as KernelEvent
+
+const protocols = (routes: number, accepted: number) => `BIRD 2.0.12 ready.
+Name       Proto      Table      State  Since         Info
+Mesh_172_31_20_5 BGP        ---        up     10:16:13.826  Established
+  BGP state:          Established
+    Neighbor address: 172.31.20.5
+  Channel ipv4
+    State:          UP
+    Routes:         ${routes} imported, 0 exported, ${routes} preferred
+    Route change stats:     received   rejected   filtered    ignored   accepted
+      Import updates:            ${accepted + 3}          0          0          3          ${accepted}
+      Import withdraws:              0          0        ---          0          0
+`
+
+function newAgent(reconcile = false) {
+  const emitted: any[] = []
+  const agent = new WatchAgent({
+    source: {birdSocket: '/nonexistent/bird.ctl'},
+    intervalSeconds: 5,
+    debounceMs: 10,
+    flapCount: 5,
+    flapWindowSeconds: 60,
+    fixProtocol: '252',
+    ...(reconcile
+      ? {reconcile: {settleSeconds: 1, writeIntervalSeconds: 1, journalDir: '/nonexistent', cleanupOnExit: true}}
+      : {}),
+  }, (c) => emitted.push(c))
+  return {agent, emitted}
+}
+
+/** Lets timers and promises run until `done()` holds (the agent's debounce is fake time). */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await vi.advanceTimersByTimeAsync(20)
+  expect(done()).toBe(true)
+}
+
+describe('the watch agent', () => {
+  beforeEach(() => {
+    vi.useFakeTimers()
+    h.nodeDiagnoses.length = 0
+    h.birdTexts.length = 0
+    h.birdCommands.length = 0
+    h.prefixCalls.length = 0
+    h.birdHold = undefined
+    h.hashes = 0
+  })
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  /** Started: its first whole-node diagnosis answered with `base`. */
+  async function started(base: NodeBase, reconcile = false) {
+    const a = newAgent(reconcile)
+    if (a.agent.reconciler) vi.spyOn(a.agent.reconciler, 'reconcile').mockResolvedValue() // plans from a collection
+    h.birdTexts.push(protocols(1, 1))
+    const starting = a.agent.start()
+    await until(() => h.nodeDiagnoses.length === 1)
+    h.nodeDiagnoses.shift()!.resolve(diagnosis(base))
+    await starting
+    return a
+  }
+
+  it('judges a route that changed during a whole-node diagnosis by the base that diagnosis leaves', async () => {
+    const {agent} = await started(baseWith('10.0.0.0/16'))
+    // something touching the whole node: a diagnosis of it starts, in the worker
+    h.handlers!.lost(new Error('ENOBUFS'))
+    await until(() => h.nodeDiagnoses.length === 1)
+    // meanwhile a route changes in a pool the new diagnosis finds (Calico's truth gained it)
+    h.handlers!.events([routeEvent('10.1.0.0/26')], [])
+    const next = baseWith('10.1.0.0/16')
+    h.nodeDiagnoses.shift()!.resolve(diagnosis(next))
+    await until(() => h.prefixCalls.length === 1)
+    expect(h.prefixCalls[0]).toEqual({prefixes: ['10.1.0.0/26'], base: next})
+    await agent.stop()
+  })
+
+  it('judges a route that changed before the first diagnosis by its base', async () => {
+    const {agent} = newAgent()
+    h.birdTexts.push(protocols(1, 1))
+    const starting = agent.start()
+    await until(() => h.nodeDiagnoses.length === 1)
+    h.handlers!.events([routeEvent('10.0.0.64/26')], [])
+    const base = baseWith('10.0.0.0/16')
+    h.nodeDiagnoses.shift()!.resolve(diagnosis(base))
+    await starting
+    await until(() => h.prefixCalls.length === 1)
+    expect(h.prefixCalls[0].prefixes).toEqual(['10.0.0.64/26'])
+    await agent.stop()
+  })
+
+  it('never polls BIRD twice at once: a slow poll makes the next ticks skip', async () => {
+    const {agent} = await started(baseWith('10.0.0.0/16'))
+    let release!: () => void
+    h.birdHold = new Promise((r) => (release = r))
+    const polls = h.birdCommands.length
+    await vi.advanceTimersByTimeAsync(5000 * 4 + 100) // four intervals: the first poll is still waiting for BIRD
+    expect(h.birdCommands.length).toBe(polls + 1)
+    release()
+    h.birdHold = undefined
+    await vi.advanceTimersByTimeAsync(5000)
+    expect(h.birdCommands.length).toBe(polls + 2)
+    await agent.stop()
+  })
+
+  it('sees a path that changed with the same route counts (an import accepted) and hashes BIRD\'s routes', async () => {
+    const {agent} = await started(baseWith('10.0.0.0/16'))
+    h.birdTexts.push(protocols(1, 1))
+    await vi.advanceTimersByTimeAsync(5000)
+    expect(h.hashes).toBe(0) // nothing changed
+    h.birdTexts.push(protocols(1, 2)) // one route, one more update accepted: its next hop changed
+    await vi.advanceTimersByTimeAsync(5000)
+    expect(h.hashes).toBe(1)
+    await agent.stop()
+  })
+
+  it('stops during a whole-node diagnosis in the worker, and withdraws the overlay (--cleanup-on-exit)', async () => {
+    const {agent} = await started(baseWith('10.0.0.0/16'), true)
+    const cleanup = vi.spyOn(agent.reconciler!, 'cleanup').mockResolvedValue()
+    h.handlers!.lost(new Error('ENOBUFS'))
+    await until(() => h.nodeDiagnoses.length === 1 && agent.running)
+    let stopped = false
+    void agent.stop().then(() => (stopped = true))
+    await until(() => stopped)
+    expect(cleanup).toHaveBeenCalledOnce()
+    expect(agent.running).toBe(false)
+  })
+})
