@@ -23,12 +23,15 @@ const hugePages = Boolean(hugePageEnv({...probeMachine(['ui']), env: {ROUTEDOCTO
 const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, ...args], {encoding: 'utf8'})
 const screen = () => tmux('capture-pane', '-p', '-t', session).stdout ?? ''
 
+// how often the screen and the exit file are looked at (a look is one `tmux capture-pane`)
+const POLL_MS = 50
+
 async function waitFor(pred: (s: string) => boolean, what: string, ms = 60_000): Promise<string> {
   const end = Date.now() + ms
   while (Date.now() < end) {
     const s = screen()
     if (pred(s)) return s
-    await new Promise((r) => setTimeout(r, 200))
+    await new Promise((r) => setTimeout(r, POLL_MS))
   }
   const exited = existsSync(exitFile) ? readFileSync(exitFile, 'utf8').trim() : 'still running'
   throw new Error(`timed out waiting for ${what} (${exited}); screen:\n${screen()}`)
@@ -92,7 +95,7 @@ describe.skipIf(!haveTmux || !haveDist)(`routedoctor ui in tmux 80x24${!haveTmux
 
       tmux('send-keys', '-t', session, 'q')
       const end = Date.now() + 30_000
-      while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 200))
+      while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, POLL_MS))
       expect(readFileSync(exitFile, 'utf8').trim()).toBe('EXIT=0')
     }, 120_000)
   }
@@ -115,7 +118,7 @@ describe.skipIf(!haveTmux || !haveDist)(`routedoctor ui in tmux 80x24${!haveTmux
     expect(shown).not.toMatch(/\bmissing\b/)
     tmux('send-keys', '-t', session, 'q')
     const end = Date.now() + 30_000
-    while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 200))
+    while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, POLL_MS))
     expect(readFileSync(exitFile, 'utf8').trim()).toBe('EXIT=0')
   }, 120_000)
 
@@ -152,7 +155,7 @@ describe.skipIf(!haveTmux || !haveDist)(`routedoctor ui in tmux 80x24${!haveTmux
 
     tmux('send-keys', '-t', session, 'q')
     const end = Date.now() + 30_000
-    while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 200))
+    while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, POLL_MS))
     expect(readFileSync(exitFile, 'utf8').trim()).toBe('EXIT=0')
   }
 })
