@@ -828,7 +828,7 @@ async function main() {
         continue
       }
       rows.push([size, `${(w.idle.cpuShare * 100).toFixed(2)} %`, fmtS(w.scrape.median), fmtS(w.event.seconds), fmtS(w.route.seconds),
-        fmtS(w.route.node), fmtX(w.route.node / w.route.seconds), `${(w.rss.growth * 100).toFixed(1)} %`, fmtMiB(w.rss.after)])
+        fmtS(w.route.node), fmtX(w.route.node / w.route.seconds), `${(w.rss.growth * 100).toFixed(1)} % (cold ${(w.rss.cold.growth * 100).toFixed(1)} %)`, fmtMiB(w.rss.after)])
       goals.push({goal: `watch idle, ${size}: ≤ 2% of a core`, ratio: w.idle.cpuShare / 0.02, limit: 1})
       goals.push({goal: `watch /metrics scrape, ${size}: ≤ 50 ms (median of 20)`, ratio: w.scrape.median / 0.05, limit: 1})
       if (n <= 100_000) goals.push({goal: `watch: a route event in /metrics, ${size}: ≤ 2 s`, ratio: w.event.seconds / 2, limit: 1})
@@ -837,11 +837,13 @@ async function main() {
           ? {goal: `watch: one changed route re-diagnosed, ${size}: ≤ 50 ms`, failedRun: `${w.route.diagnoses} prefix / ${w.route.nodeDiagnoses} node diagnoses`, limit: 1}
           : {goal: `watch: one changed route re-diagnosed, ${size}: ≤ 50 ms`, ratio: w.route.seconds / 0.05, limit: 1})
       }
-      goals.push({goal: `watch RSS over ${w.rss.events} route events, ${size}: ≤ 10% growth`, ratio: Math.max(0, w.rss.growth) / 0.1, limit: 1})
+      // after a warm-up batch (the heap grows back to its working size once, then stays: docs/performance.md)
+      goals.push({goal: `watch RSS over ${w.rss.events} route events after as many, ${size}: ≤ 10% growth`, ratio: Math.max(0, w.rss.growth) / 0.1, limit: 1})
     }
     if (rows.length > 0) {
       log(table([['routes', 'idle CPU', '/metrics', 'event → /metrics', 'one route', 'whole node', 'node / route', 'RSS growth', 'RSS'], ...rows]))
       log('  one route: the mean re-diagnosis of one changed block (routes changed a debounce apart); whole node: the agent\'s first diagnosis')
+      log('  RSS growth: over the second batch of route events (cold: over the first, from start-up)')
     }
     log()
   }

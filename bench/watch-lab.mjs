@@ -7,11 +7,14 @@
 //   route   ROUTES blocks' routes changed one at a time (a correction added, a debounce apart): the agent's mean time
 //           to re-diagnose the prefix a change touched (its `prefixes` diagnoses, from the duration histogram; ≤ 50 ms
 //           at 1M), against its diagnosis of the whole node at start (the `node` one), and no whole-node diagnosis
-//   rss     the agent's RSS before and after EVENTS route changes (each block's correction added, then removed, by one
-//           `ip -batch`), growth (≤ 10%); then after the same EVENTS again (growthAgain: whether it goes on)
+//   rss     the agent's RSS over BATCHES (≥ 3) batches of EVENTS route changes (each block's correction added, then
+//           removed, by one `ip -batch`; the same routes each batch), sampled before the first and after each: the
+//           first batch is the warm-up (`cold`: its growth from start-up), growth is over the second (≤ 10%),
+//           growthAgain over the third; beside each sample the agent's heap before and after a full collection
+//           (its ROUTEDOCTOR_MEMORY_REPORT hook; WATCH_LAB_NO_MEMORY=1 leaves it out) and its RSS every second
 // Prints one JSON line: {count, idle: {cpuShare}, scrape: {best, median}, event: {seconds},
-// route: {seconds, node, ...}, rss: {before, after, growth}}. Needs root, ip(8) and BIRD 2 (bird-lab.mjs).
-// Usage: node bench/watch-lab.mjs [COUNT] [IDLE] [EVENTS] [ROUTES]
+// route: {seconds, node, ...}, rss: {cold, before, after, growth, ...}}. Needs root, ip(8) and BIRD 2 (bird-lab.mjs).
+// Usage: node bench/watch-lab.mjs [COUNT] [IDLE] [EVENTS] [ROUTES] [BATCHES]
 import {spawn} from 'node:child_process'
 import {readFileSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
@@ -22,11 +25,18 @@ import {blockOf} from './apply-routes.mjs'
 import {labScript, must, sh, startLab} from './bird-lab.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
+if (process.argv.includes('--help')) {
+  // this file's opening comment
+  const text = readFileSync(fileURLToPath(import.meta.url), 'utf8')
+  console.log(text.slice(0, text.indexOf('\nimport ')).replaceAll(/^\/\/ ?/gm, ''))
+  process.exit(0)
+}
 const BIN = path.join(HERE, '..', 'bin', 'run.js')
 const count = Number(process.argv[2] ?? 100000)
 const idleSeconds = Number(process.argv[3] ?? 10)
 const events = Number(process.argv[4] ?? 10000)
 const routes = Number(process.argv[5] ?? 20)
+const batches = Math.max(3, Number(process.argv[6] ?? 3))
 const PORT = 21179
 const TICK = 100 // clock ticks a second (USER_HZ)
 
@@ -86,12 +96,33 @@ async function main() {
   const lab = await startLab(count, {prefix: `rdwatch-${process.pid}`})
   const {ns, sock, nexthop} = lab
   const agent = spawn('ip', ['netns', 'exec', ns.n1, process.execPath, BIN, 'watch', '--bird-socket', sock.n1, '--pool', '10.0.0.0/8=ipip',
-    '--listen', `127.0.0.1:${PORT}`, '--json'], {stdio: ['ignore', 'pipe', 'pipe']})
+    '--listen', `127.0.0.1:${PORT}`, '--json'], {stdio: ['ignore', 'pipe', 'pipe'],
+    env: {...process.env, ROUTEDOCTOR_MEMORY_REPORT: '1'}})
   const pid = agent.pid // ip netns exec runs node in its own process
   let agentErr = ''
+  let errPartial = ''
+  const memoryWaiters = []
   agent.stderr.on('data', (d) => {
-    agentErr = (agentErr + d.toString()).slice(-2000)
+    const lines = (errPartial + d.toString()).split('\n')
+    errPartial = lines.pop()
+    for (const l of lines) {
+      if (l.startsWith('{"memory"')) memoryWaiters.shift()?.(JSON.parse(l).memory)
+      else agentErr = (agentErr + l + '\n').slice(-2000)
+    }
   })
+  // the agent's memory (its hook, src/runtime/memory-report.ts): as it is and after a full collection, in MiB
+  const MiB = (n) => Math.round((n / 2 ** 20) * 10) / 10
+  const memoryOf = async () => {
+    if (process.env.WATCH_LAB_NO_MEMORY) return undefined // the hook's own collection left out of the samples
+    const got = new Promise((resolve) => memoryWaiters.push(resolve))
+    process.kill(pid, 'SIGUSR2')
+    const m = await Promise.race([got, sleep(30000).then(() => undefined)])
+    if (!m) return undefined
+    const brief = (u) => ({rss: MiB(u.rss), heapTotal: MiB(u.heapTotal), heapUsed: MiB(u.heapUsed),
+      external: MiB(u.external), arrayBuffers: MiB(u.arrayBuffers), newSpace: MiB(u.spaces.new_space ?? 0),
+      oldSpace: MiB(u.spaces.old_space ?? 0), lo: MiB(u.spaces.large_object_space ?? 0)})
+    return {before: brief(m.before), after: brief(m.after)}
+  }
   // the agent's source lines (a notification overflow shows as rtnetlink failed, then recovered)
   const sources = []
   let partial = ''
@@ -103,6 +134,17 @@ async function main() {
   const ended = new Promise((resolve) => agent.once('close', (code, signal) => resolve({code, signal})))
   process.once('exit', () => agent.kill('SIGKILL')) // ended by a signal: the agent goes with the lab
   const metrics = `http://127.0.0.1:${PORT}/metrics`
+  // the agent's RSS every second (MiB), with what the bench was doing: where the samples below sit in its course
+  const timeline = []
+  let phase = 'start'
+  const t00 = Date.now()
+  const sampler = setInterval(() => {
+    try {
+      timeline.push([Math.round((Date.now() - t00) / 1000), phase, MiB(rssOf(pid))])
+    } catch {
+      // the agent has ended
+    }
+  }, 1000)
   try {
     const deadline = Date.now() + 600_000
     while (get(ns.n1, `http://127.0.0.1:${PORT}/readyz`).status !== 200) {
@@ -111,6 +153,7 @@ async function main() {
     }
     await sleep(3000) // BIRD's kernel scan after start
     // idle
+    phase = 'idle'
     const d0 = diagnoses(get(ns.n1, metrics).body)
     const t0 = cpuTicks(pid)
     await sleep(idleSeconds * 1000)
@@ -133,6 +176,7 @@ async function main() {
       'proto',
       'static',
     ]
+    phase = 'probe'
     writeFileSync(path.join(dir, 'probe.mjs'), PROBE)
     const probe = JSON.parse(
       must('ip', ['netns', 'exec', ns.n1, process.execPath, path.join(dir, 'probe.mjs'), metrics, ...fix(1, 'add')]),
@@ -141,6 +185,7 @@ async function main() {
     const {scrape, event} = probe
     must('ip', ['-n', ns.n1, ...fix(1, 'del')])
     // one route at a time: each change's own re-diagnosis
+    phase = 'routes'
     await sleep(2000)
     const m0 = get(ns.n1, metrics).body
     for (let i = 2; i < 2 + routes; i++) {
@@ -154,27 +199,39 @@ async function main() {
     const batch = path.join(dir, 'batch')
     writeFileSync(batch, Array.from({length: routes}, (_, j) => fix(2 + j, 'del').join(' ')).join('\n') + '\n')
     must('ip', ['-n', ns.n1, '-batch', batch])
-    // RSS over many route changes
+    // RSS over many route changes: sampled before the first batch of EVENTS and after each batch (the same routes
+    // each time); the memory hook's figures beside each sample, taken after it
     await sleep(3000)
-    const rssBefore = rssOf(pid)
     const first = 2 + routes
     const lines = []
     for (let i = first; i < first + events / 2; i++) lines.push(fix(i, 'add').join(' '), fix(i, 'del').join(' '))
     writeFileSync(batch, lines.join('\n') + '\n')
-    must('ip', ['-n', ns.n1, '-batch', batch])
-    await sleep(5000)
-    const rssAfter = rssOf(pid)
-    // the same again: growth that goes on is held memory, growth that stops is the heap's high-water mark
-    must('ip', ['-n', ns.n1, '-batch', batch])
-    await sleep(5000)
-    const rssAgain = rssOf(pid)
+    const samples = [rssOf(pid)]
+    const memory = [await memoryOf()]
+    const d1 = diagnoses(get(ns.n1, metrics).body)
+    for (let b = 0; b < batches; b++) {
+      phase = `batch ${b + 1}`
+      must('ip', ['-n', ns.n1, '-batch', batch])
+      await sleep(5000)
+      samples.push(rssOf(pid))
+      memory.push(await memoryOf())
+    }
+    // the first batch warms the agent up (its heap grows back to its working size: see docs/performance.md) and is
+    // shown as `cold`; growth is over the second, growthAgain over the third (whether it goes on), fromWarm over all
+    // after the first
     const rss = {
       events,
-      before: rssBefore,
-      after: rssAfter,
-      growth: rssAfter / rssBefore - 1,
-      again: rssAgain,
-      growthAgain: rssAgain / rssAfter - 1,
+      cold: {before: samples[0], after: samples[1], growth: samples[1] / samples[0] - 1},
+      before: samples[1],
+      after: samples[2],
+      growth: samples[2] / samples[1] - 1,
+      again: samples[3],
+      growthAgain: samples[3] / samples[2] - 1,
+      fromWarm: samples.at(-1) / samples[1] - 1,
+      samplesMiB: samples.map(MiB),
+      memory,
+      timeline,
+      diagnoses: diagnoses(get(ns.n1, metrics).body) - d1,
     }
     const m = get(ns.n1, metrics).body
     const diagnosis = {count: diagnoses(m), node: histogram(m, 'node'), prefixes: histogram(m, 'prefixes')}
@@ -186,6 +243,7 @@ async function main() {
     throw new Error(`${error.message}${agentErr ? `; the agent's stderr: ${agentErr}` : ''}${how}; its source lines: ${JSON.stringify(sources)}`,
       {cause: error})
   } finally {
+    clearInterval(sampler)
     agent.kill('SIGTERM')
     await ended
     lab.teardown()

@@ -104,10 +104,8 @@ export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
     labelNames: ['scope'],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [registry],
-    collect() {
-      for (const d of agent.durations.splice(0)) this.observe({scope: d.scope}, d.seconds)
-    },
   })
+  agent.onDuration = (seconds, scope) => durations.observe({scope}, seconds)
   // both series exist from the start
   for (const scope of ['node', 'prefixes']) durations.zero({scope})
   new Gauge({

@@ -9,6 +9,7 @@ import {parseSeconds} from '../model/seconds.js'
 import {palette} from '../render/style.js'
 import {watchLineJson, watchLineText, type WatchStarted} from '../render/watch.js'
 import type {SourceOptions} from '../services/load.js'
+import {reportMemoryOnSignal} from '../runtime/memory-report.js'
 import {WatchAgent, type TimedChange} from './watch.js'
 
 export interface RunWatchOptions {
@@ -79,6 +80,7 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
     const {loadClusterTruth} = await import('../services/load.js')
     source = {...source, clusterTruth: await loadClusterTruth(source)}
   }
+  reportMemoryOnSignal()
   const p = palette()
   const write = (line: TimedChange | WatchStarted) => {
     process.stdout.write(`${opts.json ? watchLineJson(line) : watchLineText(line, p)}\n`)

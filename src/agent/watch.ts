@@ -112,7 +112,8 @@ export class WatchAgent {
   private kernelRetry: NodeJS.Timeout | undefined
   private lastNodeMs = 0 // how long the last whole-node diagnosis took
   private idle: Promise<void> = Promise.resolve()
-  readonly durations: Array<{seconds: number; scope: DiagnosisScope}> = [] // handed to the histogram and emptied by it
+  /** Told each diagnosis's duration (the metrics' histogram): nothing is kept for a reader that may never come. */
+  onDuration: ((seconds: number, scope: DiagnosisScope) => void) | undefined
   readonly reconciler: Reconciler | undefined
   private again: NodeJS.Timeout | undefined
   private base: NodeBase | undefined // what the last full diagnosis leaves for diagnosing single prefixes
@@ -438,7 +439,7 @@ export class WatchAgent {
         this.counters.lastDiagnosisAt = Date.now()
         this.counters.lastDurationSeconds = tookMs / 1000
         this.counters.lastScope = scope
-        this.durations.push({seconds: tookMs / 1000, scope})
+        this.onDuration?.(tookMs / 1000, scope)
       }
       if (this.stopped) return
       if (first || changes.length > 0) this.reconcileDue = true

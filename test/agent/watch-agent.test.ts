@@ -204,6 +204,20 @@ describe('the watch agent', () => {
     await agent.stop()
   })
 
+  it('keeps nothing per diagnosis for the metrics: each duration goes to its listener, or nowhere without one', async () => {
+    const {agent} = await started(baseWith('10.0.0.0/16'))
+    h.handlers!.events([routeEvent('10.0.0.64/26')], [])
+    await until(() => h.prefixCalls.length === 1 && !agent.running)
+    // an agent without --listen: nobody reads the durations, and none is held
+    expect((agent as unknown as {durations?: unknown[]}).durations?.length ?? 0).toBe(0)
+    const heard: string[] = []
+    agent.onDuration = (_seconds, scope) => heard.push(scope)
+    h.handlers!.events([routeEvent('10.0.0.128/26')], [])
+    await until(() => heard.length === 1)
+    expect(heard).toEqual(['prefixes'])
+    await agent.stop()
+  })
+
   it('stops during a whole-node diagnosis in the worker, and withdraws the overlay (--cleanup-on-exit)', async () => {
     const {agent} = await started(baseWith('10.0.0.0/16'), true)
     const cleanup = vi.spyOn(agent.reconciler!, 'cleanup').mockResolvedValue()

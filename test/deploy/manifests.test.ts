@@ -2,6 +2,7 @@
 // and every object validated against the Kubernetes OpenAPI schemas (kubernetes-models; the Prometheus Operator's
 // CRD schemas for ServiceMonitor and PrometheusRule), then what the issue asks of each checked. promtool checks
 // and unit-tests the alert rules.
+import {spawnSync} from 'node:child_process'
 import {existsSync, readFileSync} from 'node:fs'
 import path from 'node:path'
 
@@ -129,6 +130,15 @@ describe('deploy/ manifests', () => {
     expect(c.args).not.toContain('--reconcile')
     expect(c.securityContext.capabilities.add ?? []).not.toContain('NET_ADMIN')
     expect(c.securityContext.capabilities.drop).toEqual(['ALL'])
+  })
+
+  it('the DaemonSet\'s NODE_OPTIONS are options Node accepts there (it refuses to start on others)', () => {
+    const c = find(base, 'DaemonSet').spec.template.spec.containers[0]
+    const options = c.env.find((e: any) => e.name === 'NODE_OPTIONS')?.value
+    expect(options).toMatch(/--max-semi-space-size=\d+/)
+    const r = spawnSync(process.execPath, ['-e', '0'], {env: {...process.env, NODE_OPTIONS: options}, encoding: 'utf8'})
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
   })
 
   it('the reconcile overlay adds NET_ADMIN and --reconcile, and nothing else changes the base', () => {

@@ -1,10 +1,11 @@
 // `watch` re-diagnoses only what a change touches, and what it then holds is what a full `check --json`
 // of the same namespace says. On n1 of the ECMP scenario, with Calico's truth (--calico DIR, files as kubectl writes
-// them), through a series of changes — a block's route replaced, a block withdrawn, a BGP session down and up, the
-// tunnel down and up, a device carrying a block's route down and away, the overlay applied, the truth changed to give
-// a block to another node — the agent's /state (every prefix's verdict and finding ids, and the host findings) is
-// compared with check's after each. A route's change is diagnosed alone (the `prefixes` series of the duration
-// histogram counts it, the `node` one does not), and a device without routes not at all.
+// them), through a series of changes — a block's route replaced, a block withdrawn, a MED set on a block's path (the
+// route counts the same), a BGP session down and up, the tunnel down and up, a device carrying a block's route down
+// and away, the overlay applied, the truth changed to give a block to another node — the agent's /state (every
+// prefix's verdict and finding ids, and the host findings) is compared with check's after each. A route's change is
+// diagnosed alone (the `prefixes` series of the duration histogram counts it, the `node` one does not), and a device
+// without routes not at all.
 import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -135,6 +136,18 @@ describe.skipIf(reason !== null)('watch\'s incremental diagnosis equals a full c
     expect((await equalToCheck('n3 withdrawing its block')).prefixes[N3_BLOCK]).toMatch(/^missing .*block-unrouted/)
     await lab.reconfigure('n3', peerBirdConfig('n3'))
     expect((await equalToCheck('n3 announcing its block again')).prefixes[N3_BLOCK]).toMatch(/^not-tunneled /)
+  })
+
+  it('a path changing an attribute, the route counts the same (n3 sets a MED on its block): that prefix is diagnosed again, not the whole node', async () => {
+    const node = await diagnoses('node')
+    const prefixes = await diagnoses('prefixes')
+    const med = peerBirdConfig('n3').replace('  calico_aggr();', `  if ( net = ${N3_BLOCK} ) then bgp_med = 5;\n  calico_aggr();`)
+    expect(med).toContain('bgp_med')
+    await lab.reconfigure('n3', med)
+    await until('a diagnosis of the changed prefix', async () => ((await diagnoses('prefixes')) > prefixes ? true : undefined), 30_000)
+    expect(await diagnoses('node')).toBe(node)
+    await lab.reconfigure('n3', peerBirdConfig('n3'))
+    expect((await equalToCheck('n3\'s MED gone')).prefixes[N3_BLOCK]).toMatch(/^not-tunneled /)
   })
 
   it('a BGP session down, then up', async () => {
