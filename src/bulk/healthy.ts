@@ -22,13 +22,18 @@
 // - `unreachable`, BIRD's path `unreachable`, N not this node's: nexthop-unresolvable-by-bird (the kernel reaches
 //   N), and nothing else: bird-kernel-mismatch needs a unicast path, the tunnel rules a unicast route. Verdict
 //   unreachable.
+// - BIRD's two paths, the primary and one other, both unicast over BGP, equal in preference (model/snapshot-index.ts
+//   equalPreference: BIRD would merge them), their next hops N1 and N2 distinct, reachable and not this node's, both
+//   built (the parser defers only a network's only path), and the kernel's one tunnel route to N1 or N2: the rules
+//   find multipath-lost (one of N1, N2 is not a next hop of the route) and nothing else: the route tunnels to a next
+//   hop BIRD names, with onlink. Verdict multipath-lost.
 import {ABSENT, deferredKernelRoute, outsidePoolRoute, KeyTable, resolvingRoutes, type DeferredRoutes} from './deferred.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {clusterIndex, truthForbidsBulk} from '../model/calico.js'
-import {ipv4PoolOf, ipv4Pools} from '../model/snapshot-index.js'
+import {equalPreference, ipv4PoolOf, ipv4Pools} from '../model/snapshot-index.js'
 import {Fib} from '../model/fib.js'
 import {ipv4Value} from '../model/prefix.js'
-import {BYPASSED_BY_ECMP, NOT_PROGRAMMED, UNRESOLVABLE_BY_BIRD, type BirdRoute, type BrokenPrefixes, type Gateway, type KernelRoute, type Snapshot} from '../model/types.js'
+import {BYPASSED_BY_ECMP, MULTIPATH_LOST, NOT_PROGRAMMED, UNRESOLVABLE_BY_BIRD, type BirdRoute, type BrokenPrefixes, type Gateway, type KernelRoute, type Snapshot} from '../model/types.js'
 import {BirdBlockReader} from '../parse/bird-routes.js'
 
 export interface SeparateOptions {
@@ -77,10 +82,20 @@ export function separateHealthy(
     if (birdOf[j] === ABSENT) birdOf[j] = i
     else birdShared[j] = 1
   }
-  if (nb > 0) {
+  // off the tunnel: where the tunnel is expected whatever the next hop (not CrossSubnet, whose kernel gateways the
+  // rules look up) and Calico's truth judges nothing
+  const offTunnel =
+    opts.offTunnel === true && snapshot.calico === undefined && !snapshot.pools.some((p) => p.crossSubnet)
+  // off the tunnel too: the paths built at a kernel route deferred, by that route (two of them: multipath-lost?)
+  const builtAt = offTunnel && nk > 0 ? new Map<number, BirdRoute[]>() : undefined
+  if (nb > 0 || builtAt !== undefined) {
     for (const r of snapshot.bird.routes) {
       const j = kernelAt.get(prefixKey(r.prefix))
-      if (j >= 0) birdShared[j] = 1
+      if (j < 0) continue
+      birdShared[j] = 1
+      const paths = builtAt?.get(j)
+      if (paths === undefined) builtAt?.set(j, [r])
+      else paths.push(r)
     }
   }
 
@@ -96,6 +111,19 @@ export function separateHealthy(
   for (const r of snapshot.bird.routes) {
     if (r.bgpNextHop !== undefined) resolved.add(r.bgpNextHop)
     else if (r.from !== undefined) resolved.add(r.from) // a plain `show route`: the rules look up the peer instead
+  }
+  // BIRD's two equal BGP paths built at a kernel tunnel route deferred, nothing else at its key: their next hops'
+  // reachability is looked up too
+  const pairs: Array<{j: number; a: BirdRoute; b: BirdRoute}> = []
+  for (const [j, paths] of builtAt ?? []) {
+    if (paths.length !== 2 || birdOf[j] !== ABSENT || shared[j] || kernel!.models.get(j) >= 0) continue
+    const [a, b] = paths
+    if (!a.primary || b.primary || a.kernelSyncFailed || a.dest !== 'unicast' || b.dest !== 'unicast') continue
+    if (a.source !== 'BGP' || b.source !== 'BGP' || a.bgpNextHop === undefined || b.bgpNextHop === undefined) continue
+    if (a.bgpNextHop === b.bgpNextHop || ipv4Value(a.bgpNextHop) < 0 || ipv4Value(b.bgpNextHop) < 0) continue
+    if (!equalPreference(a, b)) continue
+    pairs.push({j, a, b})
+    for (const n of [a.bgpNextHop, b.bgpNextHop]) if (!hops.has(n)) hops.set(n, false)
   }
   const holdsHop = keysHolding(resolved) // the networks that hold a BGP next hop
   for (const key of holdsHop) {
@@ -140,10 +168,6 @@ export function separateHealthy(
 
   const pools = ipv4Pools(snapshot.pools)
   const poolOf = (key: number) => ipv4PoolOf(pools, (key - (key % 64)) / 64, key % 64)
-  // off the tunnel: where the tunnel is expected whatever the next hop (not CrossSubnet, whose kernel gateways the
-  // rules look up) and Calico's truth judges nothing
-  const offTunnel =
-    opts.offTunnel === true && snapshot.calico === undefined && !snapshot.pools.some((p) => p.crossSubnet)
 
   // with Calico's truth, a path to another node than the block's owner, and what the truth finds odd, go to the rules
   const vetoed = snapshot.calico
@@ -192,6 +216,20 @@ export function separateHealthy(
     healthyKernel[j] = 1
     if (hop !== lastHop) healthyHops.add((lastHop = hop))
   }
+  // multipath-lost: the kernel tunnels to one of the two next hops, and each is wanted (reachable, not this node's)
+  const pathsSeparated = new Set<BirdRoute>()
+  for (const {j, a, b} of pairs) {
+    const key = kernel!.keys.get(j)
+    const [n1, n2] = [a.bgpNextHop!, b.bgpNextHop!]
+    if (parseKernel[j] || poolOf(key)?.mode !== 'ipip' || opts.alwaysBuilt?.(key)) continue
+    if (!hops.get(n1) || !hops.get(n2) || ownAddress(n1) || ownAddress(n2)) continue
+    const g = kernel!.gateways.get(j)
+    if (g !== ipv4Value(n1) && g !== ipv4Value(n2)) continue
+    broken.push(key * 4 + MULTIPATH_LOST)
+    healthyKernel[j] = 1
+    pathsSeparated.add(a).add(b)
+    healthyHops.add(n1).add(n2)
+  }
 
   // every other route deferred, parsed and put back in its place among the routes built
   const kernelRoutes = putBack(
@@ -227,10 +265,11 @@ export function separateHealthy(
     },
   })
 
+  const routes = pathsSeparated.size > 0 ? birdRoutes.filter((r) => !pathsSeparated.has(r)) : birdRoutes
   return {
     ...snapshot,
     kernelRoutes,
-    bird: {...snapshot.bird, routes: birdRoutes},
+    bird: {...snapshot.bird, routes},
     healthy: {keys: Float64Array.from(keys).sort(), bgpNextHops: [...healthyHops]},
     ...(broken.length > 0 ? {broken: brokenPrefixes(broken)} : {}),
   }

@@ -245,24 +245,29 @@ export interface HealthyPrefixes {
 
 /**
  * Pool prefixes `check`'s text report keeps as numbers, broken (bulk/healthy.ts): BIRD's one BGP path, with a
- * reachable BGP next hop, and the kernel's one `proto bird` route, off the tunnel; neither in `kernelRoutes` nor in
- * `bird.routes`. Each has the verdict and the one finding (an error) of its kind, BROKEN_KINDS[kinds[i]]. Their BGP
- * next hops are in HealthyPrefixes.bgpNextHops.
+ * reachable BGP next hop, and the kernel's one `proto bird` route, off the tunnel; or BIRD's two equal BGP paths and
+ * the kernel's one tunnel route to one of them; neither in `kernelRoutes` nor in `bird.routes`. Each has the
+ * verdict and the one finding (an error) of its kind, BROKEN_KINDS[kinds[i]]. Their BGP next hops are in
+ * HealthyPrefixes.bgpNextHops.
  */
 export interface BrokenPrefixes {
   keys: Float64Array // model/prefix-key.ts prefixKey, ascending
   kinds: Uint8Array
 }
 
-/** The kinds of BrokenPrefixes: a single-path route over the underlay, a multipath one, BIRD's `unreachable`. */
+/**
+ * The kinds of BrokenPrefixes: a single-path route over the underlay, a multipath one, BIRD's `unreachable`, and a
+ * tunnel route to one of two equal paths' next hops. At most four: bulk/healthy.ts codes a key and its kind together.
+ */
 export const BROKEN_KINDS = [
   {verdict: 'not-tunneled', finding: 'tunnel-not-programmed'},
   {verdict: 'not-tunneled', finding: 'tunnel-bypassed-by-ecmp'},
   {verdict: 'unreachable', finding: 'nexthop-unresolvable-by-bird'},
+  {verdict: 'multipath-lost', finding: 'multipath-lost'},
 ] as const satisfies ReadonlyArray<{verdict: Verdict; finding: FindingId}>
 
 export type BrokenKind = (typeof BROKEN_KINDS)[number]
-export const [NOT_PROGRAMMED, BYPASSED_BY_ECMP, UNRESOLVABLE_BY_BIRD] = [0, 1, 2]
+export const [NOT_PROGRAMMED, BYPASSED_BY_ECMP, UNRESOLVABLE_BY_BIRD, MULTIPATH_LOST] = [0, 1, 2, 3]
 
 /** The lines of a dropped text that evidence still cites (src/bulk/drop-texts.ts keeps them). */
 export interface CitedLines {

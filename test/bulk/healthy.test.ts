@@ -15,7 +15,7 @@ import {keyPrefix, keyPrefixLength, prefixKey} from '../../src/model/prefix-key.
 import {buildSnapshot} from '../../src/snapshot/build.js'
 import {separateHealthy} from '../../src/bulk/healthy.js'
 import {SnapshotIndex} from '../../src/model/snapshot-index.js'
-import type {SourceFile} from '../../src/model/types.js'
+import {MULTIPATH_LOST, type SourceFile} from '../../src/model/types.js'
 import {renderCheck, renderCheckLines, renderExplain} from '../../src/render/text.js'
 import {npdResult} from '../../src/render/npd.js'
 import {palette} from '../../src/render/style.js'
@@ -303,6 +303,55 @@ function rulesIndex(files: SourceFile[]): SnapshotIndex {
   if (ctx instanceof Error) throw ctx
   return ctx
 }
+
+describe("check's text report separates multipath-lost prefixes in bulk exactly as the rules would", () => {
+  let broken: Map<string, string>
+  beforeAll(async () => {
+    broken = await syntheticTexts(400, true)
+  })
+  const multipathLost = (texts: Map<string, string>) =>
+    buildBulkSnapshot(filesOf(texts), {}, 'check-text').broken?.kinds.filter((k) => k === MULTIPATH_LOST).length ?? 0
+
+  it("on the bench's broken-heavy table: two equal paths, the kernel's tunnel route to one of them", () => {
+    const r = both(filesOf(broken))
+    expect(multipathLost(broken)).toBeGreaterThan(30) // 10 % of the blocks
+    expect(r.leanText).toBe(r.rulesText)
+    expect(r.leanText).toMatch(/multipath-lost {2}multipath-lost/)
+    // the kernel's route to the other path's next hop: the same finding
+    const texts = new Map(broken)
+    texts.set(KERNEL_FILE, damageMultipathLost(texts, [{kind: 'kernel-to-second', at: 0}, {kind: 'kernel-to-second', at: 5}]))
+    expect(multipathLost(texts)).toBe(multipathLost(broken))
+    const k = both(filesOf(texts))
+    expect(k.leanText).toBe(k.rulesText)
+  })
+
+  it(
+    'on that table with the second paths, and the kernel routes of their prefixes, damaged at random',
+    () => {
+      const damage = fc.record({kind: fc.constantFrom(...SECOND_PATH_DAMAGE), at: fc.nat()})
+      const birdDamage = fc.record({kind: fc.constantFrom(...BIRD_DAMAGE), at: fc.nat()})
+      const kernelDamage = fc.record({kind: fc.constantFrom(...KERNEL_DAMAGE), at: fc.nat()})
+      fc.assert(
+        fc.property(
+          fc.array(damage, {minLength: 1, maxLength: 6}),
+          fc.array(birdDamage, {maxLength: 2}),
+          fc.array(kernelDamage, {maxLength: 2}),
+          (second, bird, kernel) => {
+            const texts = new Map(broken)
+            texts.set(KERNEL_FILE, damageMultipathLost(texts, second.filter((d) => d.kind.startsWith('kernel-'))))
+            texts.set(BIRD_FILE, damageSecondPaths(texts.get(BIRD_FILE)!, second.filter((d) => !d.kind.startsWith('kernel-'))))
+            texts.set(BIRD_FILE, damageBird(texts.get(BIRD_FILE)!, bird))
+            texts.set(KERNEL_FILE, damageKernel(texts.get(KERNEL_FILE)!, kernel))
+            const r = both(filesOf(texts))
+            expect(r.leanText).toBe(r.rulesText)
+          },
+        ),
+        {numRuns: 25},
+      )
+    },
+    RANDOM_DAMAGE_TIMEOUT,
+  )
+})
 
 /**
  * `explain QUERY` as the rules make it on every route, and as explain makes it (everything separated but QUERY's
@@ -611,6 +660,90 @@ function damageKernel(text: string, damage: Array<{kind: (typeof KERNEL_DAMAGE)[
       case 'overlay': routes.push({...r, table: '1158', protocol: '158', metric: undefined}); break
       case 'overlay-other': routes.push({...r, gateway: '172.20.5.20', table: '1158', protocol: '158', metric: undefined}); break
       case 'ours-in-main': routes.push({...r, protocol: '158', metric: 31}); break
+    }
+  }
+  return JSON.stringify(routes)
+}
+
+const SECOND_PATH_DAMAGE = ['local-pref', 'as-path', 'med', 'preference', 'same-hop', 'far', 'own', 'v6-hop', 'unreachable',
+  'static', 'primary-too', 'third', 'delete', 'kernel-to-second', 'kernel-elsewhere', 'kernel-both'] as const
+
+/** Damage the second paths of a birdc dump (an indented header and its TAB lines): of two equal paths, one. */
+function damageSecondPaths(
+  text: string,
+  damage: Array<{kind: (typeof SECOND_PATH_DAMAGE)[number]; at: number}>,
+): string {
+  const lines = text.split('\n')
+  for (const {kind, at} of damage) {
+    const heads = lines.flatMap((l, i) => (l.startsWith(' ') && l.trimStart().startsWith('unicast') ? [i] : []))
+    if (heads.length === 0) break
+    const h = heads[at % heads.length]
+    let end = h + 1
+    while (end < lines.length && lines[end].startsWith('\t')) end++
+    const block = lines.slice(h, end)
+    const edit = (from: RegExp, to: string) => lines.splice(h, end - h, ...block.map((l) => l.replace(from, to)))
+    const hop = (to: string) => edit(/^\tBGP\.next_hop: .*/, `\tBGP.next_hop: ${to}`)
+    switch (kind) {
+      case 'local-pref': edit(/^\tBGP\.local_pref: .*/, '\tBGP.local_pref: 200'); break
+      case 'as-path': edit(/^\tBGP\.as_path: .*/, '\tBGP.as_path: 64513'); break
+      case 'med': lines.splice(end, 0, '\tBGP.med: 5'); break
+      case 'preference': edit(/\(100\/\?\)/, '(90/?)'); break
+      case 'same-hop': {
+        let p = h - 1
+        while (p > 0 && !/^\tBGP\.next_hop: /.test(lines[p])) p--
+        hop(lines[p].slice('\tBGP.next_hop: '.length))
+        break
+      }
+      case 'far': hop('198.51.100.7'); break
+      case 'own': hop('172.31.11.3'); break
+      case 'v6-hop': hop('2001:db8::7'); break
+      case 'unreachable': edit(/^( +)unicast/, '$1unreachable'); break
+      case 'static': edit(/^\tType: BGP/, '\tType: static'); break
+      case 'primary-too': edit(/\] \(/, '] * ('); break
+      case 'third': lines.splice(end, 0, ...block.map((l) => l.replace(/^\tBGP\.next_hop: .*/, '\tBGP.next_hop: 172.20.7.30'))); break
+      case 'delete': lines.splice(h, end - h); break
+      default: break
+    }
+  }
+  return lines.join('\n')
+}
+
+/**
+ * The kernel's routes of prefixes whose BIRD paths are two (a primary header, then an indented one), damaged: to the
+ * second path's next hop, to a node neither names, or multipath to both.
+ */
+function damageMultipathLost(
+  texts: Map<string, string>,
+  damage: Array<{kind: (typeof SECOND_PATH_DAMAGE)[number]; at: number}>,
+): string {
+  const routes = JSON.parse(texts.get(KERNEL_FILE)!) as Array<Record<string, unknown>>
+  if (damage.length === 0) return JSON.stringify(routes)
+  const lines = texts.get(BIRD_FILE)!.split('\n')
+  const second = new Map<string, string>() // prefix -> the second path's next hop
+  let prefix = ''
+  let inSecond = false
+  for (const l of lines) {
+    if (l.startsWith('10.')) [prefix, inSecond] = [l.slice(0, l.indexOf(' ')), false]
+    else if (l.startsWith(' ')) inSecond = true
+    else if (inSecond && l.startsWith('\tBGP.next_hop: ')) second.set(prefix, l.slice('\tBGP.next_hop: '.length))
+  }
+  const at = routes.flatMap((r, i) => (second.has(String(r.dst)) ? [i] : []))
+  for (const {kind, at: k} of damage) {
+    if (at.length === 0) break
+    const r = routes[at[k % at.length]]
+    const n2 = second.get(String(r.dst))!
+    switch (kind) {
+      case 'kernel-to-second': r.gateway = n2; break
+      case 'kernel-elsewhere': r.gateway = '172.20.7.30'; break
+      case 'kernel-both': {
+        const hops = [r.gateway, n2].map((g) => ({gateway: g, dev: 'tunl0', weight: 1, flags: ['onlink']}))
+        delete r.gateway
+        delete r.dev
+        r.flags = []
+        r.nexthops = hops
+        break
+      }
+      default: break
     }
   }
   return JSON.stringify(routes)
