@@ -2,7 +2,7 @@
 // prints a clear message with the right exit status (2 for bad input or usage), never a stack.
 import {Command, Flags, Errors} from '@oclif/core'
 
-import {checkTunnelDev} from '../snapshot/build.js'
+import {checkOverlayTable, checkTunnelDev} from '../snapshot/build.js'
 import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, DEFAULT_TUNNEL_DEV} from '../model/snapshot-index.js'
 import {RouteDoctorError} from '../model/errors.js'
 import {checkLineJson, jsonText, writeJson, writeLines, type ElementWriters} from '../render/json.js'
@@ -79,7 +79,7 @@ export function sourceOptions(flags: {
     kube: flags.kube,
     node: flags.node,
     fixProtocol: flags.protocol,
-    overlayTable: flags.table,
+    overlayTable: flags.table === undefined ? undefined : checkOverlayTable(flags.table),
   }
 }
 

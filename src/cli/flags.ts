@@ -11,6 +11,7 @@ import type {BundleOptions} from '../services/bundle.js'
 import type {FleetOptions} from '../services/fleet.js'
 import type {FixCommandRequest} from '../services/fix.js'
 import {sourceFlags, sourceOptions} from './base.js'
+import {checkOverlayTable} from '../snapshot/build.js'
 
 // commands check a duration flag as watch does
 export {parseSeconds} from '../model/seconds.js'
@@ -137,7 +138,8 @@ export function fleetOptions(
 ): FleetOptions & {html?: string; written: (file: string, bytes: number) => void} {
   return {
     sources, calico: flags.calico, kube: flags.kube, pools: flags.pool, tunnelDev: flags['tunnel-dev'], html: flags.html,
-    fixProtocol: flags.protocol, overlayTable: flags.table, jobs: flags.jobs,
+    fixProtocol: flags.protocol, jobs: flags.jobs,
+    overlayTable: flags.table === undefined ? undefined : checkOverlayTable(flags.table),
     // on stderr, as bundle says what it wrote: stdout is the report (the JSON alone with --json)
     written: (file, bytes) => process.stderr.write(`wrote ${file} (${bytes} bytes)\n`),
   }

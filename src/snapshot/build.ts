@@ -12,7 +12,7 @@ import {parseIpRouteJson, type OutsideRouteSink, type TunnelRouteSink} from '../
 import {parseIpRouteText} from '../parse/ip-route-text.js'
 import {parseIpRule} from '../parse/ip-rule.js'
 import {parseSysctl} from '../parse/sysctl.js'
-import {isInterfaceName, parseOverlaySettings} from '../parse/overlay-settings.js'
+import {isInterfaceName, isOverlayTable, OVERLAY_TABLE_EXPECTED, parseOverlaySettings} from '../parse/overlay-settings.js'
 import {parseCalicoTruth} from '../parse/calico.js'
 import {CALICO_DIR, NODE_NAME_FILE, nodeNameOf, type CalicoTruth} from '../model/calico.js'
 import {DEFAULT_TUNNEL_DEV, OVERLAY_SETTINGS_FILE, outsidePools} from '../model/snapshot-index.js'
@@ -88,6 +88,12 @@ export function checkTunnelDev(name: string): string {
     )
   }
   return name
+}
+
+/** The overlay table flag (DESIGN §5): refused where BIRD, Felix or the kernel keep routes. */
+export function checkOverlayTable(table: number): number {
+  if (!isOverlayTable(table)) throw new UsageError(`--table ${table}: expected ${OVERLAY_TABLE_EXPECTED}`)
+  return table
 }
 
 interface TunnelPools {

@@ -100,6 +100,16 @@ describe('a bundle records --table and --protocol (overlay-settings.json): --fro
     expect(existsSync(out)).toBe(false)
   })
 
+  it('check, explain and fleet refuse a --table inside 1-255 as fix does: exit 2, one line', async () => {
+    const dir = movedInTable2000()
+    for (const args of [['check', '--from', dir], ['explain', '192.168.110.128/26', '--from', dir], ['fleet', dir]]) {
+      const res = await run([...args, '--table', '254'])
+      expect(res.exitCode, args.join(' ')).toBe(2)
+      expect(res.stderr, args.join(' ')).toMatch(/^routedoctor: --table 254: expected a table outside 1-255 \(Felix/m)
+      expect(res.stderr).not.toMatch(/\n\s+at /)
+    }
+  })
+
   it('flags given explicitly win over what the bundle recorded', async () => {
     const out = await bundleOf(movedInTable2000(), OURS)
     const other = await run(['check', '--from', out, '--table', '1158', '--protocol', '158', '--json'])
