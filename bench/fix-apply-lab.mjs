@@ -8,7 +8,7 @@
 // announces COUNT /26 blocks of 10.0.0.0/8 over iBGP between loopbacks (multihop, gateway recursive);
 // n1's BIRD installs them `via 10.9.0.2 dev eth0 proto bird metric 32` (tunnel-not-programmed), and
 // `fix --apply --watch 0` plans and writes COUNT routes `via 172.31.20.5 dev tunl0 onlink metric 31
-// proto 158` beside them. Prints one JSON line: {count, fix: {wall, user, sys}, ipBatch: {...}, runs}.
+// proto 158` into its overlay table (1158). Prints one JSON line: {count, fix: {wall, user, sys}, ipBatch: {...}, runs}.
 // Needs root, ip(8) and BIRD 2 (/usr/sbin/bird, or BIRD2_BIN and BIRDC2_BIN).
 // Usage: node bench/fix-apply-lab.mjs [COUNT] [RUNS]
 import {writeFileSync} from 'node:fs'
@@ -38,10 +38,12 @@ async function main() {
   writeFileSync(batch, plan.routes.map((r) => {
     if (r.nexthops.length !== 1) throw new Error(`${r.dst}: ${r.nexthops.length} next hops`)
     const nh = r.nexthops[0]
-    return `route replace ${r.dst} via ${nh.gateway} dev ${nh.dev}${nh.onlink ? ' onlink' : ''} metric ${r.metric} proto ${r.protocol}${r.table === 'main' ? '' : ` table ${r.table}`}\n`
+    return `route replace ${r.dst} via ${nh.gateway} dev ${nh.dev}${nh.onlink ? ' onlink' : ''} metric ${r.metric} proto ${r.protocol} table ${r.table}\n`
   }).join(''))
-  const ours = () => sh('ip', ['-n', ns.n1, 'route', 'show', 'proto', String(plan.routes[0].protocol)]).stdout.split('\n').filter(Boolean).length
-  const flush = () => sh('ip', ['-n', ns.n1, 'route', 'flush', 'proto', String(plan.routes[0].protocol)])
+  // the overlay table (a number: fix's JSON names main 254 too)
+  const mine = ['table', String(plan.routes[0].table), 'proto', String(plan.routes[0].protocol)]
+  const ours = () => sh('ip', ['-n', ns.n1, 'route', 'show', ...mine]).stdout.split('\n').filter(Boolean).length
+  const flush = () => sh('ip', ['-n', ns.n1, 'route', 'flush', ...mine])
 
   const measure = (argv) => {
     const {cmd, timeFile} = timed(argv)
