@@ -8,7 +8,7 @@
 // announces COUNT /26 blocks of 10.0.0.0/8 over iBGP between loopbacks (multihop, gateway recursive);
 // n1's BIRD installs them `via 10.9.0.2 dev eth0 proto bird metric 32` (tunnel-not-programmed), and
 // `fix --apply --watch 0` plans and writes COUNT routes `via 172.31.20.5 dev tunl0 onlink metric 31
-// proto 158` into its overlay table (1158). Prints one JSON line: {count, fix: {wall, user, sys}, ipBatch: {...}, runs}.
+// proto 158` into its overlay table (1158). Prints one JSON line: {count, fix: {wall, user, sys}, ipBatch, runs}.
 // Needs root, ip(8) and BIRD 2 (/usr/sbin/bird, or BIRD2_BIN and BIRDC2_BIN).
 // Usage: node bench/fix-apply-lab.mjs [COUNT] [RUNS]
 import {writeFileSync} from 'node:fs'
