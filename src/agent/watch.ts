@@ -239,7 +239,8 @@ export class WatchAgent {
    */
   private classify(mark: (base: NodeBase) => void, weight: number): void {
     if (this.base !== undefined && !this.nodeRunning) return mark(this.base)
-    if (this.touched.full !== undefined) return // the whole node is diagnosed next anyway
+    // the whole node is diagnosed next anyway (no base yet, and none being made: the last attempt failed)
+    if (this.touched.full !== undefined || !this.nodeRunning) return
     this.heldWeight += weight
     if (this.heldWeight > MAX_HELD) {
       this.held = []
@@ -318,8 +319,15 @@ export class WatchAgent {
           const {birdHashesApart} = await import('./node-worker.js')
           const after = await birdHashesApart(this.opts.source)
           this.birdHashes = after
+          const held = this.base === undefined || this.nodeRunning
           this.classify((base) => {
             for (const p of changedBlocks(before, after, base)) this.touched.prefixes.add(p)
+            // held across a whole-node diagnosis: it may have read BIRD between `before` and `after` (A, B, A again)
+            const seen = this.birdHashes
+            if (held && seen !== undefined && seen !== after) {
+              for (const p of changedBlocks(seen, after, base)) this.touched.prefixes.add(p)
+              this.birdHashes = after
+            }
           }, 1)
         }
       } else return

@@ -20,6 +20,7 @@ const h = vi.hoisted(() => ({
   birdHold: undefined as Promise<void> | undefined,
   prefixCalls: [] as Array<{prefixes: string[]; base: unknown}>,
   hashes: 0,
+  nextHashes: undefined as unknown,
 }))
 
 vi.mock('../../src/agent/kernel-view.js', () => ({
@@ -41,7 +42,7 @@ vi.mock('../../src/agent/node-worker.js', () => ({
   diagnoseNodeApart: () => new Promise((resolve, reject) => h.nodeDiagnoses.push({resolve, reject})),
   birdHashesApart: async () => {
     h.hashes++
-    return {keys: new Float64Array(0), hashes: new Uint32Array(0), other: new Map()}
+    return h.nextHashes ?? {keys: new Float64Array(0), hashes: new Uint32Array(0), other: new Map()}
   },
   stopWorkers: () => {
     for (const d of h.nodeDiagnoses.splice(0)) d.reject(new Error('the agent is stopping'))
@@ -82,11 +83,16 @@ const baseWith = (pool: string): NodeBase => ({
   tunnelDev: 'tunl0',
   uplinks: ['eth0'],
 })
-const diagnosis = (base: NodeBase): NodeDiagnosis => ({
-  state: emptyState(),
-  base,
-  birdHashes: {keys: new Float64Array(0), hashes: new Uint32Array(0), other: new Map()},
-})
+const diagnosis = (base: NodeBase, birdHashes = hashesOf([])): NodeDiagnosis => ({state: emptyState(), base, birdHashes})
+/** BIRD's hashes of IPv4 blocks: [prefix, hash of its `show route all` lines]. */
+function hashesOf(blocks: Array<[string, number]>): NodeDiagnosis['birdHashes'] {
+  const keyOf = (prefix: string) => {
+    const [addr, len] = prefix.split('/')
+    return addr.split('.').reduce((v, o) => v * 256 + Number(o), 0) * 64 + Number(len)
+  }
+  const sorted = blocks.map(([p, hash]) => [keyOf(p), hash]).sort((a, b) => a[0] - b[0])
+  return {keys: Float64Array.from(sorted, (b) => b[0]), hashes: Uint32Array.from(sorted, (b) => b[1]), other: new Map()}
+}
 const routeEvent = (dst: string): KernelEvent =>
   ({kind: 'route', op: 'new', family: 'inet', dst, table: 254}) as KernelEvent
 
@@ -134,6 +140,7 @@ describe('the watch agent', () => {
     h.prefixCalls.length = 0
     h.birdHold = undefined
     h.hashes = 0
+    h.nextHashes = undefined
   })
   afterEach(() => {
     vi.useRealTimers()
@@ -176,6 +183,42 @@ describe('the watch agent', () => {
     await starting
     await until(() => h.prefixCalls.length === 1)
     expect(h.prefixCalls[0].prefixes).toEqual(['10.0.0.64/26'])
+    await agent.stop()
+  })
+
+  it('re-diagnoses a block whose BIRD paths a whole-node diagnosis read between two polls that agree', async () => {
+    const base = baseWith('10.0.0.0/16')
+    const a = newAgent()
+    h.birdTexts.push(protocols(1, 1))
+    const starting = a.agent.start()
+    await until(() => h.nodeDiagnoses.length === 1)
+    h.nodeDiagnoses.shift()!.resolve(diagnosis(base, hashesOf([['10.0.0.64/26', 1]])))
+    await starting
+    h.handlers!.lost(new Error('ENOBUFS')) // a diagnosis of the whole node starts
+    await until(() => h.nodeDiagnoses.length === 1)
+    // the block's paths go A -> B -> A: the poll sees A on both sides, the diagnosis read B
+    h.birdTexts.push(protocols(1, 2))
+    h.nextHashes = hashesOf([['10.0.0.64/26', 1]])
+    await vi.advanceTimersByTimeAsync(5000)
+    expect(h.hashes).toBe(1)
+    h.nodeDiagnoses.shift()!.resolve(diagnosis(base, hashesOf([['10.0.0.64/26', 2]])))
+    await until(() => h.prefixCalls.length === 1)
+    expect(h.prefixCalls[0].prefixes).toEqual(['10.0.0.64/26'])
+    await a.agent.stop()
+  })
+
+  it('holds nothing while no diagnosis is under way and none has worked: the next one is of the whole node', async () => {
+    const {agent} = newAgent()
+    h.birdTexts.push(protocols(1, 1))
+    const starting = agent.start()
+    await until(() => h.nodeDiagnoses.length === 1)
+    h.nodeDiagnoses.shift()!.reject(new Error('no source readable')) // the first diagnosis fails
+    await starting
+    h.handlers!.events([routeEvent('10.0.0.64/26')], [])
+    await until(() => h.nodeDiagnoses.length === 1)
+    h.nodeDiagnoses.shift()!.resolve(diagnosis(baseWith('10.0.0.0/16')))
+    await vi.advanceTimersByTimeAsync(200)
+    expect(h.prefixCalls).toEqual([]) // the whole node's diagnosis covered the route
     await agent.stop()
   })
 
