@@ -83,7 +83,8 @@ const baseWith = (pool: string): NodeBase => ({
   tunnelDev: 'tunl0',
   uplinks: ['eth0'],
 })
-const diagnosis = (base: NodeBase, birdHashes = hashesOf([])): NodeDiagnosis => ({state: emptyState(), base, birdHashes})
+const diagnosis = (base: NodeBase, birdHashes = hashesOf([])): NodeDiagnosis =>
+  ({state: emptyState(), base, birdHashes})
 /** BIRD's hashes of IPv4 blocks: [prefix, hash of its `show route all` lines]. */
 function hashesOf(blocks: Array<[string, number]>): NodeDiagnosis['birdHashes'] {
   const keyOf = (prefix: string) => {
