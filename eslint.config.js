@@ -6,7 +6,7 @@ import stylistic from '@stylistic/eslint-plugin'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  {ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', 'examples/**']},
+  {ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', 'examples/**', 'bench/out/**']},
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
