@@ -21,13 +21,14 @@ const BACKOFF_FIRST_MS = 60_000
 const BACKOFF_MAX_MS = 3_600_000
 
 /**
- * The fix service's plan → apply path: the one place reconcile reaches it (plan as `fix` plans, apply and revert
- * as `fix --apply` and `fix --revert` do).
+ * The fix service's plan → apply path: the one place reconcile reaches it (plan as `fix` plans, in a worker thread:
+ * a full table's collection and plan would hold the agent's thread; apply and revert as `fix --apply` and
+ * `fix --revert` do).
  */
 export const fixPath = {
   async plan(source: SourceOptions, fixProtocol: string): Promise<OverlayPlan> {
-    const {loadFixPlan} = await import('../services/fix.js')
-    return (await loadFixPlan({...source, requireKernelRoutes: true}, {fixProtocol: Number(fixProtocol)})).plan
+    const {planOverlayApart} = await import('./node-worker.js')
+    return planOverlayApart(source, fixProtocol)
   },
   async apply(plan: OverlayPlan, journalDir: string) {
     const {applyFix} = await import('../services/fix.js')
@@ -64,7 +65,9 @@ export class Reconciler {
     try {
       full = await this.path.plan(this.opts.source, this.opts.fixProtocol)
     } catch (error) {
-      this.emit({kind: 'reconcile', op: 'failed', detail: `planning: ${(error as Error).message}`})
+      const {WorkerStopped} = await import('./node-worker.js')
+      if (!(error instanceof WorkerStopped))
+        this.emit({kind: 'reconcile', op: 'failed', detail: `planning: ${(error as Error).message}`})
       return
     }
     // the overlay's routes and rules only (DESIGN §5): a prefix in a route war waits out its back-off
