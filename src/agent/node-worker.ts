@@ -12,6 +12,7 @@ import {RouteDoctorError} from '../model/errors.js'
 import type {OverlayPlan} from '../plan/plan.js'
 import type {SourceOptions} from '../services/load.js'
 import {diagnoseNode, type NodeDiagnosis} from './diagnose.js'
+import {plannedOverlay, type PlannedOverlay} from './planned.js'
 import {birdBlockHashes, type BlockHashes} from './incremental.js'
 import type {SeenPrefix} from './state.js'
 
@@ -20,7 +21,7 @@ const SLICE = 4096 // prefixes a message
 
 type Job =
   | {kind: 'node'; source: SourceOptions; fixProtocol: string}
-  | {kind: 'plan'; source: SourceOptions; fixProtocol: string}
+  | {kind: 'plan'; source: SourceOptions; fixProtocol: string; skip: string[]}
   | {kind: 'bird-hashes'; source: SourceOptions}
   | {kind: 'report'; source: SourceOptions}
 
@@ -28,7 +29,7 @@ type Message =
   | {prefixes: Array<[string, SeenPrefix]>}
   | {diagnosis: NodeDiagnosis}
   | {hashes: BlockHashes}
-  | {plan: OverlayPlan}
+  | {planned: PlannedOverlay}
   | {chunk: Uint8Array}
   | {done: true}
   | {error: string; code?: string; exit?: number}
@@ -48,7 +49,7 @@ async function run(job: Job, post: (m: Message, transfer?: ArrayBuffer[]) => voi
     post({hashes}, transferOf(hashes))
     return
   }
-  if (job.kind === 'plan') return post({plan: await planOverlay(job.source, job.fixProtocol)})
+  if (job.kind === 'plan') return post({planned: plannedOverlay(await planOverlay(job.source, job.fixProtocol), job.skip)})
   if (job.kind === 'report') {
     // one chunk at a time, each once the last is written to the client (a slow client holds the worker, not memory)
     const out = new Writable({
@@ -156,10 +157,11 @@ export async function planOverlay(source: SourceOptions, fixProtocol: string): P
   return (await loadFixPlan({...source, requireKernelRoutes: true}, {fixProtocol: Number(fixProtocol)})).plan
 }
 
-/** planOverlay, in a worker thread. */
-export function planOverlayApart(source: SourceOptions, fixProtocol: string): Promise<OverlayPlan> {
-  return apart({kind: 'plan', source, fixProtocol}, () => planOverlay(source, fixProtocol), (m) =>
-    'plan' in m ? m.plan : undefined)
+/** planOverlay without the routes to `skip`, made in a worker thread and held as reconcile holds it. */
+export function planOverlayApart(source: SourceOptions, fixProtocol: string, skip: string[]): Promise<PlannedOverlay> {
+  return apart({kind: 'plan', source, fixProtocol, skip},
+    async () => plannedOverlay(await planOverlay(source, fixProtocol), skip),
+    (m) => ('planned' in m ? m.planned : undefined))
 }
 
 /** `check --json` of the node (the kernel's routes required), written to `out`. */

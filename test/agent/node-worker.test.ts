@@ -8,6 +8,7 @@ import {execa} from 'execa'
 import {describe, expect, it} from 'vitest'
 
 import {planOverlay} from '../../src/agent/node-worker.js'
+import {plannedOverlay} from '../../src/agent/planned.js'
 import {BIN, FIXTURES, ROOT, tempDir} from '../helpers.js'
 
 const BUILT = path.join(ROOT, 'dist/agent/node-worker.js')
@@ -17,10 +18,15 @@ const source = {from: DIR, ippools: path.join(DIR, 'ippools.yaml')}
 describe.skipIf(!existsSync(BUILT))('the agent\'s worker jobs (dist/, npm run build)', () => {
   it('reconcile\'s plan, made in a worker thread, is the fix service\'s plan of the node', async () => {
     const built = (await import(BUILT)) as typeof import('../../src/agent/node-worker.js')
-    const apart = await built.planOverlayApart(source, '158')
+    const apart = await built.planOverlayApart(source, '158', [])
     const here = await planOverlay(source, '158')
     expect(here.items.length).toBeGreaterThan(0) // three blocks not tunneled
-    expect(apart).toEqual(here)
+    expect(JSON.parse(apart.json)).toEqual(here)
+    expect(apart).toEqual(plannedOverlay(here, []))
+    // a prefix in a route war's back-off left out
+    const skipped = await built.planOverlayApart(source, '158', [here.items[0].planned.dst])
+    expect(skipped.routes).toBe(here.items.length - 1)
+    expect(skipped.signature).not.toBe(apart.signature)
   })
 
   it('/report, written from a worker thread a chunk at a time, is check --json', async () => {
