@@ -4,6 +4,7 @@
 // route another writer puts back is left alone for a while (doubling up to an hour), never fought.
 import type {OverlayPlan} from '../plan/plan.js'
 import type {SourceOptions} from '../services/load.js'
+import type {PlannedOverlay} from './planned.js'
 import type {WatchChange} from './state.js'
 
 export interface ReconcileOptions {
@@ -21,13 +22,14 @@ const BACKOFF_FIRST_MS = 60_000
 const BACKOFF_MAX_MS = 3_600_000
 
 /**
- * The fix service's plan → apply path: the one place reconcile reaches it (plan as `fix` plans, apply and revert
- * as `fix --apply` and `fix --revert` do).
+ * The fix service's plan → apply path: the one place reconcile reaches it (plan as `fix` plans, in a worker thread:
+ * a full table's collection and plan would hold the agent's thread; apply and revert as `fix --apply` and
+ * `fix --revert` do).
  */
 export const fixPath = {
-  async plan(source: SourceOptions, fixProtocol: string): Promise<OverlayPlan> {
-    const {loadFixPlan} = await import('../services/fix.js')
-    return (await loadFixPlan({...source, requireKernelRoutes: true}, {fixProtocol: Number(fixProtocol)})).plan
+  async plan(source: SourceOptions, fixProtocol: string, skip: string[]): Promise<PlannedOverlay> {
+    const {planOverlayApart} = await import('./node-worker.js')
+    return planOverlayApart(source, fixProtocol, skip)
   },
   async apply(plan: OverlayPlan, journalDir: string) {
     const {applyFix} = await import('../services/fix.js')
@@ -38,12 +40,6 @@ export const fixPath = {
     return revertFix(journal)
   },
 }
-
-const signature = (plan: OverlayPlan): string =>
-  JSON.stringify([
-    plan.items.map((i) => i.planned).sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0)),
-    plan.rules,
-  ])
 
 export class Reconciler {
   private pending: {signature: string; since: number} | undefined
@@ -60,24 +56,22 @@ export class Reconciler {
 
   /** After a diagnosis: plan, and write what has held for --settle seconds. */
   async reconcile(now: number): Promise<void> {
-    let full: OverlayPlan
+    // the overlay's routes and rules only (DESIGN §5): a prefix in a route war waits out its back-off
+    const skip = [...this.backoff].filter(([, b]) => b.until > now).map(([dst]) => dst)
+    let planned: PlannedOverlay
     try {
-      full = await this.path.plan(this.opts.source, this.opts.fixProtocol)
+      planned = await this.path.plan(this.opts.source, this.opts.fixProtocol, skip)
     } catch (error) {
-      this.emit({kind: 'reconcile', op: 'failed', detail: `planning: ${(error as Error).message}`})
+      const {WorkerStopped} = await import('./node-worker.js')
+      if (!(error instanceof WorkerStopped))
+        this.emit({kind: 'reconcile', op: 'failed', detail: `planning: ${(error as Error).message}`})
       return
     }
-    // the overlay's routes and rules only (DESIGN §5): a prefix in a route war waits out its back-off
-    const items = full.items.filter((item) => {
-      const b = this.backoff.get(item.planned.dst)
-      return b === undefined || b.until <= now
-    })
-    const plan: OverlayPlan = {...full, items}
-    if (items.length === 0 && plan.rules.length === 0) {
+    if (planned.routes === 0 && planned.rules === 0) {
       this.pending = undefined
       return
     }
-    const sig = signature(plan)
+    const sig = planned.signature
     if (this.pending?.signature !== sig) {
       this.pending = {signature: sig, since: now}
       this.again(this.opts.settleSeconds * 1000)
@@ -93,7 +87,7 @@ export class Reconciler {
     this.lastWriteAt = now
     let result: Awaited<ReturnType<typeof fixPath.apply>>
     try {
-      result = await this.path.apply(plan, this.opts.journalDir)
+      result = await this.path.apply(JSON.parse(planned.json) as OverlayPlan, this.opts.journalDir)
     } catch (error) {
       this.emit({kind: 'reconcile', op: 'failed', detail: (error as Error).message})
       return
@@ -103,7 +97,7 @@ export class Reconciler {
       this.emit({
         kind: 'reconcile',
         op: 'failed',
-        routes: items.length,
+        routes: planned.routes,
         journal: result.journal,
         detail: `${result.errors.map((e) => e.message).join('; ') || 'the read-back did not match'}${result.restored ? ' (restored from the journal)' : ''}`,
       })

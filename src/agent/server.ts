@@ -1,16 +1,17 @@
 // `watch --listen`: /metrics (no token), /healthz, /readyz, and the report, explanations and the agent's own state
 // (/report, /explain, /state) only for loopback clients or a client presenting the bearer token of --token-file.
 // /report and /explain are made by the check and explain services from a fresh collection, as the commands make
-// them; /state is what the agent holds, kept current change by change.
+// them (/report in a worker thread: a full table's would hold the agent's thread); /state is what the agent holds,
+// kept current change by change.
 import {createServer, type IncomingMessage, type Server, type ServerResponse} from 'node:http'
 import {isIP} from 'node:net'
 import {timingSafeEqual} from 'node:crypto'
 
 import {RouteDoctorError, UsageError} from '../model/errors.js'
-import {checkLineJson, writeJson} from '../render/json.js'
 import {loadExplainReport} from '../services/explain.js'
-import {loadCheckRun, type SourceOptions} from '../services/load.js'
+import type {SourceOptions} from '../services/load.js'
 import type {AgentMetrics} from './metrics.js'
+import {writeReportApart} from './node-worker.js'
 import {stateJson} from './state.js'
 import type {WatchAgent} from './watch.js'
 
@@ -118,13 +119,11 @@ async function handle(
       if (url.pathname === '/state') return sendJson(res, 200, stateJson(agent.state))
       if (url.pathname === '/report') {
         return oneAtATime(async () => {
-          const run = await loadCheckRun({...opts.source, requireKernelRoutes: true}, true)
-          res.writeHead(200, {'content-type': 'application/json', 'cache-control': 'no-store'})
-          await writeJson(
-            res,
-            {schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary},
-            {prefixes: checkLineJson},
-          )
+          // sent with the first chunk: a report that cannot be made is an error's status instead
+          res.statusCode = 200
+          res.setHeader('content-type', 'application/json')
+          res.setHeader('cache-control', 'no-store')
+          await writeReportApart(opts.source, res)
           res.end()
         })
       }

@@ -4,6 +4,7 @@ import {describe, expect, it} from 'vitest'
 
 import {fixPath, Reconciler} from '../../src/agent/reconcile.js'
 import type {WatchChange} from '../../src/agent/state.js'
+import {plannedOverlay} from '../../src/agent/planned.js'
 import type {PlanItem} from '../../src/plan/plan.js'
 
 const item = (dst: string, gateway: string): PlanItem => ({
@@ -18,7 +19,7 @@ function setup(plans: PlanItem[][], war: string[] = []) {
   const applied: PlanItem[][] = []
   let n = 0
   const path: typeof fixPath = {
-    plan: async () => overlay(plans[Math.min(n++, plans.length - 1)]),
+    plan: async (_source, _protocol, skip) => plannedOverlay(overlay(plans[Math.min(n++, plans.length - 1)]), skip),
     apply: async (plan) => {
       const items = plan.items
       applied.push(items)

@@ -3,7 +3,8 @@
 // journal each), the blocks become ok; a process that keeps deleting one of its routes is a route war, reported
 // and backed off from; a block that moves from n2 to n3 takes its correction along, and a block released by every
 // node has its correction withdrawn (journaled); SIGTERM with --cleanup-on-exit, during a whole-node diagnosis held
-// by a stopped BIRD, withdraws what the run wrote and exits 0 without waiting for it.
+// by a stopped BIRD, withdraws what the run wrote and exits 0 without waiting for it; a second agent's reconcile
+// plans in a worker thread: held by a stopped BIRD, the agent answers /healthz and SIGTERM ends the plan at once.
 import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -19,6 +20,7 @@ const N3_BLOCK = TOPOLOGY.nodes.n3.block
 const N2_BLOCK = TOPOLOGY.nodes.n2.block
 const N3 = TOPOLOGY.nodes.n3.loopback
 const PORT = 21179
+const PORT2 = 21180
 const reason = liveUnavailableReason('bird2-ecmp')
 if (reason) console.warn(`watch --reconcile in the lab skipped: ${reason}`)
 
@@ -27,6 +29,8 @@ describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_0
   let dir: string
   let agent: ResultPromise
   let fighter: ResultPromise | undefined
+  let second: ResultPromise | undefined
+  let dir2: string | undefined
   let lines: any[] = []
   let stderr = () => ''
 
@@ -36,7 +40,7 @@ describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_0
     await cleanupStaleLabs()
     dir = mkdtempSync(path.join(os.tmpdir(), 'rd-reconcile-'))
     lab = await startLab('bird2-ecmp')
-    const run = startWatchAgent(lab, ['--interval', '1', '--reconcile', '--settle', '2', '--write-interval', '2', '--journal-dir', dir,
+    const run = startWatchAgent(lab, ['--interval', '1', '--reconcile', '--settle', '8', '--write-interval', '2', '--journal-dir', dir,
       '--cleanup-on-exit', '--listen', `127.0.0.1:${PORT}`])
     ;({process: agent, lines, stderr} = run)
   }, 120_000)
@@ -44,9 +48,11 @@ describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_0
   afterAll(async () => {
     fighter?.kill('SIGKILL')
     agent?.kill('SIGKILL')
-    await Promise.allSettled([agent, fighter])
+    second?.kill('SIGKILL')
+    await Promise.allSettled([agent, fighter, second])
     await lab?.teardown()
     if (dir) rmSync(dir, {recursive: true, force: true})
+    if (dir2) rmSync(dir2, {recursive: true, force: true})
   })
 
   it('writes the plan once it held, journaled, and the blocks become ok', async () => {
@@ -136,5 +142,42 @@ describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_0
     expect(lines.filter((l) => l.kind === 'reconcile' && l.op === 'withdrawn').length).toBeGreaterThan(0)
     expect(await ours()).toEqual([])
     expect(readdirSync(dir).filter((f) => f.endsWith('.json')).length).toBeGreaterThan(0)
+  })
+
+  it('a reconcile plans in a worker thread: held by a stopped BIRD, the agent answers /healthz, and SIGTERM with --cleanup-on-exit ends the plan, withdraws and exits 0 at once', async () => {
+    dir2 = mkdtempSync(path.join(os.tmpdir(), 'rd-reconcile-'))
+    const run = startWatchAgent(lab, ['--interval', '1', '--reconcile', '--settle', '8', '--write-interval', '2',
+      '--journal-dir', dir2, '--cleanup-on-exit', '--listen', `127.0.0.1:${PORT2}`])
+    second = run.process
+    // one of its routes deleted: diagnosed by the prefix (BIRD answering), a verdict line and a plan (a full
+    // collection) to put it back; once that plan has held --settle (8 s), it is made again before it is written
+    // a block its correction made ok
+    const {prefix} = await until('a block made ok', () => run.lines.find((l) => l.kind === 'verdict' && l.to === 'ok' &&
+      !l.prefix.endsWith('/32')))
+    const seen = run.lines.length
+    await lab.exec('n1', ['ip', 'route', 'del', prefix, 'table', '1158', 'proto', '158'])
+    await until('the deleted route\'s verdict line', () =>
+      run.lines.slice(seen).find((l) => l.kind === 'verdict' && l.prefix === prefix && l.to !== 'ok'))
+    await sleep(1500) // the first plan made
+    const bird = Number(readFileSync(path.join(lab.dir, 'n1.pid'), 'utf8'))
+    process.kill(bird, 'SIGSTOP')
+    try {
+      await sleep(8500) // past --settle: the second plan is under way, its collection waiting for BIRD (10 s)
+      const health = await execa('ip', ['netns', 'exec', lab.ns('n1'), 'node', '-e',
+        `fetch('http://127.0.0.1:${PORT2}/healthz').then(async (r) => process.stdout.write(r.status + ' ' + await r.text()))`])
+      expect(health.stdout).toBe('200 ok') // execa drops the last newline
+      const t0 = Date.now()
+      second.kill('SIGTERM')
+      // well before BIRD's timeout could end the plan's collection: the agent did not wait for it
+      const r = await Promise.race([second, sleep(6000).then(() => undefined)])
+      expect(r, `the agent exited after SIGTERM with BIRD stopped; ${run.stderr()} ${JSON.stringify(run.lines.slice(-6))}`).toBeDefined()
+      expect(r!.exitCode, `${r!.signal} after ${Date.now() - t0} ms ${run.stderr()}`).toBe(0)
+    } finally {
+      process.kill(bird, 'SIGCONT')
+    }
+    expect(run.lines.filter((l) => l.kind === 'reconcile' && l.op === 'withdrawn').length).toBeGreaterThan(0)
+    // a plan ended by the stop is no failure
+    expect(run.lines.filter((l) => l.kind === 'reconcile' && l.op === 'failed')).toEqual([])
+    expect(await ours()).toEqual([])
   })
 })
