@@ -8,6 +8,7 @@ import {collectSysctl} from '../collect/live.js'
 import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
 import type {KernelView} from './kernel-view.js'
 import {parseBirdProtocols} from '../parse/bird-protocols.js'
+import type {BirdProtocol} from '../model/types.js'
 import {collectGarbage} from '../runtime/collect-garbage.js'
 import {loadClusterTruth, type SourceOptions} from '../services/load.js'
 import {seenPrefix} from './diagnose.js'
@@ -68,16 +69,11 @@ export const TRUTH_SOURCE = 'calico'
  * What tells that BIRD's routes changed, from `show protocols all`: each protocol's route counts and its imports and
  * withdrawals accepted (a path that changes its next hop keeps the counts but is one more import accepted).
  */
-export function routeChanges(text: string): string {
-  const out: string[] = []
-  for (const line of text.split('\n')) {
-    const t = line.trim()
-    const imports = /^(Import \w+):.*\s(\S+)$/.exec(t) // received, rejected, filtered, ignored, accepted
-    if (imports) out.push(`${imports[1]} ${imports[2]}`)
-    else if (t.startsWith('Routes:')) out.push(t)
-    else if (/^[^\s]/.test(line)) out.push(t.split(/\s/, 1)[0]) // a protocol's name
-  }
-  return out.join('\n')
+export function routeChanges(protocols: readonly BirdProtocol[]): string {
+  const accepted = (stats: string) => stats.trim().split(/\s+/).pop() // received rejected filtered ignored accepted
+  return JSON.stringify(protocols.map((p) => [p.name, Object.entries(p.details).flatMap(([key, value]) =>
+    /(^|\/)Routes$/.test(key) ? [`${key} ${value}`]
+    : /\/Import (updates|withdraws)$/.test(key) ? [`${key} ${accepted(value)}`] : [])]))
 }
 
 /**
@@ -304,7 +300,7 @@ export class WatchAgent {
         protocols = []
       }
       const states = JSON.stringify(protocols.map((p) => [p.name, p.state, p.bgpState, p.lastError]))
-      const counts = routeChanges(text)
+      const counts = routeChanges(protocols)
       const first = this.sessionStates === undefined
       const statesChanged = states !== this.sessionStates
       const countsChanged = counts !== this.routeCounts
@@ -319,7 +315,7 @@ export class WatchAgent {
           const {birdHashesApart} = await import('./node-worker.js')
           const after = await birdHashesApart(this.opts.source)
           this.birdHashes = after
-          const held = this.base === undefined || this.nodeRunning
+          const held = this.nodeRunning
           this.classify((base) => {
             for (const p of changedBlocks(before, after, base)) this.touched.prefixes.add(p)
             // held across a whole-node diagnosis: it may have read BIRD between `before` and `after` (A, B, A again)
