@@ -166,14 +166,8 @@ export function planOverlayApart(source: SourceOptions, fixProtocol: string, ski
 
 /** `check --json` of the node (the kernel's routes required), written to `out`. */
 export async function writeReport(source: SourceOptions, out: Writable): Promise<void> {
-  const [{loadCheckRun}, {checkLineJson, writeJson}] =
-    await Promise.all([import('../services/load.js'), import('../render/json.js')])
-  const run = await loadCheckRun({...source, requireKernelRoutes: true}, true)
-  await writeJson(
-    out,
-    {schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary},
-    {prefixes: checkLineJson},
-  )
+  const [{loadCheckRun}, {writeCheckJson}] = await Promise.all([import('../services/load.js'), import('../render/json.js')])
+  await writeCheckJson(out, await loadCheckRun({...source, requireKernelRoutes: true}, true))
 }
 
 /** writeReport, in a worker thread: each chunk written to `out`, the next once `out` takes more. */

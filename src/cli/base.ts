@@ -5,7 +5,7 @@ import {Command, Flags, Errors} from '@oclif/core'
 import {checkOverlayTable, checkTunnelDev} from '../snapshot/build.js'
 import {DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, DEFAULT_TUNNEL_DEV} from '../model/snapshot-index.js'
 import {RouteDoctorError} from '../model/errors.js'
-import {checkLineJson, jsonText, writeJson, writeLines, type ElementWriters} from '../render/json.js'
+import {jsonText, writeCheckJson, writeJson, writeLines, type ElementWriters} from '../render/json.js'
 import {palette} from '../render/style.js'
 import {renderCheckLines} from '../render/text.js'
 import type {SourceOptions} from '../services/load.js'
@@ -107,11 +107,7 @@ export abstract class BaseCommand extends Command {
   /** `check`'s report as it runs, JSON or text, streamed (also `ui`'s without a terminal). Returns its exit status. */
   protected async writeCheck(run: CheckRun, json: boolean): Promise<0 | 1> {
     // each prefix is diagnosed as it is written: a full table's findings are never all in memory
-    if (json)
-      await this.streamJson(
-        {schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary},
-        {prefixes: checkLineJson},
-      )
+    if (json) await writeCheckJson(process.stdout, run)
     else await this.streamLines(renderCheckLines(run, palette()))
     return run.summary().exitCode
   }

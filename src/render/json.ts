@@ -3,7 +3,7 @@
 // backpressure. Elements are compact, one per line: a full table's report stays greppable and cheap to produce.
 import type {Writable} from 'node:stream'
 
-import {type CheckLine, type PrefixLine, isBulkBrokenPrefixes, isBulkHealthyPrefixes} from '../report/report.js'
+import {type CheckLine, type CheckRun, type PrefixLine, isBulkBrokenPrefixes, isBulkHealthyPrefixes} from '../report/report.js'
 import {bulkHealthyRows} from './bulk-healthy.js'
 
 const CHUNK = 1 << 20
@@ -180,6 +180,15 @@ const BULK_HEALTHY_JSON = {
 export function checkLineJson(l: CheckLine): string {
   if (isBulkBrokenPrefixes(l)) throw new Error('checkLineJson: prefixes reported broken in bulk have no findings to write (check\'s text report only)')
   return isBulkHealthyPrefixes(l) ? bulkHealthyRows(l, BULK_HEALTHY_JSON) : prefixLineJson(l)
+}
+
+/** `check --json`'s document, streamed: each prefix is diagnosed as it is written. */
+export async function writeCheckJson(out: Writable, run: CheckRun): Promise<void> {
+  await writeJson(
+    out,
+    {schema: run.schema, node: run.node, prefixes: run.lines, host: run.host, summary: run.summary},
+    {prefixes: checkLineJson},
+  )
 }
 
 /** Text lines, each followed by a newline. */

@@ -14,7 +14,7 @@ import {
 } from '../model/snapshot-index.js'
 import {namingPaths, NODE_NAME_FILE, parsePoolFlag} from '../snapshot/build.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
-import {isOverlayTable, OVERLAY_TABLE_EXPECTED, parseOverlaySettings} from '../parse/overlay-settings.js'
+import {parseOverlaySettings} from '../parse/overlay-settings.js'
 import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {renderCheck, renderExplain} from '../render/text.js'
@@ -168,9 +168,6 @@ function withOverlaySettings(files: SourceFile[], opts: SourceOptions, origin: S
   const recorded = recordedText === undefined ? {}
     : namingPaths(files, origin, () => parseOverlaySettings(recordedText, OVERLAY_SETTINGS_FILE))
   const protocol = opts.fixProtocol ?? recorded.protocol ?? DEFAULT_FIX_PROTOCOL_NUMBER
-  // a table its replay would refuse is not recorded
-  if (opts.overlayTable !== undefined && !isOverlayTable(opts.overlayTable))
-    throw new UsageError(`--table ${opts.overlayTable}: expected ${OVERLAY_TABLE_EXPECTED}`)
   const table = opts.overlayTable ?? recorded.table ?? DEFAULT_OVERLAY_TABLE
   const tunnelDev = opts.tunnelDev ?? recorded.tunnelDev ?? DEFAULT_TUNNEL_DEV
   const text = JSON.stringify({protocol, table, tunnelDev}, null, 2) + '\n'

@@ -24,7 +24,7 @@ import {SCHEMA, nodeSummary, resolveTarget, targetScope} from '../report/report.
 import {prefixContains} from '../model/prefix.js'
 import {tableIdOf} from '../model/fib.js'
 import {UsageError} from '../model/errors.js'
-import {isOverlayTable, OVERLAY_TABLE_EXPECTED} from '../parse/overlay-settings.js'
+import {checkOverlayTable} from '../snapshot/build.js'
 import type {ApplyOptions, ApplyResult, RevertResult} from '../netlink/apply.js'
 import {
   appliedCleanly,
@@ -54,7 +54,7 @@ export interface FixOptions {
  */
 export function checkOverlaySettings(ctx: SnapshotIndex, settings: OverlaySettings): void {
   const {table, rulePriority} = settings
-  if (!isOverlayTable(table)) throw new UsageError(`--table ${table}: expected ${OVERLAY_TABLE_EXPECTED}`)
+  checkOverlayTable(table)
   if (!Number.isInteger(rulePriority) || rulePriority < 1 || rulePriority > 32765) {
     throw new UsageError(
       `--rule-priority ${rulePriority}: expected 1-32765 (below main's rule at 32766, after local's at 0)`,
