@@ -15,7 +15,7 @@ export const rule: PrefixRule = {
     if (lost.length === 0) return NONE
     return [
       prefixFinding(ctx, 'multipath-lost', facts.prefix, () => ({
-        title: `${facts.prefix} is announced by ${wanted.length} nodes but ${lost.length === wanted.length ? 'none' : `not ${lost.join(', ')}`} is a ${ctx.snapshot.tunnelDev} next hop`,
+        title: `${facts.prefix} is announced by ${wanted.length} nodes but ${lostTitle(lost, wanted.length, ctx.snapshot.tunnelDev)}`,
         detail:
           `BIRD's best equal paths have BGP next hops ${wanted.join(', ')}, all reachable by the kernel; the route should be ` +
           `${wanted.map((g) => `nexthop via ${g} dev ${ctx.snapshot.tunnelDev} onlink`).join(' ')}. ` +
@@ -25,4 +25,10 @@ export const rule: PrefixRule = {
       })),
     ]
   },
+}
+
+/** "none is a tunl0 next hop", "172.20.6.11 is not a tunl0 next hop", "A, B are not tunl0 next hops". */
+function lostTitle(lost: string[], announcers: number, dev: string): string {
+  if (lost.length === announcers) return `none is a ${dev} next hop`
+  return lost.length === 1 ? `${lost[0]} is not a ${dev} next hop` : `${lost.join(', ')} are not ${dev} next hops`
 }
