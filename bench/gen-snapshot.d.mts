@@ -12,4 +12,9 @@ export interface GeneratedSnapshot {
   bytes: Record<string, number>
   total: number
 }
-export function generateSnapshot(count: number, dir: string, opts?: {broken?: boolean}): Promise<GeneratedSnapshot>
+export function generateSnapshot(
+  count: number,
+  dir: string,
+  opts?: {broken?: boolean; bird16?: boolean},
+): Promise<GeneratedSnapshot>
+export function asBird16(text: string): string

@@ -24,14 +24,18 @@
 //   - i % 10 == 3: two equal paths from two nodes, the kernel's route through the tunnel to one (multipath-lost)
 //   - the others: one path, through the tunnel (healthy); nodes of racks 2-8
 //
+// `--bird16`: the same routes as BIRD 1.6.8 (Calico's fork) prints them (the next hop on the header line, `multipath`,
+// no table line; status and protocols adapted from test/fixtures/bird16-ecmp-not-tunneled/).
+//
 // Files are written in ~1 MiB chunks through write streams, never as one giant string.
-// Usage: node bench/gen-snapshot.mjs COUNT DIR [--broken]     (COUNT: 10000, 10k, 100k, 1M)
+// Usage: node bench/gen-snapshot.mjs COUNT DIR [--broken] [--bird16]     (COUNT: 10000, 10k, 100k, 1M)
 import {createWriteStream, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 import {fileURLToPath} from 'node:url'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 export const FIXTURE = path.join(HERE, '..', 'test', 'fixtures', 'bird2-ecmp-not-tunneled')
+const FIXTURE16 = path.join(HERE, '..', 'test', 'fixtures', 'bird16-ecmp-not-tunneled')
 export const GEN_VERSION = 3 // bump when the output changes (cached snapshot dirs are keyed by it)
 
 export const NODES = 250
@@ -74,13 +78,15 @@ function node(i) {
 
 /** A chunked writer: strings are joined into ~1 MiB pieces and written with back-pressure. */
 class Out {
-  constructor(file) {
+  constructor(file, convert = (s) => s) {
+    this.convert = convert // of whole routes: each write is
     this.stream = createWriteStream(file)
     this.parts = []
     this.size = 0
     this.bytes = 0
   }
   async write(s) {
+    s = this.convert(s)
     this.parts.push(s)
     this.size += s.length
     if (this.size >= 1 << 20) await this.flush()
@@ -150,15 +156,46 @@ function nodeIn(nodes, i, racks) {
 
 const TUNNEL_RACKS = [2, 3, 4, 5, 6, 7, 8]
 
-/** Writes the snapshot (broken: broken-heavy, see above); returns {dir, count, pool, bytes: {file: size}, total}. */
-export async function generateSnapshot(count, dir, {broken = false} = {}) {
+/**
+ * Whole routes of BIRD 2.0.12's `show route all` as BIRD 1.6.8 prints them (as in the bird16 captures): the first
+ * path's next hop on its header (`multipath` when several), 18-column networks, times without milliseconds,
+ * `Type: … unicast univ`, no `Kernel.scope`.
+ */
+export function asBird16(text) {
+  const lines = text.split('\n')
+  const out = []
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]
+    const m = /^(\S*) +(unicast|blackhole|unreachable) (\[.*)$/.exec(line)
+    if (line === 'BIRD 2.0.12 ready.') out.push('BIRD 1.6.8 ready.')
+    else if (line.startsWith('Table ') || line.startsWith('\tKernel.scope:')) continue
+    else if (line.startsWith('\tType: ')) out.push(line.replace(/ univ$/, ' unicast univ'))
+    else if (!m) out.push(line)
+    else {
+      const net = m[1] === '' ? ' '.repeat(18) : m[1].padEnd(18)
+      const rest = m[3].replace(/(\d\d:\d\d:\d\d)\.\d+/, '$1')
+      const vias = []
+      if (m[2] === 'unicast') while (/^\t(via|dev) /.test(lines[i + 1] ?? '')) vias.push(lines[++i])
+      if (vias.length === 1) out.push(`${net} ${vias[0].slice(1)} ${rest}`)
+      else if (vias.length > 1) out.push(`${net} multipath ${rest}`, ...vias)
+      else out.push(`${net} ${m[2]} ${rest}`)
+    }
+  }
+  return out.join('\n')
+}
+
+/**
+ * Writes the snapshot (broken: broken-heavy, bird16: BIRD 1.6.8's format, see above); returns {dir, count, pool,
+ * bytes: {file: size}, total}.
+ */
+export async function generateSnapshot(count, dir, {broken = false, bird16 = false} = {}) {
   mkdirSync(dir, {recursive: true})
   const pool = poolFor(count)
   const nodes = Array.from({length: NODES}, (_, i) => node(i))
   const tunl0Addr = ipText(pool.base)
   const workload = ipText(pool.base + 1)
 
-  const bird = new Out(path.join(dir, 'birdc-show-route-all.txt'))
+  const bird = new Out(path.join(dir, 'birdc-show-route-all.txt'), bird16 ? asBird16 : undefined)
   const kern = new Out(path.join(dir, 'ip-j-d-route.json'))
   await bird.write('BIRD 2.0.12 ready.\nTable master4:\n')
 
@@ -253,7 +290,7 @@ export async function generateSnapshot(count, dir, {broken = false} = {}) {
   // small files, adapted from the fixture
   const fx = (name) => readFileSync(path.join(FIXTURE, name), 'utf8')
   const small = {}
-  small['birdc-show-status.txt'] = fx('birdc-show-status.txt')
+  small['birdc-show-status.txt'] = readFileSync(path.join(bird16 ? FIXTURE16 : FIXTURE, 'birdc-show-status.txt'), 'utf8')
   small['sysctl.txt'] = fx('sysctl.txt')
   small['ip-j-d-link.json'] = fx('ip-j-d-link.json')
   small['ip-j-addr.json'] = fx('ip-j-addr.json').split(OLD_TUNL0).join(tunl0Addr).split(OLD_WORKLOAD).join(workload)
@@ -277,7 +314,7 @@ export async function generateSnapshot(count, dir, {broken = false} = {}) {
     '    vxlanMode: Never',
     '',
   ].join('\n')
-  small['birdc-show-protocols-all.txt'] = protocolsText(count, nodes)
+  small['birdc-show-protocols-all.txt'] = protocolsText(count, nodes, bird16 ? FIXTURE16 : FIXTURE)
   for (const [name, text] of Object.entries(small)) {
     writeFileSync(path.join(dir, name), text)
     bytes[name] = Buffer.byteLength(text)
@@ -286,8 +323,8 @@ export async function generateSnapshot(count, dir, {broken = false} = {}) {
   return {dir, count, pool: pool.cidr, counts, bytes, total}
 }
 
-function protocolsText(count, nodes) {
-  const fx = readFileSync(path.join(FIXTURE, 'birdc-show-protocols-all.txt'), 'utf8')
+function protocolsText(count, nodes, fixture) {
+  const fx = readFileSync(path.join(fixture, 'birdc-show-protocols-all.txt'), 'utf8')
   const lines = fx.split('\n')
   const start = lines.findIndex((l) => l.startsWith('Mesh_172_31_20_5 '))
   let end = start + 1
@@ -299,7 +336,7 @@ function protocolsText(count, nodes) {
   for (const n of nodes) {
     out.push(
       template
-        .replace('Mesh_172_31_20_5 BGP        ---', `${n.proto} BGP        ---`)
+        .replace(/^Mesh_172_31_20_5 /, `${n.proto} `)
         .split('172.31.20.5').join(n.addr)
         .replace(/Routes:\s+2 imported, 1 exported, 2 preferred/, `Routes:         ${per} imported, 1 exported, ${per} preferred`),
       '',
@@ -309,12 +346,12 @@ function protocolsText(count, nodes) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const [countText, dir, flag] = process.argv.slice(2)
-  if (!countText || !dir || (flag !== undefined && flag !== '--broken')) {
-    console.error('usage: node bench/gen-snapshot.mjs COUNT DIR [--broken]')
+  const [countText, dir, ...flags] = process.argv.slice(2)
+  if (!countText || !dir || flags.some((f) => f !== '--broken' && f !== '--bird16')) {
+    console.error('usage: node bench/gen-snapshot.mjs COUNT DIR [--broken] [--bird16]')
     process.exit(2)
   }
   const t0 = performance.now()
-  const r = await generateSnapshot(parseCount(countText), dir, {broken: flag === '--broken'})
+  const r = await generateSnapshot(parseCount(countText), dir, {broken: flags.includes('--broken'), bird16: flags.includes('--bird16')})
   console.log(JSON.stringify({...r, seconds: +((performance.now() - t0) / 1000).toFixed(2)}, null, 1))
 }

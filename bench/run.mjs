@@ -12,6 +12,8 @@
 //                            --no-live skips it
 //            --broken SIZES  also judge check --from on broken-heavy snapshots of these sizes (40 % of blocks broken
 //                            in the seed's ways: gen-snapshot.mjs --broken; default 100k,1M); --no-broken skips them
+//            --bird16 SIZES  also judge check --from on broken-heavy snapshots in BIRD 1.6.8's format (Calico's fork:
+//                            gen-snapshot.mjs --broken --bird16; default 100k,1M); --no-bird16 skips them
 //            --live-explain SIZES  live `explain` of one block in a BGP lab of these sizes against `explain` on the
 //                            shipped example (default 100k,1M; judged: ≤ 2×, medians of --explain-runs (7) interleaved
 //                            runs); --no-live-explain skips it
@@ -85,7 +87,7 @@ const WITHOUT_CA =
 // ------------------------------------------------------------------ options
 
 function parseArgs(argv) {
-  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, live: ['100k', '1M'], broken: ['100k', '1M'], liveExplain: ['100k', '1M'], watch: ['100k', '1M'], explainRuns: 7, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
+  const o = {sizes: ['10k', '100k', '1M'], runs: 3, timeout: 900, apply: true, bundle: true, ui: true, live: ['100k', '1M'], broken: ['100k', '1M'], bird16: ['100k', '1M'], liveExplain: ['100k', '1M'], watch: ['100k', '1M'], explainRuns: 7, applyRoutes: 10000, applyPrefill: true, applyReplaces: false, fresh: false, clean: false, json: undefined}
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const val = () => {
@@ -104,6 +106,8 @@ function parseArgs(argv) {
     else if (name === '--no-live') o.live = []
     else if (name === '--broken') o.broken = val().split(',').map((v) => v.trim()).filter(Boolean)
     else if (name === '--no-broken') o.broken = []
+    else if (name === '--bird16') o.bird16 = val().split(',').map((v) => v.trim()).filter(Boolean)
+    else if (name === '--no-bird16') o.bird16 = []
     else if (name === '--live-explain') o.liveExplain = val().split(',').map((v) => v.trim()).filter(Boolean)
     else if (name === '--no-live-explain') o.liveExplain = []
     else if (name === '--watch') o.watch = val().split(',').map((v) => v.trim()).filter(Boolean)
@@ -120,7 +124,7 @@ function parseArgs(argv) {
       process.exit(0)
     } else throw new Error(`unknown option ${a}`)
   }
-  for (const s of [...o.sizes, ...o.live, ...o.broken, ...o.liveExplain, ...o.watch]) parseCount(s)
+  for (const s of [...o.sizes, ...o.live, ...o.broken, ...o.bird16, ...o.liveExplain, ...o.watch]) parseCount(s)
   return o
 }
 
@@ -290,16 +294,17 @@ function machine() {
 
 // ------------------------------------------------------------------ snapshots
 
-const snapshotDirOf = (count, broken) => path.join(os.tmpdir(), 'routedoctor-bench', `g${GEN_VERSION}-${count}${broken ? '-broken' : ''}`)
+const snapshotDirOf = (count, broken, bird16 = false) =>
+  path.join(os.tmpdir(), 'routedoctor-bench', `g${GEN_VERSION}-${count}${broken ? '-broken' : ''}${bird16 ? '-bird16' : ''}`)
 
-async function snapshotFor(sizeText, o, broken = false) {
+async function snapshotFor(sizeText, o, broken = false, bird16 = false) {
   const count = parseCount(sizeText)
-  const dir = snapshotDirOf(count, broken)
+  const dir = snapshotDirOf(count, broken, bird16)
   const done = path.join(dir, '.complete')
   if (!o.fresh && existsSync(done)) return {...JSON.parse(readFileSync(done, 'utf8')), cached: true}
   rmSync(dir, {recursive: true, force: true})
   const t0 = performance.now()
-  const info = await generateSnapshot(count, dir, {broken})
+  const info = await generateSnapshot(count, dir, {broken, bird16})
   info.genSeconds = (performance.now() - t0) / 1000
   writeFileSync(done, JSON.stringify(info))
   return {...info, cached: false}
@@ -507,12 +512,13 @@ async function main() {
     {goal: `explain on a shipped snapshot ≤ 3× node -e 0`, ratio: explain.wall / nodeStart.wall, limit: 3, failedRun: failed(explain) ? failure(explain) : undefined},
   ]
 
-  for (const {size: sizeText, broken} of [
-    ...o.sizes.map((size) => ({size, broken: false})),
-    ...o.broken.map((size) => ({size, broken: true})),
+  for (const {size: sizeText, broken, bird16} of [
+    ...o.sizes.map((size) => ({size, broken: false, bird16: false})),
+    ...o.broken.map((size) => ({size, broken: true, bird16: false})),
+    ...o.bird16.map((size) => ({size, broken: true, bird16: true})),
   ]) {
-    const size = broken ? `${sizeText} broken-heavy` : sizeText
-    const snap = await snapshotFor(sizeText, o, broken)
+    const size = `${sizeText}${broken ? ' broken-heavy' : ''}${bird16 ? ' BIRD 1.6' : ''}`
+    const snap = await snapshotFor(sizeText, o, broken, bird16)
     const snapBytes = snap.total
     log(`== ${size} routes (${snap.count} blocks in pool ${snap.pool}${broken ? `: ${snap.counts.ecmpBypass} not tunnelled over ECMP, ${snap.counts.unreachable} unreachable, ${snap.counts.multipathLost} multipath-lost` : ''}; snapshot ${fmtMiB(snapBytes)}: birdc-show-route-all.txt ${fmtMiB(snap.bytes['birdc-show-route-all.txt'])}, ip-j-d-route.json ${fmtMiB(snap.bytes['ip-j-d-route.json'])}; ${snap.cached ? 'cached' : `generated in ${fmtS(snap.genSeconds)}`}; ${snap.dir})`)
     // best of `runs` below a million routes (short runs vary between runs; the floor is repeated as often), of
@@ -866,7 +872,7 @@ async function main() {
     log(`could not write ${jsonFile}: ${error.message}`)
   }
   if (o.clean) {
-    for (const s of results.sizes) rmSync(snapshotDirOf(s.count, s.size.endsWith('broken-heavy')), {recursive: true, force: true})
+    for (const s of results.sizes) rmSync(snapshotDirOf(s.count, s.size.includes('broken-heavy'), s.size.endsWith('BIRD 1.6')), {recursive: true, force: true})
   }
 }
 

@@ -853,10 +853,17 @@ export class BirdRouteParser {
     if (c0 !== 32) {
       this.skipNet = false
       this.prefix = prefix
-      if (this.deferredTo !== undefined && rest.primary && !rest.kernelSyncFailed && (rest.dest === 'unicast' || rest.dest === 'unreachable')) {
+      // 1.6 prints a single next hop on the header (`via GW on IF`): a unicast path like 2.x's
+      const dest = rest.dest ?? (isNexthopWords(rest.part) ? 'unicast' : undefined)
+      if (this.deferredTo !== undefined && rest.primary && !rest.kernelSyncFailed && (dest === 'unicast' || dest === 'unreachable')) {
         const key = netKey >= 0 ? netKey : prefixKey(prefix) // read by prefixOf: canonical now, or not IPv4
         const kernel = key < 0 ? -1 : this.deferredTo.kernelAt.get(key)
         if (kernel >= 0 || (key >= 0 && this.deferredTo.outside?.(key) === true)) {
+          if (rest.dest === undefined) {
+            // checked as `destination` checks it when building (the same error)
+            const words = splitWords(rest.part)
+            this.sharedNexthop(words.join(' '), words, line, src.slice(start, end))
+          }
           const k = this.skim
           k.key = key
           k.kernel = kernel
@@ -867,7 +874,7 @@ export class BirdRouteParser {
           k.source = ''
           k.bgpNextHop = undefined
           k.build = false
-          k.unreachable = rest.dest === 'unreachable'
+          k.unreachable = dest === 'unreachable'
           this.skimming = true
           return true
         }
@@ -994,6 +1001,12 @@ export class BirdRouteParser {
         break
     }
   }
+}
+
+/** Is a header's DEST 1.6's next hop (`via GW on IF`, `dev IF`), which `destination` reads as a unicast path? */
+function isNexthopWords(part: string): boolean {
+  const t = part.trimStart()
+  return t.startsWith('via ') || t.startsWith('dev ')
 }
 
 /** The index of what is kept at a prefix key, or a negative number when nothing is. */

@@ -9,7 +9,7 @@ import path from 'node:path'
 import fc from 'fast-check'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {generateSnapshot} from '../../bench/gen-snapshot.mjs'
+import {asBird16, generateSnapshot} from '../../bench/gen-snapshot.mjs'
 import {readSnapshotDir} from '../../src/collect/snapshot-dir.js'
 import {keyPrefix, keyPrefixLength, prefixKey} from '../../src/model/prefix-key.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
@@ -114,8 +114,10 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
   })
 
   let base: Map<string, string>
+  let base16: Map<string, string>
   beforeAll(async () => {
     base = await syntheticTexts(400)
+    base16 = await syntheticTexts(400, false, true)
   })
 
   it("on the bench's synthetic table, where most prefixes are reported in bulk", () => {
@@ -137,6 +139,23 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
     const npd = npdResult(checkRun(new SnapshotIndex(buildBulkSnapshot(filesOf(texts), {}, 'check-text'), {evidence: false, texts: false}), {plans: false}))
     expect(npd).toEqual(npdResult(checkRun(new SnapshotIndex(buildSnapshot(filesOf(texts))))))
     expect(npd.line).toMatch(/\d+ not-tunneled \(10\.\S+ …\)/)
+  })
+
+  // Calico's BIRD is the 1.6 fork: its `show route all` takes other parse paths to the same deferrals
+  it("on the bench's synthetic tables in BIRD 1.6's format, healthy and broken-heavy", async () => {
+    const healthy = both(filesOf(base16))
+    expect(healthy.healthy).toBeGreaterThan(250)
+    expect(healthy.bulk).toBe(healthy.rules)
+    expect(healthy.leanText).toBe(healthy.rulesText)
+    const r = both(filesOf(await syntheticTexts(400, true, true)))
+    expect(r.healthy).toBeGreaterThan(200)
+    expect(r.broken).toBeGreaterThan(100)
+    expect(r.bulk).toBe(r.rules)
+    expect(r.leanText).toBe(r.rulesText)
+    expect(r.leanText).toMatch(/not-tunneled {4}tunnel-bypassed-by-ecmp/)
+    expect(r.leanText).toMatch(/unreachable {5}nexthop-unresolvable-by-bird/)
+    expect(r.leanText).toMatch(/multipath-lost {2}multipath-lost/)
+    expect(r.rules).toContain('BIRD 1.6.8')
   })
 
   it('where BIRD wrote every route through the underlay, single-path (tunnel-not-programmed), some next hops unreachable', () => {
@@ -264,7 +283,8 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
           fc.array(kernelDamage, {maxLength: 5}),
           poolLength,
           fc.boolean(),
-          (bird, kernel, len, rule) => {
+          fc.boolean(),
+          (bird, kernel, len, rule, bird16) => {
             const texts = new Map(base)
             // the overlay's rule: a prefix the overlay table holds is then in force from there
             if (rule)
@@ -275,12 +295,17 @@ describe('check separates healthy prefixes in bulk exactly as the rules would', 
             texts.set('ippools.yaml', texts.get('ippools.yaml')!.replace('cidr: 10.0.0.0/8', `cidr: 10.0.0.0/${len}`))
             texts.set(BIRD_FILE, damageBird(texts.get(BIRD_FILE)!, bird))
             texts.set(KERNEL_FILE, damageKernel(texts.get(KERNEL_FILE)!, kernel))
+            if (bird16) {
+              // the same damage, as BIRD 1.6 prints the routes
+              for (const name of ['birdc-show-status.txt', 'birdc-show-protocols-all.txt']) texts.set(name, base16.get(name)!)
+              texts.set(BIRD_FILE, asBird16(texts.get(BIRD_FILE)!))
+            }
             const r = both(filesOf(texts))
             expect(r.bulk).toBe(r.rules)
             expect(r.leanText).toBe(r.rulesText)
           },
         ),
-        {numRuns: 30},
+        {numRuns: 40},
       )
     },
     RANDOM_DAMAGE_TIMEOUT,
@@ -558,10 +583,10 @@ const BIRD_FILE = 'birdc-show-route-all.txt'
 const KERNEL_FILE = 'ip-j-d-route.json'
 
 /** The bench's synthetic snapshot of `count` routes, file name -> text. */
-async function syntheticTexts(count: number, broken = false): Promise<Map<string, string>> {
+async function syntheticTexts(count: number, broken = false, bird16 = false): Promise<Map<string, string>> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'rd-healthy-'))
   try {
-    await generateSnapshot(count, dir, {broken})
+    await generateSnapshot(count, dir, {broken, bird16})
     return new Map((await readSnapshotDir(dir)).map((f) => [f.name, f.text ?? '']))
   } finally {
     rmSync(dir, {recursive: true, force: true})
