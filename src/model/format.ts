@@ -103,6 +103,12 @@ function afterDst(r: KernelRoute): string {
   return s
 }
 
+/** formatKernelRoute on one line: a multipath route's `nexthop` lines joined as `ip route` takes them. */
+export function formatKernelRouteLine(r: KernelRoute): string {
+  const s = formatKernelRoute(r)
+  return s.includes('\n') ? s.replaceAll('\n\t', ' ') : s
+}
+
 export function formatNexthops(r: KernelRoute): string {
   if (r.type !== 'unicast') return r.type
   if (!Object.isFrozen(r.nexthops)) return nexthopsText(r.nexthops)

@@ -58,7 +58,7 @@ ${r.truth ? `Calico's truth: ${esc(r.truth.files.join(', '))}${r.truth.apiGroup 
     }
     yield '</ul>'
   }
-  yield '<h2>Nodes</h2>\n<table class="matrix"><thead><tr><th>node</th><th>address</th><th>BIRD</th><th>tunl0 MTU</th>' +
+  yield '<h2>Nodes</h2>\n<table class="matrix"><thead><tr><th>node</th><th>address</th><th>BIRD</th><th>tunnel MTU</th>' +
     '<th>hash policy</th><th>route owner</th><th>check</th><th>source</th></tr></thead>\n<tbody>'
   for (const n of r.nodes) {
     yield `<tr><td>${esc(n.name)}</td><td>${esc(n.address ?? '?')}</td><td>${esc(n.birdVersion ?? '?')}</td>` +

@@ -106,6 +106,22 @@ describe('faults in the truth', () => {
     expect(f.evidence[0].line).toBeGreaterThan(1)
     expect(p.findings.map((x) => x.id)).not.toContain('block-unrouted') // no IPAMBlock: nobody owns it
   })
+  it.skipIf(!fixtureExists(LAB_HEALTHY))('two affinities without a block: said in the plural, both deleted', () => {
+    const r = report(withTruth(healthy(), {nodes: FIXTURE_CLUSTER, affinities: [{cidr: '192.168.99.0/26', node: 'n2'}, {cidr: '192.168.99.0/26', node: 'n3'}]}))
+    const f = idsAt(r, '192.168.99.0/26')!.findings.find((x) => x.id === 'block-without-ipamblock')!
+    expect(f.title).toBe('192.168.99.0/26 has BlockAffinities (n2, n3) but no IPAMBlock')
+    expect(f.fix).toBe('Delete the stale BlockAffinities (kubectl delete blockaffinities.crd.projectcalico.org ' +
+      'n2-192-168-99-0-26 n3-192-168-99-0-26) and restart calico-node on n2, n3.')
+  })
+  it.skipIf(!fixtureExists(BIRD2))('a block of another node that BIRD routes over the underlay: the route in force quoted whole', () => {
+    // n1's capture given as n2 (the owner of 192.168.110.128/26): it routes its own block to 172.31.20.5
+    const r = report(withTruth(loadFiles(BIRD2), {nodes: FIXTURE_CLUSTER}), 'n2')
+    const f = idsAt(r, '192.168.110.128/26')!.findings.find((x) => x.id === 'block-owner-mismatch')!
+    expect(f.detail).toBe('Calico\'s IPAMBlock 192-168-110-128-26 is affine to n2. The route in force is ' +
+      '192.168.110.128/26 proto bird metric 32 nexthop via 172.31.11.1 dev eth0 weight 1 nexthop via 172.31.12.1 dev ' +
+      'eth1 weight 1; BIRD\'s best path names BGP next hop 172.31.20.5. Traffic for its pods goes to a node that does ' +
+      'not own the block.')
+  })
   it.skipIf(!fixtureExists(LAB_HEALTHY))('a block nobody routes here: block-unrouted, listed by check', () => {
     const nodes = FIXTURE_CLUSTER.map((n) => (n.name === 'n2' ? {...n, blocks: [...n.blocks, '192.168.111.0/26']} : n))
     const r = report(withTruth(healthy(), {nodes}))
