@@ -1,6 +1,6 @@
 // What a rule is: a pure function of the SnapshotIndex (and, for prefix rules, one prefix's facts).
 import {hasOnlinkAttribute} from '../model/bird-version.js'
-import type {SnapshotIndex, NexthopResolution, PrefixFacts} from '../model/snapshot-index.js'
+import {DEFAULT_RULE_PRIORITY, type SnapshotIndex, type NexthopResolution, type PrefixFacts} from '../model/snapshot-index.js'
 import type {BirdRoute, Evidence, Finding, FindingId, KernelRoute, Severity} from '../model/types.js'
 
 export const SEVERITY: Record<FindingId, Severity> = {
@@ -280,4 +280,19 @@ function durableFix(ctx: SnapshotIndex): string {
   const which = status.calicoFork ? `Calico's BIRD (${status.version})` : `BIRD ${status.version}`
   return `but no kernel filter of ${which} can do it durably (it has no onlink): ` +
     `${status.calicoFork ? '' : 'upgrade BIRD to 2.0.12+ or 3.2+, or '}let Felix program the routes (programClusterRoutes).`
+}
+
+/**
+ * A route to add by hand until BIRD carries it: in routedoctor's overlay table, never in `main`, where BIRD's kernel
+ * protocol would learn it and Calico's export filter advertise it (DESIGN §1 failure 4, §5); with the pool's rule
+ * when the snapshot's `ip rule` lacks it.
+ */
+export function overlayRouteByHand(ctx: SnapshotIndex, prefix: string, gateway: string): string {
+  const table = ctx.overlayTable
+  const route = `ip route replace ${prefix} via ${gateway} dev ${ctx.snapshot.tunnelDev} onlink table ${table} ` +
+    `proto ${ctx.fixProtocol}`
+  const pool = ctx.poolOf(prefix)?.cidr
+  const ruled = ctx.snapshot.rules.some((r) => r.action === 'lookup' && r.table === String(table) && r.to === pool)
+  const rule = pool === undefined || ruled ? '' : `; ip rule add priority ${DEFAULT_RULE_PRIORITY} to ${pool} lookup ${table}`
+  return `in routedoctor's overlay table (BIRD would learn a route in main and advertise it): ${route}${rule}`
 }

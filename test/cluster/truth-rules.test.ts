@@ -129,6 +129,11 @@ describe('faults in the truth', () => {
     expect(p.verdict).toBe('missing')
     expect(p.findings.map((f) => f.id)).toContain('block-unrouted')
     expect(r.summary.exitCode).toBe(1)
+    // the route by hand goes where BIRD does not learn it (DESIGN §5), with the pool's rule this node lacks
+    expect(p.findings.find((f) => f.id === 'block-unrouted')!.fix).toBe('Check n2\'s BIRD exports it, and the session ' +
+      'to 172.31.20.5; meanwhile, in routedoctor\'s overlay table (BIRD would learn a route in main and advertise it): ' +
+      'ip route replace 192.168.111.0/26 via 172.31.20.5 dev tunl0 onlink table 1158 proto 158; ' +
+      'ip rule add priority 32000 to 192.168.0.0/16 lookup 1158')
   })
   it.skipIf(!fixtureExists(LAB_HEALTHY))('a wrong node address: node-address-mismatch on this node and about another', () => {
     const mine = report(withTruth(healthy(), {nodes: FIXTURE_CLUSTER.map((n) => (n.name === 'n1' ? {...n, address: '172.31.10.99'} : n))}), 'n1')
@@ -150,6 +155,8 @@ describe('faults in the truth', () => {
     const f = r.host.findings.find((x) => x.id === 'borrowed-address-unrouted')!
     expect(f.prefix).toBe('192.168.110.133/32')
     expect(f.severity).toBe('warning')
+    expect(f.fix).toMatch(/; meanwhile, in routedoctor's overlay table \(BIRD would learn a route in main and advertise it\): ip route replace 192\.168\.110\.133\/32 via 172\.31\.30\.6 dev tunl0 onlink table 1158 proto 158; ip rule add/)
+    expect(f.evidence[0].text).toBe('IPAMBlock 192-168-110-128-26: 192.168.110.133 allocated on n3 (k8s-pod-network.web-1)')
   })
 })
 

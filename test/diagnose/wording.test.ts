@@ -22,6 +22,7 @@ import {
 } from './helpers.js'
 import {formatKernelRouteLine} from '../../src/model/format.js'
 import type {SourceFile} from '../../src/model/types.js'
+import {explainReport} from '../../src/report/report.js'
 
 const withStatus = (files: SourceFile[], version: string): SourceFile[] =>
   editFile(files, 'birdc-show-status.txt', (t) => t.replaceAll('1.6.8', version))
@@ -198,5 +199,24 @@ describe('what to do, as the cause is', () => {
   it('tunnel-device-missing with --tunnel-dev: calico-node does not create that name', () => {
     const f = theHostFinding(ctxOfFixture(BIRD2, {tunnelDev: 'tunl9'}), 'tunnel-device-missing', {allowEmptyEvidence: true})
     expect(f.fix).toBe('Check that --tunnel-dev names the node\'s tunnel device (Calico\'s is tunl0, which calico-node creates).')
+  })
+})
+
+describe('explain\'s chain', () => {
+  it('a `via inet6` underlay: "which BIRD before 2.0.8 cannot import", not "BIRD 1.6/2.0.<8"', () => {
+    const r = explainReport(ctxOfFixture(BIRD16_LL), '192.168.110.128/26')
+    expect(r.chain.find((s) => s.step === 'resolution')?.summary).toMatch(
+      /^172\.31\.20\.5 → 172\.31\.20\.0\/23 proto static \(ECMP: via inet6 fe80::\S+ dev eth0, via inet6 fe80::\S+ dev eth1\); IPv6 link-local next hops, which BIRD before 2\.0\.8 cannot import$/,
+    )
+  })
+
+  it('a prefix nobody announces over the one session: "the one Established session"', () => {
+    const files = editFile(loadFiles(BIRD2), 'birdc-show-protocols-all.txt', (t) => {
+      const at = t.indexOf('Mesh_172_31_30_6 BGP')
+      const end = t.indexOf('\n\n', at)
+      return t.slice(0, at) + (end < 0 ? '' : t.slice(end + 2))
+    })
+    const r = explainReport(snapshotIndexOf(files), '192.168.5.0/26')
+    expect(r.chain.find((s) => s.step === 'session')?.summary).toBe('no path received over the one Established session')
   })
 })
