@@ -1,6 +1,12 @@
 // What a rule is: a pure function of the SnapshotIndex (and, for prefix rules, one prefix's facts).
 import {hasOnlinkAttribute} from '../model/bird-version.js'
-import {DEFAULT_RULE_PRIORITY, type SnapshotIndex, type NexthopResolution, type PrefixFacts} from '../model/snapshot-index.js'
+import {
+  compareAddresses,
+  DEFAULT_RULE_PRIORITY,
+  type NexthopResolution,
+  type PrefixFacts,
+  type SnapshotIndex,
+} from '../model/snapshot-index.js'
 import type {BirdRoute, Evidence, Finding, FindingId, KernelRoute, Severity} from '../model/types.js'
 
 export const SEVERITY: Record<FindingId, Severity> = {
@@ -263,9 +269,10 @@ export function tunnelFixAdvice(ctx: SnapshotIndex, facts: PrefixFacts): string 
           'nothing can be planned until `birdc show route all` is collected.'
       : `BIRD holds no BGP path for ${facts.prefix}: nothing can be planned until one is back.`
   }
-  // the next hops the plan uses (reachable, not this node's), or BIRD's when the kernel reaches none of them
+  // the next hops the plan uses (reachable, not this node's), or BIRD's when the kernel reaches none of them, in the
+  // plan's (address) order
   const wanted = wantedGateways(facts)
-  const hops = wanted.length > 0 ? wanted : facts.bgpNextHops
+  const hops = [...(wanted.length > 0 ? wanted : facts.bgpNextHops)].sort(compareAddresses)
   const route = hops.length === 1
     ? `via ${hops[0]} dev ${dev} onlink`
     : hops.map((h) => `nexthop via ${h} dev ${dev} onlink`).join(' ')

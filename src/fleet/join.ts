@@ -1,6 +1,7 @@
 // The fleet's join (DESIGN §9): each node's check, one node at a time, folded into a node × node matrix (from each
 // node, the worst verdict of another node's blocks) and the cluster findings no single node can see. A node's
 // diagnosis is dropped once folded: only its broken blocks are kept.
+import {counted} from '../model/format.js'
 import {indexOfKey, prefixKey} from '../model/prefix-key.js'
 import {clusterIndex, type CalicoTruth, type ClusterIndex} from '../model/calico.js'
 import {FELIX_PROTOCOL, type SnapshotIndex} from '../model/snapshot-index.js'
@@ -272,9 +273,9 @@ export class FleetJoin {
       add('owner-disagreement', {
         prefix,
         title: `${groups.join('; ')}; ${ipam}`,
-        detail: `${plural(wrong.flatMap(([, n]) => n).length, 'node sends', 'nodes send')} ${prefix}'s traffic elsewhere than ` +
+        detail: `${counted(wrong.flatMap(([, n]) => n).length, 'node sends', 'nodes send')} ${prefix}'s traffic elsewhere than ` +
           `${owner?.node ? `its owner ${owner.node}` : 'the others'}` +
-          (ok.length > 0 ? `; ${plural(ok.length, 'routes', 'route')} it to ${owner?.address ?? 'its owner'}` : '') + ' (node#1032, calico#6486).',
+          (ok.length > 0 ? `; ${counted(ok.length, 'routes', 'route')} it to ${owner?.address ?? 'its owner'}` : '') + ' (node#1032, calico#6486).',
         nodes: wrong.flatMap(([, n]) => n),
       })
     }
@@ -428,9 +429,4 @@ function routeOwner(ctx: SnapshotIndex): FleetNode['routeOwner'] {
     if (bird && felix) break
   }
   return bird && felix ? 'both' : bird ? 'bird' : felix ? 'felix' : 'none'
-}
-
-/** `1 node sends`, `2 nodes send`: the count, then the words that agree with it. */
-function plural(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`
 }

@@ -168,3 +168,8 @@ export function ipRouteReplace(p: AnyPlannedRoute): string {
 export function formatLink(l: Link): string {
   return `${l.ifname} (${l.kind ?? 'kind unknown'}) <${l.flags.join(',')}> mtu ${l.mtu} state ${l.operstate}`
 }
+
+/** `1 prefix`, `2 prefixes`: a count and the word that agrees with it (`many`: the plural, when not word + s). */
+export function counted(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`
+}

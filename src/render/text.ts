@@ -1,7 +1,7 @@
 // Plain-text presenters: what a network engineer reads top to bottom.
 import type {ChalkInstance} from 'chalk'
 
-import {type AnyPlannedRoute, formatKernelRoute, ipRouteReplace, tableClause} from '../model/format.js'
+import {type AnyPlannedRoute, counted, formatKernelRoute, ipRouteReplace, tableClause} from '../model/format.js'
 import type {FixMode, FixReport, PlannedFix} from '../report/fix.js'
 import {BROKEN_KINDS, type Evidence, type Finding, type Verdict} from '../model/types.js'
 import {
@@ -193,7 +193,7 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
     .map(([v, n]) => `${n} ${v}`)
     .join(', ')
   yield ''
-  yield `${summary.prefixes} prefixes${verdicts ? ` (${verdicts})` : ''}; ${plural(summary.errors, 'error')}, ${plural(summary.warnings, 'warning')}.`
+  yield `${counted(summary.prefixes, 'prefix', 'prefixes')}${verdicts ? ` (${verdicts})` : ''}; ${counted(summary.errors, 'error')}, ${counted(summary.warnings, 'warning')}.`
   if (summary.exitCode !== 0)
     yield c.dim('`routedoctor explain PREFIX` shows why, with evidence; `routedoctor fix` shows the corrected routes.')
 }
@@ -267,9 +267,6 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainT
   return out.join('\n')
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`
-}
 
 export function renderFix(r: FixReport, c: ChalkInstance): string {
   const out: string[] = []
@@ -280,7 +277,7 @@ export function renderFix(r: FixReport, c: ChalkInstance): string {
   else if (r.entries.length === 0 && r.rules.length === 0 && r.skipped.length > 0) {
     out.push(c.yellow(`Nothing routedoctor can program${r.scope ? ` for ${r.scope}` : ''}:`))
   } else if (r.entries.length === 0 && r.rules.length === 0) {
-    const inPlace = r.kept > 0 ? ` (${plural(r.kept, 'route')} in the overlay table ${r.table})` : ''
+    const inPlace = r.kept > 0 ? ` (${counted(r.kept, 'route')} in the overlay table ${r.table})` : ''
     out.push(
       c.green(
         r.scope

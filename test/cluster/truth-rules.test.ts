@@ -84,6 +84,10 @@ describe('faults in the truth', () => {
     expect(idsAt(own, '192.168.110.128/26')!.findings.map((f) => f.id)).not.toContain('block-affinity-conflict')
     const twice = report(withTruth(healthy(), {nodes: FIXTURE_CLUSTER, affinities: [{cidr: '192.168.110.128/26', node: 'n3'}]}))
     expect(idsAt(twice, '192.168.110.128/26')!.findings.map((f) => f.id)).toContain('block-affinity-conflict')
+    // the affinity to delete is named: the one the IPAMBlock does not give the block to
+    expect(idsAt(twice, '192.168.110.128/26')!.findings.find((f) => f.id === 'block-affinity-conflict')!.fix).toBe(
+      'Delete the BlockAffinity that IPAMBlock 192-168-110-128-26 does not name (kubectl delete ' +
+      'blockaffinities.crd.projectcalico.org n3-192-168-110-128-26), then restart calico-node on n3.')
     const leftover = report(withTruth(healthy(), {nodes: FIXTURE_CLUSTER, affinities: [{cidr: '192.168.162.128/26', node: 'n2', state: 'pendingDeletion'}, {cidr: '192.168.110.128/26', node: 'n3', state: 'pending'}]}))
     // a /32 block confirmed for n2 and pending for n3, which announces it too (the fixture's anycast address)
     const nodes = FIXTURE_CLUSTER.map((n) => (n.name === 'n2' ? {...n, blocks: [...n.blocks, '192.168.200.10/32']} : n))
@@ -110,6 +114,9 @@ describe('faults in the truth', () => {
     const r = report(withTruth(healthy(), {nodes: FIXTURE_CLUSTER, affinities: [{cidr: '192.168.99.0/26', node: 'n2'}, {cidr: '192.168.99.0/26', node: 'n3'}]}))
     const f = idsAt(r, '192.168.99.0/26')!.findings.find((x) => x.id === 'block-without-ipamblock')!
     expect(f.title).toBe('192.168.99.0/26 has BlockAffinities (n2, n3) but no IPAMBlock')
+    // no IPAMBlock to match against: not "IPAMBlock 192.168.99.0/26's affinity"
+    expect(idsAt(r, '192.168.99.0/26')!.findings.find((x) => x.id === 'block-affinity-conflict')!.fix).toMatch(
+      /^Calico's IPAM names no owner for 192\.168\.99\.0\/26 \(no IPAMBlock\): keep the BlockAffinity of the node whose pods/)
     expect(f.fix).toBe('Delete the stale BlockAffinities (kubectl delete blockaffinities.crd.projectcalico.org ' +
       'n2-192-168-99-0-26 n3-192-168-99-0-26) and restart calico-node on n2, n3.')
   })

@@ -36,6 +36,11 @@ describe('what to do about a tunnel prefix off the tunnel', () => {
     )
   })
 
+  it('lists the next hops in the order of the corrected route (BIRD\'s best path first is no reason)', () => {
+    const f = theFinding(ctxOfFixture(BIRD16_LL), '192.168.200.10/32', 'tunnel-not-programmed')
+    expect(f.fix).toMatch(/^Program 192\.168\.200\.10\/32 nexthop via 172\.31\.20\.5 dev tunl0 onlink nexthop via 172\.31\.30\.6 dev tunl0 onlink \(routedoctor fix\)/)
+  })
+
   it('does not send BIRD 1.6 to a kernel filter it cannot have', () => {
     const f = theFinding(ctxOfFixture(BIRD16), '192.168.82.0/26', 'tunnel-not-programmed')
     expect(f.fix).toBe(
@@ -218,5 +223,15 @@ describe('explain\'s chain', () => {
     })
     const r = explainReport(snapshotIndexOf(files), '192.168.5.0/26')
     expect(r.chain.find((s) => s.step === 'session')?.summary).toBe('no path received over the one Established session')
+  })
+})
+
+describe('a plain `show route` (no attributes)', () => {
+  it.runIf(fixtureExists('lab-bird16-plain-show-route'))('nexthop-unresolvable-by-bird: "via that next hop", not "via it"', () => {
+    const f = theFinding(ctxOfFixture('lab-bird16-plain-show-route'), '192.168.110.128/26', 'nexthop-unresolvable-by-bird')
+    expect(f.fix).toBe(
+      'Find the BGP next hop (birdc show route all for 192.168.110.128/26), then make it resolvable for BIRD (an ' +
+        'underlay route with IPv4 next hops), or program 192.168.110.128/26 via that next hop dev tunl0 onlink.',
+    )
   })
 })

@@ -108,7 +108,7 @@ function unnamedNexthop(ctx: SnapshotIndex, facts: PrefixFacts): Finding[] {
       ],
       fix:
         `Find the BGP next hop (birdc show route all for ${facts.prefix}), then make it resolvable for BIRD (an underlay ` +
-        `route with IPv4 next hops), or program ${facts.prefix} via it dev ${ctx.snapshot.tunnelDev} onlink.`,
+        `route with IPv4 next hops), or program ${facts.prefix} via that next hop dev ${ctx.snapshot.tunnelDev} onlink.`,
     })),
   ]
 }
