@@ -3,7 +3,7 @@ import type {ChalkInstance} from 'chalk'
 
 import {type AnyPlannedRoute, counted, formatKernelRoute, ipRouteReplace, tableClause} from '../model/format.js'
 import type {FixMode, FixReport, PlannedFix} from '../report/fix.js'
-import {BROKEN_KINDS, type Evidence, type Finding, type Verdict} from '../model/types.js'
+import {BROKEN_KINDS, type Evidence, type Finding, type KernelRoute, type Verdict} from '../model/types.js'
 import {
   type CheckReport,
   type CheckRun,
@@ -256,7 +256,7 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainT
     )
   else {
     out.push(indent(renderPlanned(r.plan), '  '))
-    const beside = r.kernel.length === 0 ? 'the kernel has no route for it' : 'BIRD\'s route stays as it is'
+    const beside = besideOverlay(r.kernel, r.plan.protocol)
     out.push(
       c.dim(
         `  (in routedoctor's overlay table ${r.plan.table}, which BIRD never learns; ${beside}; routedoctor fix --apply programs it)`,
@@ -267,6 +267,16 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainT
   return out.join('\n')
 }
 
+
+/** What becomes of the other routes for a prefix when routedoctor's goes into its overlay table: named by owner. */
+function besideOverlay(current: readonly KernelRoute[], ours: string): string {
+  const owners = [...new Set(current.filter((k) => k.protocol !== ours).map((k) => k.protocol))]
+  if (owners.length === 0) return current.length === 0 ? 'the kernel has no route for it' : 'the kernel has no other route for it'
+  if (owners.length === 1 && owners[0] === 'bird') return 'BIRD\'s route stays as it is'
+  return owners.length === 1
+    ? `the proto ${owners[0]} route stays as it is`
+    : `the ${owners.map((o) => `proto ${o}`).join(' and ')} routes stay as they are`
+}
 
 export function renderFix(r: FixReport, c: ChalkInstance): string {
   const out: string[] = []
@@ -295,7 +305,7 @@ export function renderFix(r: FixReport, c: ChalkInstance): string {
     }
     if (e.action === 'replace') {
       out.push(...renderPlanned(e.planned).split('\n').map((l, i) => `${i === 0 ? c.green('  +') : '   '} ${l}`))
-      const beside = e.current.length === 0 ? 'the kernel has no route for it' : 'BIRD\'s route stays as it is'
+      const beside = besideOverlay(e.current, e.planned.protocol)
       out.push(c.dim(`    in the overlay table ${e.planned.table}, which BIRD never learns; ${beside}`))
     } else {
       out.push(c.dim(`    withdrawn: routedoctor's route is stale or sits where BIRD learns it`))

@@ -4,13 +4,14 @@ import {Chalk} from 'chalk'
 import {describe, expect, it} from 'vitest'
 
 import {SnapshotIndex} from '../../src/model/snapshot-index.js'
-import {checkReport, checkRun} from '../../src/report/report.js'
+import {checkReport, checkRun, explainReport} from '../../src/report/report.js'
 import {renderRevert} from '../../src/render/apply.js'
 import {npdResult} from '../../src/render/npd.js'
-import {renderCheck} from '../../src/render/text.js'
+import {renderCheck, renderExplain, renderFix} from '../../src/render/text.js'
 import {watchLineText} from '../../src/render/watch.js'
+import {planFix} from '../../src/services/fix.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
-import {LAB_HEALTHY, fixtureExists, loadFiles} from '../diagnose/helpers.js'
+import {LAB_HEALTHY, editJsonRoutes, fixtureExists, healthyFiles, loadFiles, tunnelRoute} from '../diagnose/helpers.js'
 
 const plain = new Chalk({level: 0})
 const oneBlock = () => new SnapshotIndex(buildSnapshot(loadFiles(LAB_HEALTHY), {pools: ['192.168.82.0/26']}))
@@ -34,5 +35,17 @@ describe('fix --revert', () => {
       deleted: [{dst: '192.168.82.0/26', table: '1158', tableId: 1158, metric: 0, protocol: '158', nexthops: []}],
     } as unknown as Parameters<typeof renderRevert>[0], plain)
     expect(out.split('\n')[0]).toBe('removed 192.168.82.0/26 table 1158 proto 158 metric 0')
+  })
+})
+
+describe('the routes routedoctor\'s correction leaves beside it', () => {
+  it('are named by their owner: Felix\'s proto 80 route is not "BIRD\'s route"', () => {
+    const felix = {...tunnelRoute('192.168.82.0/26', '172.31.20.5'), protocol: '80'}
+    const ctx = new SnapshotIndex(buildSnapshot(editJsonRoutes(healthyFiles(), {'192.168.82.0/26': felix})))
+    const fix = renderFix(planFix(ctx, '192.168.82.0/26').report, plain)
+    expect(fix).toContain('\n    in the overlay table 1158, which BIRD never learns; the proto 80 route stays as it is\n')
+    expect(renderExplain(explainReport(ctx, '192.168.82.0/26'), plain)).toContain(
+      '(in routedoctor\'s overlay table 1158, which BIRD never learns; the proto 80 route stays as it is; routedoctor fix --apply programs it)',
+    )
   })
 })
