@@ -263,8 +263,7 @@ export function tunnelFixAdvice(ctx: SnapshotIndex, facts: PrefixFacts): string 
   if (facts.bgpNextHops.length === 0) {
     if (!ctx.haveBird)
       return `The snapshot has no BIRD routes: nothing can be planned without BIRD's BGP next hops (collect \`birdc show route all\`).`
-    // a plain `show route` has BGP paths without their attributes
-    return facts.bird.some((r) => !kernelLearnt(ctx, r))
+    return unnamedBgpNexthops(facts)
       ? `BIRD's paths for ${facts.prefix} do not name their BGP next hop (a \`show route\` without \`all\`): ` +
           'nothing can be planned until `birdc show route all` is collected.'
       : `BIRD holds no BGP path for ${facts.prefix}: nothing can be planned until one is back.`
@@ -277,6 +276,14 @@ export function tunnelFixAdvice(ctx: SnapshotIndex, facts: PrefixFacts): string 
     ? `via ${hops[0]} dev ${dev} onlink`
     : hops.map((h) => `nexthop via ${h} dev ${dev} onlink`).join(' ')
   return `Program ${facts.prefix} ${route} (routedoctor fix), ${durableFix(ctx)}`
+}
+
+/**
+ * Are BIRD's paths BGP paths whose next hop the input does not show? A plain `show route` (no `all`) prints a BGP
+ * path's peer (`from`) and none of its attributes.
+ */
+export function unnamedBgpNexthops(facts: PrefixFacts): boolean {
+  return facts.bgpNextHops.length === 0 && facts.bird.some((r) => r.from !== undefined && r.attributes.length === 0)
 }
 
 /** The durable fix after routedoctor's route, as far as the node's BIRD allows one (DESIGN §1, §5). */

@@ -227,6 +227,11 @@ describe('explain\'s chain', () => {
 })
 
 describe('a plain `show route` (no attributes)', () => {
+  it.runIf(fixtureExists('lab-bird16-plain-show-route'))('why nothing is planned: the next hop is not shown, not absent', () => {
+    const r = explainReport(ctxOfFixture('lab-bird16-plain-show-route'), '192.168.82.0/26')
+    expect(r.planNote).toBe('BIRD\'s paths do not show their BGP next hop: the snapshot has `show route` without `all`')
+  })
+
   it.runIf(fixtureExists('lab-bird16-plain-show-route'))('nexthop-unresolvable-by-bird: "via that next hop", not "via it"', () => {
     const f = theFinding(ctxOfFixture('lab-bird16-plain-show-route'), '192.168.110.128/26', 'nexthop-unresolvable-by-bird')
     expect(f.fix).toBe(
