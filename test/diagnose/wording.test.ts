@@ -105,8 +105,9 @@ describe('nexthop-unresolvable-by-bird over a `via inet6` underlay', () => {
     const ctx = snapshotIndexOf(withStatus(loadFiles(BIRD16_LL), '2.0.12'))
     const f = theFinding(ctx, '192.168.110.128/26', 'nexthop-unresolvable-by-bird')
     expect(f.detail).toContain(
-      underlay + 'BIRD 2.0.12 imports such routes (since 2.0.8), so its kernel protocol did not pass this one on ' +
-        '(`learn`, its import filter): `birdc show route for 172.31.20.5 all` shows what BIRD resolves it against.',
+      underlay + 'BIRD 2.0.12 imports such routes (since 2.0.8), so the version is not the cause: check that its ' +
+        'kernel protocol learns this one (`learn`, its import filter); `birdc show route for 172.31.20.5 all` shows ' +
+        'what BIRD resolves it against.',
     )
     expect(f.detail).not.toContain('cannot import')
   })

@@ -60,8 +60,9 @@ export const rule: PrefixRule = {
 function viaInet6Import(ctx: SnapshotIndex, nexthop: string, multipath: boolean): string {
   const status = ctx.snapshot.bird.status
   if (status !== undefined && importsViaInet6(status.version, status.calicoFork)) {
-    return `BIRD ${status.version} imports such routes (since 2.0.8), so its kernel protocol did not pass this one on ` +
-      `(\`learn\`, its import filter): \`birdc show route for ${nexthop} all\` shows what BIRD resolves it against.`
+    return `BIRD ${status.version} imports such routes (since 2.0.8), so the version is not the cause: check that its ` +
+      `kernel protocol learns this one (\`learn\`, its import filter); \`birdc show route for ${nexthop} all\` shows ` +
+      'what BIRD resolves it against.'
   }
   const bird = status === undefined ? 'BIRD before 2.0.8' : `BIRD ${status.version}`
   const drops = multipath ? ' (it logs "strange multipath route" and drops it)' : ''
