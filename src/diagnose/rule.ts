@@ -1,5 +1,12 @@
 // What a rule is: a pure function of the SnapshotIndex (and, for prefix rules, one prefix's facts).
-import type {SnapshotIndex, NexthopResolution, PrefixFacts} from '../model/snapshot-index.js'
+import {hasOnlinkAttribute} from '../model/bird-version.js'
+import {
+  compareAddresses,
+  DEFAULT_RULE_PRIORITY,
+  type NexthopResolution,
+  type PrefixFacts,
+  type SnapshotIndex,
+} from '../model/snapshot-index.js'
 import type {BirdRoute, Evidence, Finding, FindingId, KernelRoute, Severity} from '../model/types.js'
 
 export const SEVERITY: Record<FindingId, Severity> = {
@@ -244,7 +251,7 @@ export function whyOffTunnel(ctx: SnapshotIndex, multipath: boolean): string {
   if (ctx.snapshot.bird.config) {
     return (
       `${version}'s kernel export filter rewrites nothing (no ifname/onlink/gw for the pools): ` +
-      `BIRD writes every BGP route as it resolved it, over the underlay, so no block is tunnelled${multipath ? ', single-path ones neither' : ''}.`
+      `BIRD writes every BGP route as it resolved it, over the underlay, so no block is tunnelled${multipath ? ', not even a single-path one' : ''}.`
     )
   }
   return `${version} wrote the route as its next hop resolved, over the underlay: no kernel filter pointed it at ${dev} (no bird.conf was read).`
@@ -254,10 +261,52 @@ export function whyOffTunnel(ctx: SnapshotIndex, multipath: boolean): string {
 export function tunnelFixAdvice(ctx: SnapshotIndex, facts: PrefixFacts): string {
   const dev = ctx.snapshot.tunnelDev
   if (facts.bgpNextHops.length === 0) {
-    return ctx.haveBird
-      ? `BIRD holds no BGP path for ${facts.prefix}: nothing can be planned until one is back.`
-      : `The snapshot has no BIRD routes: nothing can be planned without BIRD's BGP next hops (collect \`birdc show route all\`).`
+    if (!ctx.haveBird)
+      return `The snapshot has no BIRD routes: nothing can be planned without BIRD's BGP next hops (collect \`birdc show route all\`).`
+    return unnamedBgpNexthops(facts)
+      ? `BIRD's paths for ${facts.prefix} do not name their BGP next hop (a \`show route\` without \`all\`): ` +
+          'nothing can be planned until `birdc show route all` is collected.'
+      : `BIRD holds no BGP path for ${facts.prefix}: nothing can be planned until one is back.`
   }
-  return `Program ${facts.prefix} via ${facts.bgpNextHops.join(', ')} dev ${dev} onlink (routedoctor fix), ` +
-    'and durably the BIRD kernel filter (routedoctor fix --bird-config).'
+  // the next hops the plan uses (reachable, not this node's), or BIRD's when the kernel reaches none of them, in the
+  // plan's (address) order
+  const wanted = wantedGateways(facts)
+  const hops = [...(wanted.length > 0 ? wanted : facts.bgpNextHops)].sort(compareAddresses)
+  const route = hops.length === 1
+    ? `via ${hops[0]} dev ${dev} onlink`
+    : hops.map((h) => `nexthop via ${h} dev ${dev} onlink`).join(' ')
+  return `Program ${facts.prefix} ${route} (routedoctor fix), ${durableFix(ctx)}`
+}
+
+/**
+ * Are BIRD's paths BGP paths whose next hop the input does not show? A plain `show route` (no `all`) prints a BGP
+ * path's peer (`from`) and none of its attributes.
+ */
+export function unnamedBgpNexthops(facts: PrefixFacts): boolean {
+  return facts.bgpNextHops.length === 0 && facts.bird.some((r) => r.from !== undefined && r.attributes.length === 0)
+}
+
+/** The durable fix after routedoctor's route, as far as the node's BIRD allows one (DESIGN §1, §5). */
+function durableFix(ctx: SnapshotIndex): string {
+  const status = ctx.snapshot.bird.status
+  if (status === undefined || hasOnlinkAttribute(status.version, status.calicoFork))
+    return 'and durably the BIRD kernel filter (routedoctor fix --bird-config).'
+  const which = status.calicoFork ? `Calico's BIRD (${status.version})` : `BIRD ${status.version}`
+  return `but no kernel filter of ${which} can do it durably (it has no onlink): ` +
+    `${status.calicoFork ? '' : 'upgrade BIRD to 2.0.12+ or 3.2+, or '}let Felix program the routes (programClusterRoutes).`
+}
+
+/**
+ * A route to add by hand until BIRD carries it: in routedoctor's overlay table, never in `main`, where BIRD's kernel
+ * protocol would learn it and Calico's export filter advertise it (DESIGN §1 failure 4, §5); with the pool's rule
+ * when the snapshot's `ip rule` lacks it.
+ */
+export function overlayRouteByHand(ctx: SnapshotIndex, prefix: string, gateway: string): string {
+  const table = ctx.overlayTable
+  const route = `ip route replace ${prefix} via ${gateway} dev ${ctx.snapshot.tunnelDev} onlink table ${table} ` +
+    `proto ${ctx.fixProtocol}`
+  const pool = ctx.poolOf(prefix)?.cidr
+  const ruled = ctx.snapshot.rules.some((r) => r.action === 'lookup' && r.table === String(table) && r.to === pool)
+  const rule = pool === undefined || ruled ? '' : `; ip rule add priority ${DEFAULT_RULE_PRIORITY} to ${pool} lookup ${table}`
+  return `in routedoctor's overlay table (BIRD would learn a route in main and advertise it): ${route}${rule}`
 }

@@ -1,6 +1,7 @@
 // The fleet's join (DESIGN §9): each node's check, one node at a time, folded into a node × node matrix (from each
 // node, the worst verdict of another node's blocks) and the cluster findings no single node can see. A node's
 // diagnosis is dropped once folded: only its broken blocks are kept.
+import {counted} from '../model/format.js'
 import {indexOfKey, prefixKey} from '../model/prefix-key.js'
 import {clusterIndex, type CalicoTruth, type ClusterIndex} from '../model/calico.js'
 import {FELIX_PROTOCOL, type SnapshotIndex} from '../model/snapshot-index.js'
@@ -109,6 +110,7 @@ export class BlockOwners {
  */
 export interface NodeFold {
   facts: Pick<FleetNode, 'birdVersion' | 'tunnelMtu' | 'hashPolicy' | 'routeOwner' | 'summary'>
+  tunnelDev: string // the device tunnelMtu is of (--tunnel-dev, or what a bundle recorded)
   pairs: FleetPair[]
   endpoints: Array<[prefix: string, where: string]>
 }
@@ -181,7 +183,7 @@ export function foldNode(name: string, ctx: SnapshotIndex, run: CheckRun, owners
     verdicts: sum.verdicts,
     host: run.host.findings.map((f) => f.id),
   }
-  return {facts, pairs: [...mine.values()], endpoints}
+  return {facts, tunnelDev: s.tunnelDev, pairs: [...mine.values()], endpoints}
 }
 
 export class FleetJoin {
@@ -190,6 +192,7 @@ export class FleetJoin {
   private readonly pairs = new Map<string, FleetPair>() // `${from}\0${to}`
   // block -> endpoint (addresses it is routed to, sorted, joined) -> nodes, for the blocks some node routes elsewhere
   private readonly endpoints = new Map<string, Map<string, string[]>>()
+  private readonly tunnelDevs = new Set<string>() // the sources' tunnel devices, for the words of tunnel-mtu-differs
 
   constructor(readonly truth: CalicoTruth | undefined) {
     if (truth) {
@@ -211,6 +214,7 @@ export class FleetJoin {
     const address = this.index?.nodesByName.get(name)?.ipv4Address
     if (address) node.address = address
     Object.assign(node, fold.facts)
+    this.tunnelDevs.add(fold.tunnelDev)
     this.nodes.set(name, node)
     for (const p of fold.pairs) this.pairs.set(`${name}\0${p.to}`, p)
     for (const [prefix, where] of fold.endpoints) {
@@ -269,9 +273,9 @@ export class FleetJoin {
       add('owner-disagreement', {
         prefix,
         title: `${groups.join('; ')}; ${ipam}`,
-        detail: `${wrong.flatMap(([, n]) => n).length} node(s) send ${prefix}'s traffic elsewhere than ` +
+        detail: `${counted(wrong.flatMap(([, n]) => n).length, 'node sends', 'nodes send')} ${prefix}'s traffic elsewhere than ` +
           `${owner?.node ? `its owner ${owner.node}` : 'the others'}` +
-          (ok.length > 0 ? `; ${ok.length} route it to ${owner?.address ?? 'its owner'}` : '') + ' (node#1032, calico#6486).',
+          (ok.length > 0 ? `; ${counted(ok.length, 'routes', 'route')} it to ${owner?.address ?? 'its owner'}` : '') + ' (node#1032, calico#6486).',
         nodes: wrong.flatMap(([, n]) => n),
       })
     }
@@ -282,7 +286,7 @@ export class FleetJoin {
       if (p.verdict === 'ok' || !back || back.verdict !== 'ok' || back.checked === 0 && p.checked === 0) continue
       add('asymmetric-pair', {
         title: `${p.from} → ${p.to} is ${p.verdict}, ${p.to} → ${p.from} is ok`,
-        detail: `From ${p.from}, ${p.blocks.length} of ${p.to}'s ${p.checked} block(s) are broken (${p.blocks
+        detail: `From ${p.from}, ${p.checked === 1 ? `${p.to}'s one block is` : `${p.blocks.length} of ${p.to}'s ${p.checked} blocks ${p.blocks.length === 1 ? 'is' : 'are'}`} broken (${p.blocks
           .slice(0, 3)
           .map((b) => `${b.prefix} ${b.verdict}`)
           .join(', ')}); the way back works. Replies to connections ${p.to} opens can be lost.`,
@@ -294,7 +298,7 @@ export class FleetJoin {
       (n) => n.tunnelMtu?.toString(),
       (values) =>
         add('tunnel-mtu-differs', {
-          title: `tunl0 MTU differs between nodes: ${values}`,
+          title: `${[...this.tunnelDevs].join('/')} MTU differs between nodes: ${values}`,
           detail:
             'Pods on nodes with the larger MTU send packets that the smaller tunnel drops or fragments (calico#8953, #7651).',
           nodes: withSource.map((n) => n.name),
@@ -426,4 +430,3 @@ function routeOwner(ctx: SnapshotIndex): FleetNode['routeOwner'] {
   }
   return bird && felix ? 'both' : bird ? 'bird' : felix ? 'felix' : 'none'
 }
-

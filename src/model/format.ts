@@ -103,6 +103,12 @@ function afterDst(r: KernelRoute): string {
   return s
 }
 
+/** formatKernelRoute on one line: a multipath route's `nexthop` lines joined as `ip route` takes them. */
+export function formatKernelRouteLine(r: KernelRoute): string {
+  const s = formatKernelRoute(r)
+  return s.includes('\n') ? s.replaceAll('\n\t', ' ') : s
+}
+
 export function formatNexthops(r: KernelRoute): string {
   if (r.type !== 'unicast') return r.type
   if (!Object.isFrozen(r.nexthops)) return nexthopsText(r.nexthops)
@@ -161,4 +167,9 @@ export function ipRouteReplace(p: AnyPlannedRoute): string {
 /** `ip link` style: `tunl0 (tun) <POINTOPOINT,NOARP,UP,LOWER_UP> mtu 1480 state UP`. */
 export function formatLink(l: Link): string {
   return `${l.ifname} (${l.kind ?? 'kind unknown'}) <${l.flags.join(',')}> mtu ${l.mtu} state ${l.operstate}`
+}
+
+/** `1 prefix`, `2 prefixes`: a count and the word that agrees with it (`many`: the plural, when not word + s). */
+export function counted(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`
 }

@@ -90,10 +90,11 @@ export interface RevertResult {
   errors: ApplyErrorInfo[]
 }
 
-const DURABLE_ADVICE =
+/** What to do about a route war, for routes through the tunnel device `dev`. */
+export const durableAdvice = (dev: string): string =>
   'Another writer (BIRD or Felix) owns this prefix and puts its own route back. Do not fight it: fix the source. ' +
   'With BIRD 2.0.12+ or 3.2+ add to the kernel export filter, before `merge paths on`: ' +
-  '`ifname = "tunl0"; onlink = true; gw = bgp_next_hop; onlink = true;` (see `routedoctor fix --bird-config`); ' +
+  `\`ifname = "${dev}"; onlink = true; gw = bgp_next_hop; onlink = true;\` (see \`routedoctor fix --bird-config\`); ` +
   'where Felix programs routes (proto 80), let only one of them own the pool.'
 
 // ------------------------------------------------------------------ helpers
@@ -458,7 +459,7 @@ function checkPlanned(routesAt: (p: Pending) => readonly DumpedRoute[], pending:
     if (here.some((d) => specMatchesPlanned(d.spec, change.planned))) continue
     const p = change.planned
     const dst = changeKey(change).dst
-    const base = {dst, table: p.table, metric: p.metric, advice: DURABLE_ADVICE}
+    const base = {dst, table: p.table, metric: p.metric, advice: durableAdvice(p.nexthops[0]?.dev ?? 'tunl0')}
     const current = here[0]?.route
     if (!current) {
       wars.push({...base, kind: 'removed', detail: `our route ${dst} metric ${p.metric} was removed`})

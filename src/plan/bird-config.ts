@@ -2,6 +2,7 @@
 // next hop per BGP route, before `merge paths` merges them (DESIGN §1). Only BIRD 2.0.12+ and
 // 3.2+ have a settable `onlink`; BIRD 3.2 needs exactly this order (its `ifname =` and `gw =`
 // rebuild the next hop and clear onlink, and `gw =` rejects a non-local gateway unless onlink is set).
+import {versionAtLeast} from '../model/bird-version.js'
 import type {Pool} from '../model/types.js'
 
 export interface BirdConfigAdvice {
@@ -9,18 +10,6 @@ export interface BirdConfigAdvice {
   supported: boolean
   reason: string
   snippet?: string
-}
-
-function versionTuple(v: string): number[] {
-  return (v.match(/\d+(\.\d+)*/)?.[0] ?? '').split('.').map(Number)
-}
-
-function atLeast(v: number[], min: number[]): boolean {
-  for (let i = 0; i < min.length; i++) {
-    const a = v[i] ?? 0
-    if (a !== min[i]) return a > min[i]
-  }
-  return true
 }
 
 export function birdConfigAdvice(
@@ -54,22 +43,22 @@ export function birdConfigAdvice(
       reason: 'BIRD\'s version is unknown (no `show status`): the filter below needs BIRD 2.0.12+ or 3.2+.',
       snippet,
     }
-  const v = versionTuple(version)
-  if (calicoFork || v[0] === 1) {
+  const major = Number(/\d+/.exec(version)?.[0] ?? 0)
+  if (calicoFork || major === 1) {
     return {
       version,
       supported: false,
       reason: `BIRD ${version}${calicoFork ? ' (Calico\'s fork of 1.6)' : ''} has no \`onlink\` attribute: no filter can program onlink tunnel routes there. Upgrade to BIRD 2.0.12+ / 3.2+, let Felix program the routes (programClusterRoutes), or keep routedoctor's routes.`,
     }
   }
-  if (v[0] === 2 && !atLeast(v, [2, 0, 12]))
+  if (major === 2 && !versionAtLeast(version, [2, 0, 12]))
     return {
       version,
       supported: false,
       reason: `BIRD ${version} predates the \`onlink\` attribute (added in 2.0.12): upgrade to 2.0.12 or later.`,
       snippet,
     }
-  if (v[0] === 3 && !atLeast(v, [3, 2]))
+  if (major === 3 && !versionAtLeast(version, [3, 2]))
     return {
       version,
       supported: false,

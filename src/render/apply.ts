@@ -31,7 +31,8 @@ export function renderApply(r: ApplyResult, c: ChalkInstance): string {
 
 export function renderRevert(r: RevertResult, c: ChalkInstance): string {
   const out: string[] = []
-  for (const p of r.deleted) out.push(`${c.green('removed')} ${p.dst} proto ${p.protocol} metric ${p.metric}`)
+  for (const p of r.deleted)
+    out.push(`${c.green('removed')} ${p.dst}${p.table !== 'main' ? ` table ${p.table}` : ''} proto ${p.protocol} metric ${p.metric}`)
   for (const k of r.restored)
     out.push(
       `${c.green('restored')} ${k.dst}${k.table !== 'main' ? ` table ${k.table}` : ''} proto ${k.protocol} metric ${k.metric}`,

@@ -1,6 +1,7 @@
 // `fleet --html`: one self-contained page (inline CSS and a little JS, no network): the colour matrix, each cell a
 // <details> that opens the pair's blocks and their explanations (readable without JavaScript), and the findings.
 import type {FleetPair, FleetReport} from '../fleet/join.js'
+import {counted} from '../model/format.js'
 
 const esc = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`)
 
@@ -33,7 +34,7 @@ export function* fleetHtmlPieces(r: FleetReport): Generator<string> {
 <html lang="en"><head><meta charset="utf-8"><title>routedoctor fleet</title>
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <style>${CSS}</style></head><body>
-<h1>routedoctor fleet: ${r.nodes.length} nodes, ${broken} broken pair${broken === 1 ? '' : 's'}</h1>
+<h1>routedoctor fleet: ${counted(r.nodes.length, 'node')}, ${counted(broken, 'broken pair')}</h1>
 <p>Each cell: from the row's node, the worst verdict of the column node's blocks. Open a cell for its blocks.
 ${r.truth ? `Calico's truth: ${esc(r.truth.files.join(', '))}${r.truth.apiGroup ? ` (${esc(r.truth.apiGroup)})` : ''}.` : 'No Calico truth: block owners unknown.'}</p>
 <table class="matrix"><thead><tr><th>from \\ to</th>${r.nodes.map((n) => `<th class="to" scope="col">${esc(n.name)}</th>`).join('')}</tr></thead>
@@ -58,12 +59,12 @@ ${r.truth ? `Calico's truth: ${esc(r.truth.files.join(', '))}${r.truth.apiGroup 
     }
     yield '</ul>'
   }
-  yield '<h2>Nodes</h2>\n<table class="matrix"><thead><tr><th>node</th><th>address</th><th>BIRD</th><th>tunl0 MTU</th>' +
+  yield '<h2>Nodes</h2>\n<table class="matrix"><thead><tr><th>node</th><th>address</th><th>BIRD</th><th>tunnel MTU</th>' +
     '<th>hash policy</th><th>route owner</th><th>check</th><th>source</th></tr></thead>\n<tbody>'
   for (const n of r.nodes) {
     yield `<tr><td>${esc(n.name)}</td><td>${esc(n.address ?? '?')}</td><td>${esc(n.birdVersion ?? '?')}</td>` +
       `<td>${n.tunnelMtu ?? '?'}</td><td>${esc(n.hashPolicy ?? '?')}</td><td>${esc(n.routeOwner ?? '?')}</td>` +
-      `<td>${n.summary ? `${n.summary.errors} errors, ${n.summary.warnings} warnings` : 'no source'}</td>` +
+      `<td>${n.summary ? `${counted(n.summary.errors, 'error')}, ${counted(n.summary.warnings, 'warning')}` : 'no source'}</td>` +
       `<td>${esc(n.source ?? '')}</td></tr>`
   }
   yield `</tbody></table>\n<script>${JS}</script>\n</body></html>`
@@ -81,5 +82,5 @@ function cell(p: FleetPair): string {
         )
         .join('')}</ul></li>`,
   )
-  return `<details><summary>${esc(p.verdict)}</summary><p>${esc(p.from)} → ${esc(p.to)}: ${p.blocks.length} of ${p.checked} blocks broken</p><ul>${blocks.join('')}</ul></details>`
+  return `<details><summary>${esc(p.verdict)}</summary><p>${esc(p.from)} → ${esc(p.to)}: ${p.blocks.length} of ${counted(p.checked, 'block')} broken</p><ul>${blocks.join('')}</ul></details>`
 }

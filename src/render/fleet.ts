@@ -3,6 +3,7 @@
 import type {ChalkInstance} from 'chalk'
 
 import {VERDICT_ORDER, type FleetPair, type FleetReport} from '../fleet/join.js'
+import {counted} from '../model/format.js'
 import type {Verdict} from '../model/types.js'
 import {severityColor, verdictColor} from './style.js'
 
@@ -21,7 +22,7 @@ export function renderFleet(r: FleetReport, c: ChalkInstance): string {
   const out: string[] = []
   const sources = r.nodes.filter((n) => n.source !== undefined).length
   out.push(
-    `${c.bold('fleet')} ${r.nodes.length} nodes, ${sources} with a source; ${r.truth ? `Calico's truth: ${r.truth.files.length} files${r.truth.apiGroup ? ` (${r.truth.apiGroup})` : ''}` : c.yellow('no Calico truth (give --calico DIR or --kube, or bundles with calico/): no block owners, no matrix')}`,
+    `${c.bold('fleet')} ${counted(r.nodes.length, 'node')}, ${sources} with a source; ${r.truth ? `Calico's truth: ${counted(r.truth.files.length, 'file')}${r.truth.apiGroup ? ` (${r.truth.apiGroup})` : ''}` : c.yellow('no Calico truth (give --calico DIR or --kube, or bundles with calico/): no block owners, no matrix')}`,
   )
   const pair = new Map(r.pairs.map((p) => [`${p.from}\0${p.to}`, p]))
   if (r.nodes.length <= MATRIX_MAX) {
@@ -73,14 +74,14 @@ export function renderFleet(r: FleetReport, c: ChalkInstance): string {
     for (const p of broken.slice(0, 200)) out.push(...renderPair(p, c))
     if (broken.length > 200) out.push(`  … ${broken.length - 200} more: --json or --html`)
   } else if (r.pairs.some((p) => p.checked > 0)) {
-    out.push('', c.green(`every pair ok (${r.pairs.filter((p) => p.checked > 0).length} pairs with blocks)`))
+    out.push('', c.green(`every pair ok (${counted(r.pairs.filter((p) => p.checked > 0).length, 'pair')} with blocks)`))
   }
   return out.join('\n')
 }
 
 function renderPair(p: FleetPair, c: ChalkInstance): string[] {
   const out = [
-    `  ${p.from} → ${p.to}: ${verdictColor(c, p.verdict)(p.verdict)} (${p.blocks.length} of ${p.checked} blocks)`,
+    `  ${p.from} → ${p.to}: ${verdictColor(c, p.verdict)(p.verdict)} (${p.blocks.length} of ${counted(p.checked, 'block')})`,
   ]
   for (const b of p.blocks.slice(0, 5))
     out.push(

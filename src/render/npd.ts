@@ -1,6 +1,7 @@
 // `check --npd`: node-problem-detector's custom-plugin protocol. One line of at most 80 characters on stdout,
 // and the exit status: 0 ok (the condition is False), 1 a problem (True), 3 unknown (what the diagnosis rests
 // on could not be read).
+import {counted} from '../model/format.js'
 import {keyPrefix} from '../model/prefix-key.js'
 import {isBulkBrokenPrefixes, isBulkHealthyPrefixes, type CheckRun} from '../report/report.js'
 
@@ -32,7 +33,7 @@ export function npdResult(run: CheckRun): {line: string; exitCode: 0 | 1 | typeo
   const summary = run.summary()
   if (failed) return {line: cut(`unknown: cannot read ${failed.file}: ${failed.error}`), exitCode: NPD_UNKNOWN}
   const {up, total} = run.node.sessions
-  if (summary.errors === 0) return {line: cut(`ok: ${summary.prefixes} prefixes, BGP ${up}/${total} Established`), exitCode: 0}
+  if (summary.errors === 0) return {line: cut(`ok: ${counted(summary.prefixes, 'prefix', 'prefixes')}, BGP ${up}/${total} Established`), exitCode: 0}
   const parts = [...broken].map(([verdict, {first, count}]) => `${count} ${verdict} (${first}${count > 1 ? ' …' : ''})`)
   const host = [...new Set(run.host.findings.filter((f) => f.severity === 'error').map((f) => f.id))]
   return {line: cut([...parts, ...host].join('; ')), exitCode: 1}

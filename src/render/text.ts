@@ -1,9 +1,9 @@
 // Plain-text presenters: what a network engineer reads top to bottom.
 import type {ChalkInstance} from 'chalk'
 
-import {type AnyPlannedRoute, formatKernelRoute, ipRouteReplace, tableClause} from '../model/format.js'
+import {type AnyPlannedRoute, counted, formatKernelRoute, ipRouteReplace, tableClause} from '../model/format.js'
 import type {FixMode, FixReport, PlannedFix} from '../report/fix.js'
-import {BROKEN_KINDS, type Evidence, type Finding, type Verdict} from '../model/types.js'
+import {BROKEN_KINDS, type Evidence, type Finding, type KernelRoute, type Verdict} from '../model/types.js'
 import {
   type CheckReport,
   type CheckRun,
@@ -193,7 +193,7 @@ export function* renderCheckLines(r: CheckRun, c: ChalkInstance): Generator<stri
     .map(([v, n]) => `${n} ${v}`)
     .join(', ')
   yield ''
-  yield `${summary.prefixes} prefixes${verdicts ? ` (${verdicts})` : ''}; ${plural(summary.errors, 'error')}, ${plural(summary.warnings, 'warning')}.`
+  yield `${counted(summary.prefixes, 'prefix', 'prefixes')}${verdicts ? ` (${verdicts})` : ''}; ${counted(summary.errors, 'error')}, ${counted(summary.warnings, 'warning')}.`
   if (summary.exitCode !== 0)
     yield c.dim('`routedoctor explain PREFIX` shows why, with evidence; `routedoctor fix` shows the corrected routes.')
 }
@@ -256,7 +256,7 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainT
     )
   else {
     out.push(indent(renderPlanned(r.plan), '  '))
-    const beside = r.kernel.length === 0 ? 'the kernel has no route for it' : 'BIRD\'s route stays as it is'
+    const beside = besideOverlay(r.kernel, r.plan.protocol)
     out.push(
       c.dim(
         `  (in routedoctor's overlay table ${r.plan.table}, which BIRD never learns; ${beside}; routedoctor fix --apply programs it)`,
@@ -267,8 +267,15 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainT
   return out.join('\n')
 }
 
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`
+
+/** What becomes of the other routes for a prefix when routedoctor's goes into its overlay table: named by owner. */
+function besideOverlay(current: readonly KernelRoute[], ours: string): string {
+  const owners = [...new Set(current.filter((k) => k.protocol !== ours).map((k) => k.protocol))]
+  if (owners.length === 0) return current.length === 0 ? 'the kernel has no route for it' : 'the kernel has no other route for it'
+  if (owners.length === 1 && owners[0] === 'bird') return 'BIRD\'s route stays as it is'
+  return owners.length === 1
+    ? `the proto ${owners[0]} route stays as it is`
+    : `the ${owners.map((o) => `proto ${o}`).join(' and ')} routes stay as they are`
 }
 
 export function renderFix(r: FixReport, c: ChalkInstance): string {
@@ -280,7 +287,7 @@ export function renderFix(r: FixReport, c: ChalkInstance): string {
   else if (r.entries.length === 0 && r.rules.length === 0 && r.skipped.length > 0) {
     out.push(c.yellow(`Nothing routedoctor can program${r.scope ? ` for ${r.scope}` : ''}:`))
   } else if (r.entries.length === 0 && r.rules.length === 0) {
-    const inPlace = r.kept > 0 ? ` (${plural(r.kept, 'route')} in the overlay table ${r.table})` : ''
+    const inPlace = r.kept > 0 ? ` (${counted(r.kept, 'route')} in the overlay table ${r.table})` : ''
     out.push(
       c.green(
         r.scope
@@ -298,7 +305,7 @@ export function renderFix(r: FixReport, c: ChalkInstance): string {
     }
     if (e.action === 'replace') {
       out.push(...renderPlanned(e.planned).split('\n').map((l, i) => `${i === 0 ? c.green('  +') : '   '} ${l}`))
-      const beside = e.current.length === 0 ? 'the kernel has no route for it' : 'BIRD\'s route stays as it is'
+      const beside = besideOverlay(e.current, e.planned.protocol)
       out.push(c.dim(`    in the overlay table ${e.planned.table}, which BIRD never learns; ${beside}`))
     } else {
       out.push(c.dim(`    withdrawn: routedoctor's route is stale or sits where BIRD learns it`))

@@ -2,6 +2,7 @@
 import type {ChalkInstance} from 'chalk'
 
 import type {TimedChange} from '../report/watch.js'
+import {counted} from '../model/format.js'
 import type {Verdict} from '../model/types.js'
 import {severityColor, verdictColor} from './style.js'
 
@@ -27,7 +28,7 @@ export function watchLineText(c: TimedChange | WatchStarted, p: ChalkInstance): 
         .map(([k, n]) => `${n} ${k}`)
         .join(', ')
       return (
-        `${c.at} watching: ${c.prefixes} prefixes${counts ? ` (${counts})` : ''}, ` +
+        `${c.at} watching: ${counted(c.prefixes, 'prefix', 'prefixes')}${counts ? ` (${counts})` : ''}, ` +
         `BGP sessions ${c.sessions.up}/${c.sessions.total} Established${c.listen ? `, serving http://${c.listen}/metrics` : ''}`
       )
     }

@@ -521,7 +521,9 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
       summary:
         down.length > 0
           ? `no path received; sessions not Established: ${down.map((p) => `${p.name} (${p.neighborAddress ?? '?'}: ${p.bgpState ?? p.state}${p.lastError ? `, ${p.lastError}` : ''})`).join('; ')}`
-          : `no path received over any of ${ctx.bgpProtocols.length} Established sessions`,
+          : ctx.bgpProtocols.length === 1
+            ? 'no path received over the one Established session'
+            : `no path received over any of ${ctx.bgpProtocols.length} Established sessions`,
       evidence: down.flatMap((p) => ctx.cite({...p.pos, endLine: p.pos.line})),
     })
   } else {
@@ -558,7 +560,7 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
       status: !r.lookup.reachable ? 'error' : r.viaInet6 || r.multipath ? 'warning' : 'ok',
       summary: route
         ? `${r.bgpNextHop} → ${formatKernelRoute(route).split('\n')[0]}${r.multipath ? ` (ECMP: ${route.nexthops.map(ecmpHop).join(', ')})` : ''}` +
-          `${r.viaInet6 ? '; IPv6 link-local next hops that BIRD 1.6/2.0.<8 cannot import' : ''}${r.own ? '; this is our own address' : ''}`
+          `${r.viaInet6 ? '; IPv6 link-local next hops, which BIRD before 2.0.8 cannot import' : ''}${r.own ? '; this is our own address' : ''}`
         : `${r.bgpNextHop} → no kernel route`,
       evidence: ctx.resolutionEvidence(r)})
   }

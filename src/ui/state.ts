@@ -2,6 +2,7 @@
 // No Ink, no React, no I/O here: the controller runs the effects through the injected actions and
 // feeds their results back as events. Everything a key does is decided here and unit-tested.
 import type {CheckReport, PrefixLine} from '../report/report.js'
+import {counted} from '../model/format.js'
 import type {Verdict} from '../model/types.js'
 import {wrap} from './ansi.js'
 import {splitKeys} from './keys.js'
@@ -355,7 +356,7 @@ function refreshedNotice(before: UiState, after: UiState, at: string): string {
   const when = Number.isNaN(d.getTime()) ? '' : ` at ${d.toTimeString().slice(0, 8)}`
   const what = after.notice !== before.notice && after.notice
     ? after.notice
-    : `no verdict changed (${after.report?.prefixes.length ?? 0} prefixes)`
+    : `no verdict changed (${counted(after.report?.prefixes.length ?? 0, 'prefix', 'prefixes')})`
   return `refreshed${when}: ${what}`
 }
 

@@ -196,7 +196,7 @@ describe.skipIf(reason !== null)('Calico truth and fleet on the lab', () => {
     const dom = textOf(await dumpDom(html))
     const block = N2_BLOCK.replace(/\./g, '\\.')
     expect(dom).toContain('routedoctor fleet: 3 nodes, 1 broken pair')
-    expect(dom).toContain('n3 → n2: 1 of 1 blocks broken')
+    expect(dom).toContain('n3 → n2: 1 of 1 block broken')
     expect(dom).toMatch(new RegExp(`${block} misrouted `))
     expect(dom).toMatch(new RegExp(`block-owner-mismatch\\s*: ${block} leads to 172\\.31\\.10\\.4 \\(n1\\)`))
     expect(dom).toContain('asymmetric-pair')

@@ -8,6 +8,7 @@ import {execa} from 'execa'
 import {afterEach, describe, expect, it, vi} from 'vitest'
 
 import {BIN, FIXTURES, ROOT, tempDir} from '../helpers.js'
+import Bundle from '../../src/commands/bundle.js'
 import Check from '../../src/commands/check.js'
 
 const run = (args: string[]) => execa('node', [BIN, ...args], {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}})
@@ -257,6 +258,14 @@ describe('help and duration flags', () => {
     const fix = (await run(['fix', '--help'])).stdout
     for (const flag of ['--rule-priority=PRIORITY', '--watch=SECONDS', '--table=TABLE', '--protocol=NUMBER']) expect(fix).toContain(flag)
     expect((await run(['ui', '--help'])).stdout).toContain('--interval=SECONDS')
+  })
+
+  it('bundle --help breaks its description between sentences, not inside one', () => {
+    // oclif keeps a line break of the source text: one is a paragraph break, never a wrap of the source's width
+    expect(Bundle.description?.split('\n').map((l) => [l.split(' ')[0], l.split(' ').at(-1)])).toEqual([
+      ['`routedoctor', 'too).'],
+      ['--redact', 'bundle.'],
+    ])
   })
 
   it('ui --interval takes seconds as watch --interval does: a fraction, and the same refusal of anything else', async () => {

@@ -42,7 +42,7 @@ export const rule: PrefixRule = {
               `(${facts.effective.type}, proto ${facts.effective.protocol ?? '?'})`
             : `BIRD has ${facts.prefix} but the kernel ${others.length > 0 ? `has it only from proto ${others.map((r) => r.protocol).join(', ')}` : 'does not'}`,
         detail:
-          `BIRD's best path is ${formatBirdPath(p)}, yet no proto bird route for it is in the kernel` +
+          `BIRD's best path is ${formatBirdPath(p)}, yet no usable proto bird route for it is in the kernel` +
           `${p.kernelSyncFailed ? ' (BIRD marks it "!": its kernel sync failed)' : ''}. The kernel protocol's export filter may reject it, or the write failed.`,
         evidence: [...ctx.cite(p.pos), ...others.flatMap((r) => ctx.citeKernelRoute(r))],
         fix: 'Check the kernel protocol export filter and BIRD\'s log for netlink errors; routedoctor fix programs the tunnel route meanwhile.',

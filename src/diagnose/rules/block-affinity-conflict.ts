@@ -53,8 +53,26 @@ export const rule: PrefixRule = {
             : 'A pending or pendingDeletion BlockAffinity is a leftover of an interrupted claim; its node blackholes the block and advertises it, pulling traffic from the owner (calico#6001, #6867).' +
               (owner.node ? ` The block's owner is ${owner.node}.` : ''),
         evidence: [...truthEvidence(ctx, owner), ...prefixEvidence(ctx, facts)],
-        fix: `Remove the BlockAffinity that does not match IPAMBlock ${owner.block?.name ?? facts.prefix}'s affinity (kubectl delete blockaffinity NAME), then restart calico-node on that node.`,
+        fix: affinityFix(owner),
       })),
     ]
   },
+}
+
+/**
+ * Which BlockAffinities to delete: those whose node is not the IPAMBlock's affinity, by name; without an IPAMBlock
+ * (or one without an affinity) IPAM names no owner, and the one to keep is the cluster's choice.
+ */
+function affinityFix(owner: BlockOwner): string {
+  const b = owner.block
+  const stray = b?.affinityNode === undefined ? [] : owner.affinities.filter((a) => a.node !== b.affinityNode)
+  if (b === undefined || stray.length === 0) {
+    return `Calico's IPAM names no owner for ${owner.cidr} (${b ? `IPAMBlock ${b.name} has no host affinity` : 'no IPAMBlock'}): ` +
+      'keep the BlockAffinity of the node whose pods use the block, delete the others ' +
+      '(kubectl delete blockaffinities.crd.projectcalico.org NAME), then restart calico-node on their nodes.'
+  }
+  const nodes = [...new Set(stray.map((a) => a.node))]
+  return `Delete the BlockAffinit${stray.length > 1 ? 'ies' : 'y'} that IPAMBlock ${b.name} does not name ` +
+    `(kubectl delete blockaffinities.crd.projectcalico.org ${stray.map((a) => a.name).join(' ')}), then restart ` +
+    `calico-node on ${nodes.join(', ')}.`
 }

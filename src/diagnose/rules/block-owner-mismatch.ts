@@ -1,7 +1,7 @@
 // With Calico's truth: the route in force (its tunnel endpoints) or BIRD's best paths (their BGP next hops) lead to
 // another address than the IPv4Address of the block's affine node; or another node's block is held here as local.
 import {isBgp} from '../../model/snapshot-index.js'
-import {formatKernelRoute} from '../../model/format.js'
+import {formatKernelRouteLine} from '../../model/format.js'
 import {NONE, prefixEvidence, prefixFinding, type PrefixRule, throughTunnel} from '../rule.js'
 import {truthEvidence} from './block-affinity-conflict.js'
 
@@ -39,8 +39,9 @@ export const rule: PrefixRule = {
     return [prefixFinding(ctx, 'block-owner-mismatch', facts.prefix, () => ({
       title: `${facts.prefix} leads to ${names.join(', ')}, but Calico's IPAM gives it to ${mine ? 'this node' : `${owner.node} (${owner.address})`}`,
       detail: `Calico's IPAMBlock ${owner.block!.name} is affine to ${owner.node}` + (mine ? '' : `, whose projectcalico.org/IPv4Address is ${owner.address}`) + '. ' +
-        (r ? `The route in force is ${formatKernelRoute(r).split('\n')[0]}` : 'The kernel has no route for it') +
-        (facts.bgpNextHops.length > 0 ? `; BIRD's best path names BGP next hop ${facts.bgpNextHops.join(', ')}` : '') +
+        (r ? `The route in force is ${formatKernelRouteLine(r)}` : 'The kernel has no route for it') +
+        (facts.bgpNextHops.length === 1 ? `; BIRD's best path names BGP next hop ${facts.bgpNextHops[0]}` : '') +
+        (facts.bgpNextHops.length > 1 ? `; BIRD's best paths name BGP next hops ${facts.bgpNextHops.join(', ')}` : '') +
         '. Traffic for its pods goes to a node that does not own the block.',
       evidence: [...truthEvidence(ctx, owner), ...prefixEvidence(ctx, facts)],
       fix: mine

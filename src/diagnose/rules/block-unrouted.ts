@@ -1,5 +1,5 @@
 // With Calico's truth: another node's block of an IP-in-IP pool, with an affine node, and no route here.
-import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
+import {NONE, overlayRouteByHand, prefixFinding, type PrefixRule} from '../rule.js'
 import {truthEvidence} from './block-affinity-conflict.js'
 
 export const rule: PrefixRule = {
@@ -29,7 +29,8 @@ export const rule: PrefixRule = {
           ...(session ? ctx.cite({...session.pos, endLine: session.pos.line}) : []),
         ],
         fix: owner.address
-          ? `Check ${owner.node}'s BIRD exports it, and the session to ${owner.address}; meanwhile: ip route replace ${facts.prefix} via ${owner.address} dev ${ctx.snapshot.tunnelDev} onlink`
+          ? `Check ${owner.node}'s BIRD exports it, and the session to ${owner.address}; meanwhile, ` +
+            overlayRouteByHand(ctx, facts.prefix, owner.address)
           : undefined,
       })),
     ]

@@ -14,12 +14,12 @@ export const rule: PrefixRule = {
     const nodes = [...new Set(owner.affinities.map((a) => a.node))]
     return [
       prefixFinding(ctx, 'block-without-ipamblock', facts.prefix, () => ({
-        title: `${facts.prefix} has a BlockAffinity (${nodes.join(', ')}) but no IPAMBlock`,
+        title: `${facts.prefix} has ${owner.affinities.length > 1 ? 'BlockAffinities' : 'a BlockAffinity'} (${nodes.join(', ')}) but no IPAMBlock`,
         detail:
           `Calico's IPAM has no IPAMBlock for ${facts.prefix}, yet ${nodes.join(' and ')} ${nodes.length > 1 ? 'hold affinities' : 'holds an affinity'} for it: ` +
-          'the affine node blackholes the block and BIRD announces it, a bogus route on every node (calico#4471).',
+          `${nodes.length > 1 ? 'each affine node blackholes' : 'the affine node blackholes'} the block and BIRD announces it, a bogus route on every node (calico#4471).`,
         evidence: [...truthEvidence(ctx, owner), ...prefixEvidence(ctx, facts)],
-        fix: `Delete the stale BlockAffinity (kubectl delete blockaffinities.crd.projectcalico.org ${owner.affinities[0].name}) and restart calico-node on ${nodes.join(', ')}.`,
+        fix: `Delete the stale ${owner.affinities.length > 1 ? 'BlockAffinities' : 'BlockAffinity'} (kubectl delete blockaffinities.crd.projectcalico.org ${owner.affinities.map((a) => a.name).join(' ')}) and restart calico-node on ${nodes.join(', ')}.`,
       })),
     ]
   },

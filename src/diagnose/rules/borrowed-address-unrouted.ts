@@ -1,6 +1,6 @@
 // With Calico's truth: an address of a block allocated to a pod on another node than the block's (a borrowed
 // address) and no /32 route to that node here: its traffic follows the block route to the block's owner.
-import {finding, NONE, type HostRule} from '../rule.js'
+import {finding, NONE, overlayRouteByHand, type HostRule} from '../rule.js'
 import type {Finding} from '../../model/types.js'
 
 export const rule: HostRule = {
@@ -28,10 +28,10 @@ export const rule: HostRule = {
               `${a.address} is in block ${b.cidr} (affine to ${b.affinityNode}) but allocated to a workload on ${a.node}: a borrowed address. ` +
               `Without a /32 route via ${want}, this node sends its traffic to ${b.affinityNode}.`,
             evidence: [
-              ...ctx.cite(b.pos, () => `IPAMBlock ${b.name}: ${a.address} allocated on ${a.node} (${a.handle ?? ''})`),
+              ...ctx.cite(b.pos, () => `IPAMBlock ${b.name}: ${a.address} allocated on ${a.node}${a.handle ? ` (${a.handle})` : ''}`),
               ...routes.flatMap((r) => ctx.citeKernelRoute(r)),
             ],
-            fix: `Check that ${a.node}'s BIRD announces ${prefix}; meanwhile: ip route replace ${prefix} via ${want} dev ${ctx.snapshot.tunnelDev} onlink`,
+            fix: `Check that ${a.node}'s BIRD announces ${prefix}; meanwhile, ${overlayRouteByHand(ctx, prefix, want)}`,
           }),
         )
       }

@@ -1,6 +1,6 @@
 // The kernel itself has no usable route to the BGP next hop N.
 import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
-import {formatKernelRoute} from '../../model/format.js'
+import {formatKernelRouteLine} from '../../model/format.js'
 import type {NexthopResolution} from '../../model/snapshot-index.js'
 
 function allReachable(resolutions: readonly NexthopResolution[]): boolean {
@@ -19,7 +19,7 @@ export const rule: PrefixRule = {
         prefixFinding(ctx, 'nexthop-unreachable', facts.prefix, () => ({
           title: `The kernel cannot reach BGP next hop ${res.bgpNextHop} of ${facts.prefix}`,
           detail: res.lookup.route
-            ? `The kernel's route for ${res.bgpNextHop} is \`${formatKernelRoute(res.lookup.route)}\`: packets to that node are dropped, tunnelled or not.`
+            ? `The kernel's route for ${res.bgpNextHop} is \`${formatKernelRouteLine(res.lookup.route)}\`: packets to that node are dropped, tunnelled or not.`
             : `No kernel route covers ${res.bgpNextHop}: the underlay to the node that owns ${facts.prefix} is missing.`,
           evidence: [
             ...facts.bestSet.filter((p) => p.bgpNextHop === res.bgpNextHop).flatMap((p) => ctx.cite(p.pos)),

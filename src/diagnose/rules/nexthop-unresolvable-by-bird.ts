@@ -1,6 +1,7 @@
 // Failure 2: the kernel can reach N, but BIRD could not resolve it (typically an ECMP underlay with
 // IPv6 link-local next hops that BIRD before 2.0.8 drops as a "strange multipath route"), so BIRD
 // holds the path as unreachable.
+import {importsViaInet6} from '../../model/bird-version.js'
 import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
 import type {SnapshotIndex, PrefixFacts} from '../../model/snapshot-index.js'
 import type {BirdRoute, Finding} from '../../model/types.js'
@@ -29,7 +30,8 @@ export const rule: PrefixRule = {
       if (paths.length === 0) continue
       const underlay = res.lookup.route!
       const why = res.viaInet6
-        ? ` The kernel route ${underlay.dst} has IPv6 link-local next hops (via inet6)${res.multipath ? ' and is multipath' : ''}; BIRD ${ctx.snapshot.bird.status?.version ?? ''} cannot import such a route (BIRD before 2.0.8 logs "strange multipath route"), so it has nothing to resolve ${res.bgpNextHop} against.`
+        ? ` The kernel route ${underlay.dst} has IPv6 link-local next hops (via inet6)${res.multipath ? ' and is multipath' : ''}; ` +
+          viaInet6Import(ctx, res.bgpNextHop, res.multipath)
         : ` BIRD has no usable route to ${res.bgpNextHop} in its table although the kernel has ${underlay.dst}.`
       out.push(
         prefixFinding(ctx, 'nexthop-unresolvable-by-bird', facts.prefix, () => ({
@@ -49,6 +51,22 @@ export const rule: PrefixRule = {
     if (out.length > 0 || !drops) return out
     return unnamedNexthop(ctx, facts)
   },
+}
+
+/**
+ * Why BIRD has no route to resolve `nexthop` against when the kernel's has IPv6 next hops: upstream BIRD imports one
+ * since 2.0.8; older ones, and Calico's fork, drop it.
+ */
+function viaInet6Import(ctx: SnapshotIndex, nexthop: string, multipath: boolean): string {
+  const status = ctx.snapshot.bird.status
+  if (status !== undefined && importsViaInet6(status.version, status.calicoFork)) {
+    return `BIRD ${status.version} imports such routes (since 2.0.8), so the version is not the cause: check that its ` +
+      `kernel protocol learns this one (\`learn\`, its import filter); \`birdc show route for ${nexthop} all\` shows ` +
+      'what BIRD resolves it against.'
+  }
+  const bird = status === undefined ? 'BIRD before 2.0.8' : `BIRD ${status.version}`
+  const drops = multipath ? ' (it logs "strange multipath route" and drops it)' : ''
+  return `${bird} cannot import such a route${drops}, so it has nothing to resolve ${nexthop} against.`
 }
 
 /**
@@ -91,7 +109,7 @@ function unnamedNexthop(ctx: SnapshotIndex, facts: PrefixFacts): Finding[] {
       ],
       fix:
         `Find the BGP next hop (birdc show route all for ${facts.prefix}), then make it resolvable for BIRD (an underlay ` +
-        `route with IPv4 next hops), or program ${facts.prefix} via it dev ${ctx.snapshot.tunnelDev} onlink.`,
+        `route with IPv4 next hops), or program ${facts.prefix} via that next hop dev ${ctx.snapshot.tunnelDev} onlink.`,
     })),
   ]
 }

@@ -17,7 +17,9 @@ export const rule: PrefixRule = {
     if (bad === undefined) return NONE
     return [
       prefixFinding(ctx, 'onlink-missing', facts.prefix, () => ({
-        title: `${facts.prefix} via ${bad.map((n) => n.gateway!.address).join(', ')} dev ${ctx.snapshot.tunnelDev} lacks onlink`,
+        title: bad.length === 1
+          ? `${facts.prefix} via ${bad[0].gateway!.address} dev ${ctx.snapshot.tunnelDev} lacks onlink`
+          : `${facts.prefix}: next hops ${bad.map((n) => n.gateway!.address).join(', ')} on ${ctx.snapshot.tunnelDev} lack onlink`,
         detail: `A gateway on ${ctx.snapshot.tunnelDev} is a remote node's address, never on the tunnel's own subnet; without onlink the kernel treats it as unreachable or resolves it wrongly.`,
         evidence: prefixEvidence(ctx, facts),
         fix: 'Re-program the route with onlink (routedoctor fix).',

@@ -1,6 +1,6 @@
 // routedoctor's correction is the route in force, from a table BIRD does not learn, and it is what today's plan wants.
 import {carriesPlan, NONE, overlayGateways, prefixFinding, type PrefixRule} from '../rule.js'
-import {formatKernelRoute} from '../../model/format.js'
+import {formatKernelRouteLine} from '../../model/format.js'
 
 export const rule: PrefixRule = {
   id: 'overlay-active',
@@ -14,8 +14,8 @@ export const rule: PrefixRule = {
       prefixFinding(ctx, 'overlay-active', facts.prefix, () => ({
         title: `routedoctor's correction for ${facts.prefix} is in force`,
         detail:
-          `\`${formatKernelRoute(r).split('\n')[0]}\` in the overlay table ${r.tableId}` +
-          `${facts.rule ? ` (rule \`${facts.rule.priority}: ${facts.rule.text}\`)` : ''} takes precedence over ${facts.kernel[0] ? `\`${formatKernelRoute(facts.kernel[0]).split('\n')[0]}\`` : 'the main table'}. ` +
+          `\`${formatKernelRouteLine(r)}\` in the overlay table ${r.tableId}` +
+          `${facts.rule ? ` (rule \`${facts.rule.priority}: ${facts.rule.text}\`)` : ''} takes precedence over ${facts.kernel[0] ? `\`${formatKernelRouteLine(facts.kernel[0])}\`` : 'the main table'}. ` +
           'Once BIRD programs the right route itself (the durable fix), routedoctor fix --apply withdraws it.',
         evidence: [
           ...(facts.rule ? ctx.cite(facts.rule.pos) : []),

@@ -1,7 +1,7 @@
 // A routedoctor route in the table BIRD's kernel protocol learns from (routes of earlier versions in `main`): BIRD
 // can import it and, when its export filter accepts pool prefixes by prefix alone (Calico's), advertise it.
 import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
-import {formatKernelRoute} from '../../model/format.js'
+import {formatKernelRouteLine} from '../../model/format.js'
 
 export const rule: PrefixRule = {
   id: 'overlay-learnable',
@@ -14,7 +14,7 @@ export const rule: PrefixRule = {
       prefixFinding(ctx, 'overlay-learnable', facts.prefix, () => ({
         title: `routedoctor's route for ${facts.prefix} is in table ${learnable[0].table}, which BIRD learns from`,
         detail:
-          `\`${formatKernelRoute(learnable[0]).split('\n')[0]}\` sits in the table BIRD's kernel protocol syncs. With ` +
+          `\`${formatKernelRouteLine(learnable[0])}\` sits in the table BIRD's kernel protocol syncs. With ` +
           '`learn` and `import all` (Calico\'s template) BIRD imports it, and once nobody else announces the block its export ' +
           'filter advertises it to every peer: the whole cluster then routes the block to this node.',
         evidence: learnable.flatMap((r) => ctx.citeKernelRoute(r)),

@@ -1,7 +1,7 @@
 // A routedoctor route that differs from today's plan: the block moved, an anycast member left, the block was
 // withdrawn, or BIRD's own route is right now (the durable fix landed). Left alone it wins over BIRD's route.
 import {carriesPlan, NONE, overlayGateways, prefixFinding, type PrefixRule} from '../rule.js'
-import {formatKernelRoute} from '../../model/format.js'
+import {formatKernelRouteLine} from '../../model/format.js'
 
 export const rule: PrefixRule = {
   id: 'overlay-stale',
@@ -16,7 +16,7 @@ export const rule: PrefixRule = {
       prefixFinding(ctx, 'overlay-stale', facts.prefix, () => ({
         title: `routedoctor's route for ${facts.prefix} is stale`,
         detail:
-          `\`${formatKernelRoute(stale[0]).split('\n')[0]}\` (proto ${ctx.fixProtocol}, routedoctor's) ` +
+          `\`${formatKernelRouteLine(stale[0])}\` (proto ${ctx.fixProtocol}, routedoctor's) ` +
           (wanted.length === 0
             ? `is no longer wanted: ${
                 facts.local
@@ -25,7 +25,8 @@ export const rule: PrefixRule = {
                     ? 'no BGP path names an owner for the prefix any more'
                     : 'the route of BIRD (or its owner) is right by itself now'
               }.`
-            : `should be ${wanted.map((g) => `via ${g} dev ${dev} onlink`).join(' + ')}: BIRD's best BGP paths name ${facts.bgpNextHops.join(', ')}.`) +
+            : `should be ${wanted.length === 1 ? `via ${wanted[0]} dev ${dev} onlink` : wanted.map((g) => `nexthop via ${g} dev ${dev} onlink`).join(' ')}: ` +
+              `BIRD's best BGP paths name ${facts.bgpNextHops.join(', ')}.`) +
           ' A stale correction keeps sending traffic to a node that may no longer own the block.',
         evidence: [...stale.flatMap((r) => ctx.citeKernelRoute(r)), ...facts.bestSet.flatMap((r) => ctx.cite(r.pos))],
         fix:

@@ -10,7 +10,7 @@ const BROKEN_TYPES = new Set(['unreachable', 'blackhole', 'prohibit'])
 function sessionsKnown(ctx: SnapshotIndex): string {
   const n = ctx.bgpProtocols.length
   if (n > 0) {
-    const all = `All ${n} BGP session${n === 1 ? ' is' : 's are'} Established`
+    const all = n === 1 ? 'The one BGP session is Established' : `All ${n} BGP sessions are Established`
     return `${all}: the owner may not have the block, or it is not exported.`
   }
   if (!ctx.has('birdc-show-protocols-all.txt')) {

@@ -19,7 +19,9 @@ export const rule: HostRule = {
         title: `Strict rp_filter on ${strict.map((x) => x.dev).join(', ')} with an ECMP underlay`,
         detail: `rp_filter 1 (strict) drops a packet that arrives on a link other than the one the kernel would use to reply; over an ECMP underlay, return traffic is often asymmetric.`,
         evidence: strict.flatMap((x) => x.rp!.cites.flatMap((p) => ctx.cite(p))),
-        fix: `Set rp_filter to 2 (loose) on ${strict.map((x) => x.dev).join(', ')} (and net.ipv4.conf.all.rp_filter, which the kernel maxes with each device's).`,
+        // sysctl writes a dot in an interface name (eth0.100) as a slash
+        fix: 'Loose mode (2) on the device is enough (the kernel applies the higher of its value and ' +
+          `net.ipv4.conf.all's): sysctl -w ${strict.map((x) => `net.ipv4.conf.${x.dev.replaceAll('.', '/')}.rp_filter=2`).join(' ')}`,
       }),
     ]
   },

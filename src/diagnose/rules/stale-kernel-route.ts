@@ -1,6 +1,6 @@
 // A proto bird route BIRD no longer holds: left behind (persist, a crash, a graceful restart).
 import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
-import {formatKernelRoute} from '../../model/format.js'
+import {formatKernelRouteLine} from '../../model/format.js'
 
 export const rule: PrefixRule = {
   id: 'stale-kernel-route',
@@ -12,7 +12,7 @@ export const rule: PrefixRule = {
       .map((r) =>
         prefixFinding(ctx, 'stale-kernel-route', facts.prefix, () => ({
           title: `Kernel route ${facts.prefix} is proto bird but BIRD no longer holds it`,
-          detail: `\`${formatKernelRoute(r).split('\n')[0]}\` was written by BIRD, which has no path for ${facts.prefix} now: traffic follows a route nobody maintains.`,
+          detail: `\`${formatKernelRouteLine(r)}\` was written by BIRD, which has no path for ${facts.prefix} now: traffic follows a route nobody maintains.`,
           evidence: ctx.citeKernelRoute(r),
           fix: `ip route del ${facts.prefix}${r.table !== 'main' ? ` table ${r.table}` : ''} proto bird${r.metric ? ` metric ${r.metric}` : ''}`,
         })),

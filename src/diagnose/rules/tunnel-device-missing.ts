@@ -11,7 +11,10 @@ export const rule: HostRule = {
         title: `There is no ${dev} device`,
         detail: `The pools are IP-in-IP but the node has no link named ${dev}: no pod traffic to other nodes can be encapsulated.`,
         evidence: [],
-        fix: `Check calico-node's startup (it creates ${dev}); on a real node the ipip module must be loadable.`,
+        fix:
+          dev === 'tunl0'
+            ? 'Check calico-node\'s startup (it creates tunl0); on a real node the ipip module must be loadable.'
+            : `Check that --tunnel-dev names the node's tunnel device (Calico's is tunl0, which calico-node creates).`,
       }),
     ]
   },

@@ -23,7 +23,11 @@ export const rule: PrefixRule = {
             ? `BIRD's best BGP paths name ${facts.bgpNextHops.join(', ')}.`
             : 'BIRD has no BGP path for it.'),
         evidence: prefixEvidence(ctx, facts),
-        fix: `Find the owner of proto ${r.protocol} routes (Felix writes proto 80) and correct its view of the block's owner.`,
+        fix:
+          r.protocol === 'bird'
+            ? 'BIRD\'s own route no longer matches its best paths (left in the kernel by persist or a restart, or a ' +
+              'kernel write that failed: see BIRD\'s log); routedoctor fix programs the right route meanwhile.'
+            : `Find the owner of proto ${r.protocol} routes (Felix writes proto 80) and correct its view of the block's owner.`,
       })),
     ]
   },
