@@ -2,6 +2,27 @@
 // who programs cluster routes. Either API group parses to these shapes; every object cites its item's lines.
 import type {Pool, SourcePos} from './types.js'
 
+/** Calico's default spec.blockSize: an IPv4 pool's blocks are /26, an IPv6 pool's /122. */
+export const DEFAULT_BLOCK_SIZE = {inet: 26, inet6: 122} as const
+
+/** The prefix length of `pool`'s blocks. */
+export function blockSizeOf(pool: Pool): number {
+  return pool.blockSize ?? DEFAULT_BLOCK_SIZE[pool.cidr.includes(':') ? 'inet6' : 'inet']
+}
+
+/**
+ * Calico's range for spec.blockSize (20-32 for IPv4, 116-128 for IPv6), and not wider than the pool: the message
+ * of what was expected, or undefined when `value` is one.
+ */
+export function blockSizeProblem(value: unknown, cidr: string): string | undefined {
+  const v6 = cidr.includes(':')
+  const [min, max] = v6 ? [116, 128] : [20, 32]
+  const poolLength = Number(cidr.slice(cidr.indexOf('/') + 1))
+  const low = Math.max(min, poolLength)
+  if (Number.isInteger(value) && (value as number) >= low && (value as number) <= max) return undefined
+  return `spec.blockSize to be a block prefix length ${low}-${max} (Calico's range for ${v6 ? 'IPv6' : 'IPv4'}, within the pool)`
+}
+
 /** The seven `kubectl get RESOURCE -o json` files, as named under `calico/` in a snapshot. */
 export const CALICO_FILES = [
   'ippools.json', 'ipamblocks.json', 'blockaffinities.json', 'nodes.json',

@@ -122,6 +122,8 @@ export interface Pool {
   origin: 'flag' | 'ippools' | 'bird.conf' | 'calico'
   // ipipMode CrossSubnet: encapsulate only towards nodes outside this node's own subnets
   crossSubnet?: boolean
+  // spec.blockSize: the prefix length of the pool's blocks (absent: Calico's default, DEFAULT_BLOCK_SIZE)
+  blockSize?: number
   name?: string
   pos?: SourcePos
 }

@@ -2,6 +2,7 @@
 // Both API groups: crd.projectcalico.org/v1 (BlockAffinity spec.deleted a string) and projectcalico.org/v3.
 import {ParseError} from '../model/errors.js'
 import {
+  blockSizeProblem,
   CALICO_DIR,
   type BgpPeer,
   type BlockAffinity,
@@ -101,6 +102,11 @@ function pool(item: Item, spec: Record<string, unknown>): Pool {
   const mode = on(spec.ipipMode) ? 'ipip' : on(spec.vxlanMode) ? 'vxlan' : 'none'
   const p: Pool = {cidr, mode, origin: 'calico', name: item.name, pos: item.pos}
   if (mode === 'ipip' && spec.ipipMode === 'CrossSubnet') p.crossSubnet = true
+  if (spec.blockSize !== undefined) {
+    const problem = blockSizeProblem(spec.blockSize, cidr)
+    if (problem !== undefined) fail(item, problem, spec.blockSize)
+    p.blockSize = spec.blockSize as number
+  }
   return p
 }
 

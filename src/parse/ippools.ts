@@ -5,6 +5,7 @@ import type {Node} from 'yaml'
 
 import {ParseError} from '../model/errors.js'
 import {canonicalPrefix, familyOf} from '../model/prefix.js'
+import {blockSizeProblem} from '../model/calico.js'
 import type {Pool, PoolMode} from '../model/types.js'
 import {isRecord} from './ip-common.js'
 import {loadYaml} from './load-yaml.js'
@@ -74,6 +75,11 @@ function toPool(item: unknown, file: string, line: number, lineOf: KeyLine = () 
   }
   const ipipMode = typeof spec.ipipMode === 'string' ? spec.ipipMode : isRecord(spec.ipip) ? spec.ipip.mode : undefined
   if (pool.mode === 'ipip' && typeof ipipMode === 'string' && /^cross-?subnet$/i.test(ipipMode)) pool.crossSubnet = true
+  if (spec.blockSize !== undefined) {
+    const problem = blockSizeProblem(spec.blockSize, cidr)
+    if (problem !== undefined) throw new ParseError(file, lineOf(['spec', 'blockSize']), problem, JSON.stringify(spec.blockSize))
+    pool.blockSize = spec.blockSize as number
+  }
   if (typeof metadata.name === 'string') pool.name = metadata.name
   return pool
 }

@@ -11,9 +11,13 @@ import {
   coveringPrefix,
   familyOf,
   hostBitsSet,
+  ipv4Network,
+  ipv4Text,
+  ipv4Value,
   prefixContains,
   prefixLength,
 } from '../model/prefix.js'
+import {blockSizeOf, DEFAULT_BLOCK_SIZE} from '../model/calico.js'
 import {UsageError} from '../model/errors.js'
 import {
   BROKEN_KINDS,
@@ -330,14 +334,25 @@ export function resolveTarget(ctx: SnapshotIndex, query: string): string {
     const route = ctx.fib.lookupInTable(canonicalAddress(query)!, 254)[0]
     if (route && route.dst !== '0.0.0.0/0' && ctx.poolOf(route.dst)) return route.dst
   }
-  return prefix
+  return enclosingBlock(ctx, prefix) ?? prefix
+}
+
+/** The block of its tunnel pool that holds `prefix` (an address, or a prefix longer than the pool's blocks). */
+function enclosingBlock(ctx: SnapshotIndex, prefix: string): string | undefined {
+  const pool = ctx.poolOf(prefix)
+  const slash = prefix.indexOf('/')
+  const value = ipv4Value(prefix, 0, slash)
+  if (pool === undefined || value < 0) return undefined
+  const length = blockSizeOf(pool)
+  if (prefixLength(prefix) <= length) return undefined
+  return `${ipv4Text(ipv4Network(value, length))}/${length}`
 }
 
 /** What a prefix nothing holds is, when it is no tunnel prefix: a pool, wider than a block, outside the pools. */
 export interface TargetScope {
   kind: 'pool' | 'wider-than-block' | 'outside-pools' | 'unchecked-pool'
   pool?: Pool // the pool it is or lies in (for outside-pools: none)
-  blockSize?: number // Calico's default block length for the family
+  blockSize?: number // the pool's block length (spec.blockSize, else Calico's default)
   inside: string[] // the tunnel prefixes it holds, at most SCOPE_LIST
   insideCount: number
   summary: string
@@ -349,7 +364,7 @@ const SCOPE_LIST = 20
 export function targetScope(ctx: SnapshotIndex, prefix: string): TargetScope | undefined {
   const held = ctx.birdRoutesFor(prefix).length > 0 || ctx.kernelRoutesFor(prefix).length > 0
   const pool = ctx.poolOf(prefix)
-  const blockSize = familyOf(prefix) === 'inet6' ? 122 : 26
+  const blockSize = pool ? blockSizeOf(pool) : DEFAULT_BLOCK_SIZE[familyOf(prefix)]
   const len = prefixLength(prefix)
   if (pool && (held || len >= blockSize)) return undefined
   const all = ctx.poolPrefixes().filter((p) => prefixContains(prefix, p))

@@ -1,6 +1,6 @@
 // Calico's truth loaded once, for a caller that diagnoses again and again (watch): every later load is given the
 // truth as read and parsed, diagnoses as --calico does, and neither reads nor parses it again.
-import {mkdtempSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -62,5 +62,14 @@ describe('loadClusterTruth', () => {
     expect((error as RouteDoctorError).exit).toBe(2)
     expect((error as Error).message.startsWith(`${bad}/blockaffinities.json:1: `)).toBe(true)
     expect((error as Error).message).toMatch(/example\.com\/v1/)
+  })
+
+  it('an IPPool whose blockSize Calico would refuse: exit 2 naming the file and the pool', async () => {
+    const bad = writeTruth(path.join(tmp, 'bad-block-size'), {nodes: FIXTURE_CLUSTER})
+    const file = path.join(bad, 'ippools.json')
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"blockSize": 26', '"blockSize": 33'))
+    const error = await loadClusterTruth({calico: bad}).catch((e: unknown) => e)
+    expect((error as RouteDoctorError).exit).toBe(2)
+    expect((error as Error).message).toMatch(/ippools\.json:\d+: expected spec\.blockSize to be a block prefix length 20-32 .*found "pool-0: 33"/)
   })
 })

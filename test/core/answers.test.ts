@@ -294,6 +294,40 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('%s', (_n, dir) => {
   })
 })
 
+describe('an address or prefix that no route holds', () => {
+  const peerDown = path.join(ROOT, 'test/fixtures/bird2-peer-down')
+
+  it('resolves to the block of its pool (spec.blockSize, else /26), so explain says missing and why (the fixture\'s expected.json)', async () => {
+    for (const query of ['192.168.82.5', '192.168.82.0/28']) {
+      const r = await explainOf({from: peerDown}, query)
+      expect([r.prefix, r.verdict], query).toEqual(['192.168.82.0/26', 'missing'])
+      expect(r.findings.map((f) => f.id)).toEqual(expect.arrayContaining(['prefix-missing', 'peer-down']))
+      expect(r.findings.find((f) => f.id === 'prefix-missing')!.fix).toBe('Bring the BGP session back up (see peer-down).')
+      const f = await fixOf({from: peerDown}, query)
+      expect([...f.entries, ...f.skipped].map((e) => e.prefix)).toEqual(['192.168.82.0/26'])
+    }
+    const copy = copyOf(peerDown)
+    const pools = path.join(copy, 'ippools.yaml')
+    writeFileSync(pools, readFileSync(pools, 'utf8').replace('blockSize: 26', 'blockSize: 28'))
+    expect((await explainOf({from: copy}, '192.168.82.21')).prefix).toBe('192.168.82.16/28')
+    // a pool without IP-in-IP has no tunnel blocks: the address stays as asked
+    expect((await explainOf({from: peerDown, pools: ['192.168.0.0/16=vxlan']}, '192.168.82.5')).prefix).toBe('192.168.82.5/32')
+  })
+
+  it('a blockSize Calico would refuse, or wider than its pool, is refused naming the file and line', async () => {
+    const copy = copyOf(peerDown)
+    const pools = path.join(copy, 'ippools.yaml')
+    const text = readFileSync(pools, 'utf8')
+    const line = text.split('\n').findIndex((l) => l.includes('blockSize')) + 1
+    for (const [bad, range] of [['40', '20-32'], ['"26"', '20-32']] as const) {
+      writeFileSync(pools, text.replace('blockSize: 26', `blockSize: ${bad}`))
+      await expect(checkOf({from: copy})).rejects.toThrow(`ippools.yaml:${line}: expected spec.blockSize to be a block prefix length ${range}`)
+    }
+    writeFileSync(pools, text.replace('blockSize: 26', 'blockSize: 20').replace(/cidr: \S+/, 'cidr: 192.168.0.0/24'))
+    await expect(checkOf({from: copy})).rejects.toThrow(`ippools.yaml:${line}: expected spec.blockSize to be a block prefix length 24-32`)
+  })
+})
+
 describe('the CLI', () => {
   it('the replay command in bundle --help works; flags without a command run check; unknown commands get a suggestion', async () => {
     const help = await run(['bundle', '--help'])

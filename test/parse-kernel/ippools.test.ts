@@ -9,7 +9,7 @@ describe('ippools', () => {
       const pools = parseIpPools(fixture(folder, 'ippools.yaml'), 'ippools.yaml')
       const crossSubnet = folder.includes('crosssubnet') ? {crossSubnet: true} : {} // ipipMode: CrossSubnet
       expect(pools).toEqual([
-        {cidr: '192.168.0.0/16', mode: 'ipip', origin: 'ippools', name: 'default-ipv4-ippool', pos: {file: 'ippools.yaml', line: 4, endLine: 17}, ...crossSubnet},
+        {cidr: '192.168.0.0/16', mode: 'ipip', origin: 'ippools', name: 'default-ipv4-ippool', pos: {file: 'ippools.yaml', line: 4, endLine: 17}, blockSize: 26, ...crossSubnet},
       ])
     })
   }

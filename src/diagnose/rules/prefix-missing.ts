@@ -55,7 +55,7 @@ export const rule: PrefixRule = {
               `${ctx.haveBird ? 'BIRD has no usable BGP path for it' : 'the snapshot has no BIRD routes to show a path'}: ` +
               'the node that owns it is not reachable from here.'
             : `No kernel route and no BGP path for ${facts.prefix}: the node that owns it is not announcing it to this node.`) +
-          (down.length > 0 ? ` BGP sessions down: ${down.join('; ')}.` : ` ${sessionsKnown(ctx)}`),
+          (down.length > 0 ? ` BGP session${down.length === 1 ? '' : 's'} down: ${down.join('; ')}.` : ` ${sessionsKnown(ctx)}`),
         evidence: [
           ...facts.bird.flatMap((r) => ctx.cite(r.pos)),
           ...(e !== undefined ? ctx.citeKernelRoute(e) : []),
@@ -63,7 +63,7 @@ export const rule: PrefixRule = {
         ],
         fix:
           down.length > 0
-            ? 'Bring the BGP session(s) back up (see peer-down).'
+            ? `Bring the BGP session${down.length === 1 ? '' : 's'} back up (see peer-down).`
             : 'Check which node owns the block (calicoctl ipam show --show-blocks) and its BIRD export.',
       })),
     ]
