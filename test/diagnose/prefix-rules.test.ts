@@ -373,6 +373,25 @@ describe('stale-kernel-route', () => {
 })
 
 describe('bird-kernel-mismatch', () => {
+  it("fires when another owner's route that drops the packets is in force before BIRD's (overlay-moved: a proto 80 blackhole in table 1158, looked up first)", () => {
+    // BIRD's route for 192.168.110.128/26 stays in main; the rule to the pool finds the blackhole in 1158 first
+    const files = editFile(loadFiles('lab-bird2-overlay-moved'), 'ip-j-d-route.json', (text) =>
+      JSON.stringify((JSON.parse(text) as Array<Record<string, unknown>>).map((r) =>
+        r.dst === '192.168.110.128/26' && r.table === '1158'
+          ? {type: 'blackhole', dst: r.dst, table: '1158', protocol: '80', scope: 'global', flags: []}
+          : r)))
+    const ctx = snapshotIndexOf(files)
+    const f = theFinding(ctx, '192.168.110.128/26', 'bird-kernel-mismatch')
+    expect(f.severity).toBe('error')
+    expect(f.title).toBe("BIRD has a usable path for 192.168.110.128/26 but the kernel's route drops it (blackhole, proto 80)")
+    expect(f.detail).toContain('and the kernel holds `192.168.110.128/26 via 172.31.11.1 dev eth0 proto bird metric 32`, but the route in force is ' +
+      '`blackhole 192.168.110.128/26 table 1158 proto 80`, found first: it discards the packets.')
+    expect(f.fix).toBe('Find who wrote the proto 80 route and remove it if nothing needs it: ip route del blackhole 192.168.110.128/26 table 1158 proto 80')
+    expect(cites(f, 'ip-j-d-route.json', 'blackhole 192.168.110.128/26')).toBe(true)
+    // BIRD's route where BIRD syncs it, and no blackhole in force: nothing to say
+    expect(ids(prefixFindings(ctxOfFixture('lab-bird2-overlay-moved'), '192.168.110.128/26'))).not.toContain('bird-kernel-mismatch')
+  })
+
   it('fires when BIRD holds a route the kernel lacks (bird2, 192.168.82.0/26 deleted from ip-j-d-route.json)', () => {
     const files = editJsonRoutes(loadFiles(BIRD2), {'192.168.82.0/26': null})
     const ctx = snapshotIndexOf(files)
