@@ -50,7 +50,10 @@ export const rule: PrefixRule = {
             `route in force is \`${formatKernelRouteLine(shadow)}\`, found first: it ${shadow.type === 'blackhole' ? 'discards' : 'rejects'} the packets.`
           : `BIRD's best path is ${formatBirdPath(p)}, yet no usable proto bird route for it is in the kernel` +
             `${p.kernelSyncFailed ? ' (BIRD marks it "!": its kernel sync failed)' : ''}. The kernel protocol's export filter may reject it, or the write failed.`,
-        evidence: [...ctx.cite(p.pos), ...(shadow ? [...new Set([ours!, shadow, ...others])] : others).flatMap((r) => ctx.citeKernelRoute(r))],
+        evidence: [
+          ...ctx.cite(p.pos),
+          ...(shadow ? [...new Set([ours!, shadow, ...others])] : others).flatMap((r) => ctx.citeKernelRoute(r)),
+        ],
         fix: shadow
           ? `Find who wrote the proto ${shadow.protocol ?? '?'} route and remove it if nothing needs it: ip route del ${formatKernelRouteLine(shadow)}`
           : 'Check the kernel protocol export filter and BIRD\'s log for netlink errors; routedoctor fix programs the tunnel route meanwhile.',
