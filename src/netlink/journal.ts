@@ -317,7 +317,11 @@ export function readJournal(path: string): Journal {
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
-    throw new RouteDoctorError(`cannot read journal ${path}: ${(error as Error).message}`, 2, 'E_JOURNAL')
+    const code = (error as NodeJS.ErrnoException).code
+    const why = code === 'ENOENT'
+      ? 'no such file (fix --apply prints the path of the journal it writes, under --journal-dir)'
+      : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'a directory, not a journal' : (error as Error).message
+    throw new RouteDoctorError(`cannot read journal ${path}: ${why}`, 2, 'E_JOURNAL')
   }
   let j: Journal
   try {

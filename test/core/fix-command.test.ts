@@ -60,8 +60,9 @@ describe('fixCommand', () => {
   it('--revert confirmed reads the journal, naming it when it cannot', async () => {
     const d = dialog(true)
     await expect(fixCommand({source: {}, revert: '/nonexistent/journal.json'}, d)).rejects.toThrow(
-      /cannot read journal \/nonexistent\/journal\.json/,
+      'cannot read journal /nonexistent/journal.json: no such file (fix --apply prints the path of the journal it writes, under --journal-dir)',
     )
+    await expect(fixCommand({source: {}, revert: '/tmp'}, dialog(true))).rejects.toThrow('cannot read journal /tmp: a directory, not a journal')
     expect(d.asked).toHaveLength(1)
   })
 })
