@@ -601,7 +601,9 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
             (e.type === 'unicast' && !f.local
               ? e.nexthops.every((n) => n.dev === dev)
                 ? `\n→ through ${dev}`
-                : `\n→ not through ${dev}`
+                : f.pool?.crossSubnet && !f.tunnelExpected
+                  ? `\n→ not through ${dev}: the next hop is on this node's subnet, which CrossSubnet reaches directly`
+                  : `\n→ not through ${dev}`
               : ''),
           evidence: shown.flatMap((r) => ctx.citeKernelRoute(r)),
         }

@@ -241,3 +241,16 @@ describe('a plain `show route` (no attributes)', () => {
     )
   })
 })
+
+describe("explain's kernel step on a CrossSubnet pool", () => {
+  it('says why a block on this node\'s subnet is not through the tunnel, and only there', () => {
+    const ctx = ctxOfFixture('lab-bird2-crosssubnet')
+    const kernel = (prefix: string) => explainReport(ctx, prefix).chain.find((s) => s.step === 'kernel')!
+    const direct = kernel('192.168.50.0/26')
+    expect(direct.status).toBe('ok')
+    expect(direct.summary.split('\n').at(-1)).toBe("→ not through tunl0: the next hop is on this node's subnet, which CrossSubnet reaches directly")
+    const across = kernel('192.168.82.0/26')
+    expect(across.status).toBe('error')
+    expect(across.summary.split('\n').at(-1)).toBe('→ not through tunl0')
+  })
+})
