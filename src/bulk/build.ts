@@ -35,13 +35,14 @@ export function buildBulkSnapshot(files: SourceFile[], opts: BuildOptions, use: 
 export function buildBulkSnapshot(files: SourceFile[], opts: BuildOptions, use: 'query'): BulkSnapshot
 export function buildBulkSnapshot(files: SourceFile[], opts: BuildOptions, use: 'check' | 'check-text' | 'query'): Snapshot | BulkSnapshot {
   const offTunnel = use === 'check-text'
-  const deferral = new Deferral(offTunnel)
   if (use !== 'query') {
-    // the kernel's text goes before BIRD's is parsed, not at V8's next full collection (seconds later, on a full table)
-    const onTextDropped = () => collectAfter(files, (f) => f.droppedLength ?? 0)
-    const parsed = buildSnapshot(files, {...opts, defer: deferral, consume: true, onTextDropped})
-    return dropSourceTexts(withoutUnreadRoutes(separateHealthy(parsed, deferral.routes, {offTunnel})))
+    const separated = separatedForCheck(files, opts, offTunnel)
+    // the routes the parse deferred are garbage now: on a full table they go before the cited lines are copied beside
+    // BIRD's text (check's peak), not at V8's next full collection
+    collectAfter(files, (f) => f.text?.length ?? 0, FULL_TABLE_TEXT)
+    return dropSourceTexts(withoutUnreadRoutes(separated))
   }
+  const deferral = new Deferral(offTunnel)
   const parsed = buildSnapshot(files, {...opts, defer: deferral})
   let separated: Snapshot | undefined
   const all = (): Snapshot => (separated ??= separateHealthy(parsed, deferral.routes))
@@ -59,6 +60,18 @@ export function buildBulkSnapshot(files: SourceFile[], opts: BuildOptions, use: 
       return queryKeyList(query).some((key) => indexOfKey(keys, key) >= 0) // the keys are sorted
     },
   }
+}
+
+// a text this long is a full table's: its deferred routes' columns are worth a full collection
+const FULL_TABLE_TEXT = 128 * 2 ** 20
+
+/** check's parse of `files`, separated; the routes it deferred go with this frame (they are read only here). */
+function separatedForCheck(files: SourceFile[], opts: BuildOptions, offTunnel: boolean): Snapshot {
+  const deferral = new Deferral(offTunnel)
+  // the kernel's text goes before BIRD's is parsed, not at V8's next full collection (seconds later, on a full table)
+  const onTextDropped = () => collectAfter(files, (f) => f.droppedLength ?? 0)
+  const parsed = buildSnapshot(files, {...opts, defer: deferral, consume: true, onTextDropped})
+  return separateHealthy(parsed, deferral.routes, {offTunnel})
 }
 
 /** The sinks a parse defers routes to (snapshot/build.ts RouteDeferral), and what they hold afterwards. */

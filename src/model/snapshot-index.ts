@@ -129,6 +129,7 @@ export class SnapshotIndex {
   private readonly present = new Map<string, boolean>() // has(file), asked per prefix by rules
   private readonly resolutionCites = new Map<NexthopResolution, Evidence[]>()
   private readonly singles = new Map<string, {hops: string[]; resolutions: NexthopResolution[]}>()
+  private readonly severals = new Map<string, {hops: string[]; resolutions: NexthopResolution[]}>()
   private tunnelAddr: Address | undefined | null = null // null: not looked up yet
   private clusterIndex: ClusterIndex | undefined | null = null // null: not built yet
 
@@ -441,8 +442,9 @@ export class SnapshotIndex {
         const hops: string[] = []
         for (const r of bestSet) if (r.bgpNextHop !== undefined && !hops.includes(r.bgpNextHop)) hops.push(r.bgpNextHop)
         if (hops.length > 0) {
-          bgpNextHops = hops
-          resolutions = hops.map((n) => this.resolve(n))
+          const shared = hops.length === 1 ? this.single(hops[0]) : this.several(hops)
+          bgpNextHops = shared.hops
+          resolutions = shared.resolutions
         }
       }
     }
@@ -518,6 +520,23 @@ export class SnapshotIndex {
         resolutions: Object.freeze([this.resolve(bgpNextHop)]) as NexthopResolution[],
       }
       this.singles.set(bgpNextHop, hit)
+    }
+    return hit
+  }
+
+  /**
+   * The next-hop and resolution lists of several BGP next hops (in this order), shared by every prefix behind the same
+   * ones: what is made once per list (wanted gateways, planned next hops, wording) is then made once per set.
+   */
+  private several(bgpNextHops: string[]): {hops: string[]; resolutions: NexthopResolution[]} {
+    const key = bgpNextHops.join(' ')
+    let hit = this.severals.get(key)
+    if (hit === undefined) {
+      hit = {
+        hops: Object.freeze(bgpNextHops) as string[],
+        resolutions: Object.freeze(bgpNextHops.map((n) => this.resolve(n))) as NexthopResolution[],
+      }
+      if (this.severals.size < SHARED_SETS) this.severals.set(key, hit) // bounded: sets may all differ
     }
     return hit
   }
@@ -679,6 +698,9 @@ export class SnapshotIndex {
     return withoutCr(text.slice(starts[from - 1], Math.max(starts[from - 1], end)))
   }
 }
+
+// at most this many sets of several BGP next hops kept shared (SnapshotIndex.several)
+const SHARED_SETS = 100_000
 
 // shared empty lists of the facts of a prefix (read-only, as every list in PrefixFacts)
 const NO_ROUTES = Object.freeze([]) as unknown as BirdRoute[]

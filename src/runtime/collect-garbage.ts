@@ -18,9 +18,9 @@ export function collectGarbage(): void {
 // a full collection costs more than it frees on a small snapshot
 const LET_GO_ENOUGH = 16 * 2 ** 20
 
-/** A full collection when the files let go of more than LET_GO_ENOUGH characters (`chars` of each). */
-export function collectAfter<F>(files: readonly F[], chars: (f: F) => number): void {
+/** A full collection when `chars` of the files add up to more than `enough` (what they let go of). */
+export function collectAfter<F>(files: readonly F[], chars: (f: F) => number, enough = LET_GO_ENOUGH): void {
   let n = 0
   for (const f of files) n += chars(f)
-  if (n > LET_GO_ENOUGH) collectGarbage()
+  if (n > enough) collectGarbage()
 }

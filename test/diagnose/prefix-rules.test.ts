@@ -259,6 +259,17 @@ describe('multipath-lost', () => {
     const healthy = snapshotIndexOf(healthyFiles())
     for (const p of REMOTE) expect(ids(prefixFindings(healthy, p)), p).not.toContain('multipath-lost')
   })
+
+  it('shares one read-only list of next hops and resolutions among the prefixes behind the same BGP next hops', () => {
+    const ctx = ctxOfFixture(BIRD2)
+    const a = ctx.facts('192.168.200.10/32')
+    const b = ctx.facts('192.168.200.10/32')
+    expect(a.bgpNextHops).toEqual(['172.31.20.5', '172.31.30.6'])
+    expect(b.bgpNextHops).toBe(a.bgpNextHops)
+    expect(b.resolutions).toBe(a.resolutions)
+    expect(Object.isFrozen(a.bgpNextHops) && Object.isFrozen(a.resolutions)).toBe(true)
+    expect(a.resolutions.map((r) => r.bgpNextHop)).toEqual(a.bgpNextHops)
+  })
 })
 
 describe('onlink-missing', () => {
