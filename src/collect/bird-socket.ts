@@ -568,7 +568,7 @@ export class BirdSocket {
 
   private onData(chunk: Buffer): void {
     const replies = this.assembler.push(chunk)
-    if (this.waiter) this.arm()
+    if (this.waiter) this.timer?.refresh() // the waiter's own timeout, from now (a reply arrives in many chunks)
     for (const r of replies) {
       const w = this.waiter
       if (!w) {
