@@ -158,6 +158,11 @@ function lineCode(buf: Buffer, start: number, end: number): number {
 /** A coded or final line's payload: what follows `NNNN-` or `NNNN ` (empty for a bare `NNNN`). */
 const payloadStart = (start: number, end: number): number => Math.min(start + 5, end)
 
+/** Where the payload of the line at buf[start] starts if it is `NNNN-` with a code other than 0 (it prints), or -1. */
+function codedPayload(buf: Buffer, start: number): number {
+  return buf[start + 4] === 0x2d && lineCode(buf, start, start + 4) > 0 ? start + 5 : -1
+}
+
 /**
  * A reply as it came off the socket: its lines' bytes, kept as received (slices of the chunks), and
  * read only when asked. A full table's `show route all` is millions of lines: birdc's printed form is cut
@@ -224,16 +229,14 @@ class AssembledReply implements BirdReply {
   private printTo(out: PrintedBytes): number {
     for (const buf of this.pieces) {
       let start = 0
-      while (start < buf.length) {
-        // most lines are continuations: copied as they are looked through for their newline
-        if (buf[start] === 0x20) {
-          start = out.putLine(buf, start + 1)
-          continue
-        }
+      for (;;) {
+        start = out.putLines(buf, start)
+        if (start >= buf.length) break
         const end = buf.indexOf(NL, start)
         if (end < 0) break
         const kind = lineKind(buf, start, end)
-        if (kind === 'unframed') {
+        if (kind === 'continuation') out.put(buf, start + 1, end + 1)
+        else if (kind === 'unframed') {
           out.put(UNFRAMED_OPEN, 0, UNFRAMED_OPEN.length)
           out.put(buf, start, end)
           out.put(UNFRAMED_CLOSE, 0, UNFRAMED_CLOSE.length)
@@ -267,21 +270,27 @@ class PrintedBytes {
     this.size += to - from
   }
 
-  /** src[from] up to its next newline, included (there is one: lines end in one); where the next line starts. */
-  putLine(src: Buffer, from: number): number {
+  /**
+   * The payloads of the continuation and coded lines from src[from] on (nearly every line of a reply), up to the first
+   * other line or where this buffer might not hold the rest of src; where that line starts. A byte at a time, in one
+   * loop: a line is a few dozen bytes, and a call to indexOf or copy per line costs more than that.
+   */
+  putLines(src: Buffer, from: number): number {
     const buf = this.buf
-    if (buf === undefined || buf.length - this.size < src.length - from) {
-      const nl = src.indexOf(NL, from)
-      this.put(src, from, nl + 1)
-      return nl + 1
-    }
-    // a byte at a time: a line is a few dozen bytes, and a call to indexOf or copy costs more than that
+    if (buf === undefined) return from
+    const n = src.length
     let i = from
     let j = this.size
-    while (i < src.length) {
-      const b = src[i++]!
-      buf[j++] = b
-      if (b === NL) break
+    // a printed line is never longer than it came, so the room is checked against what is left of src
+    while (i < n && buf.length - j >= n - i) {
+      let p = src[i] === 0x20 ? i + 1 : codedPayload(src, i)
+      if (p < 0) break
+      let b: number
+      do {
+        b = src[p++]!
+        buf[j++] = b
+      } while (b !== NL && p < n)
+      i = p
     }
     this.size = j
     return i
@@ -559,7 +568,7 @@ export class BirdSocket {
 
   private onData(chunk: Buffer): void {
     const replies = this.assembler.push(chunk)
-    if (this.waiter) this.arm()
+    if (this.waiter) this.timer?.refresh() // the waiter's own timeout, from now (a reply arrives in many chunks)
     for (const r of replies) {
       const w = this.waiter
       if (!w) {

@@ -244,6 +244,12 @@ describe('BirdReplyAssembler edge cases', () => {
     expect(r!.printed('> ')).toBe(`> ${'??? <x>\n'.repeat(1000)}`)
   })
 
+  it('prints continuation and coded lines the same once unframed lines have filled the bytes printed so far', () => {
+    // the unframed lines print longer than they came, so what follows no longer fits as it is looked through
+    const [r] = new BirdReplyAssembler().push(`${'x\n'.repeat(3000)}${' c\n1007-d\n0000-z\n'.repeat(500)}0000 \n`)
+    expect(r!.printed()).toBe(`${'??? <x>\n'.repeat(3000)}${'c\nd\n'.repeat(500)}`)
+  })
+
   it('completes two replies that arrive in one chunk', () => {
     const rs = new BirdReplyAssembler().push('0001 BIRD 1.6.8 ready.\n9001 IP address expected\n')
     expect(rs.map((r) => r.code)).toEqual([1, 9001])
