@@ -65,7 +65,7 @@ describe('fleet over snapshot directories', () => {
     const held = r.pairs.find((p) => p.from === 'n3' && p.to === 'n1')!.blocks[0].findings.find((f) => f.id === 'block-owner-mismatch')!
     expect(held.fix).toBe('n3 still holds 192.168.162.128/26 as its own block (a leftover `blackhole 192.168.162.128/26`), while Calico\'s IPAM gives it to n1: ' +
       'remove the blackhole by releasing the block on n3: delete the stale BlockAffinity that still gives it to n3 ' +
-      '(`kubectl get blockaffinities | grep 192-168-162-128-26`), so that confd drops it from BIRD\'s config and BIRD withdraws the blackhole ' +
+      '(`kubectl get blockaffinities.crd.projectcalico.org | grep 192-168-162-128-26`), so that confd drops it from BIRD\'s config and BIRD withdraws the blackhole ' +
       '(`ip route del blackhole 192.168.162.128/26` by hand lasts only until BIRD\'s next kernel scan); the route to n1 (172.31.10.4) then carries its traffic.')
     // both directions between n1 and n3 are broken: not asymmetric
     expect(r.findings.map((f) => f.id)).not.toContain('asymmetric-pair')

@@ -66,7 +66,7 @@ function heldHere(prefix: string, me: string, ipam: {node?: string; address?: st
   const held = blackhole ? ` (a leftover \`blackhole ${prefix}\`)` : ''
   return `${me} still holds ${prefix} as its own block${held}, while Calico's IPAM gives it to ${owner}: ` +
     `remove the blackhole by releasing the block on ${me}: delete the stale BlockAffinity that still gives it to ${me} ` +
-    `(\`kubectl get blockaffinities | grep ${dashed}\`), so that confd drops it from BIRD's config and BIRD withdraws ` +
+    `(\`kubectl get blockaffinities.crd.projectcalico.org | grep ${dashed}\`), so that confd drops it from BIRD's config and BIRD withdraws ` +
     'the blackhole' +
     `${blackhole ? ` (\`ip route del blackhole ${prefix}\` by hand lasts only until BIRD's next kernel scan)` : ''}; ` +
     `the route to ${owner} (${address}) then carries its traffic.`
