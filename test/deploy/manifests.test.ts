@@ -265,6 +265,9 @@ describe('deploy/ manifests', () => {
     expect(seconds(rule.timeout)).toBeLessThanOrEqual(seconds(config.pluginConfig.timeout))
     expect(seconds(config.pluginConfig.timeout)).toBeLessThan(seconds(config.pluginConfig.invoke_interval))
     expect(rule.args.slice(0, 2)).toEqual(['check', '--npd'])
+    // routedoctor where the image puts it (node-problem-detector's image gets that directory: docs/watch.md)
+    const docker = readFileSync(path.join(DEPLOY, 'Dockerfile'), 'utf8').split(/^FROM .*$/m).at(-1)!
+    expect(rule.path).toBe(path.posix.join(/^WORKDIR (\S+)$/m.exec(docker)![1], 'bin/run.js'))
     // what it reads comes with it: the ConfigMap, mounted at /etc/routedoctor (docs/watch.md), holds the pools
     const pools = rule.args[rule.args.indexOf('--ippools') + 1]
     expect(path.dirname(pools)).toBe('/etc/routedoctor')
