@@ -159,6 +159,12 @@ describe('deploy/ manifests', () => {
     expect((liveness.periodSeconds ?? 10) * (liveness.failureThreshold ?? 3)).toBeGreaterThanOrEqual(60)
   })
 
+  it('the namespace admits a pod on the host network with a host path, whatever Pod Security level a cluster enforces', () => {
+    const pod = find(base, 'DaemonSet').spec.template.spec
+    expect(pod.hostNetwork && pod.volumes.some((v: any) => v.hostPath)).toBe(true) // baseline refuses either
+    expect(find(base, 'Namespace').metadata.labels['pod-security.kubernetes.io/enforce']).toBe('privileged')
+  })
+
   it('a ResourceQuota admits the DaemonSet\'s priority class in its namespace (clusters that limit it to quota holders)', () => {
     const ds = find(base, 'DaemonSet')
     const quota = find(base, 'ResourceQuota')
