@@ -25,6 +25,8 @@ import {DEFAULT_PORT} from '../../src/agent/server.js'
 import {emptyState} from '../../src/agent/state.js'
 import type {WatchAgent} from '../../src/agent/watch.js'
 import {CALICO_PLURALS} from '../../src/collect/kube.js'
+import {SEVERITY} from '../../src/diagnose/rule.js'
+import {hostRules} from '../../src/diagnose/rules/index.js'
 import {ROOT, tempDir} from '../helpers.js'
 
 const DEPLOY = path.join(ROOT, 'deploy')
@@ -215,7 +217,7 @@ describe('deploy/ manifests', () => {
     const rules = parse(readFileSync(path.join(DEPLOY, 'prometheus/rules.yaml'), 'utf8'))
     expect(find(base, 'PrometheusRule').spec.groups).toEqual(rules.groups)
     const alerts = rules.groups.flatMap((g: any) => g.rules.map((r: any) => r.alert))
-    expect(alerts).toEqual(['RoutedoctorBlocksMisrouted', 'RoutedoctorBgpSessionsDown', 'RoutedoctorFlapping', 'RoutedoctorAgentDown', 'RoutedoctorSourceFailing'])
+    expect(alerts).toEqual(['RoutedoctorBlocksMisrouted', 'RoutedoctorNodeBroken', 'RoutedoctorBgpSessionsDown', 'RoutedoctorFlapping', 'RoutedoctorAgentDown', 'RoutedoctorSourceFailing'])
   })
 
   const rules = () => parse(readFileSync(path.join(DEPLOY, 'prometheus/rules.yaml'), 'utf8')).groups.flatMap((g: any) => g.rules)
@@ -248,6 +250,13 @@ describe('deploy/ manifests', () => {
     const healthy = new Set(['ok', 'local', 'not-in-pool'])
     for (const v of VERDICTS) expect(paged.has(v) !== healthy.has(v), v).toBe(true)
     expect([...paged].every((v) => VERDICTS.includes(v))).toBe(true)
+  })
+
+  it('every node-wide error finding pages: RoutedoctorNodeBroken, or peer-down through RoutedoctorBgpSessionsDown', () => {
+    const expr = rules().find((r: any) => r.alert === 'RoutedoctorNodeBroken').expr
+    const paged = /id=~"([^"]+)"/.exec(expr)![1].split('|').sort()
+    const hostErrors = hostRules.map((r) => r.id).filter((id) => SEVERITY[id] === 'error' && id !== 'peer-down')
+    expect(paged).toEqual([...new Set(hostErrors)].sort())
   })
 
   it('the node-problem-detector plugin config follows its rules (permanent rule on a default condition, timeouts, 80 bytes)', () => {
@@ -326,6 +335,6 @@ describe('alert rules (promtool)', () => {
     const test = await execa('promtool', ['test', 'rules', path.join(DEPLOY, 'prometheus/rules.test.yaml')], {reject: false})
     expect(test.exitCode, test.stdout + test.stderr).toBe(0)
     const tested = new Set([...readFileSync(path.join(DEPLOY, 'prometheus/rules.test.yaml'), 'utf8').matchAll(/alertname: (\w+)/g)].map((m) => m[1]))
-    expect([...tested].sort()).toEqual(['RoutedoctorAgentDown', 'RoutedoctorBgpSessionsDown', 'RoutedoctorBlocksMisrouted', 'RoutedoctorFlapping', 'RoutedoctorSourceFailing'])
+    expect([...tested].sort()).toEqual(['RoutedoctorAgentDown', 'RoutedoctorBgpSessionsDown', 'RoutedoctorBlocksMisrouted', 'RoutedoctorFlapping', 'RoutedoctorNodeBroken', 'RoutedoctorSourceFailing'])
   })
 })
