@@ -126,7 +126,7 @@ describe('deploy/ manifests', () => {
     expect(pod.tolerations).toEqual([{operator: 'Exists'}])
     const calico = c.volumeMounts.find((m: any) => m.mountPath === '/var/run/calico')
     expect(calico.readOnly).toBe(true)
-    expect(pod.volumes.find((v: any) => v.name === calico.name).hostPath.path).toBe('/var/run/calico')
+    expect(pod.volumes.find((v: any) => v.name === calico.name).hostPath).toEqual({path: '/var/run/calico', type: 'DirectoryOrCreate'})
     expect(
       c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.cpu && c.resources.limits.memory,
     ).toBeTruthy()
