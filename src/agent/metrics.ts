@@ -7,7 +7,7 @@ import {SEVERITY} from '../diagnose/rule.js'
 import type {WatchAgent} from './watch.js'
 
 // every verdict of DESIGN §4, so that each series exists (0) before the first prefix has it
-const VERDICTS = ['ok', 'local', 'not-tunneled', 'unreachable', 'missing', 'misrouted', 'multipath-lost', 'not-in-pool']
+export const VERDICTS = ['ok', 'local', 'not-tunneled', 'unreachable', 'missing', 'misrouted', 'multipath-lost', 'not-in-pool']
 const WATCH_FINDINGS: Record<string, 'warning'> = {'route-flapping': 'warning', 'peer-flapping': 'warning'}
 // BIRD's BGP states: present at 0 so that "sessions not Established" alerts see a series
 const BGP_STATES = ['Established', 'Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Close', 'Down']
@@ -102,7 +102,8 @@ export function agentMetrics(agent: WatchAgent, version: string): AgentMetrics {
     name: 'routedoctor_diagnosis_duration_seconds',
     help: 'How long a diagnosis took (collection included), of the whole node or of the prefixes a change touched.',
     labelNames: ['scope'],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    // up to the DaemonSet's start-up allowance: a full table's first diagnosis on a busy node takes minutes
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
     registers: [registry],
   })
   agent.onDuration = (seconds, scope) => durations.observe({scope}, seconds)

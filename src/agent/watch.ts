@@ -10,7 +10,7 @@ import type {KernelView} from './kernel-view.js'
 import {parseBirdProtocols} from '../parse/bird-protocols.js'
 import type {BirdProtocol} from '../model/types.js'
 import {collectGarbage} from '../runtime/collect-garbage.js'
-import {loadClusterTruth, type SourceOptions} from '../services/load.js'
+import {loadClusterTruth, truthMeaning, type SourceOptions} from '../services/load.js'
 import {seenPrefix} from './diagnose.js'
 import {
   changedBlocks,
@@ -268,8 +268,8 @@ export class WatchAgent {
       this.setAgentSource(TRUTH_SOURCE, (error as Error).message)
       return
     }
-    const texts = (t: typeof next) => JSON.stringify(t?.files.map((f) => [f.name, f.text, f.error]))
-    if (next === undefined || texts(next) === texts(source.clusterTruth)) return
+    // a Node's heartbeat or a resourceVersion is no change: only what the diagnosis reads diagnoses the node again
+    if (next === undefined || truthMeaning(next) === truthMeaning(source.clusterTruth)) return
     // the object the reconciler and the server read too
     source.clusterTruth = next
     this.touched.full ??= 'Calico\'s truth changed'

@@ -5,7 +5,7 @@ import {RouteDoctorError} from '../model/errors.js'
 import {CALICO_DIR} from '../model/calico.js'
 import type {SourceFile} from '../model/types.js'
 
-const PLURALS = [
+export const CALICO_PLURALS = [
   'ippools',
   'ipamblocks',
   'blockaffinities',
@@ -56,7 +56,7 @@ export async function readKubeTruth(): Promise<SourceFile[]> {
   const {group, version} = calicoGroup(groups.groups.map((g) => g.name))
   const custom = kc.makeApiClient(k8s.CustomObjectsApi)
   const files: SourceFile[] = []
-  for (const plural of PLURALS) {
+  for (const plural of CALICO_PLURALS) {
     const command = `GET /apis/${group}/${version}/${plural}`
     const started = Date.now()
     try {

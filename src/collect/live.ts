@@ -301,7 +301,7 @@ export async function collectBirdConfig(opts: CollectLiveOptions = {}): Promise<
     const error =
       opts.birdConfig !== undefined
         ? `BIRD config ${opts.birdConfig} does not exist or is not a file`
-        : `no BIRD config found (tried ${candidates.join(', ')}); pass --bird-config PATH`
+        : `no BIRD config found (tried ${candidates.join(', ')}); pass --bird-conf PATH`
     return { name: SNAPSHOT_FILES.birdConfig, error, durationMs: Math.round(performance.now() - t0) }
   }
   const file: SourceFile = { name: SNAPSHOT_FILES.birdConfig, command: `read ${found}` }

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand, judged, sourceFlags, sourceOptions} from '../cli/base.js'
+import {npdUnknown} from '../render/npd.js'
 import {loadCheckRun, npdCheck} from '../services/check.js'
 
 export default class Check extends BaseCommand {
@@ -21,9 +22,19 @@ export default class Check extends BaseCommand {
   }
 
   async run(): Promise<void> {
-    const {flags} = await this.parse(Check)
+    // node-problem-detector shows stdout only: with --npd a bad flag is its one line too (unknown, not exit 2)
+    const parsed = await this.parse(Check).then((p) => ({flags: p.flags, source: judged(sourceOptions(p.flags))}))
+      .catch((error: Error) => {
+        if (this.argv.includes('--npd')) return npdUnknown(error)
+        throw error
+      })
+    if (!('flags' in parsed)) {
+      this.print(parsed.line)
+      process.exitCode = parsed.exitCode
+      return
+    }
+    const {flags, source} = parsed
     this.jsonOutput = flags.json
-    const source = judged(sourceOptions(flags))
     if (flags.npd) {
       const {line, exitCode} = await npdCheck(source)
       this.print(line)

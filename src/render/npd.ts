@@ -1,6 +1,6 @@
-// `check --npd`: node-problem-detector's custom-plugin protocol. One line of at most 80 characters on stdout,
-// and the exit status: 0 ok (the condition is False), 1 a problem (True), 3 unknown (what the diagnosis rests
-// on could not be read).
+// `check --npd`: node-problem-detector's custom-plugin protocol. One line of at most 80 bytes on stdout (NPD cuts
+// max_output_length in bytes, which would split a UTF-8 character), and the exit status: 0 ok (the condition is
+// False), 1 a problem (True), 3 unknown (what the diagnosis rests on could not be read).
 import {counted} from '../model/format.js'
 import {keyPrefix} from '../model/prefix-key.js'
 import {isBulkBrokenPrefixes, isBulkHealthyPrefixes, type CheckRun} from '../report/report.js'
@@ -12,8 +12,21 @@ export const NPD_UNKNOWN = 3
 const ESSENTIAL = ['ip-j-d-route.json', 'birdc-show-route-all.txt', 'birdc-show-protocols-all.txt']
 const KERNEL_TEXT = 'ip-d-route.txt'
 
-function cut(text: string): string {
-  return text.length <= NPD_MAX ? text : `${text.slice(0, NPD_MAX - 1)}…`
+const ELLIPSIS = '…'
+
+/** One line (an error's own line breaks become spaces) of at most NPD_MAX UTF-8 bytes, `…` where it was cut. */
+export function npdLine(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim()
+  if (Buffer.byteLength(line) <= NPD_MAX) return line
+  const room = NPD_MAX - Buffer.byteLength(ELLIPSIS)
+  let out = ''
+  let bytes = 0
+  for (const ch of line) {
+    bytes += Buffer.byteLength(ch)
+    if (bytes > room) break
+    out += ch
+  }
+  return out + ELLIPSIS
 }
 
 export function npdResult(run: CheckRun): {line: string; exitCode: 0 | 1 | typeof NPD_UNKNOWN} {
@@ -31,14 +44,14 @@ export function npdResult(run: CheckRun): {line: string; exitCode: 0 | 1 | typeo
     else if (!isBulkHealthyPrefixes(l) && l.findings.some((f) => f.severity === 'error')) add(l.verdict, () => l.prefix, 1)
   }
   const summary = run.summary()
-  if (failed) return {line: cut(`unknown: cannot read ${failed.file}: ${failed.error}`), exitCode: NPD_UNKNOWN}
+  if (failed) return {line: npdLine(`unknown: cannot read ${failed.file}: ${failed.error}`), exitCode: NPD_UNKNOWN}
   const {up, total} = run.node.sessions
-  if (summary.errors === 0) return {line: cut(`ok: ${counted(summary.prefixes, 'prefix', 'prefixes')}, BGP ${up}/${total} Established`), exitCode: 0}
+  if (summary.errors === 0) return {line: npdLine(`ok: ${counted(summary.prefixes, 'prefix', 'prefixes')}, BGP ${up}/${total} Established`), exitCode: 0}
   const parts = [...broken].map(([verdict, {first, count}]) => `${count} ${verdict} (${first}${count > 1 ? ' …' : ''})`)
   const host = [...new Set(run.host.findings.filter((f) => f.severity === 'error').map((f) => f.id))]
-  return {line: cut([...parts, ...host].join('; ')), exitCode: 1}
+  return {line: npdLine([...parts, ...host].join('; ')), exitCode: 1}
 }
 
 export function npdUnknown(error: Error): {line: string; exitCode: typeof NPD_UNKNOWN} {
-  return {line: cut(`unknown: ${error.message}`), exitCode: NPD_UNKNOWN}
+  return {line: npdLine(`unknown: ${error.message}`), exitCode: NPD_UNKNOWN}
 }

@@ -113,6 +113,14 @@ export async function loadClusterTruth(
   return files ? {files, truth: parseTruthFiles(files)} : undefined
 }
 
+/**
+ * What of Calico's truth a diagnosis reads, as a string to compare: not where in the files it stands (a Node's
+ * status, rewritten every few minutes, moves every line after it) nor the files' names.
+ */
+export function truthMeaning(t: ClusterTruth | undefined): string {
+  return JSON.stringify(t?.truth, (key, value: unknown) => (key === 'pos' || key === 'files' ? undefined : value))
+}
+
 /** Calico's truth of its `calico/*.json` files (of a snapshot or bundle from `origin`). */
 export function parseTruthFiles(files: SourceFile[], origin?: Snapshot['origin']): CalicoTruth {
   return namingPaths(files, origin, () =>

@@ -4,6 +4,7 @@ import {execa} from 'execa'
 import {describe, expect, it} from 'vitest'
 
 import {authorize, isLoopback, parseListen} from '../../src/agent/server.js'
+import {npdLine} from '../../src/render/npd.js'
 import {BIN, FIXTURES} from '../helpers.js'
 
 describe('check --npd (node-problem-detector custom plugin)', () => {
@@ -11,12 +12,33 @@ describe('check --npd (node-problem-detector custom plugin)', () => {
     ['lab-bird2-healthy', 0, /^ok: 5 prefixes, BGP 2\/2 Established$/],
     ['bird2-peer-down', 1, /not-tunneled \(192\.168\.110\.128\/26 …\); peer-down$/],
     ['bird2-ecmp-not-tunneled', 1, /not-tunneled/],
-  ])('%s: exit %i and one line of at most 80 characters', async (dir, exit, line) => {
+  ])('%s: exit %i and one line of at most 80 bytes', async (dir, exit, line) => {
     const r = await execa('node', [BIN, 'check', '--npd', '--from', path.join(FIXTURES, dir)], {reject: false})
     expect(r.exitCode).toBe(exit)
     expect(r.stdout.split('\n')).toHaveLength(1)
-    expect(r.stdout.length).toBeLessThanOrEqual(80)
+    expect(Buffer.byteLength(r.stdout)).toBeLessThanOrEqual(80)
     expect(r.stdout).toMatch(line)
+  })
+
+  // NPD cuts max_output_length in bytes (Go's output[:n]): a line of 80 characters with a `…` would lose the
+  // ellipsis' last bytes and become invalid UTF-8 in the Node condition's message
+  it('cuts a long line at 80 UTF-8 bytes on a character boundary, and makes an error\'s lines one', async () => {
+    const long = await execa('node', [BIN, 'check', '--npd', '--from', `/nonexistent/${'x'.repeat(100)}`], {reject: false})
+    expect(long.exitCode).toBe(3)
+    expect(Buffer.byteLength(long.stdout)).toBe(80)
+    expect(long.stdout).toMatch(/^unknown: \/nonexistent\/x+…$/)
+    const wide = npdLine(`unknown: ${'→'.repeat(40)}`)
+    expect(Buffer.byteLength(wide)).toBeLessThanOrEqual(80)
+    expect(Buffer.from(wide).toString('utf8')).toBe(wide)
+    expect(wide.endsWith('→…')).toBe(true)
+    expect(npdLine('unknown: ip exited 2:\n  Error: x\n')).toBe('unknown: ip exited 2: Error: x')
+  })
+
+  it('says a bad flag on its one line as unknown (exit 3), where node-problem-detector shows it', async () => {
+    const r = await execa('node', [BIN, 'check', '--npd', '--no-such-flag'], {reject: false})
+    expect(r.exitCode).toBe(3)
+    expect(r.stdout).toMatch(/^unknown: Nonexistent flag: --no-such-flag/)
+    expect(r.stdout.split('\n')).toHaveLength(1)
   })
 
   it('says unknown (exit 3, not 0 or 1) when the input cannot be read', async () => {

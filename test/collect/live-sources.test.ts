@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { collectBird, collectBirdConfig, collectIp, collectLive, collectSysctl, readBirdConfig } from '../../src/collect/live.js'
 import { ERRORS_FILE, SNAPSHOT_FILE_NAMES, writeSnapshotDir, type SnapshotErrorEntry } from '../../src/collect/snapshot-files.js'
 import { requireKernelRoutes } from '../../src/services/load.js'
+import { sourceFlags } from '../../src/cli/base.js'
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'h3-live-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -143,6 +144,9 @@ describe('collectBirdConfig', () => {
     const tried = [path.join(dir, 'x1.conf'), path.join(dir, 'x2.conf')]
     const f = await collectBirdConfig({ birdConfigCandidates: tried })
     for (const p of tried) expect(f.error).toContain(p)
+    // the hint names the flag the commands have
+    expect(f.error).toMatch(/pass --bird-conf PATH$/)
+    expect(Object.keys(sourceFlags)).toContain('bird-conf')
     const g = await collectBirdConfig({ birdConfig: tried[0]!, birdConfigCandidates: [put('cfg3/bird.conf', 'x')] })
     expect(g.text).toBeUndefined()
     expect(g.error).toContain(tried[0]!)

@@ -3,7 +3,7 @@
 // CRD schemas for ServiceMonitor and PrometheusRule), then what the issue asks of each checked. promtool checks
 // and unit-tests the alert rules.
 import {spawnSync} from 'node:child_process'
-import {existsSync, readFileSync} from 'node:fs'
+import {cpSync, existsSync, mkdirSync, readFileSync, symlinkSync} from 'node:fs'
 import path from 'node:path'
 
 import {execa} from 'execa'
@@ -14,13 +14,20 @@ import {ClusterRoleBinding} from 'kubernetes-models/rbac.authorization.k8s.io/v1
 import {DaemonSet} from 'kubernetes-models/apps/v1/DaemonSet'
 import {ConfigMap} from 'kubernetes-models/v1/ConfigMap'
 import {Namespace} from 'kubernetes-models/v1/Namespace'
+import {ResourceQuota} from 'kubernetes-models/v1/ResourceQuota'
 import {Service} from 'kubernetes-models/v1/Service'
 import {ServiceAccount} from 'kubernetes-models/v1/ServiceAccount'
 import {PrometheusRule} from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule'
 import {ServiceMonitor} from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor'
 
+import {agentMetrics, VERDICTS} from '../../src/agent/metrics.js'
 import {DEFAULT_PORT} from '../../src/agent/server.js'
-import {ROOT} from '../helpers.js'
+import {emptyState} from '../../src/agent/state.js'
+import type {WatchAgent} from '../../src/agent/watch.js'
+import {CALICO_PLURALS} from '../../src/collect/kube.js'
+import {SEVERITY} from '../../src/diagnose/rule.js'
+import {hostRules} from '../../src/diagnose/rules/index.js'
+import {ROOT, tempDir} from '../helpers.js'
 
 const DEPLOY = path.join(ROOT, 'deploy')
 type Obj = {
@@ -31,7 +38,7 @@ type Obj = {
 }
 
 const MODELS: Record<string, new (o: never) => {validate(): void}> = {
-  'v1/Namespace': Namespace, 'v1/ServiceAccount': ServiceAccount, 'v1/Service': Service, 'v1/ConfigMap': ConfigMap,
+  'v1/Namespace': Namespace, 'v1/ResourceQuota': ResourceQuota, 'v1/ServiceAccount': ServiceAccount, 'v1/Service': Service, 'v1/ConfigMap': ConfigMap,
   'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole, 'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
   'apps/v1/DaemonSet': DaemonSet,
   'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor, 'monitoring.coreos.com/v1/PrometheusRule': PrometheusRule,
@@ -100,7 +107,7 @@ describe('deploy/ manifests', () => {
   const reconcile = build(path.join(DEPLOY, 'overlays/reconcile'))
 
   it('every object of the base and of the reconcile overlay is valid against its OpenAPI schema', () => {
-    expect(base.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'DaemonSet', 'Namespace', 'PrometheusRule', 'Service', 'ServiceAccount', 'ServiceMonitor'])
+    expect(base.map((o) => o.kind).sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'DaemonSet', 'Namespace', 'PrometheusRule', 'ResourceQuota', 'Service', 'ServiceAccount', 'ServiceMonitor'])
     validateAll(base)
     validateAll(reconcile)
   })
@@ -119,7 +126,7 @@ describe('deploy/ manifests', () => {
     expect(pod.tolerations).toEqual([{operator: 'Exists'}])
     const calico = c.volumeMounts.find((m: any) => m.mountPath === '/var/run/calico')
     expect(calico.readOnly).toBe(true)
-    expect(pod.volumes.find((v: any) => v.name === calico.name).hostPath.path).toBe('/var/run/calico')
+    expect(pod.volumes.find((v: any) => v.name === calico.name).hostPath).toEqual({path: '/var/run/calico', type: 'DirectoryOrCreate'})
     expect(
       c.resources.requests.cpu && c.resources.requests.memory && c.resources.limits.cpu && c.resources.limits.memory,
     ).toBeTruthy()
@@ -130,6 +137,44 @@ describe('deploy/ manifests', () => {
     expect(c.args).not.toContain('--reconcile')
     expect(c.securityContext.capabilities.add ?? []).not.toContain('NET_ADMIN')
     expect(c.securityContext.capabilities.drop).toEqual(['ALL'])
+  })
+
+  it('the DaemonSet reads Calico\'s truth as its own node: --kube, --node from the downward API', () => {
+    const c = find(base, 'DaemonSet').spec.template.spec.containers[0]
+    expect(c.args).toContain('--kube')
+    expect(c.args).toContain('--node=$(NODE_NAME)')
+    expect(c.env.find((e: any) => e.name === 'NODE_NAME').valueFrom.fieldRef.fieldPath).toBe('spec.nodeName')
+    // the kubelet leaves a $(VAR) it does not know as it is: every one must be an env of the container
+    const vars = c.args.flatMap((a: string) => [...a.matchAll(/\$\((\w+)\)/g)].map((m) => m[1]))
+    for (const v of vars) expect(c.env.map((e: any) => e.name), v).toContain(v)
+    // the pools come from the truth: a pool file of the example's would override the cluster's own
+    expect(c.args.some((a: string) => a.startsWith('--ippools') || a.startsWith('--pool'))).toBe(false)
+  })
+
+  it('the probes allow a full table\'s first diagnosis, and answer within the agent\'s scrape budget', () => {
+    const c = find(base, 'DaemonSet').spec.template.spec.containers[0]
+    const {startupProbe: startup, livenessProbe: liveness, readinessProbe: readiness} = c
+    expect(startup.httpGet.path).toBe('/readyz')
+    // the kubelet's defaults: 10 s period, 1 s timeout, 3 failures
+    expect((startup.periodSeconds ?? 10) * (startup.failureThreshold ?? 3)).toBeGreaterThanOrEqual(300)
+    for (const p of [startup, liveness, readiness]) expect(p.timeoutSeconds ?? 1).toBeGreaterThanOrEqual(5)
+    expect((liveness.periodSeconds ?? 10) * (liveness.failureThreshold ?? 3)).toBeGreaterThanOrEqual(60)
+  })
+
+  it('the namespace admits a pod on the host network with a host path, whatever Pod Security level a cluster enforces', () => {
+    const pod = find(base, 'DaemonSet').spec.template.spec
+    expect(pod.hostNetwork && pod.volumes.some((v: any) => v.hostPath)).toBe(true) // baseline refuses either
+    expect(find(base, 'Namespace').metadata.labels['pod-security.kubernetes.io/enforce']).toBe('privileged')
+  })
+
+  it('a ResourceQuota admits the DaemonSet\'s priority class in its namespace (clusters that limit it to quota holders)', () => {
+    const ds = find(base, 'DaemonSet')
+    const quota = find(base, 'ResourceQuota')
+    expect(quota.metadata.namespace).toBe(ds.metadata.namespace)
+    const scope = quota.spec.scopeSelector.matchExpressions[0]
+    expect(scope).toMatchObject({scopeName: 'PriorityClass', operator: 'In'})
+    expect(scope.values).toContain(ds.spec.template.spec.priorityClassName)
+    expect(Number(quota.spec.hard.pods)).toBeGreaterThanOrEqual(10_000)
   })
 
   it('the DaemonSet\'s NODE_OPTIONS are options Node accepts there (it refuses to start on others)', () => {
@@ -154,7 +199,8 @@ describe('deploy/ manifests', () => {
     expect([...verbs].sort()).toEqual(['get', 'list', 'watch'])
     const calico = role.rules.find((r: any) => r.apiGroups.includes('crd.projectcalico.org'))
     expect(calico.apiGroups).toEqual(expect.arrayContaining(['crd.projectcalico.org', 'projectcalico.org']))
-    expect(calico.resources).toEqual(expect.arrayContaining(['ippools', 'ipamblocks', 'blockaffinities', 'bgpconfigurations', 'bgppeers', 'felixconfigurations']))
+    // exactly what --kube lists: nothing more (least privilege), nothing less (a 403 is exit 2 at start)
+    expect([...calico.resources].sort()).toEqual([...CALICO_PLURALS].sort())
     expect(role.rules.find((r: any) => r.apiGroups.includes('')).resources).toEqual(['nodes'])
   })
 
@@ -171,19 +217,77 @@ describe('deploy/ manifests', () => {
     const rules = parse(readFileSync(path.join(DEPLOY, 'prometheus/rules.yaml'), 'utf8'))
     expect(find(base, 'PrometheusRule').spec.groups).toEqual(rules.groups)
     const alerts = rules.groups.flatMap((g: any) => g.rules.map((r: any) => r.alert))
-    expect(alerts).toEqual(['RoutedoctorBlocksMisrouted', 'RoutedoctorBgpSessionsDown', 'RoutedoctorFlapping', 'RoutedoctorAgentDown', 'RoutedoctorSourceFailing'])
+    expect(alerts).toEqual(['RoutedoctorBlocksMisrouted', 'RoutedoctorNodeBroken', 'RoutedoctorBgpSessionsDown', 'RoutedoctorFlapping', 'RoutedoctorAgentDown', 'RoutedoctorSourceFailing'])
   })
 
-  it('the node-problem-detector plugin config follows its rules (permanent rule on a default condition, timeouts, 80 characters)', () => {
+  const rules = () => parse(readFileSync(path.join(DEPLOY, 'prometheus/rules.yaml'), 'utf8')).groups.flatMap((g: any) => g.rules)
+
+  it('the alerts ask for metrics `watch --listen` serves, by their label names, and keep the ServiceMonitor\'s node label', async () => {
+    const agent = {
+      state: emptyState(), routeFlaps: {current: new Set()}, peerFlaps: {current: new Set()}, overlayRoutes: 0,
+      counters: {verdictChanges: 0, sessionFlaps: 0, diagnoses: 0}, sources: () => new Map(),
+    } as unknown as WatchAgent
+    const {registry} = agentMetrics(agent, '0')
+    const served = new Set((await registry.getMetricsAsJSON()).map((m) => m.name))
+    const labelsOf = (name: string) => new Set<string>((registry.getSingleMetric(name) as any).labelNames)
+    const node = find(base, 'ServiceMonitor').spec.endpoints[0].relabelings.find((r: any) => r.targetLabel === 'node')
+    expect(node).toBeDefined()
+    for (const r of rules()) {
+      for (const m of r.expr.matchAll(/(routedoctor_\w+)(?:\{([^}]*)\})?/g)) {
+        expect(served.has(m[1]), `${r.alert}: ${m[1]}`).toBe(true)
+        const names = [...(m[2] ?? '').matchAll(/(\w+)\s*[!=]~?/g)].map((x) => x[1])
+        const known = labelsOf(m[1])
+        for (const n of names) expect(known.has(n), `${r.alert}: ${m[1]}{${n}}`).toBe(true)
+      }
+      // an aggregation that drops `node` pages with an address where the node's name was there to say
+      for (const by of r.expr.matchAll(/by \(([^)]*)\)/g)) expect(by[1].split(/,\s*/), r.alert).toContain('node')
+    }
+  })
+
+  it('every verdict is either one RoutedoctorBlocksMisrouted pages for or a healthy one (a new verdict is a decision)', () => {
+    const expr = rules().find((r: any) => r.alert === 'RoutedoctorBlocksMisrouted').expr
+    const paged = new Set(/verdict=~"([^"]+)"/.exec(expr)![1].split('|'))
+    const healthy = new Set(['ok', 'local', 'not-in-pool'])
+    for (const v of VERDICTS) expect(paged.has(v) !== healthy.has(v), v).toBe(true)
+    expect([...paged].every((v) => VERDICTS.includes(v))).toBe(true)
+  })
+
+  it('every node-wide error finding pages: RoutedoctorNodeBroken, or peer-down through RoutedoctorBgpSessionsDown', () => {
+    const expr = rules().find((r: any) => r.alert === 'RoutedoctorNodeBroken').expr
+    const paged = /id=~"([^"]+)"/.exec(expr)![1].split('|').sort()
+    const hostErrors = hostRules.map((r) => r.id).filter((id) => SEVERITY[id] === 'error' && id !== 'peer-down')
+    expect(paged).toEqual([...new Set(hostErrors)].sort())
+  })
+
+  it('the node-problem-detector plugin config follows its rules (permanent rule on a default condition, timeouts, 80 bytes)', () => {
     const [cm] = build(path.join(DEPLOY, 'node-problem-detector'))
     validateAll([cm])
     const config = JSON.parse((cm as any).data['routedoctor-plugin.json'])
+    // node-problem-detector's field names (pkg/custompluginmonitor/types): a misspelt one is silently a default
+    expect(Object.keys(config).every((k) => ['plugin', 'source', 'metricsReporting', 'pluginConfig', 'conditions', 'rules'].includes(k))).toBe(true)
+    const global = ['invoke_interval', 'timeout', 'max_output_length', 'concurrency', 'enable_message_change_based_condition_update', 'skip_initial_status']
+    expect(Object.keys(config.pluginConfig).every((k) => global.includes(k))).toBe(true)
     expect(config.plugin).toBe('custom')
     expect(config.pluginConfig.max_output_length).toBe(80)
+    const seconds = (d: string) => {
+      expect(d).toMatch(/^\d+s$/)
+      return parseInt(d, 10)
+    }
     const rule = config.rules[0]
+    expect(Object.keys(rule).every((k) => ['type', 'condition', 'reason', 'path', 'args', 'timeout', 'invoke_interval'].includes(k))).toBe(true)
+    expect(rule.type).toBe('permanent')
     expect(config.conditions.map((c: any) => c.type)).toContain(rule.condition)
-    expect(parseInt(rule.timeout, 10)).toBeLessThanOrEqual(parseInt(config.pluginConfig.timeout, 10))
+    expect(seconds(rule.timeout)).toBeLessThanOrEqual(seconds(config.pluginConfig.timeout))
+    expect(seconds(config.pluginConfig.timeout)).toBeLessThan(seconds(config.pluginConfig.invoke_interval))
     expect(rule.args.slice(0, 2)).toEqual(['check', '--npd'])
+    // routedoctor where the image puts it (node-problem-detector's image gets that directory: docs/watch.md)
+    const docker = readFileSync(path.join(DEPLOY, 'Dockerfile'), 'utf8').split(/^FROM .*$/m).at(-1)!
+    expect(rule.path).toBe(path.posix.join(/^WORKDIR (\S+)$/m.exec(docker)![1], 'bin/run.js'))
+    // what it reads comes with it: the ConfigMap, mounted at /etc/routedoctor (docs/watch.md), holds the pools
+    const pools = rule.args[rule.args.indexOf('--ippools') + 1]
+    expect(path.dirname(pools)).toBe('/etc/routedoctor')
+    expect(Object.keys((cm as any).data)).toContain(path.basename(pools))
+    expect(parse((cm as any).data[path.basename(pools)]).items.length).toBeGreaterThan(0)
   })
 
   it('the Dockerfile: Node 20 slim, production dependencies only', () => {
@@ -192,6 +296,26 @@ describe('deploy/ manifests', () => {
     expect(froms.every((f) => /^node:20[-.\w]*-slim$/.test(f))).toBe(true)
     expect(text).toMatch(/npm ci --omit=dev/)
   })
+
+  // the image's build stage as docker would run it: only what its COPYs bring, then `npm run build`
+  it('the Dockerfile\'s build stage has every file `npm run build` reads, and makes what the image copies', async () => {
+    const text = readFileSync(path.join(DEPLOY, 'Dockerfile'), 'utf8')
+    const [buildStage, runtimeStage] = text.split(/^FROM .*$/m).slice(1)
+    const dir = tempDir('rd-docker-build-')
+    for (const m of buildStage.matchAll(/^COPY (?!--)(.+)$/gm)) {
+      const words = m[1].trim().split(/\s+/)
+      const dest = words.pop()!
+      for (const src of words) {
+        const to = dest.endsWith('/') && words.length > 1 ? path.join(dir, dest, path.basename(src)) : path.join(dir, dest)
+        mkdirSync(path.dirname(to), {recursive: true})
+        cpSync(path.join(ROOT, src), dest === './' ? path.join(dir, src) : to, {recursive: true})
+      }
+    }
+    symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules')) // the stage's `npm ci`
+    const r = await execa('npm', ['run', 'build'], {cwd: dir, reject: false})
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0)
+    for (const m of runtimeStage.matchAll(/^COPY --from=build \/src\/(\S+)/gm)) expect(existsSync(path.join(dir, m[1])), m[1]).toBe(true)
+  }, 120_000)
 
   it.runIf(existsSync('/usr/bin/kubectl'))('kubectl kustomize builds the same objects, where kubectl is installed', async () => {
     for (const [dir, ours] of [['base', base], ['overlays/reconcile', reconcile]] as const) {
@@ -211,6 +335,6 @@ describe('alert rules (promtool)', () => {
     const test = await execa('promtool', ['test', 'rules', path.join(DEPLOY, 'prometheus/rules.test.yaml')], {reject: false})
     expect(test.exitCode, test.stdout + test.stderr).toBe(0)
     const tested = new Set([...readFileSync(path.join(DEPLOY, 'prometheus/rules.test.yaml'), 'utf8').matchAll(/alertname: (\w+)/g)].map((m) => m[1]))
-    expect([...tested].sort()).toEqual(['RoutedoctorAgentDown', 'RoutedoctorBgpSessionsDown', 'RoutedoctorBlocksMisrouted', 'RoutedoctorFlapping', 'RoutedoctorSourceFailing'])
+    expect([...tested].sort()).toEqual(['RoutedoctorAgentDown', 'RoutedoctorBgpSessionsDown', 'RoutedoctorBlocksMisrouted', 'RoutedoctorFlapping', 'RoutedoctorNodeBroken', 'RoutedoctorSourceFailing'])
   })
 })
