@@ -1,4 +1,4 @@
-import {Flags} from '@oclif/core'
+import {Errors, Flags} from '@oclif/core'
 
 import {BaseCommand, judged, sourceFlags, sourceOptions} from '../cli/base.js'
 import {npdUnknown} from '../render/npd.js'
@@ -22,19 +22,9 @@ export default class Check extends BaseCommand {
   }
 
   async run(): Promise<void> {
-    // node-problem-detector shows stdout only: with --npd a bad flag is its one line too (unknown, not exit 2)
-    const parsed = await this.parse(Check).then((p) => ({flags: p.flags, source: judged(sourceOptions(p.flags))}))
-      .catch((error: Error) => {
-        if (this.argv.includes('--npd')) return npdUnknown(error)
-        throw error
-      })
-    if (!('flags' in parsed)) {
-      this.print(parsed.line)
-      process.exitCode = parsed.exitCode
-      return
-    }
-    const {flags, source} = parsed
+    const {flags} = await this.parse(Check)
     this.jsonOutput = flags.json
+    const source = judged(sourceOptions(flags))
     if (flags.npd) {
       const {line, exitCode} = await npdCheck(source)
       this.print(line)
@@ -42,5 +32,13 @@ export default class Check extends BaseCommand {
     } else {
       process.exitCode = await this.writeCheck(await loadCheckRun(source, flags.json), flags.json)
     }
+  }
+
+  // node-problem-detector reads stdout only: with --npd a failure (a bad flag too) is its one line, unknown, not exit 2
+  async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}; code?: string}): Promise<void> {
+    if (!this.argv.includes('--npd') || error instanceof Errors.ExitError) return super.catch(error)
+    const {line, exitCode} = npdUnknown(error)
+    this.print(line)
+    process.exitCode = exitCode
   }
 }
