@@ -5,6 +5,10 @@ import {RouteDoctorError} from '../model/errors.js'
 import {CALICO_DIR} from '../model/calico.js'
 import type {SourceFile} from '../model/types.js'
 
+// resourceVersion=0: the API server answers from its watch cache, not with a quorum read of etcd; an agent on every
+// node re-reads these every minute, and a list seconds old is as good
+const ANY_VERSION = '0'
+
 export const CALICO_PLURALS = [
   'ippools',
   'ipamblocks',
@@ -60,7 +64,7 @@ export async function readKubeTruth(): Promise<SourceFile[]> {
     const command = `GET /apis/${group}/${version}/${plural}`
     const started = Date.now()
     try {
-      const list = await custom.listClusterCustomObject({group, version, plural})
+      const list = await custom.listClusterCustomObject({group, version, plural, resourceVersion: ANY_VERSION})
       files.push({
         name: `${CALICO_DIR}${plural}.json`,
         text: JSON.stringify(list, null, 4) + '\n',
@@ -76,7 +80,7 @@ export async function readKubeTruth(): Promise<SourceFile[]> {
   const started = Date.now()
   const nodes = await kc
     .makeApiClient(k8s.CoreV1Api)
-    .listNode()
+    .listNode({resourceVersion: ANY_VERSION})
     .catch((error) => fail('nodes', error))
   const list = {
     apiVersion: 'v1',

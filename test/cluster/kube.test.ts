@@ -86,6 +86,9 @@ describe('--kube reads Calico\'s truth from the Kubernetes API', () => {
       expect(c.node.kubeNode).toBe('n1')
       expect(requests.every((q) => q.method === 'GET' && q.auth === `Bearer ${TOKEN}`)).toBe(true)
       const paths = requests.map((q) => q.url.split('?')[0])
+      // every LIST is served from the API server's cache, not read from etcd (an agent on every node repeats them)
+      for (const q of requests.filter((r) => r.url.startsWith('/api/v1/nodes') || /^\/apis\/[^/]+\/[^/]+\/[a-z]+/.test(r.url)))
+        expect(new URL(q.url, 'https://x').searchParams.get('resourceVersion'), q.url).toBe('0')
       expect(paths).toEqual(
         expect.arrayContaining([
           '/apis',
