@@ -1,9 +1,15 @@
 // Calico's cluster truth read live from the Kubernetes API (--kube): the same Lists `kubectl get RESOURCE -o json`
 // writes, as `calico/*.json` sources. Read-only (list only). The client is loaded only here: the other commands
 // and flags never pay for it. Credentials: kubeconfig (KUBECONFIG, ~/.kube/config) or the in-cluster service account.
+import {existsSync} from 'node:fs'
+import {homedir} from 'node:os'
+import path from 'node:path'
+
 import {RouteDoctorError} from '../model/errors.js'
 import {CALICO_DIR} from '../model/calico.js'
 import type {SourceFile} from '../model/types.js'
+
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token'
 
 // resourceVersion=0: the API server answers from its watch cache, not with a quorum read of etcd; an agent on every
 // node re-reads these every minute, and a list seconds old is as good
@@ -35,6 +41,16 @@ export function calicoGroup(served: string[], env = process.env.CALICO_API_GROUP
 export async function readKubeTruth(): Promise<SourceFile[]> {
   const k8s = await import('@kubernetes/client-node')
   const kc = new k8s.KubeConfig()
+  // without any, the client falls back to http://localhost:8080 and fails there with a message about TLS
+  const home = process.env.HOME || homedir()
+  if (!process.env.KUBECONFIG && !existsSync(path.join(home, '.kube', 'config')) && !existsSync(SERVICE_ACCOUNT_TOKEN)) {
+    throw new RouteDoctorError(
+      `--kube: no kubeconfig (KUBECONFIG is not set, ${path.join(home, '.kube', 'config')} does not exist) and no ` +
+        `in-cluster service account (${SERVICE_ACCOUNT_TOKEN}); or give --calico DIR`,
+      2,
+      'E_KUBE',
+    )
+  }
   try {
     kc.loadFromDefault()
   } catch (error) {

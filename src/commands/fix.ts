@@ -13,7 +13,7 @@ Corrections live in an overlay table BIRD never learns from (--table), reached b
   static examples = [
     '<%= config.bin %> fix --from examples/bird2-ecmp-not-tunneled',
     '<%= config.bin %> fix --apply --yes',
-    '<%= config.bin %> fix --revert /var/lib/routedoctor/journal-20261129-175501.json --yes',
+    '<%= config.bin %> fix --revert /var/lib/routedoctor/routedoctor-journal-20261129T175501Z-4242.json --yes',
     '<%= config.bin %> fix --bird-config',
   ]
   static args = {prefix: Args.string({description: 'only this prefix', required: false})}

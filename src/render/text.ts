@@ -41,8 +41,10 @@ export function renderNode(n: NodeSummary, c: ChalkInstance): string {
         : c.yellow(
             'none found (give --pool CIDR=ipip, --ippools FILE, or a snapshot with ippools.yaml or a Calico bird.conf)',
           )
+  // no protocols (missing, or BIRD's socket failed) is no claim about sessions, not "0/0 Established"
+  const noProtocols = (f: string) => f === 'birdc-show-protocols-all.txt'
   const sessions =
-    n.sessions.total === 0 && n.missing.includes('birdc-show-protocols-all.txt')
+    n.sessions.total === 0 && (n.missing.some(noProtocols) || n.failed.some((f) => noProtocols(f.file)))
       ? 'unknown (no BIRD protocols)'
       : `${n.sessions.up}/${n.sessions.total} Established`
   const lines = [

@@ -9,7 +9,7 @@ export type WatchChange =
   | {kind: 'source'; source: string; op: 'failed' | 'recovered'; error?: string}
   | {
       kind: 'reconcile'
-      op: 'applied' | 'failed' | 'route-war' | 'skipped' | 'withdrawn'
+      op: 'applied' | 'failed' | 'route-war' | 'withdrawn'
       prefix?: string
       routes?: number
       journal?: string

@@ -555,5 +555,6 @@ b       write a support bundle         r    refresh now (live: every few s)
 a applies the selected prefix's plan; on a prefix with nothing planned of
 its own, the whole plan (withdrawals of stale corrections, rule changes).
 
-Problems first (not-tunneled, unreachable, missing, multipath-lost), then
-ok, then local. * marks a verdict that changed lately (was → now).`
+Problems first (missing, unreachable, misrouted, not-tunneled,
+multipath-lost), then ok, then local and not-in-pool. * marks a verdict
+that changed lately (was → now).`

@@ -1,7 +1,7 @@
 // --kube against the test's own HTTPS server: the one part that cannot run here is a Kubernetes API server, so this
 // test serves the API paths routedoctor reads (discovery, Calico's resources, Nodes) from recorded Lists, over TLS
 // with a self-signed certificate made here and a bearer token, as a cluster would. The client is the real one.
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {createServer, type Server} from 'node:https'
 import os from 'node:os'
 import path from 'node:path'
@@ -115,6 +115,15 @@ describe('--kube reads Calico\'s truth from the Kubernetes API', () => {
     expect(list).toEqual(expect.arrayContaining(['snapshot/calico/ipamblocks.json', 'snapshot/calico/nodes.json', 'snapshot/node-name.txt']))
     const replay = await rd(['check', '--from', out, '--json'], 'no-such-token')
     expect(JSON.parse(replay.stdout).node).toMatchObject({kubeNode: 'n1'})
+  }, 60_000)
+
+  it('without a kubeconfig or a service account it says so, exit 2 (not the client\'s localhost:8080)', async ({skip}) => {
+    if (existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) skip('this runs in a pod: its service account')
+    const r = await execa('node', [BIN, 'check', '--from', fixtureDir(LAB_HEALTHY), '--kube'],
+      {reject: false, cwd: ROOT, stdin: 'ignore', env: {NO_COLOR: '1', HOME: tmp}, extendEnv: false, timeout: 60_000})
+    expect(r.exitCode).toBe(2)
+    expect(String(r.stderr)).toBe(`routedoctor: --kube: no kubeconfig (KUBECONFIG is not set, ${tmp}/.kube/config does not ` +
+      'exist) and no in-cluster service account (/var/run/secrets/kubernetes.io/serviceaccount/token); or give --calico DIR')
   }, 60_000)
 
   it('a refused token is a clear error, exit 2', async () => {

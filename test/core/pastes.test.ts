@@ -210,6 +210,14 @@ describe('sessions when there is no session data', () => {
     expect(renderCheck(checkReport(ctxOf(files)), palette(false))).toContain('sessions unknown (no BIRD protocols)')
   })
 
+  it('with the protocols source failed (no BIRD socket) it does not claim 0/0 Established either', () => {
+    const files = dropFile(loadFiles('lab-bird2-ecmp'), 'birdc-show-protocols-all.txt')
+    files.push({name: 'birdc-show-protocols-all.txt', error: 'BIRD control socket /x.ctl does not exist'})
+    const text = renderCheck(checkReport(ctxOf(files)), palette(false))
+    expect(text).toContain('sessions unknown (no BIRD protocols)')
+    expect(text).not.toContain('0/0 Established')
+  })
+
   it('with 0 BGP sessions it says BIRD has none', () => {
     const files = editFile(loadFiles('lab-bird2-ecmp'), 'birdc-show-protocols-all.txt', (t) => t.split(/\n(?=Mesh_)/)[0]! + '\n')
     expect(buildSnapshot(files).bird.protocols.some((p) => p.proto === 'BGP')).toBe(false)

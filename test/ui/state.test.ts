@@ -200,6 +200,16 @@ describe('ui state: panes and effects', () => {
     expect(yes.effects).toEqual([{type: 'apply-fix', prefix: block, seq: yes.state.pane!.seq}])
   })
 
+  it('the help names every verdict the list puts first, as problems (DESIGN §4)', () => {
+    const problems = HELP.slice(HELP.indexOf('Problems first')).replace(/\s+/g, ' ')
+    for (const v of ['missing', 'unreachable', 'misrouted', 'not-tunneled', 'multipath-lost']) {
+      expect(problems).toContain(v)
+      const healthy = structuredClone(report)
+      for (const p of healthy.prefixes) p.verdict = 'ok'
+      expect(sortedRows(withVerdict(healthy, TARGET, v as never))[0]).toMatchObject({prefix: TARGET, verdict: v})
+    }
+  })
+
   it('? toggles help; q quits from the list and from a pane', () => {
     const help = run(stateFor(report), key('?'))
     expect(help.state.pane).toMatchObject({kind: 'help', text: HELP})
