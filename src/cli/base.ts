@@ -79,7 +79,7 @@ export function sourceOptions(flags: {
     kube: flags.kube,
     node: flags.node,
     fixProtocol: flags.protocol,
-    overlayTable: flags.table === undefined ? undefined : checkOverlayTable(flags.table),
+    overlayTable: checkOverlayTable(flags.table),
   }
 }
 

@@ -139,7 +139,7 @@ export function fleetOptions(
   return {
     sources, calico: flags.calico, kube: flags.kube, pools: flags.pool, tunnelDev: flags['tunnel-dev'], html: flags.html,
     fixProtocol: flags.protocol, jobs: flags.jobs,
-    overlayTable: flags.table === undefined ? undefined : checkOverlayTable(flags.table),
+    overlayTable: checkOverlayTable(flags.table),
     // on stderr, as bundle says what it wrote: stdout is the report (the JSON alone with --json)
     written: (file, bytes) => process.stderr.write(`wrote ${file} (${bytes} bytes)\n`),
   }

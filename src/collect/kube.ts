@@ -42,10 +42,10 @@ export async function readKubeTruth(): Promise<SourceFile[]> {
   const k8s = await import('@kubernetes/client-node')
   const kc = new k8s.KubeConfig()
   // without any, the client falls back to http://localhost:8080 and fails there with a message about TLS
-  const home = process.env.HOME || homedir()
-  if (!process.env.KUBECONFIG && !existsSync(path.join(home, '.kube', 'config')) && !existsSync(SERVICE_ACCOUNT_TOKEN)) {
+  const kubeconfig = path.join(process.env.HOME || homedir(), '.kube', 'config')
+  if (!process.env.KUBECONFIG && !existsSync(kubeconfig) && !existsSync(SERVICE_ACCOUNT_TOKEN)) {
     throw new RouteDoctorError(
-      `--kube: no kubeconfig (KUBECONFIG is not set, ${path.join(home, '.kube', 'config')} does not exist) and no ` +
+      `--kube: no kubeconfig (KUBECONFIG is not set, ${kubeconfig} does not exist) and no ` +
         `in-cluster service account (${SERVICE_ACCOUNT_TOKEN}); or give --calico DIR`,
       2,
       'E_KUBE',

@@ -272,10 +272,14 @@ export function tunnelFixAdvice(ctx: SnapshotIndex, facts: PrefixFacts): string 
   // plan's (address) order
   const wanted = wantedGateways(facts)
   const hops = [...(wanted.length > 0 ? wanted : facts.bgpNextHops)].sort(compareAddresses)
-  const route = hops.length === 1
-    ? `via ${hops[0]} dev ${dev} onlink`
-    : hops.map((h) => `nexthop via ${h} dev ${dev} onlink`).join(' ')
-  return `Program ${facts.prefix} ${route} (routedoctor fix), ${durableFix(ctx)}`
+  return `Program ${facts.prefix} ${tunnelNexthops(hops, dev)} (routedoctor fix), ${durableFix(ctx)}`
+}
+
+/** The next hops of a tunnel route through `gateways`, as `ip route` takes them (`nexthop via …` when several). */
+export function tunnelNexthops(gateways: readonly string[], dev: string): string {
+  return gateways.length === 1
+    ? `via ${gateways[0]} dev ${dev} onlink`
+    : gateways.map((g) => `nexthop via ${g} dev ${dev} onlink`).join(' ')
 }
 
 /**

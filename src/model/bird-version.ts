@@ -7,6 +7,11 @@ function versionTuple(v: string): number[] {
   return (v.match(/\d+(\.\d+)*/)?.[0] ?? '').split('.').map(Number)
 }
 
+/** The major version: 1, 2 or 3 (0 when the text names none). */
+export function birdMajor(version: string): number {
+  return versionTuple(version)[0] || 0
+}
+
 export function versionAtLeast(version: string, min: readonly number[]): boolean {
   const v = versionTuple(version)
   for (let i = 0; i < min.length; i++) {
@@ -19,7 +24,7 @@ export function versionAtLeast(version: string, min: readonly number[]): boolean
 /** Can a kernel export filter of this BIRD point routes at the tunnel onlink (2.0.12+ in 2.x, 3.2+ in 3.x)? */
 export function hasOnlinkAttribute(version: string, calicoFork: boolean): boolean {
   if (calicoFork) return false
-  const major = versionTuple(version)[0]
+  const major = birdMajor(version)
   if (major === 2) return versionAtLeast(version, [2, 0, 12])
   return major >= 3 && versionAtLeast(version, [3, 2])
 }

@@ -2,7 +2,7 @@
 // next hop per BGP route, before `merge paths` merges them (DESIGN §1). Only BIRD 2.0.12+ and
 // 3.2+ have a settable `onlink`; BIRD 3.2 needs exactly this order (its `ifname =` and `gw =`
 // rebuild the next hop and clear onlink, and `gw =` rejects a non-local gateway unless onlink is set).
-import {versionAtLeast} from '../model/bird-version.js'
+import {birdMajor, versionAtLeast} from '../model/bird-version.js'
 import type {Pool} from '../model/types.js'
 
 export interface BirdConfigAdvice {
@@ -43,7 +43,7 @@ export function birdConfigAdvice(
       reason: 'BIRD\'s version is unknown (no `show status`): the filter below needs BIRD 2.0.12+ or 3.2+.',
       snippet,
     }
-  const major = Number(/\d+/.exec(version)?.[0] ?? 0)
+  const major = birdMajor(version)
   if (calicoFork || major === 1) {
     return {
       version,

@@ -91,8 +91,8 @@ export function checkTunnelDev(name: string): string {
 }
 
 /** The overlay table flag (DESIGN §5): refused where BIRD, Felix or the kernel keep routes. */
-export function checkOverlayTable(table: number): number {
-  if (!isOverlayTable(table)) throw new UsageError(`--table ${table}: expected ${OVERLAY_TABLE_EXPECTED}`)
+export function checkOverlayTable<T extends number | undefined>(table: T): T {
+  if (table !== undefined && !isOverlayTable(table)) throw new UsageError(`--table ${table}: expected ${OVERLAY_TABLE_EXPECTED}`)
   return table
 }
 

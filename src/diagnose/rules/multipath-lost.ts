@@ -1,5 +1,5 @@
 // Failure 3: a prefix several nodes announce should be multipath over the tunnel, one next hop per node.
-import {NONE, prefixEvidence, prefixFinding, type PrefixRule, wantedGateways} from '../rule.js'
+import {NONE, prefixEvidence, prefixFinding, type PrefixRule, tunnelNexthops, wantedGateways} from '../rule.js'
 
 export const rule: PrefixRule = {
   id: 'multipath-lost',
@@ -18,7 +18,7 @@ export const rule: PrefixRule = {
         title: `${facts.prefix} is announced by ${wanted.length} nodes but ${lostTitle(lost, wanted.length, ctx.snapshot.tunnelDev)}`,
         detail:
           `BIRD's best equal paths have BGP next hops ${wanted.join(', ')}, all reachable by the kernel; the route should be ` +
-          `${wanted.map((g) => `nexthop via ${g} dev ${ctx.snapshot.tunnelDev} onlink`).join(' ')}. ` +
+          `${tunnelNexthops(wanted, ctx.snapshot.tunnelDev)}. ` +
           `Missing through the tunnel: ${lost.join(', ')}.`,
         evidence: prefixEvidence(ctx, facts),
         fix: `Program the multipath onlink route (routedoctor fix).`,

@@ -1,6 +1,6 @@
 // A routedoctor route that differs from today's plan: the block moved, an anycast member left, the block was
 // withdrawn, or BIRD's own route is right now (the durable fix landed). Left alone it wins over BIRD's route.
-import {carriesPlan, NONE, overlayGateways, prefixFinding, type PrefixRule} from '../rule.js'
+import {carriesPlan, NONE, overlayGateways, prefixFinding, type PrefixRule, tunnelNexthops} from '../rule.js'
 import {formatKernelRouteLine} from '../../model/format.js'
 
 export const rule: PrefixRule = {
@@ -25,7 +25,7 @@ export const rule: PrefixRule = {
                     ? 'no BGP path names an owner for the prefix any more'
                     : 'the route of BIRD (or its owner) is right by itself now'
               }.`
-            : `should be ${wanted.length === 1 ? `via ${wanted[0]} dev ${dev} onlink` : wanted.map((g) => `nexthop via ${g} dev ${dev} onlink`).join(' ')}: ` +
+            : `should be ${tunnelNexthops(wanted, dev)}: ` +
               `BIRD's best BGP paths name ${facts.bgpNextHops.join(', ')}.`) +
           ' A stale correction keeps sending traffic to a node that may no longer own the block.',
         evidence: [...stale.flatMap((r) => ctx.citeKernelRoute(r)), ...facts.bestSet.flatMap((r) => ctx.cite(r.pos))],
