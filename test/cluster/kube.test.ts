@@ -22,17 +22,18 @@ describe('--kube reads Calico\'s truth from the Kubernetes API', () => {
   let tmp: string
   let server: Server
   let port: number
-  let requests: Array<{method: string; url: string; auth?: string}> = []
+  let requests: Array<{method: string; url: string; auth?: string; accept?: string}> = []
   let served: Group[] = ['crd.projectcalico.org/v1']
+  let metadataServed = true // false: a server that cannot answer Nodes as metadata only (the plain List instead)
 
   beforeAll(async () => {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'rd-kube-'))
     await execa('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=routedoctor-test-apiserver',
       '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', path.join(tmp, 'key.pem'), '-out', path.join(tmp, 'cert.pem')])
     server = createServer({key: readFileSync(path.join(tmp, 'key.pem')), cert: readFileSync(path.join(tmp, 'cert.pem'))}, (req, res) => {
-      requests.push({method: req.method ?? '', url: req.url ?? '', auth: req.headers.authorization})
-      const json = (status: number, body: unknown) => {
-        res.writeHead(status, {'content-type': 'application/json'})
+      requests.push({method: req.method ?? '', url: req.url ?? '', auth: req.headers.authorization, accept: req.headers.accept})
+      const json = (status: number, body: unknown, type = 'application/json') => {
+        res.writeHead(status, {'content-type': type})
         res.end(JSON.stringify(body))
       }
       if (req.headers.authorization !== `Bearer ${TOKEN}`) return json(401, {kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'Unauthorized', code: 401})
@@ -44,7 +45,17 @@ describe('--kube reads Calico\'s truth from the Kubernetes API', () => {
         })})
       }
       const texts = truthTexts({nodes: FIXTURE_CLUSTER, group: served[0]})
-      if (url.pathname === '/api/v1/nodes') return json(200, {...JSON.parse(texts['nodes.json']), kind: 'NodeList'})
+      if (url.pathname === '/api/v1/nodes') {
+        // what an API server does: the first media type of the Accept list it can serve
+        const nodes = JSON.parse(texts['nodes.json']) as {items: Array<{metadata: Record<string, unknown>}>}
+        const managedFields = [{manager: 'kubelet', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: {'f:status': {}}}]
+        const wanted = (req.headers.accept ?? '').split(',')[0]
+        if (metadataServed && wanted === 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1') {
+          return json(200, {kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: {resourceVersion: '42'},
+            items: nodes.items.map((n) => ({kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: {...n.metadata, managedFields}}))}, wanted)
+        }
+        return json(200, {...nodes, kind: 'NodeList', items: nodes.items.map((n) => ({...n, metadata: {...n.metadata, managedFields}}))})
+      }
       const m = /^\/apis\/([^/]+\/[^/]+)\/([a-z]+)$/.exec(url.pathname)
       if (m && served.includes(m[1] as Group) && texts[`${m[2]}.json`]) {
         const list = JSON.parse(texts[`${m[2]}.json`])
@@ -113,9 +124,38 @@ describe('--kube reads Calico\'s truth from the Kubernetes API', () => {
     expect(r.exitCode, r.stderr).toBe(0)
     const list = String((await execa('tar', ['tzf', out])).stdout).split('\n')
     expect(list).toEqual(expect.arrayContaining(['snapshot/calico/ipamblocks.json', 'snapshot/calico/nodes.json', 'snapshot/node-name.txt']))
+    // the Nodes as asked for: metadata only, without the managedFields kubectl hides too
+    const nodes = JSON.parse(String((await execa('tar', ['xzOf', out, 'snapshot/calico/nodes.json'])).stdout))
+    expect(nodes).toMatchObject({kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1'})
+    expect(nodes.items[0]).toMatchObject({kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: {name: 'n1'}})
+    expect(nodes.items[0].metadata.annotations['projectcalico.org/IPv4Address']).toMatch(/^172\./)
+    expect(JSON.stringify(nodes)).not.toMatch(/managedFields|"status"/)
     const replay = await rd(['check', '--from', out, '--json'], 'no-such-token')
     expect(JSON.parse(replay.stdout).node).toMatchObject({kubeNode: 'n1'})
   }, 60_000)
+
+  for (const metadata of [true, false]) {
+    it(`asks for the Nodes' metadata only; ${metadata ? 'a PartialObjectMetadataList' : 'a server that answers the whole NodeList'} diagnoses the same`, async () => {
+      served = ['crd.projectcalico.org/v1']
+      metadataServed = metadata
+      requests = []
+      try {
+        const r = await rd(['check', '--from', fixtureDir(LAB_HEALTHY), '--kube', '--json'])
+        expect(r.exitCode, r.stderr).toBe(0)
+        const c = JSON.parse(r.stdout)
+        // the node found by its IPv4Address annotation, and no finding from a node address misread
+        expect(c.node.kubeNode).toBe('n1')
+        expect(c.host.findings.map((f: {id: string}) => f.id)).not.toContain('node-address-mismatch')
+        const nodes = requests.filter((q) => q.url.startsWith('/api/v1/nodes'))
+        expect(nodes.map((q) => q.accept)).toEqual(['application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json'])
+        // the Calico resources are asked for whole
+        for (const q of requests.filter((x) => x.url.startsWith('/apis/crd.projectcalico.org/')))
+          expect(q.accept, q.url).not.toMatch(/as=/)
+      } finally {
+        metadataServed = true
+      }
+    }, 60_000)
+  }
 
   it('without a kubeconfig or a service account it says so, exit 2 (not the client\'s localhost:8080)', async ({skip}) => {
     if (existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) skip('this runs in a pod: its service account')
