@@ -35,7 +35,7 @@ const GC_AFTER_TOUCHED = 1000
 const MAX_HELD = 100_000
 // a verdict or finding that may come of a truth read long ago reads it again first, unless it is this fresh
 const TRUTH_FRESH_MS = 30_000
-// host findings of the truth (a prefix's turn misrouted or missing)
+// the truth's host findings (its prefix findings turn a verdict misrouted or missing)
 const TRUTH_FINDINGS = new Set([
   'block-affinity-conflict', 'block-without-ipamblock', 'borrowed-address-unrouted', 'node-address-mismatch',
   'route-owner-conflict',

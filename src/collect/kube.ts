@@ -12,7 +12,7 @@ import type {SourceFile} from '../model/types.js'
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token'
 
 // resourceVersion=0: the API server answers from its watch cache, not with a quorum read of etcd; an agent on every
-// node re-reads these every minute, and a list seconds old is as good
+// node re-reads these, and a list seconds old is as good
 const ANY_VERSION = '0'
 
 // Nodes as metadata only (routedoctor reads a Node's name and annotations, not its status), as client-go's metadata
@@ -121,7 +121,7 @@ export async function readKubeTruth(): Promise<SourceFile[]> {
   files.push({
     name: `${CALICO_DIR}nodes.json`,
     text: listText(list),
-    command: 'GET /api/v1/nodes (metadata)',
+    command: 'GET /api/v1/nodes (metadata only)',
     durationMs: Date.now() - started,
   })
   return files
