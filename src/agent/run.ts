@@ -4,18 +4,19 @@ import {mkdirSync, readFileSync} from 'node:fs'
 import type {Server} from 'node:http'
 
 import {DEFAULT_FIX_PROTOCOL_NUMBER} from '../model/snapshot-index.js'
-import {UsageError} from '../model/errors.js'
+import {KubeRequestError, UsageError} from '../model/errors.js'
 import {parseSeconds} from '../model/seconds.js'
 import {palette} from '../render/style.js'
 import {watchLineJson, watchLineText, type WatchStarted} from '../render/watch.js'
 import type {SourceOptions} from '../services/load.js'
 import {reportMemoryOnSignal} from '../runtime/memory-report.js'
-import {WatchAgent, type TimedChange} from './watch.js'
+import {WatchAgent, type TimedChange, type TruthOptions} from './watch.js'
 
 export interface RunWatchOptions {
   source: SourceOptions
   json: boolean
   interval: string // seconds, as given
+  truthInterval: string // seconds, as given
   listen?: string
   tokenFile?: string
   flapCount: number
@@ -57,6 +58,7 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   if (opts.source.from)
     throw new UsageError('watch reads the live node: --from cannot be used (run check --from for a snapshot)')
   const intervalSeconds = parseSeconds('interval', opts.interval, 3600)
+  const truthIntervalSeconds = parseSeconds('truth-interval', opts.truthInterval, 86400)
   const flapWindowSeconds = parseSeconds('flap-window', opts.flapWindow, 7 * 86400)
   const {parseListen} = await import('./server.js')
   const listen = opts.listen === undefined ? undefined : parseListen(opts.listen)
@@ -74,11 +76,22 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
       )
     }
   }
-  // Calico's truth read once here (a bad file is exit 2 before anything starts), then refreshed by the agent
+  // Calico's truth read once here (a bad file is exit 2 before anything starts), then refreshed by the agent; an API
+  // server that cannot be reached or refuses is a failing source: the node is diagnosed without the truth meanwhile
   let source = opts.source
+  let truth: TruthOptions | undefined
   if (source.calico !== undefined || source.kube) {
     const {loadClusterTruth} = await import('../services/load.js')
-    source = {...source, clusterTruth: await loadClusterTruth(source)}
+    truth = {from: {calico: source.calico, kube: source.kube}, intervalSeconds: truthIntervalSeconds}
+    let clusterTruth: Awaited<ReturnType<typeof loadClusterTruth>>
+    try {
+      clusterTruth = await loadClusterTruth(truth.from)
+    } catch (error) {
+      if (!(error instanceof KubeRequestError)) throw error
+      truth.error = error.message
+    }
+    // every diagnosis reads the agent's truth (source.clusterTruth), never --calico or --kube itself
+    source = {...source, calico: undefined, kube: false, clusterTruth}
   }
   reportMemoryOnSignal()
   const p = palette()
@@ -93,6 +106,7 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
       flapCount: opts.flapCount,
       flapWindowSeconds,
       fixProtocol: String(opts.fixProtocol ?? DEFAULT_FIX_PROTOCOL_NUMBER),
+      ...(truth ? {truth} : {}),
       ...(opts.reconcile
         ? {
             reconcile: {

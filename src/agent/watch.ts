@@ -33,8 +33,13 @@ const MAX_TOUCHED_SHARE = 0.1
 const GC_AFTER_TOUCHED = 1000
 // kernel changes held for the base a whole-node diagnosis leaves: past this many, that base is diagnosed whole again
 const MAX_HELD = 100_000
-// Calico's truth (--calico, --kube) is read again every this many BIRD polls
-const TRUTH_EVERY_POLLS = 12
+// a verdict or finding that may come of a truth read long ago reads it again first, unless it is this fresh
+const TRUTH_FRESH_MS = 30_000
+// the truth's host findings (its prefix findings turn a verdict misrouted or missing)
+const TRUTH_FINDINGS = new Set([
+  'block-affinity-conflict', 'block-without-ipamblock', 'borrowed-address-unrouted', 'node-address-mismatch',
+  'route-owner-conflict',
+])
 
 export interface WatchOptions {
   source: SourceOptions
@@ -44,6 +49,14 @@ export interface WatchOptions {
   flapWindowSeconds: number
   fixProtocol: string
   reconcile?: Omit<ReconcileOptions, 'source' | 'fixProtocol'>
+  truth?: TruthOptions
+}
+
+/** Where Calico's truth is read again (source.clusterTruth holds the last read), and how it went at start. */
+export interface TruthOptions {
+  from: Pick<SourceOptions, 'calico' | 'kube'>
+  intervalSeconds: number
+  error?: string // the read at start failed (the API server down): the agent starts without the truth
 }
 
 export type {TimedChange} from '../report/watch.js'
@@ -118,8 +131,11 @@ export class WatchAgent {
   private routeCounts: string | undefined
   private birdHashes: BlockHashes | undefined
   private reconcileDue = false
-  private polls = 0
-  private polling = false // a BIRD poll (and the sysctls', the truth's) under way: the next tick skips
+  private polling = false // a BIRD poll (and the sysctls') under way: the next tick skips
+  private truthReading = false // apart from the polls: an API server that does not answer never holds BIRD's up
+  private truthDueAt = 0
+  private truthReadAt = 0
+  private truthFailures = 0
   private nodeRunning = false // a whole-node diagnosis under way: the base it replaces is stale
   private held: Array<(base: NodeBase) => void> = []
   private heldWeight = 0
@@ -180,6 +196,11 @@ export class WatchAgent {
       this.kernel = undefined
       this.setAgentSource(NETLINK_SOURCE, (error as Error).message)
     }
+    const truth = this.opts.truth
+    if (truth) {
+      this.setAgentSource(TRUTH_SOURCE, truth.error)
+      this.truthRead(truth.error === undefined)
+    }
     await this.pollBird(false)
     await this.diagnose()
     this.ready = true
@@ -217,13 +238,14 @@ export class WatchAgent {
   }
 
   private async tick(): Promise<void> {
-    if (this.stopped || this.polling) return
+    if (this.stopped) return
+    if (this.opts.truth && !this.truthReading && Date.now() >= this.truthDueAt) void this.pollTruth(this.opts.truth)
+    if (this.polling) return
     this.polling = true
     try {
       this.expireFlaps()
       await this.pollBird(true)
       await this.pollSysctls()
-      if (++this.polls % TRUTH_EVERY_POLLS === 0) await this.pollTruth()
     } finally {
       this.polling = false
     }
@@ -255,25 +277,53 @@ export class WatchAgent {
 
   /**
    * Calico's truth read again (--calico DIR, --kube): a change touches the whole node (blocks' owners, nodes'
-   * addresses).
+   * addresses). A read that fails keeps the last truth (none, when the first failed) and is tried again sooner.
    */
-  private async pollTruth(): Promise<void> {
-    const source = this.opts.source
-    if (source.clusterTruth === undefined || this.stopped) return
+  private async pollTruth(truth: TruthOptions): Promise<void> {
+    this.truthReading = true
     let next: Awaited<ReturnType<typeof loadClusterTruth>>
     try {
-      next = await loadClusterTruth(source)
-      this.setAgentSource(TRUTH_SOURCE, undefined)
+      next = await loadClusterTruth(truth.from)
     } catch (error) {
+      if (this.stopped) return
       this.setAgentSource(TRUTH_SOURCE, (error as Error).message)
+      this.truthRead(false)
       return
+    } finally {
+      this.truthReading = false
     }
+    if (this.stopped) return
+    this.setAgentSource(TRUTH_SOURCE, undefined)
+    this.truthRead(true)
+    const source = this.opts.source
     // a Node's heartbeat or a resourceVersion is no change: only what the diagnosis reads diagnoses the node again
     if (next === undefined || truthMeaning(next) === truthMeaning(source.clusterTruth)) return
     // the object the reconciler and the server read too
     source.clusterTruth = next
     this.touched.full ??= 'Calico\'s truth changed'
     this.trigger()
+  }
+
+  /**
+   * When the truth is read next: --truth-interval after a read; after failures --interval, doubling up to
+   * --truth-interval. Spread by a fifth either way, so that agents started or failed together do not list together.
+   */
+  private truthRead(ok: boolean): void {
+    const every = this.opts.truth!.intervalSeconds * 1000
+    if (ok) this.truthReadAt = Date.now()
+    this.truthFailures = ok ? 0 : this.truthFailures + 1
+    const wait = ok ? every : Math.min(every, this.opts.intervalSeconds * 1000 * 2 ** (this.truthFailures - 1))
+    this.truthDueAt = Date.now() + wait * (0.8 + 0.4 * Math.random())
+  }
+
+  /** A block turned misrouted or missing, or a finding of the truth appeared: judged by a truth read just now? */
+  private confirmTruth(changes: readonly WatchChange[]): void {
+    if (!this.opts.truth || this.truthFailures > 0 || Date.now() - this.truthReadAt < TRUTH_FRESH_MS) return
+    const suspect = changes.some((c) =>
+      c.kind === 'verdict' ? c.to === 'misrouted' || c.to === 'missing'
+      : c.kind === 'finding' && c.op === 'appeared' && TRUTH_FINDINGS.has(c.id))
+    // read at the next tick; a truth that changed diagnoses the node again
+    if (suspect) this.truthDueAt = 0
   }
 
   /**
@@ -446,6 +496,7 @@ export class WatchAgent {
         this.onDuration?.(tookMs / 1000, scope)
       }
       if (this.stopped) return
+      if (!first) this.confirmTruth(changes)
       if (first || changes.length > 0) this.reconcileDue = true
       const at = new Date().toISOString()
       const now = Date.now()

@@ -67,6 +67,12 @@ const liveSourceFlags = {
 export const watchFlags = {
   ...liveSourceFlags,
   interval: Flags.string({description: 'seconds between polls of BIRD\'s socket', default: '5', helpValue: 'SECONDS'}),
+  'truth-interval': Flags.string({
+    description: 'with --kube or --calico: seconds between reads of Calico\'s truth (sooner when a block turns ' +
+      'misrouted or missing, or after a failed read)',
+    default: '300',
+    helpValue: 'SECONDS',
+  }),
   listen: Flags.string({description: 'serve /metrics, /healthz, /readyz, /report, /explain (default port 21179)', helpValue: 'ADDR:PORT'}),
   'token-file': Flags.string({description: 'bearer token /report and /explain require from non-loopback clients', helpValue: 'FILE'}),
   'flap-count': Flags.integer({
@@ -104,6 +110,7 @@ export function watchOptions(flags: Interfaces.InferredFlags<typeof watchFlags>,
     source: sourceOptions(flags),
     json: flags.json,
     interval: flags.interval,
+    truthInterval: flags['truth-interval'],
     listen: flags.listen,
     tokenFile: flags['token-file'],
     flapCount: flags['flap-count'],

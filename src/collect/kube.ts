@@ -5,15 +5,23 @@ import {existsSync} from 'node:fs'
 import {homedir} from 'node:os'
 import path from 'node:path'
 
-import {RouteDoctorError} from '../model/errors.js'
+import {KubeRequestError, RouteDoctorError} from '../model/errors.js'
 import {CALICO_DIR} from '../model/calico.js'
 import type {SourceFile} from '../model/types.js'
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token'
 
 // resourceVersion=0: the API server answers from its watch cache, not with a quorum read of etcd; an agent on every
-// node re-reads these every minute, and a list seconds old is as good
+// node re-reads these, and a list seconds old is as good
 const ANY_VERSION = '0'
+
+// Nodes as metadata only (routedoctor reads a Node's name and annotations, not its status), as client-go's metadata
+// client asks; a server that cannot serve that form answers the plain List of the trailing `application/json`
+export const NODE_METADATA_ACCEPT =
+  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json'
+
+// a server that accepts the connection and never answers ends the read, not the agent's reading of it
+const REQUEST_TIMEOUT_MS = 30_000
 
 export const CALICO_PLURALS = [
   'ippools',
@@ -68,11 +76,15 @@ export async function readKubeTruth(): Promise<SourceFile[]> {
       'E_KUBE',
     )
   const fail = (what: string, error: unknown): never => {
-    const e = error as {code?: number; message?: string; body?: unknown}
-    const status = e.code !== undefined ? `HTTP ${e.code}` : (e.message ?? String(error)).split('\n')[0]
-    throw new RouteDoctorError(`--kube: ${server}: cannot list ${what} (${status})`, 2, 'E_KUBE')
+    const e = error as {code?: number; message?: string; name?: string}
+    const status =
+      e.code !== undefined ? `HTTP ${e.code}`
+      : e.name === 'AbortError' ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`
+      : (e.message ?? String(error)).split('\n')[0]
+    throw new KubeRequestError(`--kube: ${server}: cannot list ${what} (${status})`)
   }
-  const groups = await kc.makeApiClient(k8s.ApisApi).getAPIVersions().catch((error) => fail('the API groups', error))
+  const timeout = timeoutOptions(k8s.Observable)
+  const groups = await kc.makeApiClient(k8s.ApisApi).getAPIVersions(timeout).catch((error) => fail('the API groups', error))
   const {group, version} = calicoGroup(groups.groups.map((g) => g.name))
   const custom = kc.makeApiClient(k8s.CustomObjectsApi)
   const files: SourceFile[] = []
@@ -80,10 +92,10 @@ export async function readKubeTruth(): Promise<SourceFile[]> {
     const command = `GET /apis/${group}/${version}/${plural}`
     const started = Date.now()
     try {
-      const list = await custom.listClusterCustomObject({group, version, plural, resourceVersion: ANY_VERSION})
+      const list = await custom.listClusterCustomObject({group, version, plural, resourceVersion: ANY_VERSION}, timeout)
       files.push({
         name: `${CALICO_DIR}${plural}.json`,
-        text: JSON.stringify(list, null, 4) + '\n',
+        text: listText(list),
         command,
         durationMs: Date.now() - started,
       })
@@ -96,19 +108,40 @@ export async function readKubeTruth(): Promise<SourceFile[]> {
   const started = Date.now()
   const nodes = await kc
     .makeApiClient(k8s.CoreV1Api)
-    .listNode({resourceVersion: ANY_VERSION})
+    .listNode({resourceVersion: ANY_VERSION}, k8s.setHeaderOptions('Accept', NODE_METADATA_ACCEPT, timeout))
     .catch((error) => fail('nodes', error))
+  // the client reads either answer as a NodeList: a PartialObjectMetadataList keeps its kind and its items' kinds
+  const partial = nodes.kind === 'PartialObjectMetadataList'
   const list = {
-    apiVersion: 'v1',
-    kind: 'List',
-    items: nodes.items.map((n) => ({apiVersion: 'v1', kind: 'Node', ...n})),
+    apiVersion: partial ? 'meta.k8s.io/v1' : 'v1',
+    kind: partial ? 'PartialObjectMetadataList' : 'List',
+    items: nodes.items.map((n) => (partial ? n : {apiVersion: 'v1', kind: 'Node', ...n})),
     metadata: {resourceVersion: nodes.metadata?.resourceVersion ?? ''},
   }
   files.push({
     name: `${CALICO_DIR}nodes.json`,
-    text: JSON.stringify(list, null, 4) + '\n',
-    command: 'GET /api/v1/nodes',
+    text: listText(list),
+    command: 'GET /api/v1/nodes (metadata only)',
     durationMs: Date.now() - started,
   })
   return files
+}
+
+/** Request options that give up on an answer after REQUEST_TIMEOUT_MS (the client's middleware, applied to a call). */
+function timeoutOptions(Observable: typeof import('@kubernetes/client-node').Observable) {
+  return {
+    middleware: [{
+      pre: (request: import('@kubernetes/client-node').RequestContext) => {
+        request.setSignal(AbortSignal.timeout(REQUEST_TIMEOUT_MS))
+        return new Observable(Promise.resolve(request))
+      },
+      post: (response: import('@kubernetes/client-node').ResponseContext) => new Observable(Promise.resolve(response)),
+    }],
+    middlewareMergeStrategy: 'append' as const,
+  }
+}
+
+/** A List as `kubectl get -o json` writes it: without the objects' managedFields (kubectl hides them too). */
+function listText(list: unknown): string {
+  return JSON.stringify(list, (key, value: unknown) => (key === 'managedFields' ? undefined : value), 4) + '\n'
 }

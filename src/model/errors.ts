@@ -29,6 +29,14 @@ export class ParseError extends RouteDoctorError {
   }
 }
 
+// The Kubernetes API server did not answer, or refused (--kube): an agent reads it again later, a command ends.
+export class KubeRequestError extends RouteDoctorError {
+  constructor(message: string) {
+    super(message, 2, 'E_KUBE')
+    this.name = 'KubeRequestError'
+  }
+}
+
 export class UsageError extends RouteDoctorError {
   constructor(message: string) {
     super(message, 2, 'E_USAGE')

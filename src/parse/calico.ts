@@ -17,11 +17,16 @@ import {isRecord} from './ip-common.js'
 
 const CALICO_GROUPS = ['crd.projectcalico.org/v1', 'projectcalico.org/v3']
 
-const KINDS: Record<string, {kind: string; groups: string[]}> = {
+// Nodes come as kubectl lists them (a List of v1 Nodes) or as --kube asks for them: metadata only, a
+// PartialObjectMetadataList of meta.k8s.io/v1 PartialObjectMetadata (a Node's name and annotations are all it reads)
+const METADATA_LIST = 'PartialObjectMetadataList'
+const METADATA = {kind: 'PartialObjectMetadata', groups: ['meta.k8s.io/v1']}
+
+const KINDS: Record<string, {kind: string; groups: string[]; metadataOnly?: boolean}> = {
   'ippools.json': {kind: 'IPPool', groups: CALICO_GROUPS},
   'ipamblocks.json': {kind: 'IPAMBlock', groups: CALICO_GROUPS},
   'blockaffinities.json': {kind: 'BlockAffinity', groups: CALICO_GROUPS},
-  'nodes.json': {kind: 'Node', groups: ['v1']},
+  'nodes.json': {kind: 'Node', groups: ['v1'], metadataOnly: true},
   'bgpconfigurations.json': {kind: 'BGPConfiguration', groups: CALICO_GROUPS},
   'bgppeers.json': {kind: 'BGPPeer', groups: CALICO_GROUPS},
   'felixconfigurations.json': {kind: 'FelixConfiguration', groups: CALICO_GROUPS},
@@ -55,7 +60,7 @@ export function parseCalicoTruth(files: CalicoText[]): CalicoTruth {
     const expected = KINDS[base]
     if (!expected) continue
     truth.files.push(f.name)
-    for (const item of listItems(f.text, f.name, expected.kind, expected.groups, truth)) {
+    for (const item of listItems(f.text, f.name, expected, truth)) {
       const spec = isRecord(item.value.spec) ? item.value.spec : {}
       switch (expected.kind) {
         case 'IPPool': truth.pools.push(pool(item, spec)); break
@@ -202,8 +207,13 @@ function peer(item: Item, spec: Record<string, unknown>): BgpPeer {
   return p
 }
 
-/** The items of a List of `kind`, each with its lines; anything else is a ParseError naming the file and the item. */
-function listItems(text: string, file: string, kind: string, groups: string[], truth: CalicoTruth): Item[] {
+/**
+ * The items of a List of the expected kind (or, where metadata suffices, of a PartialObjectMetadataList); anything
+ * else is a ParseError naming the file and the item.
+ */
+function listItems(text: string, file: string, expected: (typeof KINDS)[string], truth: CalicoTruth): Item[] {
+  const {kind} = expected
+  const lists = `a List of ${kind}${expected.metadataOnly ? ` or a ${METADATA_LIST}` : ''}`
   let root: unknown
   try {
     root = JSON.parse(text)
@@ -220,11 +230,14 @@ function listItems(text: string, file: string, kind: string, groups: string[], t
     throw new ParseError(
       file,
       1,
-      `a List of ${kind} (kubectl get … -o json)`,
+      `${lists} (kubectl get … -o json)`,
       JSON.stringify(isRecord(root) ? (root.kind ?? Object.keys(root).join(',')) : root),
     )
-  if (typeof root.kind === 'string' && root.kind !== 'List' && root.kind !== `${kind}List`)
-    throw new ParseError(file, 1, `a List of ${kind}`, root.kind)
+  const partial = expected.metadataOnly === true && root.kind === METADATA_LIST
+  if (typeof root.kind === 'string' && root.kind !== 'List' && root.kind !== `${kind}List` && !partial)
+    throw new ParseError(file, 1, lists, root.kind)
+  // a metadata list's items are metadata; a List's, whole objects
+  const {kind: itemKind, groups} = partial ? METADATA : expected
   const spans = itemSpans(text)
   return root.items.map((value, i) => {
     const span = spans[i] ?? {line: 1, endLine: 1}
@@ -235,8 +248,8 @@ function listItems(text: string, file: string, kind: string, groups: string[], t
       pos,
       name: typeof metadata.name === 'string' ? metadata.name : `items[${i}]`,
     }
-    if (!isRecord(value)) fail(item, `${an(kind)} object`, value)
-    if (value.kind !== undefined && value.kind !== kind) fail(item, an(kind), value.kind)
+    if (!isRecord(value)) fail(item, `${an(itemKind)} object`, value)
+    if (value.kind !== undefined && value.kind !== itemKind) fail(item, an(itemKind), value.kind)
     const group = value.apiVersion
     if (group !== undefined && (typeof group !== 'string' || !groups.includes(group)))
       fail(item, `apiVersion ${groups.join(' or ')}`, group)

@@ -21,6 +21,9 @@ const h = vi.hoisted(() => ({
   prefixCalls: [] as Array<{prefixes: string[]; base: unknown}>,
   hashes: 0,
   nextHashes: undefined as unknown,
+  truthReads: 0,
+  truthFails: true, // the API server down
+  prefixLines: [] as Array<{prefix: string; verdict: string; findings: []}>,
 }))
 
 vi.mock('../../src/agent/kernel-view.js', () => ({
@@ -68,7 +71,16 @@ vi.mock('../../src/agent/incremental.js', async (importOriginal) => ({
   ...(await importOriginal<typeof import('../../src/agent/incremental.js')>()),
   diagnosePrefixes: async (prefixes: string[], base: unknown) => {
     h.prefixCalls.push({prefixes, base})
-    return {lines: []}
+    return {lines: h.prefixLines}
+  },
+}))
+
+vi.mock('../../src/services/load.js', async (importOriginal) => ({
+  ...(await importOriginal<typeof import('../../src/services/load.js')>()),
+  loadClusterTruth: async () => {
+    h.truthReads++
+    if (h.truthFails) throw new Error('--kube: https://127.0.0.1:6443: cannot list the API groups (ECONNREFUSED)')
+    return {files: [], truth: {reads: h.truthReads}}
   },
 }))
 
@@ -110,9 +122,10 @@ Mesh_172_31_20_5 BGP        ---        up     10:16:13.826  Established
       Import withdraws:              0          0        ---          0          0
 `
 
-function newAgent(reconcile = false) {
+function newAgent(reconcile = false, truth?: {error?: string}) {
   const emitted: any[] = []
   const agent = new WatchAgent({
+    ...(truth ? {truth: {from: {kube: true}, intervalSeconds: 300, ...truth}} : {}),
     source: {birdSocket: '/nonexistent/bird.ctl'},
     intervalSeconds: 5,
     debounceMs: 10,
@@ -142,14 +155,17 @@ describe('the watch agent', () => {
     h.birdHold = undefined
     h.hashes = 0
     h.nextHashes = undefined
+    h.truthReads = 0
+    h.truthFails = true
+    h.prefixLines = []
   })
   afterEach(() => {
     vi.useRealTimers()
   })
 
   /** Started: its first whole-node diagnosis answered with `base`. */
-  async function started(base: NodeBase, reconcile = false) {
-    const a = newAgent(reconcile)
+  async function started(base: NodeBase, reconcile = false, truth?: {error?: string}) {
+    const a = newAgent(reconcile, truth)
     if (a.agent.reconciler) vi.spyOn(a.agent.reconciler, 'reconcile').mockResolvedValue() // plans from a collection
     h.birdTexts.push(protocols(1, 1))
     const starting = a.agent.start()
@@ -272,5 +288,62 @@ describe('the watch agent', () => {
     await until(() => stopped)
     expect(cleanup).toHaveBeenCalledOnce()
     expect(agent.running).toBe(false)
+  })
+
+  describe('Calico\'s truth', () => {
+    beforeEach(() => vi.spyOn(Math, 'random').mockReturnValue(0.5)) // no spread: waits of exactly the back-off
+    afterEach(() => vi.mocked(Math.random).mockRestore())
+
+    it('an API server down at start: calico failing, read again after 5, 10, 20, 40 s, then taken', async () => {
+      const {agent, emitted} = await started(baseWith('10.0.0.0/16'), false, {error: 'cannot list the API groups'})
+      expect(emitted).toContainEqual(expect.objectContaining({kind: 'source', source: 'calico', op: 'failed'}))
+      expect(agent.sources().get('calico')).toBe('cannot list the API groups')
+      const readsAt: number[] = []
+      for (let t = 5; t <= 75; t += 5) {
+        const before = h.truthReads
+        await vi.advanceTimersByTimeAsync(5000)
+        if (h.truthReads > before) readsAt.push(t)
+      }
+      // the polls every 5 s go on; the API server is asked less and less often
+      expect(readsAt).toEqual([5, 15, 35, 75])
+      expect(agent.sources().get('calico')).toMatch(/ECONNREFUSED/)
+      h.truthFails = false
+      for (let i = 0; i < 40 && h.truthReads === 4; i++) await vi.advanceTimersByTimeAsync(5000)
+      expect(h.truthReads).toBe(5)
+      // taken: the source up, the whole node diagnosed again with it
+      await until(() => h.nodeDiagnoses.length === 1)
+      expect(agent.sources().get('calico')).toBeUndefined()
+      expect(emitted).toContainEqual(expect.objectContaining({kind: 'source', source: 'calico', op: 'recovered'}))
+      expect((agent.opts.source.clusterTruth as any).truth).toEqual({reads: 5})
+      h.nodeDiagnoses.shift()!.resolve(diagnosis(baseWith('10.0.0.0/16')))
+      // then every --truth-interval, not at each poll
+      await vi.advanceTimersByTimeAsync(295_000)
+      expect(h.truthReads).toBe(5)
+      await vi.advanceTimersByTimeAsync(10_000)
+      expect(h.truthReads).toBe(6)
+      await agent.stop()
+    })
+
+    it('a block turning misrouted reads the truth again at the next poll, once it is 30 s old', async () => {
+      h.truthFails = false
+      const {agent} = await started(baseWith('10.0.0.0/16'), false, {})
+      h.birdTexts.push(...Array.from({length: 30}, () => protocols(1, 1))) // BIRD unchanged at every poll
+      const misrouted = async () => {
+        h.prefixLines = [{prefix: '10.0.0.64/26', verdict: h.prefixLines[0]?.verdict === 'misrouted' ? 'ok' : 'misrouted', findings: []}]
+        const calls = h.prefixCalls.length
+        h.handlers!.events([routeEvent('10.0.0.64/26')], [])
+        await until(() => h.prefixCalls.length === calls + 1)
+      }
+      await vi.advanceTimersByTimeAsync(10_000)
+      await misrouted() // the truth just read: taken as it is
+      await vi.advanceTimersByTimeAsync(5000)
+      expect(h.truthReads).toBe(0)
+      await misrouted() // back to ok: no read
+      await vi.advanceTimersByTimeAsync(30_000)
+      await misrouted()
+      await vi.advanceTimersByTimeAsync(5000)
+      expect(h.truthReads).toBe(1)
+      await agent.stop()
+    })
   })
 })

@@ -1,8 +1,7 @@
 // --kube against the test's own HTTPS server: the one part that cannot run here is a Kubernetes API server, so this
 // test serves the API paths routedoctor reads (discovery, Calico's resources, Nodes) from recorded Lists, over TLS
 // with a self-signed certificate made here and a bearer token, as a cluster would. The client is the real one.
-import {existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
-import {createServer, type Server} from 'node:https'
+import {existsSync, mkdtempSync, rmSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -11,66 +10,24 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {BIN, ROOT} from '../helpers.js'
 import {fixtureDir, LAB_HEALTHY} from '../diagnose/helpers.js'
-import {FIXTURE_CLUSTER, truthTexts, type Group} from './truth.js'
-
-const TOKEN = 'rd-test-token-3f9a'
-const KINDS: Record<string, string> = {
-  ippools: 'IPPool', ipamblocks: 'IPAMBlock', blockaffinities: 'BlockAffinity', bgpconfigurations: 'BGPConfiguration', bgppeers: 'BGPPeer', felixconfigurations: 'FelixConfiguration',
-}
+import {KUBE_TOKEN as TOKEN, KubeServer} from './kube-server.js'
+import type {Group} from './truth.js'
 
 describe('--kube reads Calico\'s truth from the Kubernetes API', () => {
   let tmp: string
-  let server: Server
-  let port: number
-  let requests: Array<{method: string; url: string; auth?: string}> = []
-  let served: Group[] = ['crd.projectcalico.org/v1']
+  let api: KubeServer
 
   beforeAll(async () => {
     tmp = mkdtempSync(path.join(os.tmpdir(), 'rd-kube-'))
-    await execa('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=routedoctor-test-apiserver',
-      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', path.join(tmp, 'key.pem'), '-out', path.join(tmp, 'cert.pem')])
-    server = createServer({key: readFileSync(path.join(tmp, 'key.pem')), cert: readFileSync(path.join(tmp, 'cert.pem'))}, (req, res) => {
-      requests.push({method: req.method ?? '', url: req.url ?? '', auth: req.headers.authorization})
-      const json = (status: number, body: unknown) => {
-        res.writeHead(status, {'content-type': 'application/json'})
-        res.end(JSON.stringify(body))
-      }
-      if (req.headers.authorization !== `Bearer ${TOKEN}`) return json(401, {kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'Unauthorized', code: 401})
-      const url = new URL(req.url ?? '/', 'https://x')
-      if (url.pathname === '/apis') {
-        return json(200, {kind: 'APIGroupList', apiVersion: 'v1', groups: served.map((g) => {
-          const [name, version] = g.split('/')
-          return {name, versions: [{groupVersion: g, version}], preferredVersion: {groupVersion: g, version}}
-        })})
-      }
-      const texts = truthTexts({nodes: FIXTURE_CLUSTER, group: served[0]})
-      if (url.pathname === '/api/v1/nodes') return json(200, {...JSON.parse(texts['nodes.json']), kind: 'NodeList'})
-      const m = /^\/apis\/([^/]+\/[^/]+)\/([a-z]+)$/.exec(url.pathname)
-      if (m && served.includes(m[1] as Group) && texts[`${m[2]}.json`]) {
-        const list = JSON.parse(texts[`${m[2]}.json`])
-        return json(200, {...list, apiVersion: m[1], kind: `${KINDS[m[2]]}List`})
-      }
-      json(404, {kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404})
-    })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    port = (server.address() as {port: number}).port
+    api = await KubeServer.make(tmp)
+    await api.listen()
   })
   afterAll(async () => {
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()))
+    await api?.close()
     rmSync(tmp, {recursive: true, force: true})
   })
 
-  const kubeconfig = (token: string): string => {
-    const file = path.join(tmp, `kubeconfig-${token}`)
-    const ca = readFileSync(path.join(tmp, 'cert.pem')).toString('base64')
-    writeFileSync(file, [
-      'apiVersion: v1', 'kind: Config', 'current-context: test',
-      'clusters:', `- name: test`, `  cluster: {server: "https://127.0.0.1:${port}", certificate-authority-data: ${ca}}`,
-      'users:', `- name: reader`, `  user: {token: ${token}}`,
-      'contexts:', '- name: test', '  context: {cluster: test, user: reader}', '',
-    ].join('\n'))
-    return file
-  }
+  const kubeconfig = (token: string) => api.kubeconfig(token)
   const rd = async (args: string[], token = TOKEN) => {
     const r = await execa('node', [BIN, ...args], {reject: false, cwd: ROOT, stdin: 'ignore', env: {NO_COLOR: '1', KUBECONFIG: kubeconfig(token), HOME: tmp}, extendEnv: false, timeout: 60_000})
     return {stdout: String(r.stdout), stderr: String(r.stderr), exitCode: r.exitCode ?? -1}
@@ -78,16 +35,16 @@ describe('--kube reads Calico\'s truth from the Kubernetes API', () => {
 
   for (const group of ['crd.projectcalico.org/v1', 'projectcalico.org/v3'] as Group[]) {
     it(`reads every resource of the group served (${group}) with GETs only, and diagnoses as --calico does`, async () => {
-      served = [group]
-      requests = []
+      api.served = [group]
+      api.requests = []
       const r = await rd(['check', '--from', fixtureDir(LAB_HEALTHY), '--kube', '--json'])
       expect(r.exitCode, r.stderr).toBe(0)
       const c = JSON.parse(r.stdout)
       expect(c.node.kubeNode).toBe('n1')
-      expect(requests.every((q) => q.method === 'GET' && q.auth === `Bearer ${TOKEN}`)).toBe(true)
-      const paths = requests.map((q) => q.url.split('?')[0])
+      expect(api.requests.every((q) => q.method === 'GET' && q.auth === `Bearer ${TOKEN}`)).toBe(true)
+      const paths = api.requests.map((q) => q.url.split('?')[0])
       // every LIST is served from the API server's cache, not read from etcd (an agent on every node repeats them)
-      for (const q of requests.filter((r) => r.url.startsWith('/api/v1/nodes') || /^\/apis\/[^/]+\/[^/]+\/[a-z]+/.test(r.url)))
+      for (const q of api.requests.filter((r) => r.url.startsWith('/api/v1/nodes') || /^\/apis\/[^/]+\/[^/]+\/[a-z]+/.test(r.url)))
         expect(new URL(q.url, 'https://x').searchParams.get('resourceVersion'), q.url).toBe('0')
       expect(paths).toEqual(
         expect.arrayContaining([
@@ -107,15 +64,44 @@ describe('--kube reads Calico\'s truth from the Kubernetes API', () => {
   }
 
   it('a bundle with --kube carries the Lists under snapshot/calico/ and replays with them', async () => {
-    served = ['crd.projectcalico.org/v1']
+    api.served = ['crd.projectcalico.org/v1']
     const out = path.join(tmp, 'kube.tar.gz')
     const r = await rd(['bundle', '--from', fixtureDir(LAB_HEALTHY), '--kube', '--node', 'n1', '-o', out])
     expect(r.exitCode, r.stderr).toBe(0)
     const list = String((await execa('tar', ['tzf', out])).stdout).split('\n')
     expect(list).toEqual(expect.arrayContaining(['snapshot/calico/ipamblocks.json', 'snapshot/calico/nodes.json', 'snapshot/node-name.txt']))
+    // the Nodes as asked for: metadata only, without the managedFields kubectl hides too
+    const nodes = JSON.parse(String((await execa('tar', ['xzOf', out, 'snapshot/calico/nodes.json'])).stdout))
+    expect(nodes).toMatchObject({kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1'})
+    expect(nodes.items[0]).toMatchObject({kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: {name: 'n1'}})
+    expect(nodes.items[0].metadata.annotations['projectcalico.org/IPv4Address']).toMatch(/^172\./)
+    expect(JSON.stringify(nodes)).not.toMatch(/managedFields|"status"/)
     const replay = await rd(['check', '--from', out, '--json'], 'no-such-token')
     expect(JSON.parse(replay.stdout).node).toMatchObject({kubeNode: 'n1'})
   }, 60_000)
+
+  for (const metadata of [true, false]) {
+    it(`asks for the Nodes' metadata only; ${metadata ? 'a PartialObjectMetadataList' : 'a server that answers the whole NodeList'} diagnoses the same`, async () => {
+      api.served = ['crd.projectcalico.org/v1']
+      api.metadataServed = metadata
+      api.requests = []
+      try {
+        const r = await rd(['check', '--from', fixtureDir(LAB_HEALTHY), '--kube', '--json'])
+        expect(r.exitCode, r.stderr).toBe(0)
+        const c = JSON.parse(r.stdout)
+        // the node found by its IPv4Address annotation, and no finding from a node address misread
+        expect(c.node.kubeNode).toBe('n1')
+        expect(c.host.findings.map((f: {id: string}) => f.id)).not.toContain('node-address-mismatch')
+        const nodes = api.requests.filter((q) => q.url.startsWith('/api/v1/nodes'))
+        expect(nodes.map((q) => q.accept)).toEqual(['application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json'])
+        // the Calico resources are asked for whole
+        for (const q of api.requests.filter((x) => x.url.startsWith('/apis/crd.projectcalico.org/')))
+          expect(q.accept, q.url).not.toMatch(/as=/)
+      } finally {
+        api.metadataServed = true
+      }
+    }, 60_000)
+  }
 
   it('without a kubeconfig or a service account it says so, exit 2 (not the client\'s localhost:8080)', async ({skip}) => {
     if (existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) skip('this runs in a pod: its service account')

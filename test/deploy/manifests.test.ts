@@ -199,7 +199,7 @@ describe('deploy/ manifests', () => {
     expect([...verbs].sort()).toEqual(['get', 'list']) // --kube lists; it never watches
     const calico = role.rules.find((r: any) => r.apiGroups.includes('crd.projectcalico.org'))
     expect(calico.apiGroups).toEqual(expect.arrayContaining(['crd.projectcalico.org', 'projectcalico.org']))
-    // exactly what --kube lists: nothing more (least privilege), nothing less (a 403 is exit 2 at start)
+    // exactly what --kube lists: nothing more (least privilege), nothing less (a 403: agents without the truth)
     expect([...calico.resources].sort()).toEqual([...CALICO_PLURALS].sort())
     expect(role.rules.find((r: any) => r.apiGroups.includes('')).resources).toEqual(['nodes'])
   })

@@ -101,7 +101,7 @@ describe.skipIf(reason !== null)('watch\'s incremental diagnosis equals a full c
     writeFileSync(path.join(dir, 'get.mjs'), `const r = await fetch(process.argv[2]); process.stdout.write(await r.text())\n`)
     truth = writeTruth(path.join(dir, 'truth'), {nodes: CLUSTER})
     lab = await startLab('bird2-ecmp')
-    agent = startWatchAgent(lab, ['--interval', '1', '--listen', `127.0.0.1:${PORT}`, '--calico', truth])
+    agent = startWatchAgent(lab, ['--interval', '1', '--listen', `127.0.0.1:${PORT}`, '--calico', truth, '--truth-interval', '2'])
     await until('the started line', () => agent.lines.find((l) => l.kind === 'started'), 120_000)
   }, 180_000)
 

@@ -1,0 +1,92 @@
+// `watch --kube` with the Kubernetes API server down when the agent starts (a stand-in server, kube-server.ts): the
+// agent stays up and diagnoses the node without the truth, reports the `calico` source failing, reads again with a
+// back-off and takes the truth once the server answers. `check --kube` against the same dead server exits 2.
+import {mkdtempSync, rmSync} from 'node:fs'
+import {createServer} from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+
+import {execa} from 'execa'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+
+import {BIN, ROOT} from '../helpers.js'
+import {fixtureDir, LAB_HEALTHY} from '../diagnose/helpers.js'
+import {until} from '../integration/watch-agent.js'
+import {KubeServer} from './kube-server.js'
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as {port: number}).port
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+describe('--kube with the API server down', () => {
+  let tmp: string
+  let api: KubeServer
+  let apiPort: number
+
+  beforeAll(async () => {
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'rd-kube-down-'))
+    api = await KubeServer.make(tmp)
+    apiPort = await freePort()
+  })
+  afterAll(async () => {
+    await api?.close()
+    rmSync(tmp, {recursive: true, force: true})
+  })
+  const env = () => ({NO_COLOR: '1', KUBECONFIG: api.kubeconfig(undefined, apiPort), HOME: tmp})
+
+  it('check --kube exits 2 naming the server and what it could not list', async () => {
+    const r = await execa('node', [BIN, 'check', '--from', fixtureDir(LAB_HEALTHY), '--kube'],
+      {reject: false, cwd: ROOT, stdin: 'ignore', env: env(), extendEnv: false, timeout: 60_000})
+    expect(r.exitCode).toBe(2)
+    expect(String(r.stderr)).toMatch(new RegExp(`^routedoctor: --kube: https://127\\.0\\.0\\.1:${apiPort}: cannot list the API groups \\(.*ECONNREFUSED.*\\)$`))
+  }, 60_000)
+
+  it('watch keeps diagnosing the node, reports calico failing, and takes the truth once the server is back', async () => {
+    const listen = `127.0.0.1:${await freePort()}`
+    // the live node (its routes are only read), BIRD's socket absent (a failing source too)
+    const agent = execa('node', [BIN, 'watch', '--kube', '--node', 'n1', '--json', '--listen', listen, '--interval', '1',
+      '--bird-socket', path.join(tmp, 'no-bird.ctl')], {reject: false, cwd: ROOT, stdin: 'ignore', env: env(), extendEnv: false,
+      forceKillAfterDelay: false})
+    const lines: Array<Record<string, unknown>> = []
+    let stderr = ''
+    let buffered = ''
+    agent.stdout!.on('data', (chunk: Buffer) => {
+      const parts = (buffered + chunk.toString()).split('\n')
+      buffered = parts.pop()!
+      for (const l of parts) if (l) lines.push(JSON.parse(l))
+    })
+    agent.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const get = async (p: string) => {
+      const r = await fetch(`http://${listen}${p}`)
+      return {status: r.status, text: await r.text()}
+    }
+    const calicoUp = async () => /^routedoctor_source_up\{source="calico"\} (\d)$/m.exec((await get('/metrics')).text)?.[1]
+    try {
+      await until('the started line', () => lines.find((l) => l.kind === 'started'))
+      expect(lines).toContainEqual(expect.objectContaining({kind: 'source', source: 'calico', op: 'failed',
+        error: expect.stringMatching(`--kube: https://127.0.0.1:${apiPort}: cannot list the API groups`)}))
+      expect(await calicoUp()).toBe('0')
+      expect((await get('/healthz')).status).toBe(200)
+      expect((await get('/readyz')).status).toBe(200)
+      // the node diagnosed without the truth: no Kubernetes node name in the report
+      const before = JSON.parse((await get('/report')).text)
+      expect(before.node.kubeNode).toBeUndefined()
+
+      await api.listen(apiPort)
+      await until('calico read', async () => ((await calicoUp()) === '1' ? true : undefined))
+      expect(lines).toContainEqual(expect.objectContaining({kind: 'source', source: 'calico', op: 'recovered'}))
+      expect(api.requests.map((q) => q.url.split('?')[0])).toContain('/api/v1/nodes')
+      const after = JSON.parse((await get('/report')).text)
+      expect(after.node.kubeNode).toBe('n1')
+      expect(agent.exitCode).toBeNull()
+    } finally {
+      agent.kill('SIGTERM')
+      const r = await agent
+      expect(r.exitCode, stderr).toBe(0)
+    }
+  }, 120_000)
+})
