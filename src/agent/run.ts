@@ -3,6 +3,7 @@
 import {mkdirSync, readFileSync} from 'node:fs'
 import type {Server} from 'node:http'
 
+import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
 import {DEFAULT_FIX_PROTOCOL_NUMBER} from '../model/snapshot-index.js'
 import {UsageError} from '../model/errors.js'
 import {parseSeconds} from '../model/seconds.js'
@@ -121,12 +122,14 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   const s = agent.state
   if (agent.ready) {
     const up = [...s.sessions.values()].filter((x) => x.state === 'Established').length
+    const sources = agent.sources()
+    const known = sources.has(SNAPSHOT_FILES.birdProtocols) && sources.get(SNAPSHOT_FILES.birdProtocols) === undefined
     write({
       at: new Date().toISOString(),
       kind: 'started',
       prefixes: Object.values(s.verdicts).reduce((a, b) => a + b, 0),
       verdicts: s.verdicts,
-      sessions: {up, total: s.sessions.size},
+      sessions: {up, total: s.sessions.size, known},
       ...(opts.listen ? {listen: opts.listen} : {}),
     })
   }
