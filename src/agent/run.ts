@@ -6,6 +6,7 @@ import type {Server} from 'node:http'
 import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
 import {DEFAULT_FIX_PROTOCOL_NUMBER} from '../model/snapshot-index.js'
 import {UsageError} from '../model/errors.js'
+import {checkRulePriority} from '../snapshot/build.js'
 import {parseSeconds} from '../model/seconds.js'
 import {palette} from '../render/style.js'
 import {watchLineJson, watchLineText, type WatchStarted} from '../render/watch.js'
@@ -27,6 +28,7 @@ export interface RunWatchOptions {
   reconcile: boolean
   settle: string // seconds, as given
   writeInterval: string // seconds, as given
+  rulePriority?: number // as fix's --rule-priority
   journalDir: string
   cleanupOnExit: boolean
 }
@@ -66,6 +68,8 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   const settleSeconds = parseSeconds('settle', opts.settle, 3600)
   const writeIntervalSeconds = parseSeconds('write-interval', opts.writeInterval, 86400)
   if (!opts.reconcile && opts.cleanupOnExit) throw new UsageError('--cleanup-on-exit needs --reconcile')
+  if (!opts.reconcile && opts.rulePriority !== undefined) throw new UsageError('--rule-priority needs --reconcile')
+  checkRulePriority(opts.rulePriority)
   if (opts.reconcile) {
     try {
       mkdirSync(opts.journalDir, {recursive: true})
@@ -99,6 +103,7 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
             reconcile: {
               settleSeconds,
               writeIntervalSeconds,
+              ...(opts.rulePriority === undefined ? {} : {rulePriority: opts.rulePriority}),
               journalDir: opts.journalDir,
               cleanupOnExit: opts.cleanupOnExit,
             },

@@ -16,6 +16,13 @@ import {checkOverlayTable} from '../snapshot/build.js'
 // commands check a duration flag as watch does
 export {parseSeconds} from '../model/seconds.js'
 
+// fix's and watch --reconcile's: one meaning. Not given, a pool's rule already there stays at its priority.
+const rulePriorityFlag = Flags.integer({
+  description: 'priority of the overlay\'s `ip rule to POOL lookup TABLE` (1-32765: before main\'s 32766); ' +
+    `a pool's rule at another priority is moved here [default: ${DEFAULT_RULE_PRIORITY}, or where the pool's rule is]`,
+  helpValue: 'PRIORITY',
+})
+
 export const fixFlags = {
   ...sourceFlags,
   apply: Flags.boolean({
@@ -25,10 +32,7 @@ export const fixFlags = {
   revert: Flags.string({description: 'undo an apply from its journal', helpValue: 'JOURNAL'}),
   yes: Flags.boolean({char: 'y', description: 'do not ask; required to write when there is no TTY', default: false}),
   'bird-config': Flags.boolean({description: 'print the durable BIRD kernel filter for this node\'s BIRD version', default: false}),
-  'rule-priority': Flags.integer({
-    description: 'priority of the overlay\'s `ip rule to POOL lookup TABLE` (1-32765: before main\'s 32766)',
-    default: DEFAULT_RULE_PRIORITY, helpValue: 'PRIORITY',
-  }),
+  'rule-priority': rulePriorityFlag,
   'journal-dir': Flags.string({description: 'where journals (and the apply lock) are written', default: DEFAULT_JOURNAL_DIR, helpValue: 'DIR'}),
   watch: Flags.integer({
     description: 'seconds to watch for a route war after writing',
@@ -88,6 +92,7 @@ export const watchFlags = {
     default: '30',
     helpValue: 'SECONDS',
   }),
+  'rule-priority': rulePriorityFlag,
   'journal-dir': Flags.string({
     description: 'with --reconcile: where each write\'s journal goes',
     default: DEFAULT_JOURNAL_DIR,
@@ -113,6 +118,7 @@ export function watchOptions(flags: Interfaces.InferredFlags<typeof watchFlags>,
     reconcile: flags.reconcile,
     settle: flags.settle,
     writeInterval: flags['write-interval'],
+    rulePriority: flags['rule-priority'],
     journalDir: flags['journal-dir'],
     cleanupOnExit: flags['cleanup-on-exit'],
   }

@@ -85,6 +85,9 @@ describe('watch: bad input exits 2 with a clear message before anything starts',
     [['--interval', 'soon'], /--interval soon: expected a number of seconds/],
     [['--listen', '127.0.0.1:1', '--token-file', '/nonexistent/token'], /--token-file \/nonexistent\/token: cannot read \(ENOENT\)/],
     [['--from', 'examples/bird2-ecmp-not-tunneled'], /watch reads the live node/],
+    // fix's --rule-priority, with fix's message
+    [['--reconcile', '--rule-priority', '32766'], /--rule-priority 32766: expected 1-32765 \(below main's rule at 32766/],
+    [['--rule-priority', '100'], /--rule-priority needs --reconcile/],
   ])('%j', async (args, message) => {
     const r = await watch(...args)
     expect(r.exitCode).toBe(2)

@@ -13,18 +13,20 @@ const item = (dst: string, gateway: string): PlanItem => ({
 })
 const overlay = (items: PlanItem[]) => ({settings: {table: 1158, rulePriority: 32000, protocol: '158'}, items, rules: [], kept: 0})
 
-function setup(plans: PlanItem[][], war: string[] = []) {
+// war: the prefixes another writer undoes, at every apply or at the apply numbered (from 1) by the function
+function setup(plans: PlanItem[][], war: string[] | ((apply: number) => string[]) = []) {
   const changes: WatchChange[] = []
   const again: number[] = []
   const applied: PlanItem[][] = []
   let n = 0
   const path: typeof fixPath = {
-    plan: async (_source, _protocol, skip) => plannedOverlay(overlay(plans[Math.min(n++, plans.length - 1)]), skip),
+    plan: async (_source, _fix, skip, ask) =>
+      plannedOverlay(overlay(plans[Math.min(n++, plans.length - 1)]), skip, ask),
     apply: async (plan) => {
       const items = plan.items
       applied.push(items)
       return {applied: items.map((i) => i.planned), verified: true, journal: `/j/${applied.length}`, errors: [],
-        routeWar: war.map((dst) => ({dst, table: 'main', metric: 31, kind: 'removed' as const, detail: 'gone', advice: ''}))}
+        routeWar: (typeof war === 'function' ? war(applied.length) : war).map((dst) => ({dst, table: 'main', metric: 31, kind: 'removed' as const, detail: 'gone', advice: ''}))}
     },
     revert: async (journal) => ({journal, restored: [], deleted: [], verified: true, errors: []}),
   }
@@ -78,6 +80,32 @@ describe('Reconciler', () => {
     await r.reconcile(81_000)
     expect(applied).toHaveLength(2)
     expect(changes.at(-1)).toMatchObject({op: 'route-war', detail: 'gone; backing off for 120 s'})
+  })
+
+  it('forgets a route war once the prefix, written again after its back-off, holds', async () => {
+    const a = [item('192.168.82.0/26', '172.31.30.6'), item('192.168.83.0/26', '172.31.30.6')]
+    const {r, applied} = setup([a], (n) => (n === 1 ? ['192.168.82.0/26', '192.168.83.0/26'] : []))
+    await r.reconcile(0)
+    await r.reconcile(10_000)
+    expect([...r.backoff.keys()]).toEqual(['192.168.82.0/26', '192.168.83.0/26'])
+    await r.reconcile(40_000) // inside the back-off: kept
+    expect(r.backoff.size).toBe(2)
+    await r.reconcile(71_000)
+    await r.reconcile(81_000)
+    expect(applied).toHaveLength(2)
+    expect(r.backoff.size).toBe(0)
+  })
+
+  it('forgets a route war whose prefix the plan no longer writes once the back-off is over', async () => {
+    const a = [item('192.168.82.0/26', '172.31.30.6')]
+    const {r} = setup([a, a, []], ['192.168.82.0/26'])
+    await r.reconcile(0)
+    await r.reconcile(10_000)
+    expect(r.backoff.size).toBe(1)
+    await r.reconcile(30_000) // the plan is empty now (the other writer's route is right), the back-off not over
+    expect(r.backoff.size).toBe(1)
+    await r.reconcile(71_000)
+    expect(r.backoff.size).toBe(0)
   })
 
   it('--cleanup-on-exit reverts every journal of the run, newest first', async () => {
