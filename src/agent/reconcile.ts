@@ -14,6 +14,7 @@ export interface ReconcileOptions {
   writeIntervalSeconds: number
   rulePriority?: number // as fix's --rule-priority; not given, a pool's rule stays where it is
   journalDir: string
+  journalKeep: number // the newest journals kept in journalDir (journal retention)
   cleanupOnExit: boolean
 }
 
@@ -40,6 +41,10 @@ export const fixPath = {
     const {revertFix} = await import('../services/fix.js')
     return revertFix(journal)
   },
+  async prune(dir: string, keep: number, protect: ReadonlySet<string>) {
+    const {pruneFixJournals} = await import('../services/fix.js')
+    return pruneFixJournals(dir, keep, protect)
+  },
 }
 
 export class Reconciler {
@@ -47,7 +52,7 @@ export class Reconciler {
   private lastWriteAt = Number.NEGATIVE_INFINITY
   // prefixes in a route war: left alone until `until`, then tried again; gone once the prefix is right again
   readonly backoff = new Map<string, {until: number; ms: number}>()
-  readonly journals: string[] = [] // written by this run, oldest first
+  readonly journals: string[] = [] // with --cleanup-on-exit: written by this run, oldest first (what it reverts)
 
   constructor(
     readonly opts: ReconcileOptions,
@@ -98,7 +103,8 @@ export class Reconciler {
       this.emit({kind: 'reconcile', op: 'failed', detail: (error as Error).message})
       return
     }
-    this.journals.push(result.journal)
+    if (this.opts.cleanupOnExit) this.journals.push(result.journal)
+    await this.prune()
     if (result.errors.length > 0 || !result.verified) {
       this.emit({
         kind: 'reconcile',
@@ -122,6 +128,15 @@ export class Reconciler {
         prefix: war.dst,
         detail: `${war.detail}; backing off for ${ms / 1000} s`,
       })
+    }
+  }
+
+  /** Journal retention after a write: the newest --journal-keep stay, and every one --cleanup-on-exit will revert. */
+  private async prune(): Promise<void> {
+    try {
+      await this.path.prune(this.opts.journalDir, this.opts.journalKeep, new Set(this.journals))
+    } catch (error) {
+      this.emit({kind: 'reconcile', op: 'failed', detail: `journal retention: ${(error as Error).message}`})
     }
   }
 

@@ -30,6 +30,7 @@ export interface RunWatchOptions {
   writeInterval: string // seconds, as given
   rulePriority?: number // as fix's --rule-priority
   journalDir: string
+  journalKeep: number
   cleanupOnExit: boolean
 }
 
@@ -105,6 +106,7 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
               writeIntervalSeconds,
               ...(opts.rulePriority === undefined ? {} : {rulePriority: opts.rulePriority}),
               journalDir: opts.journalDir,
+              journalKeep: opts.journalKeep,
               cleanupOnExit: opts.cleanupOnExit,
             },
           }

@@ -98,6 +98,11 @@ export const watchFlags = {
     default: DEFAULT_JOURNAL_DIR,
     helpValue: 'DIR',
   }),
+  'journal-keep': Flags.integer({
+    description: 'with --reconcile: the newest journals kept in --journal-dir; older ones are removed after each write ' +
+      '(never one an apply left unfinished, nor, with --cleanup-on-exit, one of this run)',
+    default: 100, min: 1, helpValue: 'COUNT',
+  }),
   'cleanup-on-exit': Flags.boolean({
     description: 'with --reconcile: withdraw what this run wrote when it stops',
     default: false,
@@ -120,6 +125,7 @@ export function watchOptions(flags: Interfaces.InferredFlags<typeof watchFlags>,
     writeInterval: flags['write-interval'],
     rulePriority: flags['rule-priority'],
     journalDir: flags['journal-dir'],
+    journalKeep: flags['journal-keep'],
     cleanupOnExit: flags['cleanup-on-exit'],
   }
 }

@@ -250,6 +250,12 @@ export async function applyFix(plan: OverlayPlan, opts: Partial<ApplyOptions> = 
   })
 }
 
+/** Journal retention in `dir`: the newest `keep` stay, and those an apply or a revert may still need (journal.ts). */
+export async function pruneFixJournals(dir: string, keep: number, protect?: ReadonlySet<string>) {
+  const {pruneJournals} = await import('../netlink/journal.js')
+  return pruneJournals(dir, keep, protect)
+}
+
 /** Undo an apply from its journal (`fix --revert`). */
 export async function revertFix(journal: string): Promise<RevertResult> {
   const {revertJournal} = await import('../netlink/apply.js')
