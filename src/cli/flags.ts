@@ -71,7 +71,11 @@ const liveSourceFlags = {
 export const watchFlags = {
   ...liveSourceFlags,
   interval: Flags.string({description: 'seconds between polls of BIRD\'s socket', default: '5', helpValue: 'SECONDS'}),
-  listen: Flags.string({description: 'serve /metrics, /healthz, /readyz, /report, /explain (default port 21179)', helpValue: 'ADDR:PORT'}),
+  listen: Flags.string({
+    description: 'serve /metrics, /healthz, /readyz, /report, /explain at ADDR:PORT, [ADDR]:PORT (either family) or :PORT ' +
+      '(default port 21179)',
+    helpValue: 'ADDR:PORT',
+  }),
   'token-file': Flags.string({description: 'bearer token /report and /explain require from non-loopback clients', helpValue: 'FILE'}),
   'flap-count': Flags.integer({
     description: 'a verdict or session changing more than this often within --flap-window is flapping',
