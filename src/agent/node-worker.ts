@@ -12,7 +12,7 @@ import {RouteDoctorError} from '../model/errors.js'
 import type {OverlayPlan} from '../plan/plan.js'
 import type {SourceOptions} from '../services/load.js'
 import {diagnoseNode, type NodeDiagnosis} from './diagnose.js'
-import {plannedOverlay, type PlannedOverlay} from './planned.js'
+import {plannedOverlay, type FixSettings, type PlannedOverlay} from './planned.js'
 import {birdBlockHashes, type BlockHashes} from './incremental.js'
 import type {SeenPrefix} from './state.js'
 
@@ -21,7 +21,7 @@ const SLICE = 4096 // prefixes a message
 
 type Job =
   | {kind: 'node'; source: SourceOptions; fixProtocol: string}
-  | {kind: 'plan'; source: SourceOptions; fixProtocol: string; skip: string[]}
+  | {kind: 'plan'; source: SourceOptions; fix: FixSettings; skip: string[]; ask: string[]}
   | {kind: 'bird-hashes'; source: SourceOptions}
   | {kind: 'report'; source: SourceOptions}
 
@@ -49,7 +49,8 @@ async function run(job: Job, post: (m: Message, transfer?: ArrayBuffer[]) => voi
     post({hashes}, transferOf(hashes))
     return
   }
-  if (job.kind === 'plan') return post({planned: plannedOverlay(await planOverlay(job.source, job.fixProtocol), job.skip)})
+  if (job.kind === 'plan')
+    return post({planned: plannedOverlay(await planOverlay(job.source, job.fix), job.skip, job.ask)})
   if (job.kind === 'report') {
     // one chunk at a time, each once the last is written to the client (a slow client holds the worker, not memory)
     const out = new Writable({
@@ -152,15 +153,22 @@ export function birdHashesApart(source: SourceOptions): Promise<BlockHashes> {
 }
 
 /** The fix service's plan of the node's overlay, as `fix --json` plans it (the kernel's routes required). */
-export async function planOverlay(source: SourceOptions, fixProtocol: string): Promise<OverlayPlan> {
+export async function planOverlay(source: SourceOptions, fix: FixSettings): Promise<OverlayPlan> {
   const {loadFixPlan} = await import('../services/fix.js')
-  return (await loadFixPlan({...source, requireKernelRoutes: true}, {fixProtocol: Number(fixProtocol)})).plan
+  const priority = fix.rulePriority === undefined ? {} : {rulePriority: fix.rulePriority}
+  const req = {fixProtocol: Number(fix.fixProtocol), ...priority}
+  return (await loadFixPlan({...source, requireKernelRoutes: true}, req)).plan
 }
 
 /** planOverlay without the routes to `skip`, made in a worker thread and held as reconcile holds it. */
-export function planOverlayApart(source: SourceOptions, fixProtocol: string, skip: string[]): Promise<PlannedOverlay> {
-  return apart({kind: 'plan', source, fixProtocol, skip},
-    async () => plannedOverlay(await planOverlay(source, fixProtocol), skip),
+export function planOverlayApart(
+  source: SourceOptions,
+  fix: FixSettings,
+  skip: string[],
+  ask: string[] = [],
+): Promise<PlannedOverlay> {
+  return apart({kind: 'plan', source, fix, skip, ask},
+    async () => plannedOverlay(await planOverlay(source, fix), skip, ask),
     (m) => ('planned' in m ? m.planned : undefined))
 }
 

@@ -8,10 +8,24 @@ export interface PlannedOverlay {
   json: string // the OverlayPlan
   routes: number // its items
   rules: number
+  asked: string[] // those of the prefixes asked about that the plan writes
 }
 
-/** `plan` without the routes to `skip` (prefixes in a route war's back-off), as reconcile holds it. */
-export function plannedOverlay(plan: OverlayPlan, skip: readonly string[]): PlannedOverlay {
+/** How reconcile asks the fix service to plan: fix's --protocol and --rule-priority. */
+export interface FixSettings {
+  fixProtocol: string
+  rulePriority?: number
+}
+
+/**
+ * `plan` without the routes to `skip` (prefixes in a route war's back-off), as reconcile holds it, saying which of
+ * `ask` (prefixes whose back-off is over) it writes.
+ */
+export function plannedOverlay(
+  plan: OverlayPlan,
+  skip: readonly string[],
+  ask: readonly string[] = [],
+): PlannedOverlay {
   const skipped = new Set(skip)
   const items = skipped.size === 0 ? plan.items : plan.items.filter((item) => !skipped.has(item.planned.dst))
   const planned = items.map((i) => i.planned).sort((a, b) => (a.dst < b.dst ? -1 : a.dst > b.dst ? 1 : 0))
@@ -20,5 +34,6 @@ export function plannedOverlay(plan: OverlayPlan, skip: readonly string[]): Plan
     json: JSON.stringify({...plan, items}),
     routes: items.length,
     rules: plan.rules.length,
+    asked: ask.filter((dst) => items.some((i) => i.planned.dst === dst)),
   }
 }

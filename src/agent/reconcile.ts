@@ -4,7 +4,7 @@
 // route another writer puts back is left alone for a while (doubling up to an hour), never fought.
 import type {OverlayPlan} from '../plan/plan.js'
 import type {SourceOptions} from '../services/load.js'
-import type {PlannedOverlay} from './planned.js'
+import type {FixSettings, PlannedOverlay} from './planned.js'
 import type {WatchChange} from './state.js'
 
 export interface ReconcileOptions {
@@ -12,7 +12,9 @@ export interface ReconcileOptions {
   fixProtocol: string
   settleSeconds: number
   writeIntervalSeconds: number
+  rulePriority?: number // as fix's --rule-priority; not given, a pool's rule stays where it is
   journalDir: string
+  journalKeep: number // the newest journals kept in journalDir (journal retention)
   cleanupOnExit: boolean
 }
 
@@ -27,9 +29,9 @@ const BACKOFF_MAX_MS = 3_600_000
  * `fix --revert` do).
  */
 export const fixPath = {
-  async plan(source: SourceOptions, fixProtocol: string, skip: string[]): Promise<PlannedOverlay> {
+  async plan(source: SourceOptions, fix: FixSettings, skip: string[], ask: string[]): Promise<PlannedOverlay> {
     const {planOverlayApart} = await import('./node-worker.js')
-    return planOverlayApart(source, fixProtocol, skip)
+    return planOverlayApart(source, fix, skip, ask)
   },
   async apply(plan: OverlayPlan, journalDir: string) {
     const {applyFix} = await import('../services/fix.js')
@@ -39,13 +41,18 @@ export const fixPath = {
     const {revertFix} = await import('../services/fix.js')
     return revertFix(journal)
   },
+  async prune(dir: string, keep: number, protect: ReadonlySet<string>) {
+    const {pruneFixJournals} = await import('../services/fix.js')
+    return pruneFixJournals(dir, keep, protect)
+  },
 }
 
 export class Reconciler {
   private pending: {signature: string; since: number} | undefined
   private lastWriteAt = Number.NEGATIVE_INFINITY
-  private readonly backoff = new Map<string, {until: number; ms: number}>()
-  readonly journals: string[] = [] // written by this run, oldest first
+  // prefixes in a route war: left alone until `until`, then tried again; gone once the prefix is right again
+  readonly backoff = new Map<string, {until: number; ms: number}>()
+  readonly journals: string[] = [] // with --cleanup-on-exit: written by this run, oldest first (what it reverts)
 
   constructor(
     readonly opts: ReconcileOptions,
@@ -58,15 +65,19 @@ export class Reconciler {
   async reconcile(now: number): Promise<void> {
     // the overlay's routes and rules only (DESIGN §5): a prefix in a route war waits out its back-off
     const skip = [...this.backoff].filter(([, b]) => b.until > now).map(([dst]) => dst)
+    const expired = [...this.backoff].filter(([, b]) => b.until <= now).map(([dst]) => dst)
+    const fix = {fixProtocol: this.opts.fixProtocol, rulePriority: this.opts.rulePriority}
     let planned: PlannedOverlay
     try {
-      planned = await this.path.plan(this.opts.source, this.opts.fixProtocol, skip)
+      planned = await this.path.plan(this.opts.source, fix, skip, expired)
     } catch (error) {
       const {WorkerStopped} = await import('./node-worker.js')
       if (!(error instanceof WorkerStopped))
         this.emit({kind: 'reconcile', op: 'failed', detail: `planning: ${(error as Error).message}`})
       return
     }
+    // a back-off over for a prefix the plan no longer writes: the prefix is right again (or gone)
+    for (const dst of expired) if (!planned.asked.includes(dst)) this.backoff.delete(dst)
     if (planned.routes === 0 && planned.rules === 0) {
       this.pending = undefined
       return
@@ -92,7 +103,8 @@ export class Reconciler {
       this.emit({kind: 'reconcile', op: 'failed', detail: (error as Error).message})
       return
     }
-    this.journals.push(result.journal)
+    if (this.opts.cleanupOnExit) this.journals.push(result.journal)
+    await this.prune()
     if (result.errors.length > 0 || !result.verified) {
       this.emit({
         kind: 'reconcile',
@@ -103,6 +115,9 @@ export class Reconciler {
       })
     } else {
       this.emit({kind: 'reconcile', op: 'applied', routes: result.applied.length, journal: result.journal})
+      // written again after its back-off, and nobody undid it this time: the war is over
+      const warred = new Set((result.routeWar ?? []).map((w) => w.dst))
+      for (const dst of expired) if (!warred.has(dst)) this.backoff.delete(dst)
     }
     for (const war of result.routeWar ?? []) {
       const ms = Math.min((this.backoff.get(war.dst)?.ms ?? BACKOFF_FIRST_MS / 2) * 2, BACKOFF_MAX_MS)
@@ -113,6 +128,15 @@ export class Reconciler {
         prefix: war.dst,
         detail: `${war.detail}; backing off for ${ms / 1000} s`,
       })
+    }
+  }
+
+  /** Journal retention after a write: the newest --journal-keep stay, and every one --cleanup-on-exit will revert. */
+  private async prune(): Promise<void> {
+    try {
+      await this.path.prune(this.opts.journalDir, this.opts.journalKeep, new Set(this.journals))
+    } catch (error) {
+      this.emit({kind: 'reconcile', op: 'failed', detail: `journal retention: ${(error as Error).message}`})
     }
   }
 

@@ -3,8 +3,10 @@
 import {mkdirSync, readFileSync} from 'node:fs'
 import type {Server} from 'node:http'
 
+import {SNAPSHOT_FILES} from '../collect/snapshot-files.js'
 import {DEFAULT_FIX_PROTOCOL_NUMBER} from '../model/snapshot-index.js'
 import {KubeRequestError, UsageError} from '../model/errors.js'
+import {checkRulePriority} from '../snapshot/build.js'
 import {parseSeconds} from '../model/seconds.js'
 import {palette} from '../render/style.js'
 import {watchLineJson, watchLineText, type WatchStarted} from '../render/watch.js'
@@ -27,7 +29,9 @@ export interface RunWatchOptions {
   reconcile: boolean
   settle: string // seconds, as given
   writeInterval: string // seconds, as given
+  rulePriority?: number // as fix's --rule-priority
   journalDir: string
+  journalKeep: number
   cleanupOnExit: boolean
 }
 
@@ -67,6 +71,8 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   const settleSeconds = parseSeconds('settle', opts.settle, 3600)
   const writeIntervalSeconds = parseSeconds('write-interval', opts.writeInterval, 86400)
   if (!opts.reconcile && opts.cleanupOnExit) throw new UsageError('--cleanup-on-exit needs --reconcile')
+  if (!opts.reconcile && opts.rulePriority !== undefined) throw new UsageError('--rule-priority needs --reconcile')
+  checkRulePriority(opts.rulePriority)
   if (opts.reconcile) {
     try {
       mkdirSync(opts.journalDir, {recursive: true})
@@ -112,7 +118,9 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
             reconcile: {
               settleSeconds,
               writeIntervalSeconds,
+              ...(opts.rulePriority === undefined ? {} : {rulePriority: opts.rulePriority}),
               journalDir: opts.journalDir,
+              journalKeep: opts.journalKeep,
               cleanupOnExit: opts.cleanupOnExit,
             },
           }
@@ -135,12 +143,14 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   const s = agent.state
   if (agent.ready) {
     const up = [...s.sessions.values()].filter((x) => x.state === 'Established').length
+    const sources = agent.sources()
+    const known = sources.has(SNAPSHOT_FILES.birdProtocols) && sources.get(SNAPSHOT_FILES.birdProtocols) === undefined
     write({
       at: new Date().toISOString(),
       kind: 'started',
       prefixes: Object.values(s.verdicts).reduce((a, b) => a + b, 0),
       verdicts: s.verdicts,
-      sessions: {up, total: s.sessions.size},
+      sessions: {up, total: s.sessions.size, known},
       ...(opts.listen ? {listen: opts.listen} : {}),
     })
   }

@@ -79,14 +79,11 @@ export const BIRD_POLL_SOURCE = 'bird-socket'
 export const TRUTH_SOURCE = 'calico'
 
 /**
- * What tells that BIRD's routes changed, from `show protocols all`: each protocol's route counts and its imports and
+ * What tells that BIRD's routes changed, from `show protocols all`: each channel's route counts and its imports and
  * withdrawals accepted (a path that changes its next hop keeps the counts but is one more import accepted).
  */
 export function routeChanges(protocols: readonly BirdProtocol[]): string {
-  const accepted = (stats: string) => stats.trim().split(/\s+/).pop() // received rejected filtered ignored accepted
-  return JSON.stringify(protocols.map((p) => [p.name, Object.entries(p.details).flatMap(([key, value]) =>
-    /(^|\/)Routes$/.test(key) ? [`${key} ${value}`]
-    : /\/Import (updates|withdraws)$/.test(key) ? [`${key} ${accepted(value)}`] : [])]))
+  return JSON.stringify(protocols.map((p) => [p.name, p.channels ?? []]))
 }
 
 /**

@@ -16,6 +16,13 @@ import {checkOverlayTable} from '../snapshot/build.js'
 // commands check a duration flag as watch does
 export {parseSeconds} from '../model/seconds.js'
 
+// fix's and watch --reconcile's: one meaning. Not given, a pool's rule already there stays at its priority.
+const rulePriorityFlag = Flags.integer({
+  description: 'priority of the overlay\'s `ip rule to POOL lookup TABLE` (1-32765: before main\'s 32766); given, ' +
+    `a pool's rule at another priority moves here; not given, it stays there [default: ${DEFAULT_RULE_PRIORITY}]`,
+  helpValue: 'PRIORITY',
+})
+
 export const fixFlags = {
   ...sourceFlags,
   apply: Flags.boolean({
@@ -25,10 +32,7 @@ export const fixFlags = {
   revert: Flags.string({description: 'undo an apply from its journal', helpValue: 'JOURNAL'}),
   yes: Flags.boolean({char: 'y', description: 'do not ask; required to write when there is no TTY', default: false}),
   'bird-config': Flags.boolean({description: 'print the durable BIRD kernel filter for this node\'s BIRD version', default: false}),
-  'rule-priority': Flags.integer({
-    description: 'priority of the overlay\'s `ip rule to POOL lookup TABLE` (1-32765: before main\'s 32766)',
-    default: DEFAULT_RULE_PRIORITY, helpValue: 'PRIORITY',
-  }),
+  'rule-priority': rulePriorityFlag,
   'journal-dir': Flags.string({description: 'where journals (and the apply lock) are written', default: DEFAULT_JOURNAL_DIR, helpValue: 'DIR'}),
   watch: Flags.integer({
     description: 'seconds to watch for a route war after writing',
@@ -73,7 +77,11 @@ export const watchFlags = {
     default: '300',
     helpValue: 'SECONDS',
   }),
-  listen: Flags.string({description: 'serve /metrics, /healthz, /readyz, /report, /explain (default port 21179)', helpValue: 'ADDR:PORT'}),
+  listen: Flags.string({
+    description: 'serve /metrics, /healthz, /readyz, /report, /explain at ADDR:PORT, [ADDR]:PORT (either family) or :PORT ' +
+      '(default port 21179)',
+    helpValue: 'ADDR:PORT',
+  }),
   'token-file': Flags.string({description: 'bearer token /report and /explain require from non-loopback clients', helpValue: 'FILE'}),
   'flap-count': Flags.integer({
     description: 'a verdict or session changing more than this often within --flap-window is flapping',
@@ -94,10 +102,16 @@ export const watchFlags = {
     default: '30',
     helpValue: 'SECONDS',
   }),
+  'rule-priority': rulePriorityFlag,
   'journal-dir': Flags.string({
     description: 'with --reconcile: where each write\'s journal goes',
     default: DEFAULT_JOURNAL_DIR,
     helpValue: 'DIR',
+  }),
+  'journal-keep': Flags.integer({
+    description: 'with --reconcile: the newest journals kept in --journal-dir; older ones are removed after each write ' +
+      '(never one an apply left unfinished, nor, with --cleanup-on-exit, one of this run)',
+    default: 100, min: 1, helpValue: 'COUNT',
   }),
   'cleanup-on-exit': Flags.boolean({
     description: 'with --reconcile: withdraw what this run wrote when it stops',
@@ -120,7 +134,9 @@ export function watchOptions(flags: Interfaces.InferredFlags<typeof watchFlags>,
     reconcile: flags.reconcile,
     settle: flags.settle,
     writeInterval: flags['write-interval'],
+    rulePriority: flags['rule-priority'],
     journalDir: flags['journal-dir'],
+    journalKeep: flags['journal-keep'],
     cleanupOnExit: flags['cleanup-on-exit'],
   }
 }

@@ -176,6 +176,25 @@ export interface BirdRoute {
   pos: SourcePos
 }
 
+/** `Routes: 8 imported, 1 filtered, 10 exported, 7 preferred`. */
+export interface BirdRouteCounts {
+  imported: number
+  filtered?: number
+  exported: number
+  preferred?: number
+}
+
+/**
+ * A channel's route counts and the route changes it accepted on import (`Route change stats`, the last column): a
+ * path that changes its next hop keeps the counts but is one more import accepted.
+ */
+export interface BirdChannelStats {
+  channel: string // `Channel ipv4` → "ipv4"; "" for BIRD 1.6's protocol-level lines
+  routes?: BirdRouteCounts
+  importUpdatesAccepted?: number
+  importWithdrawsAccepted?: number
+}
+
 export interface BirdProtocol {
   name: string
   proto: string // BGP, Kernel, Static, Device, Direct, Pipe, ...
@@ -188,7 +207,8 @@ export interface BirdProtocol {
   neighborAs?: number
   localAs?: number
   lastError?: string // "Socket: Connection refused", "Hold timer expired", ...
-  routes?: { imported: number; filtered?: number; exported: number; preferred?: number }
+  routes?: BirdRouteCounts // the ipv4 channel's (BIRD 1.6: the protocol's), else the first channel's
+  channels?: BirdChannelStats[] // `show protocols all`: every channel's counts, in BIRD's order
   details: Record<string, string> // every `Key: value` of the `all` block, nested keys joined with "/"
   pos: SourcePos
 }

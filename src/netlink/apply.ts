@@ -1,5 +1,6 @@
 // The apply engine of DESIGN §5: lock, journal first, write, read back, watch for a route war,
 // and on any failure put back exactly what the journal saved. It touches only the planned keys.
+import {existsSync} from 'node:fs'
 import {dirname} from 'node:path'
 
 import {RouteDoctorError} from '../model/errors.js'
@@ -801,10 +802,12 @@ export async function applyPlan(plan: OverlayPlan | PlanItem[], opts: ApplyOptio
 
 /** Undo a completed apply: delete the routes it added, put back the ones it replaced, verify. */
 export async function revertJournal(path: string, opts: {client?: RouteClient} = {}): Promise<RevertResult> {
-  const journal = readJournal(path)
+  if (!existsSync(path)) readJournal(path) // its error; no lock (nor directory) made for a journal that is not there
+  // locked before it is read: journal retention (pruneJournals) holds the lock to remove one
   const release = acquireLock(dirname(path))
   let client: RouteClient | undefined
   try {
+    const journal = readJournal(path)
     client = opts.client ?? (await openRouteClient())
     const outcome = await restoreChanges(client, journal.changes)
     const rules = await restoreRules(client, journal.rules ?? [])

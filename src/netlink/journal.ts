@@ -3,12 +3,15 @@
 import {
   closeSync,
   fdatasyncSync,
+  fstatSync,
   fsync,
   fsyncSync,
   ftruncateSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
+  readSync,
   renameSync,
   unlinkSync,
   writeSync,
@@ -436,4 +439,71 @@ export function acquireLock(dir: string): () => void {
     }
   }
   throw new RouteDoctorError(`cannot take the apply lock ${path}`, 1, 'E_LOCKED')
+}
+
+// what newJournalPath names: the stamp orders them, the pid tells apart two of one second
+const JOURNAL_NAME = /^routedoctor-journal-(\d{8}T\d{6}Z)-(\d+)\.json$/
+// the tail (state, history) is rewritten in place at the end of the file: its top-level state is in the last bytes
+const TAIL_BYTES = 65_536
+const TOP_STATE = /\n {2}"state": "(\w+)"/g
+
+/** A journal's recorded state, read from the end of the file; undefined when it cannot be told (a tail cut short). */
+function stateOnFile(path: string): JournalState | undefined {
+  const fd = openSync(path, 'r')
+  try {
+    const size = fstatSync(fd).size
+    const length = Math.min(size, TAIL_BYTES)
+    const buf = Buffer.alloc(length)
+    readSync(fd, buf, 0, length, size - length)
+    let state: string | undefined
+    for (const m of buf.toString('utf8').matchAll(TOP_STATE)) state = m[1]
+    return state as JournalState | undefined
+  } finally {
+    closeSync(fd)
+  }
+}
+
+export interface PruneResult {
+  removed: string[]
+  busy?: true // another apply or revert holds the lock: nothing was looked at
+}
+
+/**
+ * Journal retention (`watch --reconcile --journal-keep`): the routedoctor journals in `dir` past the newest `keep` are
+ * removed, except one whose apply never recorded its end (`pending`: what restores that node) and those in `protect`
+ * (what this run's --cleanup-on-exit reverts). Under the apply lock, so a `fix --apply` or `fix --revert` under way
+ * (it holds the lock while it reads and rewrites its journal) keeps every file; then nothing is removed this time.
+ */
+export function pruneJournals(dir: string, keep: number, protect: ReadonlySet<string> = new Set()): PruneResult {
+  let release: () => void
+  try {
+    release = acquireLock(dir)
+  } catch (error) {
+    if (error instanceof RouteDoctorError && error.code === 'E_LOCKED') return {removed: [], busy: true}
+    throw error
+  }
+  try {
+    const journals = readdirSync(dir).flatMap((name) => {
+      const m = JOURNAL_NAME.exec(name)
+      return m ? [{name, stamp: m[1], pid: Number(m[2])}] : []
+    }).sort((a, b) => (a.stamp < b.stamp ? 1 : a.stamp > b.stamp ? -1 : b.pid - a.pid)) // newest first
+    const removed: string[] = []
+    for (const j of journals.slice(keep)) {
+      const path = join(dir, j.name)
+      if (protect.has(path)) continue
+      let state: JournalState | undefined
+      try {
+        state = stateOnFile(path)
+      } catch {
+        continue // gone, or unreadable: not ours to judge
+      }
+      if (state === undefined || state === 'pending') continue
+      unlinkSync(path)
+      removed.push(path)
+    }
+    if (removed.length > 0) fsyncDir(dir)
+    return {removed}
+  } finally {
+    release()
+  }
 }

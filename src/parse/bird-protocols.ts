@@ -7,7 +7,7 @@
 // parent keys joined by "/" (`BGP state/Neighbor address`, `Channel ipv4/Routes`).
 import {ParseError} from '../model/errors.js'
 import {canonicalAddress} from '../model/prefix.js'
-import type {BirdProtocol} from '../model/types.js'
+import type {BirdChannelStats, BirdProtocol, BirdRouteCounts} from '../model/types.js'
 import {frameBirdText, isErrorCode} from './bird-framing.js'
 
 const ROW_SHAPE = 'a protocol row "NAME PROTO TABLE STATE SINCE [INFO]"'
@@ -51,17 +51,43 @@ function isHeadingRow(ws: Word[]): boolean {
 }
 
 /** `8 imported, 1 filtered, 10 exported, 7 preferred`, by label (the filtered part is optional). */
-export function parseRoutesCounts(value: string): BirdProtocol['routes'] | undefined {
+export function parseRoutesCounts(value: string): BirdRouteCounts | undefined {
   const counts: Record<string, number> = {}
   for (const part of value.split(',')) {
     const ws = part.trim().split(/\s+/)
     if (ws.length === 2 && /^\d+$/.test(ws[0]!)) counts[ws[1]!] = Number(ws[0])
   }
   if (counts.imported === undefined || counts.exported === undefined) return undefined
-  const routes: NonNullable<BirdProtocol['routes']> = {imported: counts.imported, exported: counts.exported}
+  const routes: BirdRouteCounts = {imported: counts.imported, exported: counts.exported}
   if (counts.filtered !== undefined) routes.filtered = counts.filtered
   if (counts.preferred !== undefined) routes.preferred = counts.preferred
   return routes
+}
+
+// `Routes` and `Route change stats/Import updates|withdraws`, of a channel (2.x/3.x) or of the protocol (1.6)
+const CHANNEL_STAT = /^(?:Channel ([^/]+)\/)?(?:(Routes)|Route change stats\/Import (updates|withdraws))$/
+
+/** Every channel's counts and accepted imports, from the flattened details. */
+function channelStats(details: Record<string, string>): BirdChannelStats[] {
+  const out = new Map<string, BirdChannelStats>()
+  for (const [key, value] of Object.entries(details)) {
+    const m = CHANNEL_STAT.exec(key)
+    if (m === null) continue
+    const channel = m[1] ?? ''
+    let c = out.get(channel)
+    if (c === undefined) out.set(channel, (c = {channel}))
+    if (m[2] !== undefined) {
+      const routes = parseRoutesCounts(value)
+      if (routes !== undefined) c.routes = routes
+      continue
+    }
+    // received rejected filtered ignored accepted
+    const accepted = value.trim().split(/\s+/).pop()!
+    if (!/^\d+$/.test(accepted)) continue
+    if (m[3] === 'updates') c.importUpdatesAccepted = Number(accepted)
+    else c.importWithdrawsAccepted = Number(accepted)
+  }
+  return [...out.values()]
 }
 
 function finishProtocol(p: BirdProtocol): void {
@@ -98,6 +124,8 @@ function finishProtocol(p: BirdProtocol): void {
     const routes = parseRoutesCounts(routesText)
     if (routes !== undefined) p.routes = routes
   }
+  const channels = channelStats(d)
+  if (channels.length > 0) p.channels = channels
 }
 
 export function parseBirdProtocols(text: string, file = 'birdc-show-protocols-all.txt'): BirdProtocol[] {

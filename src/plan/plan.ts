@@ -32,6 +32,8 @@ export interface OverlaySettings {
   table: number
   rulePriority: number
   protocol: string
+  // no priority asked for (--rule-priority not given): a pool's rule already there at another priority is its rule
+  keepRulePriority?: boolean
 }
 
 /** A plan a long-running caller (watch --reconcile) can apply again and again: route changes, then rule changes. */
@@ -115,25 +117,26 @@ function fromKernel(r: KernelRoute, action: 'replace' | 'delete', dev?: string):
 }
 
 /**
- * The rules the overlay needs: one `to POOL lookup TABLE` at the priority for every IP-in-IP pool while the overlay
- * holds a route, none once it is empty. A rule of the overlay's table that is not one of these goes.
+ * The rules the overlay needs: one `to POOL lookup TABLE` for every IP-in-IP pool while the overlay holds a route, none
+ * once it is empty. A pool's rule is the one at the priority, or with keepRulePriority the first at any priority (one
+ * an earlier `--rule-priority` put there: recognised, not doubled); a rule of the overlay's table that is not one goes.
  */
 export function planRules(ctx: SnapshotIndex, settings: OverlaySettings, overlayHoldsRoutes: boolean): PlannedRule[] {
   const existing = ctx.snapshot.rules.filter((r) => r.table !== undefined && tableIdOf(r.table) === settings.table)
   const wanted = overlayHoldsRoutes ? ctx.snapshot.pools.filter((p) => p.mode === 'ipip').map((p) => p.cidr) : []
   const out: PlannedRule[] = []
-  const matches = (r: IpRule, to: string) =>
-    r.to === to &&
-    r.priority === settings.rulePriority &&
-    r.from === undefined &&
-    !r.otherSelectors &&
-    r.action === 'lookup'
+  const poolRule = (r: IpRule, to: string) =>
+    r.to === to && r.from === undefined && !r.otherSelectors && r.action === 'lookup'
+  const kept = new Set<IpRule>()
   for (const to of wanted) {
-    if (!existing.some((r) => matches(r, to)))
-      out.push({action: 'add', priority: settings.rulePriority, to, table: settings.table})
+    const rules = existing.filter((r) => poolRule(r, to)).sort((a, b) => a.priority - b.priority)
+    const rule =
+      rules.find((r) => r.priority === settings.rulePriority) ?? (settings.keepRulePriority ? rules[0] : undefined)
+    if (rule) kept.add(rule)
+    else out.push({action: 'add', priority: settings.rulePriority, to, table: settings.table})
   }
   for (const r of existing) {
-    if (wanted.some((to) => matches(r, to))) continue
+    if (kept.has(r)) continue
     // not a rule routedoctor writes: not ours to remove
     if (r.to === undefined || r.from !== undefined || r.otherSelectors) continue
     out.push({action: 'delete', priority: r.priority, to: r.to, table: settings.table})

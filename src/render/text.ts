@@ -31,6 +31,11 @@ function gracefulRestartText(gr: NonNullable<NodeSummary['gracefulRestart']>): s
     'routes from before the restart stay in the kernel until it ends'
 }
 
+/** `2/2 Established`; no protocols read (missing, or BIRD's socket failed) is no claim about sessions, not "0/0". */
+export function sessionsWords(s: {up: number; total: number}, protocolsRead: boolean): string {
+  return s.total === 0 && !protocolsRead ? 'unknown (no BIRD protocols)' : `${s.up}/${s.total} Established`
+}
+
 export function renderNode(n: NodeSummary, c: ChalkInstance): string {
   const pools =
     n.pools.length > 0
@@ -41,12 +46,8 @@ export function renderNode(n: NodeSummary, c: ChalkInstance): string {
         : c.yellow(
             'none found (give --pool CIDR=ipip, --ippools FILE, or a snapshot with ippools.yaml or a Calico bird.conf)',
           )
-  // no protocols (missing, or BIRD's socket failed) is no claim about sessions, not "0/0 Established"
   const noProtocols = (f: string) => f === 'birdc-show-protocols-all.txt'
-  const sessions =
-    n.sessions.total === 0 && (n.missing.some(noProtocols) || n.failed.some((f) => noProtocols(f.file)))
-      ? 'unknown (no BIRD protocols)'
-      : `${n.sessions.up}/${n.sessions.total} Established`
+  const sessions = sessionsWords(n.sessions, !n.missing.some(noProtocols) && !n.failed.some((f) => noProtocols(f.file)))
   const lines = [
     `${c.bold('node')} ${n.host ?? '?'}${n.kubeNode && n.kubeNode !== n.host ? ` (Kubernetes node ${n.kubeNode})` : ''}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${sessions}  ${c.bold('tunnel')} ${n.tunnelDev}`,
     `${c.bold('pools')} ${pools}`,

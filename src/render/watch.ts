@@ -5,13 +5,14 @@ import type {TimedChange} from '../report/watch.js'
 import {counted} from '../model/format.js'
 import type {Verdict} from '../model/types.js'
 import {severityColor, verdictColor} from './style.js'
+import {sessionsWords} from './text.js'
 
 export interface WatchStarted {
   at: string
   kind: 'started'
   prefixes: number
   verdicts: Record<string, number>
-  sessions: {up: number; total: number}
+  sessions: {up: number; total: number; known: boolean} // known: BIRD's protocols were read
   listen?: string
 }
 
@@ -29,7 +30,7 @@ export function watchLineText(c: TimedChange | WatchStarted, p: ChalkInstance): 
         .join(', ')
       return (
         `${c.at} watching: ${counted(c.prefixes, 'prefix', 'prefixes')}${counts ? ` (${counts})` : ''}, ` +
-        `BGP sessions ${c.sessions.up}/${c.sessions.total} Established${c.listen ? `, serving http://${c.listen}/metrics` : ''}`
+        `BGP sessions ${sessionsWords(c.sessions, c.sessions.known)}${c.listen ? `, serving http://${c.listen}/metrics` : ''}`
       )
     }
     case 'verdict':

@@ -24,7 +24,7 @@ import {SCHEMA, nodeSummary, resolveTarget, targetScope} from '../report/report.
 import {prefixContains} from '../model/prefix.js'
 import {tableIdOf} from '../model/fib.js'
 import {UsageError} from '../model/errors.js'
-import {checkOverlayTable} from '../snapshot/build.js'
+import {checkOverlayTable, checkRulePriority} from '../snapshot/build.js'
 import type {ApplyOptions, ApplyResult, RevertResult} from '../netlink/apply.js'
 import {
   appliedCleanly,
@@ -45,7 +45,7 @@ export const FIX_INDEX_OPTIONS: Readonly<SnapshotIndexOptions> = Object.freeze({
 
 export interface FixOptions {
   table?: number // the overlay table (default DEFAULT_OVERLAY_TABLE); must be the SnapshotIndex's overlayTable
-  rulePriority?: number
+  rulePriority?: number // not given: DEFAULT_RULE_PRIORITY, and a pool's rule already at another priority stays
 }
 
 /**
@@ -55,11 +55,7 @@ export interface FixOptions {
 export function checkOverlaySettings(ctx: SnapshotIndex, settings: OverlaySettings): void {
   const {table, rulePriority} = settings
   checkOverlayTable(table)
-  if (!Number.isInteger(rulePriority) || rulePriority < 1 || rulePriority > 32765) {
-    throw new UsageError(
-      `--rule-priority ${rulePriority}: expected 1-32765 (below main's rule at 32766, after local's at 0)`,
-    )
-  }
+  checkRulePriority(rulePriority)
   if (ctx.kernelTables.includes(table)) {
     const pos = ctx.snapshot.bird.config?.pos
     throw new UsageError(
@@ -87,6 +83,7 @@ export function planFix(
     table: opts.table ?? ctx.overlayTable,
     rulePriority: opts.rulePriority ?? DEFAULT_RULE_PRIORITY,
     protocol: ctx.fixProtocol,
+    ...(opts.rulePriority === undefined ? {keepRulePriority: true} : {}),
   }
   if (settings.table !== ctx.overlayTable)
     throw new Error('planFix: the SnapshotIndex reads another overlay table than the plan writes')
@@ -251,6 +248,12 @@ export async function applyFix(plan: OverlayPlan, opts: Partial<ApplyOptions> = 
     journalDir: opts.journalDir ?? DEFAULT_JOURNAL_DIR,
     watchSeconds: opts.watchSeconds ?? DEFAULT_WATCH_SECONDS,
   })
+}
+
+/** Journal retention in `dir`: the newest `keep` stay, and those an apply or a revert may still need (journal.ts). */
+export async function pruneFixJournals(dir: string, keep: number, protect?: ReadonlySet<string>) {
+  const {pruneJournals} = await import('../netlink/journal.js')
+  return pruneJournals(dir, keep, protect)
 }
 
 /** Undo an apply from its journal (`fix --revert`). */

@@ -96,6 +96,14 @@ export function checkOverlayTable<T extends number | undefined>(table: T): T {
   return table
 }
 
+/** The overlay rules' priority flag (DESIGN §5): between local's rule (0) and main's (32766). */
+export function checkRulePriority<T extends number | undefined>(priority: T): T {
+  if (priority !== undefined && (!Number.isInteger(priority) || priority < 1 || priority > 32765)) {
+    throw new UsageError(`--rule-priority ${priority}: expected 1-32765 (below main's rule at 32766, after local's at 0)`)
+  }
+  return priority
+}
+
 interface TunnelPools {
   calico: CalicoTruth | undefined
   config: BirdConfig | undefined

@@ -21,6 +21,7 @@ const PORT = 21179
 describe.skipIf(!netnsWorks)(`watch --listen without the kernel's routes${skip}`, {timeout: 60_000}, () => {
   let dir: string
   let agent: ResultPromise | undefined
+  let stdout = ''
 
   /** An HTTP GET from inside the namespace: {status, body}. */
   async function get(url: string): Promise<{status: number; body: string}> {
@@ -42,6 +43,7 @@ process.stdout.write(JSON.stringify({status: r.status, body: await r.text()}))
     agent = execa('ip', ['netns', 'exec', NS, 'env', `PATH=${path.dirname(ip)}:${process.env.PATH}`, process.execPath, BIN, 'watch',
       '--pool', '192.168.0.0/16=ipip', '--bird-socket', path.join(dir, 'no-bird.ctl'), '--interval', '1', '--listen', `127.0.0.1:${PORT}`, '--json'],
     {reject: false, cwd: ROOT, env: {NO_COLOR: '1'}, stdin: 'ignore'})
+    agent.stdout!.on('data', (data: Buffer) => (stdout += data.toString()))
     const end = Date.now() + 30_000
     while ((await get(`http://127.0.0.1:${PORT}/healthz`)).status !== 200) {
       if (Date.now() > end || agent.exitCode !== null) throw new Error(`the agent did not start: ${(await agent).stderr}`)
@@ -64,6 +66,13 @@ process.stdout.write(JSON.stringify({status: r.status, body: await r.text()}))
     expect(error.message).toBe('no kernel routes: `ip -j -d route show table all` exited with status 2: Error: ipv4: FIB table does not exist.; ' +
       '`ip -d route show table all` exited with status 2: Error: ipv4: FIB table does not exist.; nothing can be judged without them')
     expect(r.body).not.toContain('"verdict"')
+  })
+
+  it('the first line claims nothing of BGP sessions when BIRD cannot be reached (as check\'s node line)', async () => {
+    const end = Date.now() + 30_000
+    while (!stdout.includes('"kind":"started"') && Date.now() < end) await new Promise((r) => setTimeout(r, 100))
+    const started = stdout.split('\n').map((l) => (l.startsWith('{') ? JSON.parse(l) : {})).find((l) => l.kind === 'started')
+    expect(started.sessions).toEqual({up: 0, total: 0, known: false})
   })
 
   it('/report is refused the same way', async () => {

@@ -18,15 +18,25 @@ const source = {from: DIR, ippools: path.join(DIR, 'ippools.yaml')}
 describe.skipIf(!existsSync(BUILT))('the agent\'s worker jobs (dist/, npm run build)', () => {
   it('reconcile\'s plan, made in a worker thread, is the fix service\'s plan of the node', async () => {
     const built = (await import(BUILT)) as typeof import('../../src/agent/node-worker.js')
-    const apart = await built.planOverlayApart(source, '158', [])
-    const here = await planOverlay(source, '158')
+    const apart = await built.planOverlayApart(source, {fixProtocol: '158'}, [])
+    const here = await planOverlay(source, {fixProtocol: '158'})
     expect(here.items.length).toBeGreaterThan(0) // three blocks not tunneled
     expect(JSON.parse(apart.json)).toEqual(here)
     expect(apart).toEqual(plannedOverlay(here, []))
     // a prefix in a route war's back-off left out
-    const skipped = await built.planOverlayApart(source, '158', [here.items[0].planned.dst])
+    const skipped = await built.planOverlayApart(source, {fixProtocol: '158'}, [here.items[0].planned.dst])
     expect(skipped.routes).toBe(here.items.length - 1)
     expect(skipped.signature).not.toBe(apart.signature)
+    // of the prefixes asked about (back-offs over), those the plan writes
+    const asked = await built.planOverlayApart(source, {fixProtocol: '158'}, [], [here.items[1].planned.dst, '10.9.9.0/26'])
+    expect(asked.asked).toEqual([here.items[1].planned.dst])
+  })
+
+  it('reconcile\'s plan puts the pools\' rules at watch\'s --rule-priority, as fix\'s does', async () => {
+    const built = (await import(BUILT)) as typeof import('../../src/agent/node-worker.js')
+    const apart = await built.planOverlayApart(source, {fixProtocol: '158', rulePriority: 1000}, [])
+    const rules = (JSON.parse(apart.json) as {rules: Array<{action: string; priority: number}>}).rules
+    expect(rules.map((r) => [r.action, r.priority])).toEqual([['add', 1000]])
   })
 
   it('/report, written from a worker thread a chunk at a time, is check --json', async () => {

@@ -49,11 +49,13 @@ describe('check --npd (node-problem-detector custom plugin)', () => {
 })
 
 describe('--listen and the token', () => {
-  it('parses ADDR:PORT, [IPv6]:PORT and :PORT, and refuses the rest with a usage error', () => {
+  it('parses ADDR:PORT, [ADDR]:PORT of either family and :PORT, and refuses the rest with a usage error', () => {
     expect(parseListen('0.0.0.0:21179')).toEqual({host: '0.0.0.0', port: 21179})
     expect(parseListen('[::1]:8080')).toEqual({host: '::1', port: 8080})
+    expect(parseListen('[1.2.3.4]:80')).toEqual({host: '1.2.3.4', port: 80})
     expect(parseListen(':21179')).toEqual({host: '', port: 21179})
-    for (const bad of ['21179', 'localhost:80', '1.2.3.4:0', '1.2.3.4:65536', '1.2.3.4:x', '[1.2.3.4]:80', '::1:80']) {
+    for (const bad of ['21179', 'localhost:80', '1.2.3.4:0', '1.2.3.4:65536', '1.2.3.4:x', '[localhost]:80', '[]:80',
+      '::1:80', '[1.2.3.4:80']) {
       expect(() => parseListen(bad), bad).toThrow(/--listen .*expected ADDR:PORT/)
     }
   })
@@ -83,6 +85,9 @@ describe('watch: bad input exits 2 with a clear message before anything starts',
     [['--interval', 'soon'], /--interval soon: expected a number of seconds/],
     [['--listen', '127.0.0.1:1', '--token-file', '/nonexistent/token'], /--token-file \/nonexistent\/token: cannot read \(ENOENT\)/],
     [['--from', 'examples/bird2-ecmp-not-tunneled'], /watch reads the live node/],
+    // fix's --rule-priority, with fix's message
+    [['--reconcile', '--rule-priority', '32766'], /--rule-priority 32766: expected 1-32765 \(below main's rule at 32766/],
+    [['--rule-priority', '100'], /--rule-priority needs --reconcile/],
   ])('%j', async (args, message) => {
     const r = await watch(...args)
     expect(r.exitCode).toBe(2)

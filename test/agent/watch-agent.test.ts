@@ -133,7 +133,7 @@ function newAgent(reconcile = false, truth?: {error?: string}) {
     flapWindowSeconds: 60,
     fixProtocol: '252',
     ...(reconcile
-      ? {reconcile: {settleSeconds: 1, writeIntervalSeconds: 1, journalDir: '/nonexistent', cleanupOnExit: true}}
+      ? {reconcile: {settleSeconds: 1, writeIntervalSeconds: 1, journalDir: '/nonexistent', journalKeep: 100, cleanupOnExit: true}}
       : {}),
   }, (c) => emitted.push(c))
   return {agent, emitted}

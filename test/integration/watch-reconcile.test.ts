@@ -5,7 +5,9 @@
 // node has its correction withdrawn (journaled); SIGTERM with --cleanup-on-exit, during a whole-node diagnosis held
 // by a stopped BIRD, withdraws what the run wrote and exits 0 without waiting for it; a second agent's reconcile
 // plans in a worker thread: held by a stopped BIRD, the agent answers /healthz and SIGTERM ends the plan at once.
-import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync} from 'node:fs'
+// The pool's rule that an earlier `fix --apply --rule-priority 100` left stays the pool's one rule, and the journals
+// an earlier run left in --journal-dir are pruned to --journal-keep.
+import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -21,6 +23,8 @@ const N2_BLOCK = TOPOLOGY.nodes.n2.block
 const N3 = TOPOLOGY.nodes.n3.loopback
 const PORT = 21179
 const PORT2 = 21180
+const OLD_JOURNAL = `${JSON.stringify({schema: 3, tool: 'routedoctor', time: '2026-11-01T10:00:00.000Z', host: 'n1', pid: 4242,
+  rules: [], changes: []}, null, 2).replace(/\n}$/, ',')}\n  "state": "applied",\n  "history": []\n}\n`
 const reason = liveUnavailableReason('bird2-ecmp')
 if (reason) console.warn(`watch --reconcile in the lab skipped: ${reason}`)
 
@@ -39,9 +43,14 @@ describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_0
   beforeAll(async () => {
     await cleanupStaleLabs()
     dir = mkdtempSync(path.join(os.tmpdir(), 'rd-reconcile-'))
+    // an earlier run's journals, applied: older than any this run writes
+    for (const minute of ['01', '02', '03'])
+      writeFileSync(path.join(dir, `routedoctor-journal-20261101T10${minute}00Z-4242.json`), OLD_JOURNAL)
     lab = await startLab('bird2-ecmp')
+    // where `fix --apply --rule-priority 100` puts the pool's rule
+    await lab.exec('n1', ['ip', 'rule', 'add', 'priority', '100', 'to', '192.168.0.0/16', 'lookup', '1158'])
     const run = startWatchAgent(lab, ['--interval', '1', '--reconcile', '--settle', '8', '--write-interval', '2', '--journal-dir', dir,
-      '--cleanup-on-exit', '--listen', `127.0.0.1:${PORT}`])
+      '--journal-keep', '2', '--cleanup-on-exit', '--listen', `127.0.0.1:${PORT}`])
     ;({process: agent, lines, stderr} = run)
   }, 120_000)
 
@@ -72,6 +81,14 @@ describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_0
     expect(r.stdout).toMatch(/^routedoctor_overlay_routes 3$/m)
     // BIRD's own routes are untouched beside ours
     expect((await lab.routes('n1')).filter((r) => r.dst === N3_BLOCK && r.protocol === 'bird')).toHaveLength(1)
+    // the pool's rule at 100 is its rule: not a second one at 32000
+    const rules = (await lab.exec('n1', ['ip', 'rule', 'show'])).stdout.split('\n').filter((l) => l.includes('lookup 1158'))
+    expect(rules.map((l) => l.trim().replace(/\s+/g, ' '))).toEqual(['100: from all to 192.168.0.0/16 lookup 1158'])
+    // --journal-keep 2: the earlier run's two oldest go at this run's first write; this run's stay (--cleanup-on-exit)
+    const journals = readdirSync(dir).filter((f) => f.endsWith('.json'))
+    expect(journals).toContain(path.basename(applied.journal))
+    expect(journals.filter((f) => f.includes('-4242.json'))).not.toContain('routedoctor-journal-20261101T100100Z-4242.json')
+    expect(journals.filter((f) => f.includes('-4242.json'))).not.toContain('routedoctor-journal-20261101T100200Z-4242.json')
   })
 
   it('a writer that keeps deleting one of its routes is a route war: reported and backed off from, not fought', async () => {

@@ -1,7 +1,7 @@
 import {spawnSync} from 'node:child_process'
-import {existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {basename, join} from 'node:path'
 
 import {afterEach, describe, expect, it} from 'vitest'
 
@@ -9,7 +9,10 @@ import {RouteDoctorError} from '../../src/model/errors.js'
 import type {KernelRoute, PlannedRoute} from '../../src/model/types.js'
 import {matchesPlanned, plannedSpec, routeIdentity} from '../../src/netlink/apply.js'
 import {ipRouteReplace as toIpRouteReplace} from '../../src/model/format.js'
-import {JournalFile, LOCK_NAME, acquireLock, changeKey, journalText, newJournal, newJournalPath, readJournal, setJournalState, writeJournal} from '../../src/netlink/journal.js'
+import {
+  JournalFile, LOCK_NAME, acquireLock, changeKey, journalText, newJournal, newJournalPath, pruneJournals, readJournal,
+  setJournalState, writeJournal,
+} from '../../src/netlink/journal.js'
 
 const dirs: string[] = []
 const tmp = (): string => {
@@ -181,5 +184,51 @@ describe('apply lock', () => {
     const release = acquireLock(dir)
     expect(readFileSync(join(dir, LOCK_NAME), 'utf8').trim()).toBe(String(process.pid))
     release()
+  })
+})
+
+describe('journal retention (watch --reconcile --journal-keep)', () => {
+  const change = (i: number) => ({mode: 'overlay' as const, planned: {...plannedMulti, dst: `10.1.${i}.0/24`}, before: []})
+  /** A journal of an apply at minute `minute`, in `state`, as the apply leaves it (its tail rewritten in place). */
+  async function journalAt(dir: string, minute: number, state: 'applied' | 'pending' | 'restored' | 'failed') {
+    const path = newJournalPath(dir, new Date(Date.UTC(2026, 11, 5, 10, minute)))
+    const {file, durable} = JournalFile.create(path, newJournal(Array.from({length: 600}, (_, i) => change(i))))
+    await durable
+    if (state !== 'pending') file.setState(state)
+    file.close()
+    return path
+  }
+
+  it('keeps the newest N, every one an apply left pending, and the protected; removes the rest; the kept revert whole', async () => {
+    const dir = tmp()
+    const paths: string[] = []
+    for (let m = 0; m < 8; m++) paths.push(await journalAt(dir, m, m === 1 ? 'pending' : m === 2 ? 'failed' : 'applied'))
+    const cut = await journalAt(dir, 8, 'applied') // the newest, its tail cut by a crash: counted, kept
+    truncateSync(cut, statSync(cut).size - 30)
+    writeFileSync(join(dir, 'notes.txt'), 'not a journal\n')
+    const texts = new Map(paths.map((p) => [p, readFileSync(p, 'utf8')]))
+    const r = pruneJournals(dir, 3, new Set([paths[0]]))
+    // the newest three (minutes 8, 7, 6) stay; of the older: 1 pending, 0 protected
+    expect(r.removed.sort()).toEqual([paths[2], paths[3], paths[4], paths[5]].sort())
+    const left = readdirSync(dir).sort()
+    expect(left).toEqual(['notes.txt', ...[paths[0], paths[1], paths[6], paths[7], cut].map((p) => basename(p))].sort())
+    for (const p of [paths[0], paths[1], paths[6], paths[7]]) {
+      expect(readFileSync(p, 'utf8')).toBe(texts.get(p)) // untouched: `fix --revert` reads what the apply wrote
+      expect(readJournal(p).changes).toHaveLength(600)
+    }
+    expect(existsSync(join(dir, LOCK_NAME))).toBe(false)
+  })
+
+  it('removes nothing while an apply or a revert holds the lock', async () => {
+    const dir = tmp()
+    for (let m = 0; m < 4; m++) await journalAt(dir, m, 'applied')
+    const release = acquireLock(dir)
+    try {
+      expect(pruneJournals(dir, 1)).toEqual({removed: [], busy: true})
+    } finally {
+      release()
+    }
+    expect(readdirSync(dir).filter((n) => n.endsWith('.json'))).toHaveLength(4)
+    expect(pruneJournals(dir, 1).removed).toHaveLength(3)
   })
 })

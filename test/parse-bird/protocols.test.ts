@@ -267,3 +267,35 @@ describe('routes counts and errors', () => {
     expect(parseBirdProtocols('0001 BIRD 2.0.12 ready.\n8003 No protocols match\n')).toEqual([])
   })
 })
+
+// what watch compares between two polls to tell that BIRD's routes changed (agent/watch.ts routeChanges)
+describe('channels: route counts and imports accepted', () => {
+  it('BIRD 1.6: the protocol-level lines, as channel ""', () => {
+    const ps = parseBirdProtocols(fixture('bird16-ecmp-not-tunneled/birdc-show-protocols-all.txt'))
+    expect(byName(ps, 'kernel1').channels).toEqual([{channel: '', routes: {imported: 3, exported: 5, preferred: 3},
+      importUpdatesAccepted: 3, importWithdrawsAccepted: 0}])
+    const a2 = byName(parseBirdProtocols(capture('bird1.6.8-B16-established.txt', 'show protocols all')), 'a2_v4')
+    expect(a2.channels).toEqual([{channel: '', routes: {imported: 8, filtered: 1, exported: 10, preferred: 7},
+      importUpdatesAccepted: 8, importWithdrawsAccepted: 0}])
+  })
+
+  it('BIRD 2.x: per channel, the accepted column of the import lines', () => {
+    const ps = parseBirdProtocols(fixture('bird2-ecmp-not-tunneled/birdc-show-protocols-all.txt'))
+    expect(byName(ps, 'kernel1').channels).toEqual([
+      {channel: 'ipv4', routes: {imported: 3, exported: 4, preferred: 3}, importUpdatesAccepted: 3, importWithdrawsAccepted: 0},
+    ])
+    expect(byName(ps, 'device1').channels).toBeUndefined()
+    const overlay = parseBirdProtocols(fixture('lab-bird2-overlay-leak/birdc-show-protocols-all.txt'))
+    const channels = overlay.flatMap((p) => p.channels ?? [])
+    expect(channels.some((c) => c.importUpdatesAccepted !== c.routes?.imported)).toBe(true)
+  })
+
+  it('BIRD 3: the limit columns before accepted; a BGP session with two channels', () => {
+    const ps = parseBirdProtocols(capture('bird3.2.3-B3-established.txt', 'show protocols all'))
+    expect(byName(ps, 'kernel4').channels).toEqual([{channel: 'ipv4', routes: {imported: 5, exported: 0, preferred: 5},
+      importUpdatesAccepted: 5, importWithdrawsAccepted: 0}])
+    expect(byName(ps, 'kernel6').channels).toMatchObject([{channel: 'ipv6', importUpdatesAccepted: 1}])
+    const withTwo = ps.find((p) => (p.channels ?? []).length === 2)!
+    expect(withTwo.channels!.map((c) => c.channel)).toEqual(['ipv4', 'ipv6'])
+  })
+})

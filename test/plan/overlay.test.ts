@@ -100,6 +100,26 @@ describe('the overlay plan', () => {
     expect(report.rules).toEqual([]) // the rule is there already
   })
 
+  // `fix --apply --rule-priority 100` put the pool's rule at 100: a later fix, or watch --reconcile, without the flag
+  // recognises it as the pool's rule; asked for another priority, it moves it there (one rule either way)
+  it('a pool\'s rule at another priority is the pool\'s rule unless --rule-priority asks for another', () => {
+    const at100 = RULES.replace('32000:\tfrom all to 192.168.0.0/16 lookup 1158', '100:\tfrom all to 192.168.0.0/16 lookup 1158 proto 158')
+    const files = [...editJsonRoutes(loadFiles(BIRD2), {}, [ours('172.31.30.6', '1158', 0)]).filter((f) => f.name !== 'ip-rule.txt'),
+      {name: 'ip-rule.txt', text: at100}]
+    expect(planFix(ctxOf(files)).report.rules).toEqual([])
+    expect(planFix(ctxOf(files), undefined, {rulePriority: 100}).report.rules).toEqual([])
+    expect(planFix(ctxOf(files), undefined, {rulePriority: 32000}).report.rules).toEqual([
+      {action: 'add', priority: 32000, to: '192.168.0.0/16', table: 1158},
+      {action: 'delete', priority: 100, to: '192.168.0.0/16', table: 1158},
+    ])
+    // two rules for the pool: the one at the priority (the default's when none is asked for) stays, the other goes
+    const both = [...files.filter((f) => f.name !== 'ip-rule.txt'), {name: 'ip-rule.txt', text: at100 + RULES.split('\n')[1] + '\n'}]
+    expect(planFix(ctxOf(both)).report.rules).toEqual([{action: 'delete', priority: 100, to: '192.168.0.0/16', table: 1158}])
+    expect(planFix(ctxOf(both), undefined, {rulePriority: 100}).report.rules).toEqual([
+      {action: 'delete', priority: 32000, to: '192.168.0.0/16', table: 1158},
+    ])
+  })
+
   it('BIRD\'s own route is right (the durable fix landed): the correction is withdrawn, and the rule with the last route', () => {
     const files = withRules(editJsonRoutes(loadFiles(LAB_HEALTHY), {}, [ours('172.31.20.5', '1158', 0)]))
     const ctx = ctxOf(files)

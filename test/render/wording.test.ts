@@ -23,8 +23,15 @@ describe('one prefix is "1 prefix"', () => {
   })
 
   it('in watch\'s first line', () => {
-    const line = watchLineText({at: '12:00:00', kind: 'started', prefixes: 1, verdicts: {ok: 1}, sessions: {up: 2, total: 2}}, plain)
+    const line = watchLineText({at: '12:00:00', kind: 'started', prefixes: 1, verdicts: {ok: 1},
+      sessions: {up: 2, total: 2, known: true}}, plain)
     expect(line).toBe('12:00:00 watching: 1 prefix (1 ok), BGP sessions 2/2 Established')
+  })
+
+  it('in watch\'s first line when BIRD\'s protocols could not be read: check\'s words, not "0/0 Established"', () => {
+    const line = watchLineText({at: '12:00:00', kind: 'started', prefixes: 0, verdicts: {},
+      sessions: {up: 0, total: 0, known: false}}, plain)
+    expect(line).toBe('12:00:00 watching: 0 prefixes, BGP sessions unknown (no BIRD protocols)')
   })
 })
 
