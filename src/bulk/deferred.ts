@@ -13,16 +13,22 @@ import type {KernelRoute, Nexthop} from '../model/types.js'
 import {buildRoute, buildRouteLike, type RawRoute} from '../parse/ip-common.js'
 
 /**
- * A growing list of numbers in a Float64Array, doubled as it fills: a million entries without a JS array of a
- * million slots for the garbage collector to visit.
+ * A growing list of numbers in a typed array, doubled as it fills: a million entries without a JS array of a
+ * million slots for the garbage collector to visit. Prefix keys (38 bits) need a Float64Array; indices, offsets,
+ * line numbers and flags fit a narrower one, which lowers check's peak on a full table (they are held while its
+ * routes are separated).
  */
 class NumberColumn {
-  private data = new Float64Array(1024)
+  private data: Float64Array | Int32Array | Uint8Array
   length = 0
+
+  constructor(private readonly make: new (length: number) => Float64Array | Int32Array | Uint8Array = Float64Array) {
+    this.data = new make(1024)
+  }
 
   push(v: number): void {
     if (this.length === this.data.length) {
-      const bigger = new Float64Array(this.data.length * 2)
+      const bigger = new this.make(this.data.length * 2)
       bigger.set(this.data)
       this.data = bigger
     }
@@ -50,10 +56,10 @@ export class DeferredKernelRoutes {
   readonly keys = new NumberColumn()
   readonly gateways = new NumberColumn() // G as a 32-bit number; -1 for a route off the tunnel
   readonly metrics = new NumberColumn() // M (0 when not printed, as the kernel's default)
-  readonly ordinals = new NumberColumn()
+  readonly ordinals = new NumberColumn(Int32Array)
   // for `check`'s text report, also BIRD's routes off the tunnel (ip-route-json.ts isOffTunnelShape): each its
   // shape's model at another dst and metric (index in `offTunnel.list`); -1 for a tunnel route
-  readonly models = new NumberColumn()
+  readonly models = new NumberColumn(Int32Array)
   readonly offTunnel = new RouteModels()
 
   /** `offTunnelToo`: also take BIRD's routes off the tunnel (addOffTunnel). */
@@ -171,13 +177,13 @@ export class RouteModels {
 export class DeferredBirdPaths {
   readonly keys = new NumberColumn()
   readonly bgpNextHops: string[] = []
-  readonly offsets = new NumberColumn()
-  readonly ends = new NumberColumn()
-  readonly lines = new NumberColumn()
+  readonly offsets = new NumberColumn(Int32Array) // a string is shorter than 2^30
+  readonly ends = new NumberColumn(Int32Array)
+  readonly lines = new NumberColumn(Int32Array)
   readonly tables: Array<string | undefined> = []
-  readonly ordinals = new NumberColumn()
-  readonly kernel = new NumberColumn()
-  readonly unreachable = new NumberColumn() // 1: BIRD's path is `unreachable` (its next hop unresolved), 0: unicast
+  readonly ordinals = new NumberColumn(Int32Array)
+  readonly kernel = new NumberColumn(Int32Array)
+  readonly unreachable = new NumberColumn(Uint8Array) // 1: the path is `unreachable` (N unresolved), 0: unicast
 
   /**
    * `kernelAt`: the kernel's routes deferred, by key (DeferredKernelRoutes.index); `outside`: is a network key
@@ -226,8 +232,8 @@ export class DeferredBirdPaths {
 export class OutsidePoolRoutes {
   readonly keys = new NumberColumn()
   readonly metrics = new NumberColumn()
-  readonly models = new NumberColumn() // index in modelList
-  readonly ordinals = new NumberColumn()
+  readonly models = new NumberColumn(Int32Array) // index in modelList
+  readonly ordinals = new NumberColumn(Int32Array)
   private readonly routeModels = new RouteModels()
   readonly modelList = this.routeModels.list
 
@@ -323,9 +329,11 @@ export class KeyTable {
   private shift: number
   private count = 0
 
+  // filled to at most three quarters: linear probing stays short, and a full table's index is half the size it
+  // would be at one half (it is held while the routes are separated, check's peak)
   constructor(expected: number) {
     let bits = 4
-    while (2 ** bits < expected * 2) bits++
+    while (2 ** bits * 3 < expected * 4) bits++
     this.keys = new Float64Array(2 ** bits).fill(-1)
     this.values = new Int32Array(2 ** bits)
     this.mask = 2 ** bits - 1
@@ -349,7 +357,7 @@ export class KeyTable {
 
   /** The value at `key` when there is one; else sets `value` there and returns ABSENT. */
   claim(key: number, value: number): number {
-    if ((this.count + 1) * 2 > this.keys.length) this.grow()
+    if ((this.count + 1) * 4 > this.keys.length * 3) this.grow()
     const i = this.slot(key)
     if (this.keys[i] === key) return this.values[i]
     this.keys[i] = key

@@ -1,8 +1,8 @@
 // `check` on a full table: once the healthy prefixes are separated, the snapshot lets go of its two big texts
 // (BIRD's `show route all` and the kernel's JSON route dump) and keeps of them
 // only what the report can still show: the lines of the BIRD paths it still holds, copied into one string,
-// for evidence. The routes' own strings are copied too where they could be views into those texts (see
-// own-copy.ts), or the texts would stay alive through them.
+// for evidence (or BIRD's whole text, when they are much of it). The routes' own strings are copied too where they
+// could be views into those texts (see own-copy.ts), or the texts would stay alive through them.
 import {resolvingRoutes, type OutsidePoolRoutes} from './deferred.js'
 import {ipv4Values, keysHolding, prefixKey} from '../model/prefix-key.js'
 import {outsidePools} from '../model/snapshot-index.js'
@@ -14,14 +14,15 @@ const KERNEL_ROUTES_JSON = 'ip-j-d-route.json' // its routes are cited rendered,
 
 /**
  * The lines of a dropped file that are still cited: blocks of consecutive lines, by line number, in one
- * string. Every object the snapshot holds from that file has its lines here.
+ * string (their copy, or the file's whole text). Every object the snapshot holds from that file has its lines here.
  */
 class KeptLines {
   constructor(
-    private readonly text: string, // the blocks, `\n`-separated
+    private readonly text: string, // holds the blocks
     private readonly first: Int32Array, // first line of each block, ascending
     private readonly last: Int32Array, // last line of each block
     private readonly at: Int32Array, // where each block starts in `text`
+    private readonly end: Int32Array, // where each block ends in `text`
   ) {}
 
   /** Lines [from, to] (1-based) as the file had them, `\n`-separated; undefined when they were not kept. */
@@ -36,7 +37,7 @@ class KeptLines {
       else hi = mid - 1
     }
     if (to > last[lo] || to < from) return undefined
-    const blockEnd = lo + 1 < at.length ? at[lo + 1] - 1 : text.length
+    const blockEnd = this.end[lo]
     let start = at[lo]
     for (let l = first[lo]; l < from; l++) start = text.indexOf('\n', start) + 1
     let end = start
@@ -224,7 +225,6 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
   const starts = new Float64Array(n)
   const ends = new Float64Array(n)
   const blockOf = new Int32Array(n) // route -> its block
-  const parts: string[] = []
   let lineNo = 1 // a cursor: `off` is where line `lineNo` starts
   let off = 0
   let blocks = 0
@@ -268,15 +268,28 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
     starts[blocks] = start
     ends[blocks] = end
     blockOf[i] = blocks
-    parts.push(text.slice(start, end))
     blocks++
     prevLast = endLine
     off = end + 1
     lineNo = endLine + 1
   }
+  let cited = 0
+  for (let k = 0; k < blocks; k++) cited += ends[k] - starts[k] + 1
+  if (cited * 3 > text.length) {
+    // much of the text is cited (many blocks broken, and the report shows their evidence): kept whole, it costs less
+    // than a copy of its cited lines made beside it (check's peak), and the routes' strings stay views into it
+    const edges = (list: Float64Array): Int32Array => Int32Array.from(list.subarray(0, blocks))
+    return new KeptLines(text, first.subarray(0, blocks), last.subarray(0, blocks), edges(starts), edges(ends))
+  }
+  const parts: string[] = []
+  for (let k = 0; k < blocks; k++) parts.push(text.slice(starts[k], ends[k]))
   const keptText = parts.join('\n') // one new string: the views in `parts` go with the list
   const at = new Int32Array(blocks)
-  for (let k = 1; k < blocks; k++) at[k] = at[k - 1] + (ends[k - 1] - starts[k - 1]) + 1
+  const end = new Int32Array(blocks)
+  for (let k = 0; k < blocks; k++) {
+    if (k > 0) at[k] = end[k - 1] + 1
+    end[k] = at[k] + (ends[k] - starts[k])
+  }
 
   // the routes' fields (one OwnCopies per field: consecutive routes mostly repeat theirs), and their attribute
   // text as a view into the kept lines where it is a run of the text's
@@ -330,5 +343,5 @@ function keepBirdLines(text: string, routes: BirdRoute[]): KeptLines {
       }
     }
   }
-  return new KeptLines(keptText, first.subarray(0, blocks), last.subarray(0, blocks), at)
+  return new KeptLines(keptText, first.subarray(0, blocks), last.subarray(0, blocks), at, end)
 }

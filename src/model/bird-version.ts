@@ -3,9 +3,18 @@
 // (`via inet6`) imported since 2.0.8.
 
 /** "2.0.12" -> [2, 0, 12]; the first run of dotted numbers (Calico's fork is told apart by its `calicoFork`). */
-function versionTuple(v: string): number[] {
-  return (v.match(/\d+(\.\d+)*/)?.[0] ?? '').split('.').map(Number)
+function versionTuple(v: string): readonly number[] {
+  // rules ask once per broken prefix, and a node has one version: each text is read once
+  let tuple = tuples.get(v)
+  if (tuple === undefined) {
+    if (tuples.size >= 64) tuples.clear()
+    tuple = Object.freeze((v.match(/\d+(\.\d+)*/)?.[0] ?? '').split('.').map(Number))
+    tuples.set(v, tuple)
+  }
+  return tuple
 }
+
+const tuples = new Map<string, readonly number[]>()
 
 /** The major version: 1, 2 or 3 (0 when the text names none). */
 export function birdMajor(version: string): number {

@@ -36,9 +36,9 @@ function bothWays(files: SourceFile[]): {plain: Snapshot; dropped: Snapshot} {
   return {plain: buildSnapshot(files), dropped: buildBulkSnapshot(files.map((f) => ({...f})), {}, 'check')}
 }
 
-async function syntheticFiles(routes: number): Promise<SourceFile[]> {
+async function syntheticFiles(routes: number, broken = false): Promise<SourceFile[]> {
   const dir = tempDir('rd-drop-texts-')
-  await generateSnapshot(routes, dir)
+  await generateSnapshot(routes, dir, {broken})
   return readSnapshotDir(dir)
 }
 
@@ -77,8 +77,12 @@ describe('dropping the texts of a separated snapshot', () => {
     }
   })
 
-  it('cites any lines of a held route as the text had them, and refuses lines it did not keep', async () => {
-    const files = await syntheticFiles(400)
+  // broken-heavy: 40% of the blocks broken, their paths nearly half of BIRD's text, which is then kept whole
+  it.each([
+    ['mostly healthy', false],
+    ['broken-heavy', true],
+  ])('cites any lines of a held route as the text had them, and refuses lines it did not keep (%s)', async (_, broken) => {
+    const files = await syntheticFiles(400, broken)
     const {plain, dropped} = bothWays(files)
     const full = new SnapshotIndex(plain)
     const kept = new SnapshotIndex(dropped)
