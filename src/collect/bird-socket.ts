@@ -6,11 +6,12 @@
 //   `+text`      asynchronous message, not part of any reply
 // A code is only printed when it changes, so replies are assembled line by line, never per chunk.
 
+import {constants} from 'node:buffer'
 import {existsSync} from 'node:fs'
 import net from 'node:net'
 import {RouteDoctorError} from '../model/errors.js'
 import {bannerVersion, isErrorCode} from '../parse/bird-framing.js'
-import {decodeText, fitsOneText, tooLongForOneText} from './snapshot-files.js'
+import {decodeText, fitsOneText, grownBuffer, tooLongForOneText} from './snapshot-files.js'
 
 export const DEFAULT_BIRD_SOCKETS = [
   '/var/run/calico/bird.ctl',
@@ -273,24 +274,21 @@ const tooLongReply = (size: number) =>
   new RouteDoctorError(`BIRD's reply is ${tooLongForOneText(size)}`, 2, 'E_TOO_LONG')
 
 /**
- * Bytes appended to a buffer; when it is full, to a new one (`blockSize` or more), the full ones kept in order;
- * without a buffer, only their size is kept.
+ * Bytes appended to one buffer, grown when full (the first time to `reserve` or more, then by doubling); without a
+ * buffer, only their size is kept.
  */
 class PrintedBytes {
-  private readonly full: Buffer[] = []
-  private fullSize = 0 // of the full buffers
-
   constructor(
     private buf: Buffer | undefined,
     public size: number,
-    private readonly blockSize = 0,
+    private reserve = 0,
   ) {}
 
   put(src: Buffer, from: number, to: number): void {
     const buf = this.buf
     if (buf !== undefined) {
-      if (this.size - this.fullSize + to - from > buf.length) this.grow(to - from)
-      src.copy(this.buf!, this.size - this.fullSize, from, to)
+      if (this.size + to - from > buf.length) this.grow(to - from)
+      src.copy(this.buf!, this.size, from, to)
     }
     this.size += to - from
   }
@@ -305,7 +303,7 @@ class PrintedBytes {
     if (buf === undefined) return from
     const n = src.length
     let i = from
-    let j = this.size - this.fullSize
+    let j = this.size
     // a printed line is never longer than it came, so the room is checked against what is left of src
     while (i < n && buf.length - j >= n - i) {
       let p = src[i] === 0x20 ? i + 1 : codedPayload(src, i)
@@ -317,32 +315,23 @@ class PrintedBytes {
       } while (b !== NL && p < n)
       i = p
     }
-    this.size = j + this.fullSize
+    this.size = j
     return i
   }
 
   private grow(more: number): void {
-    const used = this.size - this.fullSize
-    if (this.blockSize > 0) {
-      // a reply printed as it arrives: the full buffer is kept as it is, the bytes go on in a new one
-      this.full.push(this.buf!.subarray(0, used))
-      this.fullSize = this.size
-      this.buf = Buffer.allocUnsafe(Math.max(this.blockSize, more))
-      return
-    }
-    const bigger = Buffer.allocUnsafe(Math.max(2 * this.buf!.length, used + more))
-    this.buf!.copy(bigger, 0, 0, used)
-    this.buf = bigger
+    this.buf = grownBuffer(this.buf!, this.size, more, this.reserve)
+    this.reserve = 0
   }
 
   bytes(): Buffer {
-    const last = this.buf!.subarray(0, this.size - this.fullSize)
-    return this.full.length === 0 ? last : Buffer.concat([...this.full, last], this.size)
+    return this.buf!.subarray(0, this.size)
   }
 }
 
-// what a reply printed as it arrives is printed into, a buffer at a time
-const PRINT_BLOCK = 4 * 2 ** 20
+// What a reply printed as it arrives is printed into once it outgrows its first buffer: room for the longest text,
+// so that it is never copied again. Only the pages written to take memory.
+const PRINT_RESERVE = constants.MAX_STRING_LENGTH
 
 /** The one text of `pieces` (the raw reply), refused by its size before its bytes are copied together. */
 function textOf(pieces: Buffer[]): string {
@@ -378,14 +367,14 @@ export class BirdReplyAssembler {
   private asyncLines: string[] = []
   private readonly done: BirdReply[] = []
   private early: {prefix: string; out: PrintedBytes} | undefined // the reply being printed as it arrives
-  private earlyNext: {prefix: string; blockSize: number} | undefined
+  private earlyNext: {prefix: string; reserve: number} | undefined
 
   /**
-   * The next reply begun is printed as its lines arrive, after `prefix` (its `printed(prefix)`), into buffers of
-   * `blockSize`: a full table's reply is printed while BIRD is still writing it, not after.
+   * The next reply begun is printed as its lines arrive, after `prefix` (its `printed(prefix)`), grown to `reserve`
+   * once it outgrows 64 KiB: a full table's reply is printed while BIRD is still writing it, not after.
    */
-  printNext(prefix: string, blockSize = PRINT_BLOCK): void {
-    this.earlyNext = {prefix, blockSize}
+  printNext(prefix: string, reserve = PRINT_RESERVE): void {
+    this.earlyNext = {prefix, reserve}
   }
 
   /** Complete lines of the reply being assembled, kept (and printed, when it is printed as it arrives). */
@@ -393,8 +382,8 @@ export class BirdReplyAssembler {
     const next = this.earlyNext
     if (this.early === undefined && next !== undefined) {
       const head = Buffer.from(next.prefix, 'utf8')
-      const first = Buffer.allocUnsafe(Math.max(head.length, Math.min(2 ** 16, next.blockSize)))
-      const out = new PrintedBytes(first, 0, next.blockSize)
+      const first = Buffer.allocUnsafe(Math.max(head.length, Math.min(2 ** 16, next.reserve)))
+      const out = new PrintedBytes(first, 0, next.reserve)
       out.put(head, 0, head.length)
       for (const p of this.pieces) printPiece(p, out) // asynchronous lines that came first (they print nothing)
       this.pieces = []

@@ -184,7 +184,7 @@ describe('the printed form cut from the bytes', () => {
     )
   })
 
-  it('is the same printed as the reply arrives (printNext), in buffers of any size', () => {
+  it('is the same printed as the reply arrives (printNext), whatever room it reserves', () => {
     fc.assert(
       fc.property(
         fc.array(line, {maxLength: 30}),
@@ -192,11 +192,11 @@ describe('the printed form cut from the bytes', () => {
         fc.array(fc.nat(), {maxLength: 6}),
         fc.string(),
         fc.integer({min: 1, max: 64}),
-        (lines, end, cuts, prefix, blockSize) => {
+        (lines, end, cuts, prefix, reserve) => {
           const bytes = replyBytes(lines, end)
           const whole = new BirdReplyAssembler().push(bytes)
           const a = new BirdReplyAssembler()
-          a.printNext(prefix, blockSize)
+          a.printNext(prefix, reserve)
           const replies = pushCut(a, bytes, cuts)
           expect(replies.map((r) => r.code)).toEqual(whole.map((r) => r.code))
           // the first reply printed as it came; the ones after it as before
@@ -230,6 +230,17 @@ describe('BirdReplyAssembler edge cases', () => {
     for (let i = 0; i < 3; i++) b.push(line)
     const [small] = b.push('0000 \n')
     expect(birdcText(small!).length).toBe(3 * (line.length - 5))
+  })
+
+  it('prints a reply larger than its first buffer as it arrives, as it prints whole', () => {
+    const bytes = Buffer.from(`${'1007-10.0.0.0/24 blackhole\n \tType: BGP univ\n'.repeat(20000)}0000 \n`)
+    const [whole] = new BirdReplyAssembler().push(bytes)
+    const a = new BirdReplyAssembler()
+    a.printNext('BIRD 2.0.12 ready.\n')
+    const replies: BirdReply[] = []
+    for (let at = 0; at < bytes.length; at += 65536) replies.push(...a.push(bytes.subarray(at, at + 65536)))
+    expect(replies).toHaveLength(1)
+    expect(replies[0]!.printed('BIRD 2.0.12 ready.\n')).toBe(whole!.printed('BIRD 2.0.12 ready.\n'))
   })
 
   it('waits for the newline of a final line split after `0000`', () => {
