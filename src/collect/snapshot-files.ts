@@ -93,7 +93,15 @@ export function decodeText(bytes: Buffer): string {
  * take no memory), so that it is not copied again after its last byte.
  */
 export function grownBuffer(buf: Buffer, used: number, more: number, reserve = 0): Buffer {
-  const bigger = Buffer.allocUnsafe(Math.max(2 * buf.length, used + more, reserve))
+  const needed = Math.max(2 * buf.length, used + more)
+  let bigger: Buffer
+  try {
+    bigger = Buffer.allocUnsafe(Math.max(needed, reserve))
+  } catch (error) {
+    // where memory is not overcommitted, room that will not be used may be refused: grown as needed instead
+    if (!(error instanceof RangeError) || reserve <= needed) throw error
+    bigger = Buffer.allocUnsafe(needed)
+  }
   buf.copy(bigger, 0, 0, used)
   return bigger
 }
