@@ -6,11 +6,12 @@
 //   `+text`      asynchronous message, not part of any reply
 // A code is only printed when it changes, so replies are assembled line by line, never per chunk.
 
+import {constants} from 'node:buffer'
 import {existsSync} from 'node:fs'
 import net from 'node:net'
 import {RouteDoctorError} from '../model/errors.js'
 import {bannerVersion, isErrorCode} from '../parse/bird-framing.js'
-import {decodeText, fitsOneText, tooLongForOneText} from './snapshot-files.js'
+import {decodeText, fitsOneText, grownBuffer, tooLongForOneText} from './snapshot-files.js'
 
 export const DEFAULT_BIRD_SOCKETS = [
   '/var/run/calico/bird.ctl',
@@ -177,14 +178,18 @@ class AssembledReply implements BirdReply {
     readonly code: number,
     readonly text: string,
     readonly async: string[],
+    // what printed(early.prefix) gives, printed as the reply arrived (BirdReplyAssembler.printNext)
+    private readonly early?: {prefix: string; out: PrintedBytes},
   ) {}
 
   get raw(): string {
+    this.notPrintedEarly()
     this.rawMade ??= textOf(this.pieces)
     return this.rawMade
   }
 
   get lines(): BirdReplyLine[] {
+    this.notPrintedEarly()
     if (this.linesMade === undefined) {
       const lines: BirdReplyLine[] = []
       let lastCode = -1
@@ -210,6 +215,12 @@ class AssembledReply implements BirdReply {
    * per line would dominate the read).
    */
   printed(prefix = ''): string {
+    if (this.early !== undefined) {
+      if (this.early.prefix !== prefix) this.notPrintedEarly()
+      const out = this.early.out
+      if (!fitsOneText(out.size)) throw tooLongReply(out.size)
+      return decodeText(out.bytes())
+    }
     const head = Buffer.from(prefix, 'utf8')
     let bound = head.length // every framed line prints shorter than it came; only an unframed one longer
     for (const p of this.pieces) bound += p.length
@@ -225,26 +236,34 @@ class AssembledReply implements BirdReply {
     return decodeText(out.bytes())
   }
 
-  /** birdc's rules, line by line: what each line prints goes to `out`; the size printed in all. */
+  /** A reply printed as it arrived keeps only that: asked for anything else, a programming error. */
+  private notPrintedEarly(): void {
+    if (this.early !== undefined) throw new Error('BIRD reply printed as it arrived: only that text was kept')
+  }
+
+  /** What every piece prints goes to `out`; the size printed in all. */
   private printTo(out: PrintedBytes): number {
-    for (const buf of this.pieces) {
-      let start = 0
-      for (;;) {
-        start = out.putLines(buf, start)
-        if (start >= buf.length) break
-        const end = buf.indexOf(NL, start)
-        if (end < 0) break
-        const kind = lineKind(buf, start, end)
-        if (kind === 'continuation') out.put(buf, start + 1, end + 1)
-        else if (kind === 'unframed') {
-          out.put(UNFRAMED_OPEN, 0, UNFRAMED_OPEN.length)
-          out.put(buf, start, end)
-          out.put(UNFRAMED_CLOSE, 0, UNFRAMED_CLOSE.length)
-        } else if (kind !== 'async' && lineCode(buf, start, end) !== 0) out.put(buf, payloadStart(start, end), end + 1)
-        start = end + 1
-      }
-    }
+    for (const buf of this.pieces) printPiece(buf, out)
     return out.size
+  }
+}
+
+/** birdc's rules, line by line: what each line of `buf` (newline-terminated lines) prints goes to `out`. */
+function printPiece(buf: Buffer, out: PrintedBytes): void {
+  let start = 0
+  for (;;) {
+    start = out.putLines(buf, start)
+    if (start >= buf.length) break
+    const end = buf.indexOf(NL, start)
+    if (end < 0) break
+    const kind = lineKind(buf, start, end)
+    if (kind === 'continuation') out.put(buf, start + 1, end + 1)
+    else if (kind === 'unframed') {
+      out.put(UNFRAMED_OPEN, 0, UNFRAMED_OPEN.length)
+      out.put(buf, start, end)
+      out.put(UNFRAMED_CLOSE, 0, UNFRAMED_CLOSE.length)
+    } else if (kind !== 'async' && lineCode(buf, start, end) !== 0) out.put(buf, payloadStart(start, end), end + 1)
+    start = end + 1
   }
 }
 
@@ -254,11 +273,15 @@ const UNFRAMED_CLOSE = Buffer.from('>\n')
 const tooLongReply = (size: number) =>
   new RouteDoctorError(`BIRD's reply is ${tooLongForOneText(size)}`, 2, 'E_TOO_LONG')
 
-/** Bytes appended to one buffer, grown when full; without a buffer, only their size is kept. */
+/**
+ * Bytes appended to one buffer, grown when full (the first time to `reserve` or more, then by doubling); without a
+ * buffer, only their size is kept.
+ */
 class PrintedBytes {
   constructor(
     private buf: Buffer | undefined,
     public size: number,
+    private reserve = 0,
   ) {}
 
   put(src: Buffer, from: number, to: number): void {
@@ -297,15 +320,18 @@ class PrintedBytes {
   }
 
   private grow(more: number): void {
-    const bigger = Buffer.allocUnsafe(Math.max(2 * this.buf!.length, this.size + more))
-    this.buf!.copy(bigger, 0, 0, this.size)
-    this.buf = bigger
+    this.buf = grownBuffer(this.buf!, this.size, more, this.reserve)
+    this.reserve = 0
   }
 
   bytes(): Buffer {
     return this.buf!.subarray(0, this.size)
   }
 }
+
+// What a reply printed as it arrives is printed into once it outgrows its first buffer: room for the longest text,
+// so that it is never copied again. Only the pages written to take memory.
+const PRINT_RESERVE = constants.MAX_STRING_LENGTH
 
 /** The one text of `pieces` (the raw reply), refused by its size before its bytes are copied together. */
 function textOf(pieces: Buffer[]): string {
@@ -340,6 +366,34 @@ export class BirdReplyAssembler {
   private pieces: Buffer[] = [] // complete lines of the reply being assembled
   private asyncLines: string[] = []
   private readonly done: BirdReply[] = []
+  private early: {prefix: string; out: PrintedBytes} | undefined // the reply being printed as it arrives
+  private earlyNext: {prefix: string; reserve: number} | undefined
+
+  /**
+   * The next reply begun is printed as its lines arrive, after `prefix` (its `printed(prefix)`), grown to `reserve`
+   * once it outgrows 64 KiB: a full table's reply is printed while BIRD is still writing it, not after.
+   */
+  printNext(prefix: string, reserve = PRINT_RESERVE): void {
+    this.earlyNext = {prefix, reserve}
+  }
+
+  /** Complete lines of the reply being assembled, kept (and printed, when it is printed as it arrives). */
+  private keep(piece: Buffer): void {
+    const next = this.earlyNext
+    if (this.early === undefined && next !== undefined) {
+      const head = Buffer.from(next.prefix, 'utf8')
+      const first = Buffer.allocUnsafe(Math.max(head.length, Math.min(2 ** 16, next.reserve)))
+      const out = new PrintedBytes(first, 0, next.reserve)
+      out.put(head, 0, head.length)
+      for (const p of this.pieces) printPiece(p, out) // asynchronous lines that came first (they print nothing)
+      this.pieces = []
+      this.early = {prefix: next.prefix, out}
+      this.earlyNext = undefined
+    }
+    // a reply printed as it arrives is not kept as received too: a full table's would be held twice
+    if (this.early !== undefined) printPiece(piece, this.early.out)
+    else this.pieces.push(piece)
+  }
 
   /** Feed bytes; returns the replies completed by this chunk (usually zero or one). */
   push(chunk: Buffer | string): BirdReply[] {
@@ -373,22 +427,24 @@ export class BirdReplyAssembler {
         this.asyncLines.push(buf.toString('utf8', start + 1, nl))
       } else if (kind === 'final') {
         // the reply is complete
-        this.pieces.push(buf.subarray(from, nl + 1))
+        this.keep(buf.subarray(from, nl + 1))
         this.done.push(
           new AssembledReply(
             this.pieces,
             lineCode(buf, start, nl),
             buf.toString('utf8', payloadStart(start, nl), nl),
             this.asyncLines,
+            this.early,
           ),
         )
         this.pieces = []
         this.asyncLines = []
+        this.early = undefined
         from = nl + 1
       }
       start = nl + 1
     }
-    if (start > from) this.pieces.push(buf.subarray(from, start))
+    if (start > from) this.keep(buf.subarray(from, start))
     this.pending = buf.subarray(start)
   }
 
@@ -399,7 +455,7 @@ export class BirdReplyAssembler {
 
   /** True while a reply has begun but its final line has not arrived. */
   get inReply(): boolean {
-    return this.pieces.length > 0 || this.pending.length > 0
+    return this.pieces.length > 0 || this.early !== undefined || this.pending.length > 0
   }
 }
 
@@ -510,7 +566,7 @@ export class BirdSocket {
    * 8xxx/9xxx.
    */
   async command(cmd: string, prefix = ''): Promise<string> {
-    const reply = await this.request(cmd)
+    const reply = await this.request(cmd, prefix)
     if (isErrorCode(reply.code)) throw new BirdError(this.path, cmd, reply.code, reply.text)
     return reply.printed(prefix)
   }
@@ -523,11 +579,14 @@ export class BirdSocket {
     return (await this.request(cmd)).raw
   }
 
-  /** Runs one command and returns the assembled reply. Calls are queued: one command at a time on the wire. */
-  request(cmd: string): Promise<BirdReply> {
+  /**
+   * Runs one command and returns the assembled reply. Calls are queued: one command at a time on the wire. With
+   * `printed`, the reply is printed after it as it arrives, and only that is kept (its `printed(printed)`).
+   */
+  request(cmd: string, printed?: string): Promise<BirdReply> {
     if (/[\r\n]/.test(cmd))
       return Promise.reject(new BirdProtocolError(this.path, `a command is one line: ${JSON.stringify(cmd)}`))
-    const run = this.queue.then(() => this.send(cmd))
+    const run = this.queue.then(() => this.send(cmd, printed))
     this.queue = run.catch(() => undefined)
     return run
   }
@@ -545,10 +604,11 @@ export class BirdSocket {
     this.sock.on('close', () => this.onGone(new BirdProtocolError(this.path, 'BIRD closed the connection')))
   }
 
-  private send(cmd: string): Promise<BirdReply> {
+  private send(cmd: string, printed: string | undefined): Promise<BirdReply> {
     if (this.closedError) return Promise.reject(this.closedError)
     return new Promise<BirdReply>((resolve, reject) => {
       this.waiter = { what: `\`${cmd}\``, resolve, reject }
+      if (printed !== undefined) this.assembler.printNext(printed)
       this.arm()
       this.sock.write(cmd + '\n')
     })

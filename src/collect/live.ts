@@ -9,7 +9,7 @@ import path from 'node:path'
 import {execa} from 'execa'
 import type {SourceFile} from '../model/types.js'
 import {BirdError, BirdSocket, DEFAULT_BIRD_SOCKETS, DEFAULT_BIRD_TIMEOUT_MS, findBirdSocket} from './bird-socket.js'
-import {SNAPSHOT_FILES, SNAPSHOT_FILE_NAMES, decodeText} from './snapshot-files.js'
+import {SNAPSHOT_FILES, SNAPSHOT_FILE_NAMES, decodeText, grownBuffer} from './snapshot-files.js'
 
 export const DEFAULT_BIRD_CONFIGS = [
   '/etc/calico/confd/config/bird.cfg',
@@ -116,15 +116,17 @@ function message(e: unknown): string {
 // What one `ip` command may print: a longer text could not be one string. execa's default is smaller than a
 // full table's `ip -j -d route`, which it would cut off, losing the kernel's routes.
 const MAX_IP_OUTPUT = 512 * 2 ** 20
+// what one `ip` command's output is read into until it outgrows it (then into room for MAX_IP_OUTPUT)
+const FIRST_READ = 2 ** 16
 
 export async function collectIp(name: string, args: string[], opts: CollectLiveOptions = {}): Promise<SourceFile> {
   const bin = opts.ipBinary ?? 'ip'
   const command = ['ip', ...args].join(' ')
   const max = opts.ipMaxOutput ?? MAX_IP_OUTPUT
   const t0 = performance.now()
-  // stdout is kept as the pipe's chunks and copied together once (execa's buffering grows one array buffer
-  // as it reads, copying it again and again), then decoded once as the snapshot reader decodes a file
-  // (latin1 when ASCII, which is cheaper than UTF-8)
+  // stdout is copied into one buffer as it arrives, which grows once to the most read (execa's buffering grows one
+  // array buffer as it reads, copying it again and again; chunks joined after the last one are a copy then), then
+  // decoded once as the snapshot reader decodes a file (latin1 when ASCII, which is cheaper than UTF-8)
   const subprocess = execa(bin, args, { reject: false, stripFinalNewline: false, encoding: 'buffer', buffer: { stdout: false } })
   // a full table's dump takes long on a busy node while it keeps printing: only a silence ends it, as for BIRD's socket
   const timeoutMs = opts.ipTimeoutMs ?? 30_000
@@ -133,18 +135,25 @@ export async function collectIp(name: string, args: string[], opts: CollectLiveO
     silent = true
     subprocess.kill()
   }, timeoutMs)
-  const chunks: Buffer[] = []
+  let out: Buffer = Buffer.allocUnsafe(FIRST_READ)
+  let reserve = max
   let size = 0
   let tooLong = false
   subprocess.stdout?.on('data', (chunk: Buffer) => {
     timer.refresh()
     if (tooLong) return
-    size += chunk.length
-    if (size > max) {
+    if (size + chunk.length > max) {
       tooLong = true
-      chunks.length = 0
+      out = Buffer.alloc(0)
       subprocess.kill()
-    } else chunks.push(chunk)
+      return
+    }
+    if (size + chunk.length > out.length) {
+      out = grownBuffer(out, size, chunk.length, reserve)
+      reserve = 0
+    }
+    chunk.copy(out, size)
+    size += chunk.length
   })
   const r = await subprocess
   clearTimeout(timer)
@@ -163,7 +172,7 @@ export async function collectIp(name: string, args: string[], opts: CollectLiveO
     const stderr = bytesOf(r.stderr).toString('utf8').trim().split('\n')[0] ?? ''
     file.error = `\`${command}\` exited with status ${r.exitCode}${stderr ? `: ${stderr}` : ''}`
   } else {
-    file.text = decodeText(Buffer.concat(chunks, size))
+    file.text = decodeText(out.subarray(0, size))
   }
   return file
 }

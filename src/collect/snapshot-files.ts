@@ -87,6 +87,25 @@ export function decodeText(bytes: Buffer): string {
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8')
 }
 
+/**
+ * A buffer holding the first `used` bytes of `buf` with room for `more` after them: `reserve` bytes, or twice as many
+ * as `buf`, whichever is larger. A source read as it arrives grows once to the most it may be (pages never written to
+ * take no memory), so that it is not copied again after its last byte.
+ */
+export function grownBuffer(buf: Buffer, used: number, more: number, reserve = 0): Buffer {
+  const needed = Math.max(2 * buf.length, used + more)
+  let bigger: Buffer
+  try {
+    bigger = Buffer.allocUnsafe(Math.max(needed, reserve))
+  } catch (error) {
+    // where memory is not overcommitted, room that will not be used may be refused: grown as needed instead
+    if (!(error instanceof RangeError) || reserve <= needed) throw error
+    bigger = Buffer.allocUnsafe(needed)
+  }
+  buf.copy(bigger, 0, 0, used)
+  return bigger
+}
+
 /** Can `size` bytes be one text? V8's longest string is constants.MAX_STRING_LENGTH characters. */
 export function fitsOneText(size: number): boolean {
   return size <= constants.MAX_STRING_LENGTH

@@ -149,6 +149,20 @@ describe('the printed form cut from the bytes', () => {
     fc.string({unit: fc.constantFrom('x', '1', '2', ' ', '\r', '+')}).filter((t) => !/^\d{4}( |$)/.test(t) && !t.startsWith(' ') && !t.startsWith('+')),
     fc.constantFrom('0000', '1234', '', '12', '0001 ', '9001 syntax error'),
   )
+  // the lines, then a final line with code `end`
+  const replyBytes = (lines: string[], end: number) =>
+    Buffer.from([...lines, `${String(end).padStart(4, '0')} done`].map((l) => `${l}\n`).join(''), 'utf8')
+  // `bytes` pushed in chunks cut at `cuts` (modulo its length); the replies completed
+  const pushCut = (a: BirdReplyAssembler, bytes: Buffer, cuts: number[]): BirdReply[] => {
+    const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((x, y) => x - y)
+    const replies: BirdReply[] = []
+    let from = 0
+    for (const c of [...at, bytes.length]) {
+      replies.push(...a.push(bytes.subarray(from, c)))
+      from = c
+    }
+    return replies
+  }
   it('is what the structured lines print, for any lines in any chunks', () => {
     fc.assert(
       fc.property(
@@ -156,24 +170,41 @@ describe('the printed form cut from the bytes', () => {
         fc.integer({min: 0, max: 9999}),
         fc.array(fc.nat(), {maxLength: 6}),
         (lines, end, cuts) => {
-          const bytes = Buffer.from(
-            [...lines, `${String(end).padStart(4, '0')} done`].map((l) => `${l}\n`).join(''),
-            'utf8',
-          )
-          const a = new BirdReplyAssembler()
-          const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((x, y) => x - y)
-          const replies: BirdReply[] = []
-          let from = 0
-          for (const c of [...at, bytes.length]) {
-            replies.push(...a.push(bytes.subarray(from, c)))
-            from = c
-          }
+          const bytes = replyBytes(lines, end)
+          const replies = pushCut(new BirdReplyAssembler(), bytes, cuts)
           expect(replies.length).toBeGreaterThan(0)
           for (const r of replies) {
             expect(birdcText(r)).toBe(fromRaw(r))
             expect(fromLines(r)).toBe(fromRaw(r))
           }
           expect(replies.map((r) => r.raw).join('')).toBe(bytes.toString('utf8'))
+        },
+      ),
+      {numRuns: 400},
+    )
+  })
+
+  it('is the same printed as the reply arrives (printNext), whatever room it reserves', () => {
+    fc.assert(
+      fc.property(
+        fc.array(line, {maxLength: 30}),
+        fc.integer({min: 0, max: 9999}),
+        fc.array(fc.nat(), {maxLength: 6}),
+        fc.string(),
+        fc.integer({min: 1, max: 64}),
+        (lines, end, cuts, prefix, reserve) => {
+          const bytes = replyBytes(lines, end)
+          const whole = new BirdReplyAssembler().push(bytes)
+          const a = new BirdReplyAssembler()
+          a.printNext(prefix, reserve)
+          const replies = pushCut(a, bytes, cuts)
+          expect(replies.map((r) => r.code)).toEqual(whole.map((r) => r.code))
+          // the first reply printed as it came; the ones after it as before
+          expect(replies[0]!.printed(prefix)).toBe(whole[0]!.printed(prefix))
+          expect(replies[0]!.async).toEqual(whole[0]!.async)
+          expect(() => replies[0]!.raw).toThrow(/printed as it arrived/)
+          for (const [i, r] of replies.entries()) if (i > 0) expect(r.raw).toBe(whole[i]!.raw)
+          expect(a.inReply).toBe(false)
         },
       ),
       {numRuns: 400},
@@ -199,6 +230,17 @@ describe('BirdReplyAssembler edge cases', () => {
     for (let i = 0; i < 3; i++) b.push(line)
     const [small] = b.push('0000 \n')
     expect(birdcText(small!).length).toBe(3 * (line.length - 5))
+  })
+
+  it('prints a reply larger than its first buffer as it arrives, as it prints whole', () => {
+    const bytes = Buffer.from(`${'1007-10.0.0.0/24 blackhole\n \tType: BGP univ\n'.repeat(20000)}0000 \n`)
+    const [whole] = new BirdReplyAssembler().push(bytes)
+    const a = new BirdReplyAssembler()
+    a.printNext('BIRD 2.0.12 ready.\n')
+    const replies: BirdReply[] = []
+    for (let at = 0; at < bytes.length; at += 65536) replies.push(...a.push(bytes.subarray(at, at + 65536)))
+    expect(replies).toHaveLength(1)
+    expect(replies[0]!.printed('BIRD 2.0.12 ready.\n')).toBe(whole!.printed('BIRD 2.0.12 ready.\n'))
   })
 
   it('waits for the newline of a final line split after `0000`', () => {

@@ -7,7 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { collectBird, collectBirdConfig, collectIp, collectLive, collectSysctl, readBirdConfig } from '../../src/collect/live.js'
-import { ERRORS_FILE, SNAPSHOT_FILE_NAMES, writeSnapshotDir, type SnapshotErrorEntry } from '../../src/collect/snapshot-files.js'
+import { ERRORS_FILE, SNAPSHOT_FILE_NAMES, grownBuffer, writeSnapshotDir, type SnapshotErrorEntry } from '../../src/collect/snapshot-files.js'
 import { requireKernelRoutes } from '../../src/services/load.js'
 import { sourceFlags } from '../../src/cli/base.js'
 
@@ -84,6 +84,18 @@ describe('collectIp', () => {
     expect(g.text).toBeUndefined()
     expect(g.error).toBe('`ip route` printed more than 4096 bytes, more than routedoctor reads')
   }, 60_000)
+
+  it('grows the buffer a source is read into to the room reserved, or as needed where that room is refused', () => {
+    const buf = Buffer.from('abcdef')
+    const reserved = grownBuffer(buf, 4, 10, 1000)
+    expect(reserved.length).toBe(1000)
+    expect(reserved.subarray(0, 4).toString()).toBe('abcd')
+    // more than a Buffer can be: refused as memory that is not overcommitted would refuse it
+    const refused = grownBuffer(buf, 4, 10, Number.MAX_SAFE_INTEGER)
+    expect(refused.length).toBe(14)
+    expect(refused.subarray(0, 4).toString()).toBe('abcd')
+    expect(() => grownBuffer(buf, 4, Number.MAX_SAFE_INTEGER)).toThrow(RangeError)
+  })
 
   it('waits for a dump that takes long while it keeps printing, and gives up on one that falls silent', async () => {
     // a full table on a busy node: longer than the limit in all, never silent that long
