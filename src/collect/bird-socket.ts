@@ -6,7 +6,6 @@
 //   `+text`      asynchronous message, not part of any reply
 // A code is only printed when it changes, so replies are assembled line by line, never per chunk.
 
-import {constants} from 'node:buffer'
 import {existsSync} from 'node:fs'
 import net from 'node:net'
 import {RouteDoctorError} from '../model/errors.js'
@@ -274,14 +273,12 @@ const tooLongReply = (size: number) =>
   new RouteDoctorError(`BIRD's reply is ${tooLongForOneText(size)}`, 2, 'E_TOO_LONG')
 
 /**
- * Bytes appended to one buffer, grown when full (the first time to `reserve` or more, then by doubling); without a
- * buffer, only their size is kept.
+ * Bytes appended to one buffer, grown when full (grownBuffer); without a buffer, only their size is kept.
  */
 class PrintedBytes {
   constructor(
     private buf: Buffer | undefined,
     public size: number,
-    private reserve = 0,
   ) {}
 
   put(src: Buffer, from: number, to: number): void {
@@ -320,8 +317,7 @@ class PrintedBytes {
   }
 
   private grow(more: number): void {
-    this.buf = grownBuffer(this.buf!, this.size, more, this.reserve)
-    this.reserve = 0
+    this.buf = grownBuffer(this.buf!, this.size, more)
   }
 
   bytes(): Buffer {
@@ -329,9 +325,8 @@ class PrintedBytes {
   }
 }
 
-// What a reply printed as it arrives is printed into once it outgrows its first buffer: room for the longest text,
-// so that it is never copied again. Only the pages written to take memory.
-const PRINT_RESERVE = constants.MAX_STRING_LENGTH
+// the buffer a reply printed as it arrives starts in (grown as it fills)
+const FIRST_PRINT_BUFFER = 2 ** 16
 
 /** The one text of `pieces` (the raw reply), refused by its size before its bytes are copied together. */
 function textOf(pieces: Buffer[]): string {
@@ -367,14 +362,14 @@ export class BirdReplyAssembler {
   private asyncLines: string[] = []
   private readonly done: BirdReply[] = []
   private early: {prefix: string; out: PrintedBytes} | undefined // the reply being printed as it arrives
-  private earlyNext: {prefix: string; reserve: number} | undefined
+  private earlyNext: {prefix: string; first: number} | undefined
 
   /**
-   * The next reply begun is printed as its lines arrive, after `prefix` (its `printed(prefix)`), grown to `reserve`
-   * once it outgrows 64 KiB: a full table's reply is printed while BIRD is still writing it, not after.
+   * The next reply begun is printed as its lines arrive, after `prefix` (its `printed(prefix)`), into a buffer of
+   * `first` bytes grown as it fills: a full table's reply is printed while BIRD is still writing it, not after.
    */
-  printNext(prefix: string, reserve = PRINT_RESERVE): void {
-    this.earlyNext = {prefix, reserve}
+  printNext(prefix: string, first = FIRST_PRINT_BUFFER): void {
+    this.earlyNext = {prefix, first}
   }
 
   /** Complete lines of the reply being assembled, kept (and printed, when it is printed as it arrives). */
@@ -382,8 +377,7 @@ export class BirdReplyAssembler {
     const next = this.earlyNext
     if (this.early === undefined && next !== undefined) {
       const head = Buffer.from(next.prefix, 'utf8')
-      const first = Buffer.allocUnsafe(Math.max(head.length, Math.min(2 ** 16, next.reserve)))
-      const out = new PrintedBytes(first, 0, next.reserve)
+      const out = new PrintedBytes(Buffer.allocUnsafe(Math.max(head.length, next.first, 1)), 0)
       out.put(head, 0, head.length)
       for (const p of this.pieces) printPiece(p, out) // asynchronous lines that came first (they print nothing)
       this.pieces = []

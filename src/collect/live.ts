@@ -116,7 +116,7 @@ function message(e: unknown): string {
 // What one `ip` command may print: a longer text could not be one string. execa's default is smaller than a
 // full table's `ip -j -d route`, which it would cut off, losing the kernel's routes.
 const MAX_IP_OUTPUT = 512 * 2 ** 20
-// what one `ip` command's output is read into until it outgrows it (then into room for MAX_IP_OUTPUT)
+// what one `ip` command's output is first read into (grown as it fills)
 const FIRST_READ = 2 ** 16
 
 export async function collectIp(name: string, args: string[], opts: CollectLiveOptions = {}): Promise<SourceFile> {
@@ -124,8 +124,8 @@ export async function collectIp(name: string, args: string[], opts: CollectLiveO
   const command = ['ip', ...args].join(' ')
   const max = opts.ipMaxOutput ?? MAX_IP_OUTPUT
   const t0 = performance.now()
-  // stdout is copied into one buffer as it arrives, which grows once to the most read (execa's buffering grows one
-  // array buffer as it reads, copying it again and again; chunks joined after the last one are a copy then), then
+  // stdout is copied into one buffer as it arrives, doubled when full (execa's buffering grows one array buffer by
+  // each chunk, copying it again and again; chunks joined after the last one are a copy then), then
   // decoded once as the snapshot reader decodes a file (latin1 when ASCII, which is cheaper than UTF-8)
   const subprocess = execa(bin, args, { reject: false, stripFinalNewline: false, encoding: 'buffer', buffer: { stdout: false } })
   // a full table's dump takes long on a busy node while it keeps printing: only a silence ends it, as for BIRD's socket
@@ -136,7 +136,6 @@ export async function collectIp(name: string, args: string[], opts: CollectLiveO
     subprocess.kill()
   }, timeoutMs)
   let out: Buffer = Buffer.allocUnsafe(FIRST_READ)
-  let reserve = max
   let size = 0
   let tooLong = false
   subprocess.stdout?.on('data', (chunk: Buffer) => {
@@ -148,10 +147,7 @@ export async function collectIp(name: string, args: string[], opts: CollectLiveO
       subprocess.kill()
       return
     }
-    if (size + chunk.length > out.length) {
-      out = grownBuffer(out, size, chunk.length, reserve)
-      reserve = 0
-    }
+    if (size + chunk.length > out.length) out = grownBuffer(out, size, chunk.length)
     chunk.copy(out, size)
     size += chunk.length
   })

@@ -88,20 +88,12 @@ export function decodeText(bytes: Buffer): string {
 }
 
 /**
- * A buffer holding the first `used` bytes of `buf` with room for `more` after them: `reserve` bytes, or twice as many
- * as `buf`, whichever is larger. A source read as it arrives grows once to the most it may be (pages never written to
- * take no memory), so that it is not copied again after its last byte.
+ * A buffer holding the first `used` bytes of `buf` with room for `more` after them, at least twice `buf`'s size: a
+ * source read as it arrives is copied O(its size) times in all. No room is reserved ahead: Node reports a large
+ * buffer's size to V8 as it is allocated, untouched pages or not, and V8 answers with full collections.
  */
-export function grownBuffer(buf: Buffer, used: number, more: number, reserve = 0): Buffer {
-  const needed = Math.max(2 * buf.length, used + more)
-  let bigger: Buffer
-  try {
-    bigger = Buffer.allocUnsafe(Math.max(needed, reserve))
-  } catch (error) {
-    // where memory is not overcommitted, room that will not be used may be refused: grown as needed instead
-    if (!(error instanceof RangeError) || reserve <= needed) throw error
-    bigger = Buffer.allocUnsafe(needed)
-  }
+export function grownBuffer(buf: Buffer, used: number, more: number): Buffer {
+  const bigger = Buffer.allocUnsafe(Math.max(2 * buf.length, used + more))
   buf.copy(bigger, 0, 0, used)
   return bigger
 }

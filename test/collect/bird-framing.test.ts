@@ -184,7 +184,7 @@ describe('the printed form cut from the bytes', () => {
     )
   })
 
-  it('is the same printed as the reply arrives (printNext), whatever room it reserves', () => {
+  it('is the same printed as the reply arrives (printNext), whatever buffer it starts in', () => {
     fc.assert(
       fc.property(
         fc.array(line, {maxLength: 30}),
@@ -192,11 +192,11 @@ describe('the printed form cut from the bytes', () => {
         fc.array(fc.nat(), {maxLength: 6}),
         fc.string(),
         fc.integer({min: 1, max: 64}),
-        (lines, end, cuts, prefix, reserve) => {
+        (lines, end, cuts, prefix, first) => {
           const bytes = replyBytes(lines, end)
           const whole = new BirdReplyAssembler().push(bytes)
           const a = new BirdReplyAssembler()
-          a.printNext(prefix, reserve)
+          a.printNext(prefix, first)
           const replies = pushCut(a, bytes, cuts)
           expect(replies.map((r) => r.code)).toEqual(whole.map((r) => r.code))
           // the first reply printed as it came; the ones after it as before
