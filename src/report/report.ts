@@ -1,5 +1,5 @@
 // The reports `check` and `explain` return: pure functions of a Snapshot. Presenters render them.
-import {SnapshotIndex, isEstablished, linkUsable} from '../model/snapshot-index.js'
+import {SnapshotIndex, compareAddresses, isEstablished, linkUsable} from '../model/snapshot-index.js'
 import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
 import {NONE} from '../diagnose/rule.js'
 import {indexOfKey, keyPrefix, keyPrefixLength, prefixKey} from '../model/prefix-key.js'
@@ -510,8 +510,10 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
   const f = d.facts
   const steps: ChainStep[] = []
   const dev = ctx.snapshot.tunnelDev
-  // 1. sessions the best paths came over; for a missing prefix, the sessions that are down
-  const sessions = [...new Set(f.bestSet.map((r) => ctx.sessionOf(r)).filter((p) => p !== undefined))]
+  // 1. sessions the best paths came over, by neighbour as the next hops are; for a missing prefix, those that are down
+  const sessions = [...new Set(f.bestSet.map((r) => ctx.sessionOf(r)).filter((p) => p !== undefined))].sort(
+    (a, b) => compareAddresses(a.neighborAddress ?? '255.255.255.255', b.neighborAddress ?? '255.255.255.255'),
+  )
   if (sessions.length > 0) {
     for (const p of sessions) {
       steps.push({

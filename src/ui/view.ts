@@ -4,6 +4,7 @@ import path from 'node:path'
 
 import type {ChalkInstance} from 'chalk'
 
+import {tunnelNexthops} from '../model/format.js'
 import {verdictColor} from '../render/style.js'
 import type {CheckReport, PrefixLine} from '../report/report.js'
 import {fit, visibleWidth, wrap} from './ansi.js'
@@ -219,8 +220,9 @@ export function footerLine(s: UiState, c: ChalkInstance): string {
     if (prefix === undefined)
       return fit(c.bold.yellow('Apply the whole plan (every correction, withdrawal and rule change)? [y/N] '), w)
     const plan = s.report?.prefixes.find((p) => p.prefix === prefix)?.plan
-    const what = plan
-      ? plan.nexthops.map((n) => `via ${n.gateway} dev ${n.dev}${n.onlink ? ' onlink' : ''}`).join(', ')
+    // as `ip route` takes them, as every finding words a planned route (planned next hops are all onlink, on one dev)
+    const what = plan && plan.nexthops.length > 0
+      ? tunnelNexthops(plan.nexthops.map((n) => n.gateway), plan.nexthops[0].dev)
       : 'withdrawing routedoctor\'s stale routes'
     return fit(c.bold.yellow(`Apply ${prefix} ${what}? [y/N] `), w)
   }
