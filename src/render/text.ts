@@ -31,6 +31,15 @@ function gracefulRestartText(gr: NonNullable<NodeSummary['gracefulRestart']>): s
     'routes from before the restart stay in the kernel until it ends'
 }
 
+/**
+ * The node's name, or plainly that no source names it (BIRD 1.6 prints no host name, a snapshot taken by hand has no
+ * `hostname` file), with BIRD's router id, which on a Calico node is its address.
+ */
+export function nodeLabel(n: Pick<NodeSummary, 'host' | 'routerId'>): string {
+  if (n.host !== undefined) return n.host
+  return n.routerId !== undefined ? `unknown (router id ${n.routerId})` : 'unknown'
+}
+
 export function renderNode(n: NodeSummary, c: ChalkInstance): string {
   const pools =
     n.pools.length > 0
@@ -48,7 +57,7 @@ export function renderNode(n: NodeSummary, c: ChalkInstance): string {
       ? 'unknown (no BIRD protocols)'
       : `${n.sessions.up}/${n.sessions.total} Established`
   const lines = [
-    `${c.bold('node')} ${n.host ?? '?'}${n.kubeNode && n.kubeNode !== n.host ? ` (Kubernetes node ${n.kubeNode})` : ''}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${sessions}  ${c.bold('tunnel')} ${n.tunnelDev}`,
+    `${c.bold('node')} ${nodeLabel(n)}${n.kubeNode && n.kubeNode !== n.host ? ` (Kubernetes node ${n.kubeNode})` : ''}  ${c.bold('BIRD')} ${n.birdVersion ?? 'unknown'}  ${c.bold('sessions')} ${sessions}  ${c.bold('tunnel')} ${n.tunnelDev}`,
     `${c.bold('pools')} ${pools}`,
   ]
   if (n.gracefulRestart !== undefined) lines.push(c.yellow(gracefulRestartText(n.gracefulRestart)))

@@ -5,6 +5,7 @@ import {NONE} from '../diagnose/rule.js'
 import {indexOfKey, keyPrefix, keyPrefixLength, prefixKey} from '../model/prefix-key.js'
 import {planPrefix, reportedRoute, whyNoPlan, type PlanItem} from '../plan/plan.js'
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
+import {snapshotHost} from '../snapshot/build.js'
 import {
   canonicalAddress,
   canonicalPrefix,
@@ -136,7 +137,8 @@ export interface ExplainReport {
 export function nodeSummary(ctx: SnapshotIndex): NodeSummary {
   const s = ctx.snapshot
   return {
-    host: snapshotHost(s),
+    // where no source names the host, the Kubernetes node it is (--node, node-name.txt, Calico's truth)
+    host: snapshotHost(s) ?? s.nodeName,
     birdVersion: s.bird.status?.version,
     routerId: s.bird.status?.routerId,
     ...gracefulRestart(s),
@@ -163,16 +165,6 @@ function gracefulRestart(s: Snapshot): Pick<NodeSummary, 'gracefulRestart'> {
   if (gr === undefined) return {}
   const {pos: _pos, ...state} = gr
   return {gracefulRestart: state}
-}
-
-/**
- * The node's name: the bundle's or live host's, else the snapshot's `hostname` file, else BIRD's `show status` (BIRD
- * 2+).
- */
-export function snapshotHost(s: Pick<Snapshot, 'origin' | 'files'>): string | undefined {
-  const file = s.files.find((f) => f.name === 'hostname')?.text?.trim().split(/\s+/)[0]
-  const hostLine = s.files.find((f) => f.name === 'birdc-show-status.txt')?.text?.match(/^Hostname is (\S+)/m)
-  return s.origin.host ?? (file || undefined) ?? hostLine?.[1]
 }
 
 const reportedOf = (item: PlanItem | null | undefined): ReportedRoute | null =>

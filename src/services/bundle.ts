@@ -12,14 +12,14 @@ import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
 import {
   DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, DEFAULT_TUNNEL_DEV, OVERLAY_SETTINGS_FILE, SnapshotIndex,
 } from '../model/snapshot-index.js'
-import {namingPaths, NODE_NAME_FILE, parsePoolFlag} from '../snapshot/build.js'
+import {namingPaths, NODE_NAME_FILE, parsePoolFlag, snapshotHost} from '../snapshot/build.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
 import {parseOverlaySettings} from '../parse/overlay-settings.js'
 import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {renderCheck, renderExplain} from '../render/text.js'
 import {loadSourceFiles, ownRoutes, readIppoolsFile, snapshotFrom, type SourceOptions} from './load.js'
-import {checkReport, explainReport, snapshotHost} from '../report/report.js'
+import {checkReport, explainReport} from '../report/report.js'
 
 export interface BundleOptions extends SourceOptions {
   out?: string // file or directory

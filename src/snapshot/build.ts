@@ -1,6 +1,6 @@
 // SourceFile[] (from a directory, a bundle or the live node) -> Snapshot. Each file goes to its
 // parser; a parse error propagates (exit 2) naming the file and line.
-import {parseBirdConf} from '../parse/bird-conf.js'
+import {calicoNodeName, parseBirdConf} from '../parse/bird-conf.js'
 import {parseBirdProtocols} from '../parse/bird-protocols.js'
 import {parseBirdRoutes, type BirdPathSink} from '../parse/bird-routes.js'
 import {parseBirdStatus} from '../parse/bird-status.js'
@@ -159,6 +159,18 @@ export function namingPaths<T>(
   }
 }
 
+/**
+ * The node's name: the bundle's or live host's, else the snapshot's `hostname` file, else BIRD's `show status` (BIRD
+ * 2+), else the node a Calico-rendered bird.conf is for (BIRD 1.6 prints no host name).
+ */
+export function snapshotHost(s: Pick<Snapshot, 'origin' | 'files'>): string | undefined {
+  const text = (name: string) => s.files.find((f) => f.name === name)?.text
+  const file = text('hostname')?.trim().split(/\s+/)[0]
+  const hostLine = text('birdc-show-status.txt')?.match(/^Hostname is (\S+)/m)?.[1]
+  const conf = text('bird.conf')
+  return s.origin.host ?? (file || undefined) ?? hostLine ?? (conf !== undefined ? calicoNodeName(conf) : undefined)
+}
+
 function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
   markEmpty(files)
   const text = (name: string) => files.find((f) => f.name === name && f.text !== undefined)?.text
@@ -208,12 +220,11 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
   plainRouteSources(parsedRoutes, parsedProtocols)
   const addresses = addr !== undefined ? parseIpAddrJson(addr) : []
   const origin = opts.origin ?? {kind: 'dir'}
-  const statusHost = status?.match(/^Hostname is (\S+)/m)?.[1]
   const nodeName = nodeNameOf(
     calico,
     opts.node ?? text(NODE_NAME_FILE)?.trim() ?? undefined,
     addresses.map((a) => a.local),
-    origin.host ?? statusHost,
+    snapshotHost({origin, files}),
   )
   return {
     origin,

@@ -6,6 +6,7 @@ import type {ChalkInstance} from 'chalk'
 
 import {tunnelNexthops} from '../model/format.js'
 import {verdictColor} from '../render/style.js'
+import {nodeLabel} from '../render/text.js'
 import type {CheckReport, PrefixLine} from '../report/report.js'
 import {fit, visibleWidth, wrap} from './ansi.js'
 import {hasSourceProblems, layout, paneRows, selectedIndex, visibleRows, type UiState} from './state.js'
@@ -48,7 +49,7 @@ export function headerLines(s: UiState, c: ChalkInstance): string[] {
     : `from ${s.source.length > 24 ? `…/${path.basename(s.source)}` : s.source}`
   const first = [
     c.bold('routedoctor'),
-    `node ${c.bold(n?.host ?? '?')}`,
+    `node ${c.bold(n ? nodeLabel(n) : '?')}`,
     `BIRD ${bird}`,
     `sessions ${sessionsText}`,
     source + (s.loading ? c.dim(' refreshing…') : ''),

@@ -95,8 +95,8 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('ui screen on %s', (_, dir) => 
       const text = await paneText(dir, line.prefix)
       const cli = renderExplain((await createActions({from: dir}).explain(line.prefix)), plain)
       // the TUI's header already names the node and BIRD
-      expect(text).not.toMatch(/^node \S+ +BIRD/m)
-      expect(cli).toMatch(/^node \S+ +BIRD/m)
+      expect(text).not.toMatch(/^node .* BIRD /m)
+      expect(cli).toMatch(/^node .* BIRD /m)
       // every multi-line piece of evidence is printed once
       const blocks = text.split('\n').filter((l) => /^ +\S+:\d+(-\d+)? {2}/.test(l))
       expect(new Set(blocks).size).toBe(blocks.length)
