@@ -1,5 +1,5 @@
 // The reports `check` and `explain` return: pure functions of a Snapshot. Presenters render them.
-import {SnapshotIndex, compareAddresses, isEstablished, linkUsable} from '../model/snapshot-index.js'
+import {SnapshotIndex, OVERLAY_SETTINGS_FILE, compareAddresses, isEstablished, linkUsable} from '../model/snapshot-index.js'
 import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
 import {NONE} from '../diagnose/rule.js'
 import {indexOfKey, keyPrefix, keyPrefixLength, prefixKey} from '../model/prefix-key.js'
@@ -155,9 +155,24 @@ export function nodeSummary(ctx: SnapshotIndex): NodeSummary {
         !(s.origin.kind === 'live' && m === 'ippools.yaml'),
     ),
     failed: s.files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error!})),
-    bundleWarnings: s.origin.warnings ?? [],
+    bundleWarnings: [...(s.origin.warnings ?? []), ...refusedTableNote(ctx)],
     ...(s.calico && s.nodeName ? {kubeNode: s.nodeName} : {}),
   }
+}
+
+/**
+ * A table inside 1-255 an earlier build recorded (`bundle --table`, before --table refused it): read, said in one line,
+ * not used. An overlay there would be a table Felix, the kernel or BIRD keeps routes in (DESIGN §5), and `fix` always
+ * refused it, so routedoctor's routes were never there.
+ */
+function refusedTableNote(ctx: SnapshotIndex): string[] {
+  const refused = ctx.snapshot.overlay?.refusedTable
+  if (refused === undefined) return []
+  return [
+    `${OVERLAY_SETTINGS_FILE}:${refused.line} records table ${refused.table}, inside 1-255 (Felix may claim 1-250, ` +
+      `253-255 are the kernel's): --table refuses it today and fix never wrote there; routedoctor's routes are read ` +
+      `and planned in table ${ctx.overlayTable} instead`,
+  ]
 }
 
 function gracefulRestart(s: Snapshot): Pick<NodeSummary, 'gracefulRestart'> {
