@@ -65,6 +65,15 @@ describe('bad input', () => {
     expect(badPool.exitCode).toBe(2)
     expect((await run(['check', '--no-such-flag'])).exitCode).toBe(2)
   })
+
+  it('a prefix with an octet left out is refused as no prefix, not read as inet_aton would (192.168.0.110/26)', async () => {
+    const typo = await run(['explain', '192.168.110/26', '--from', ecmp])
+    expect(typo.exitCode).toBe(2)
+    expect(typo.stderr).toBe(
+      'routedoctor: 192.168.110/26: expected a prefix (192.168.110.128/26) or an address (192.168.110.130)',
+    )
+    expect((await run(['fix', '192.168.110', '--from', ecmp])).exitCode).toBe(2)
+  })
 })
 
 describe('a parse error names the file as the user gave it (evidence keeps the snapshot names)', () => {
