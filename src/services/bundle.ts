@@ -82,8 +82,9 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     ]
   // the overlay's protocol, table and tunnel device travel in the bundle, so that a replay reads it as this run did
   files = withOverlaySettings(files, opts, source.origin)
-  // the snapshot's own node, not this machine, when the bundle is made of a snapshot directory
-  let host = snapshotHost({origin: source.origin, files}) ?? (source.origin.kind === 'live' ? os.hostname() : 'unknown')
+  // the snapshot's own node, not this machine, when the bundle is made of a snapshot directory; '' when no source
+  // names it (the file is routedoctor-unknown-…, and a replay says the node is unknown, as the snapshot does)
+  let host = snapshotHost({origin: source.origin, files}) ?? (source.origin.kind === 'live' ? os.hostname() : '')
   let mapping: Record<string, string> | undefined
   let command = opts.command
   if (opts.redact) {
@@ -97,7 +98,7 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
       hostnames: [host, os.hostname(), ...nodeNames(files, opts.node)].filter((h) => h && h !== 'snapshot'),
     })
     files = red.files
-    host = red.redactor.text(host)
+    if (host !== '') host = red.redactor.text(host)
     mapping = red.mapping
     command = withoutPaths(command).map((arg) => red.redactor.text(arg)) // --pool may carry addresses
     // a file's recorded command names where it was read: the file's name is kept, not its directory
@@ -105,7 +106,7 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     progress(`redacted ${Object.keys(mapping).length} addresses, names and MACs`)
   }
   const snapshot = await snapshotFrom(
-    {files, origin: {...source.origin, host}},
+    {files, origin: {...source.origin, host: host || undefined}},
     {...opts, pools: undefined, ippools: undefined},
   )
   const ctx = new SnapshotIndex(snapshot, ownRoutes(opts))

@@ -185,7 +185,7 @@ async function loadNodeFiles(opts: SourceOptions): Promise<LoadedSource> {
       kind: 'bundle',
       path: opts.from,
       collectedAt: bundle.manifest.collectedAt,
-      host: bundle.manifest.host,
+      host: bundle.manifest.host || undefined, // '': no source named the node
     }
     if (bundle.warnings.length > 0) origin.warnings = bundle.warnings
     return {files: bundle.files, origin}

@@ -1,6 +1,10 @@
 // The node line names the node wherever a source knows it (BIRD 1.6 prints no host name), else says plainly that it
 // is unknown, as the rest of the header words what it could not read.
+import {readdirSync} from 'node:fs'
+import path from 'node:path'
+
 import {Chalk} from 'chalk'
+import {execa} from 'execa'
 import {describe, expect, it} from 'vitest'
 
 import {SnapshotIndex} from '../../src/model/snapshot-index.js'
@@ -11,6 +15,7 @@ import {renderCheck, renderExplain} from '../../src/render/text.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
 import {BIRD16, BIRD16_LL, BIRD2, loadFiles} from '../diagnose/helpers.js'
 import {truthTexts} from '../cluster/truth.js'
+import {BIN, FIXTURES, tempDir} from '../helpers.js'
 
 const plain = new Chalk({level: 0})
 const BLOCK = '192.168.110.130'
@@ -72,6 +77,27 @@ describe('the node line', () => {
     ]})
     const files = [...loadFiles(BIRD16), ...Object.entries(texts).map(([n, text]) => ({name: `calico/${n}`, text}))]
     expect(nodeLine(files)).toMatch(/^node n1 {2}BIRD 1\.6\.8 /)
+  })
+})
+
+describe('a bundle of a snapshot that names no node', () => {
+  it('is routedoctor-unknown-…, records no host, and its replay (redacted too) says unknown as the snapshot does', async () => {
+    const run = (args: string[]) => execa('node', [BIN, ...args], {reject: false, env: {NO_COLOR: '1'}})
+    const from = path.join(FIXTURES, BIRD16)
+    const header = (await run(['check', '--from', from])).stdout.split('\n')[0]
+    expect(header).toMatch(/^node unknown \(router id 172\.31\.10\.4\) /)
+    const dir = tempDir('rd-unnamed-')
+    expect((await run(['bundle', '--from', from, '-o', `${dir}/`])).exitCode).toBe(0)
+    const [made] = readdirSync(dir)
+    expect(made).toMatch(/^routedoctor-unknown-\d{8}-\d{6}\.tar\.gz$/)
+    const bundle = path.join(dir, made)
+    expect(JSON.parse((await execa('tar', ['-xzOf', bundle, 'manifest.json'])).stdout).host).toBe('')
+    expect((await run(['check', '--from', bundle])).stdout.split('\n')[0]).toBe(header)
+    expect((await execa('tar', ['-xzOf', bundle, 'report.md'])).stdout).toContain(header)
+    // redacted: the router id is pseudonymised, and no made-up host name stands for "unknown"
+    const redacted = path.join(dir, 'r.tar.gz')
+    expect((await run(['bundle', '--redact', '--from', from, '-o', redacted])).exitCode).toBe(0)
+    expect((await run(['check', '--from', redacted])).stdout.split('\n')[0]).toMatch(/^node unknown \(router id [\d.]+\) {2}BIRD/)
   })
 })
 
