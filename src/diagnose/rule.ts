@@ -93,6 +93,11 @@ export function prefixFinding(ctx: SnapshotIndex, id: FindingId, prefix: string,
   return finding(id, {prefix, title: made.title, detail: made.detail, evidence: made.evidence, fix: made.fix})
 }
 
+/** Where the input lacking something came from, for the sentence saying so: a snapshot (or bundle), or this node. */
+export function inInput(ctx: SnapshotIndex): string {
+  return ctx.snapshot.origin.kind === 'live' ? 'read from this node' : 'in the snapshot'
+}
+
 /** Is this kernel route through the tunnel: every next hop on the tunnel device? */
 export function throughTunnel(ctx: SnapshotIndex, facts: PrefixFacts): boolean {
   const r = facts.effective
@@ -265,7 +270,7 @@ export function tunnelFixAdvice(ctx: SnapshotIndex, facts: PrefixFacts): string 
   const dev = ctx.snapshot.tunnelDev
   if (facts.bgpNextHops.length === 0) {
     if (!ctx.haveBird)
-      return `The snapshot has no BIRD routes: nothing can be planned without BIRD's BGP next hops (collect \`birdc show route all\`).`
+      return `No BIRD routes ${inInput(ctx)}: nothing can be planned without BIRD's BGP next hops (collect \`birdc show route all\`).`
     return unnamedBgpNexthops(facts)
       ? `BIRD's paths for ${facts.prefix} do not name their BGP next hop (a \`show route\` without \`all\`): ` +
           'nothing can be planned until `birdc show route all` is collected.'

@@ -4,7 +4,7 @@
 // in BIRD's table included), the rules to add, or to remove once the overlay is empty.
 import type {SnapshotIndex, PrefixFacts} from '../model/snapshot-index.js'
 import type {PrefixDiagnosis} from '../diagnose/engine.js'
-import {carriesPlan, overlayGateways, unnamedBgpNexthops} from '../diagnose/rule.js'
+import {carriesPlan, inInput, overlayGateways, unnamedBgpNexthops} from '../diagnose/rule.js'
 import {tableIdOf} from '../model/fib.js'
 import type {
   IpRule,
@@ -155,7 +155,7 @@ export function whyNoPlan(ctx: SnapshotIndex, d: PrefixDiagnosis): string | unde
   if (tunnelDevMissing(ctx))
     return `there is no ${dev} device, so nothing can be routed through it; --tunnel-dev names the tunnel device`
   if (!ctx.haveBird)
-    return 'the snapshot has no BIRD routes: nothing can be planned without BIRD\'s BGP paths and next hops'
+    return `no BIRD routes ${inInput(ctx)}: nothing can be planned without BIRD's BGP paths and next hops`
   if (facts.bird.length === 0) return 'no BGP path: its owner\'s session is down or it is not announced'
   if (unnamedBgpNexthops(facts))
     return 'BIRD\'s paths do not show their BGP next hop: the snapshot has `show route` without `all`'

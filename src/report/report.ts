@@ -1,7 +1,7 @@
 // The reports `check` and `explain` return: pure functions of a Snapshot. Presenters render them.
 import {SnapshotIndex, OVERLAY_SETTINGS_FILE, compareAddresses, isEstablished, linkUsable} from '../model/snapshot-index.js'
 import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
-import {NONE} from '../diagnose/rule.js'
+import {inInput, NONE} from '../diagnose/rule.js'
 import {indexOfKey, keyPrefix, keyPrefixLength, prefixKey} from '../model/prefix-key.js'
 import {planPrefix, reportedRoute, whyNoPlan, type PlanItem} from '../plan/plan.js'
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
@@ -554,8 +554,8 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
     const summary = ctx.has('birdc-show-protocols-all.txt')
       ? 'BIRD has no BGP protocols'
       : ctx.haveBird
-        ? 'no BGP session data in the snapshot (no birdc-show-protocols-all.txt)'
-        : 'no BIRD data in the snapshot'
+        ? `no BGP session data ${inInput(ctx)} (no birdc-show-protocols-all.txt)`
+        : `no BIRD data ${inInput(ctx)}`
     steps.push({step: 'session', status: 'absent', summary, evidence: []})
   }
   // 2. BIRD's paths
@@ -572,7 +572,7 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
       : {
           step: 'bird',
           status: ctx.haveBird ? 'error' : 'absent',
-          summary: ctx.haveBird ? 'BIRD holds no path for this prefix' : 'no BIRD routes in the snapshot',
+          summary: ctx.haveBird ? 'BIRD holds no path for this prefix' : `no BIRD routes ${inInput(ctx)}`,
           evidence: [],
         },
   )
@@ -619,7 +619,7 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
       : {
           step: 'kernel',
           status: ctx.haveKernel ? 'error' : 'absent',
-          summary: ctx.haveKernel ? 'no kernel route for this prefix' : 'no kernel routes in the snapshot',
+          summary: ctx.haveKernel ? 'no kernel route for this prefix' : `no kernel routes ${inInput(ctx)}`,
           evidence: [],
         },
   )
@@ -636,7 +636,7 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
       : {
           step: 'tunnel',
           status: ctx.haveLinks ? 'error' : 'absent',
-          summary: ctx.haveLinks ? `no ${dev} device` : 'no links in the snapshot',
+          summary: ctx.haveLinks ? `no ${dev} device` : `no links ${inInput(ctx)}`,
           evidence: [],
         },
   )
