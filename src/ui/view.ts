@@ -43,7 +43,7 @@ export function headerLines(s: UiState, c: ChalkInstance): string[] {
     : unread('birdc-show-protocols-all.txt') ? c.yellow('not read')
       : `${n.sessions.up}/${n.sessions.total} up`
   const sessionsText = n && n.sessions.up < n.sessions.total ? c.red(sessions) : sessions
-  const bird = unread('birdc-show-status.txt') ? c.yellow('not read') : (n?.birdVersion ?? '?')
+  const bird = unread('birdc-show-status.txt') ? c.yellow('not read') : (n ? (n.birdVersion ?? 'unknown') : '?')
   const source = s.live
     ? `live${s.loadedAt ? ` ${clock(s.loadedAt)}` : ''}`
     : `from ${s.source.length > 24 ? `…/${path.basename(s.source)}` : s.source}`

@@ -131,3 +131,14 @@ describe('the anycast explanation', () => {
     expect(paneRows(s).length).toBeLessThan(cliRows * 0.7)
   })
 })
+
+describe('ui header of a BIRD 1.6 snapshot (no host name anywhere)', () => {
+  it('says the node is unknown with its router id, as the CLI does, never "node ?"', async () => {
+    const dir = CAPTURES.find((d) => d.endsWith('bird16-ecmp-not-tunneled'))!
+    const s = stateFor(await fixtureReport(dir), {size: {columns: 200, rows: 24}, source: dir})
+    const first = stripAnsi(headerLines(s, plain)[0])
+    expect(first).toContain('node unknown (router id 172.31.10.4)')
+    expect(first).toContain('BIRD 1.6.8')
+    expect(first).not.toContain('node ?')
+  })
+})
