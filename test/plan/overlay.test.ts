@@ -134,6 +134,10 @@ describe('the overlay plan', () => {
     expect(leak.evidence[1].text).toContain('filter calico_export_to_bgp_peers')
     const {report} = planFix(ctxOf(files))
     expect(report.routes.map((r) => [r.action, r.dst, r.table, r.metric])).toEqual([['delete', BLOCK, 254, 31]])
+    // the advice says what the plan does: withdraw it, not move it into the overlay
+    expect(d.findings.find((f) => f.id === 'overlay-learnable')!.fix).toBe(
+      'routedoctor fix --apply withdraws it: no correction is wanted for the prefix today.',
+    )
     // with BIRD's stricter filter (source = RTS_STATIC) it is not leaked, still stale and learnable
     const strict = editFile(files, 'bird.conf', () => fileText(loadFiles(LAB_HEALTHY), 'bird.conf'))
     expect(idsOf(ctxOf(strict))).not.toContain('route-leaked-to-bgp')
@@ -164,6 +168,9 @@ describe('the overlay plan', () => {
     const files = editJsonRoutes(loadFiles(BIRD2), {}, [ours('172.31.20.5', 'main', 31)])
     const ctx = ctxOf(files)
     expect(idsOf(ctx)).toContain('overlay-learnable')
+    expect(diagnosePrefix(ctx, BLOCK).findings.find((f) => f.id === 'overlay-learnable')!.fix).toBe(
+      'routedoctor fix --apply moves it into the overlay table 1158, which BIRD never learns.',
+    )
     const {report} = planFix(ctxOf(files))
     expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.table, r.metric])).toEqual([['replace', 1158, 0], ['delete', 254, 31]])
   })
