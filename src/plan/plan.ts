@@ -4,7 +4,7 @@
 // in BIRD's table included), the rules to add, or to remove once the overlay is empty.
 import type {SnapshotIndex, PrefixFacts} from '../model/snapshot-index.js'
 import type {PrefixDiagnosis} from '../diagnose/engine.js'
-import {carriesPlan, inInput, overlayGateways, unnamedBgpNexthops} from '../diagnose/rule.js'
+import {carriesPlan, inInput, kernelLearnt, overlayGateways, unnamedBgpNexthops} from '../diagnose/rule.js'
 import {tableIdOf} from '../model/fib.js'
 import type {
   IpRule,
@@ -159,7 +159,11 @@ export function whyNoPlan(ctx: SnapshotIndex, d: PrefixDiagnosis): string | unde
   if (facts.bird.length === 0) return 'no BGP path: its owner\'s session is down or it is not announced'
   if (unnamedBgpNexthops(facts))
     return 'BIRD\'s paths do not show their BGP next hop: the snapshot has `show route` without `all`'
-  if (facts.bgpNextHops.length === 0) return 'BIRD\'s paths carry no BGP next hop'
+  if (facts.bgpNextHops.length === 0) {
+    return facts.bird.every((r) => kernelLearnt(ctx, r))
+      ? 'BIRD\'s only path is one it learnt from the kernel: no BGP path names an owner'
+      : 'BIRD\'s paths carry no BGP next hop'
+  }
   const owner = ctx.cluster?.ownerOf(facts.prefix)
   if (
     owner?.address !== undefined &&

@@ -138,6 +138,7 @@ describe('the overlay plan', () => {
     expect(d.findings.find((f) => f.id === 'overlay-learnable')!.fix).toBe(
       'routedoctor fix --apply withdraws it: no correction is wanted for the prefix today.',
     )
+    expect(explainReport(ctx, BLOCK).planNote).toBe('BIRD\'s only path is one it learnt from the kernel: no BGP path names an owner')
     // with BIRD's stricter filter (source = RTS_STATIC) it is not leaked, still stale and learnable
     const strict = editFile(files, 'bird.conf', () => fileText(loadFiles(LAB_HEALTHY), 'bird.conf'))
     expect(idsOf(ctxOf(strict))).not.toContain('route-leaked-to-bgp')
