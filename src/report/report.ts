@@ -1,7 +1,14 @@
 // The reports `check` and `explain` return: pure functions of a Snapshot. Presenters render them.
-import {SnapshotIndex, OVERLAY_SETTINGS_FILE, compareAddresses, isEstablished, linkUsable} from '../model/snapshot-index.js'
+import {
+  SnapshotIndex,
+  OVERLAY_SETTINGS_FILE,
+  compareAddresses,
+  isEstablished,
+  linkUsable,
+  type PrefixFacts,
+} from '../model/snapshot-index.js'
 import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
-import {inInput, NONE} from '../diagnose/rule.js'
+import {inInput, NONE, tunnelEndpoints} from '../diagnose/rule.js'
 import {indexOfKey, keyPrefix, keyPrefixLength, prefixKey} from '../model/prefix-key.js'
 import {planPrefix, reportedRoute, whyNoPlan, type PlanItem} from '../plan/plan.js'
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
@@ -609,7 +616,7 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
             shown.map((r) => formatKernelRoute(r)).join('\n') +
             (e.type === 'unicast' && !f.local
               ? e.nexthops.every((n) => n.dev === dev)
-                ? `\n→ through ${dev}`
+                ? `\n→ through ${dev}${strayEndpoints(ctx, f, e)}`
                 : f.pool?.crossSubnet && !f.tunnelExpected
                   ? `\n→ not through ${dev}: the next hop is on this node's subnet, which CrossSubnet reaches directly`
                   : `\n→ not through ${dev}`
@@ -641,6 +648,13 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
         },
   )
   return steps
+}
+
+/** `, to N, which BIRD's best paths do not name (they name M)`: a tunnel route to an endpoint BIRD does not name. */
+function strayEndpoints(ctx: SnapshotIndex, f: PrefixFacts, route: KernelRoute): string {
+  const stray = (tunnelEndpoints(ctx, route) ?? []).filter((h) => !f.bgpNextHops.includes(h))
+  if (stray.length === 0 || f.bgpNextHops.length === 0) return ''
+  return `, to ${stray.join(', ')}, which BIRD's best paths do not name (they name ${f.bgpNextHops.join(', ')})`
 }
 
 /** One next hop of an ECMP route as `[via [inet6] GW] [dev IF]`: a next hop may have no device (or no gateway). */

@@ -95,6 +95,10 @@ describe('the overlay plan', () => {
     expect(d.findings.map((f) => f.id)).toContain('overlay-stale')
     for (const f of d.findings) expectRealEvidence(ctx, f)
     expect(explainReport(ctx, BLOCK).plan?.nexthops.map((n) => n.gateway)).toEqual(['172.31.20.5'])
+    // the chain's kernel step says why a route through the tunnel is wrong: its endpoint
+    expect(explainReport(ctx, BLOCK).chain.find((s) => s.step === 'kernel')!.summary.split('\n').at(-1)).toBe(
+      '→ through tunl0, to 172.31.30.6, which BIRD\'s best paths do not name (they name 172.31.20.5)',
+    )
     const {report} = planFix(ctxOf(files))
     expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.nexthops[0].gateway])).toEqual([['replace', '172.31.20.5']])
     expect(report.rules).toEqual([]) // the rule is there already
