@@ -223,7 +223,8 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
   const nodeName = nodeNameOf(
     calico,
     opts.node ?? text(NODE_NAME_FILE)?.trim() ?? undefined,
-    addresses.map((a) => a.local),
+    // BIRD's router id too: Calico sets it to the node's address, known where `ip addr` was not collected
+    [...addresses.map((a) => a.local), ...(birdStatus?.routerId !== undefined ? [birdStatus.routerId] : [])],
     snapshotHost({origin, files}),
   )
   return {

@@ -77,6 +77,8 @@ describe('the node line', () => {
     ]})
     const files = [...loadFiles(BIRD16), ...Object.entries(texts).map(([n, text]) => ({name: `calico/${n}`, text}))]
     expect(nodeLine(files)).toMatch(/^node n1 {2}BIRD 1\.6\.8 /)
+    // without `ip addr`, by BIRD's router id, which Calico sets to the node's address
+    expect(nodeLine(files.filter((f) => f.name !== 'ip-j-addr.json'))).toMatch(/^node n1 {2}BIRD 1\.6\.8 /)
   })
 })
 
