@@ -69,5 +69,9 @@ describe('fleet\'s cluster findings', () => {
     expect(text).not.toContain('from \\ to')
     const rows = text.split('\n').filter((l) => /^ {2}\d {2}/.test(l))
     expect(rows.map((l) => l.indexOf('?'))).toEqual([rows[0].indexOf('?'), rows[0].indexOf('?')])
+    // the page's cells do not say a node owns no block when no owner is known
+    const page = [...fleetHtmlPieces(join.finish())].join('\n')
+    expect(page).not.toContain('owns no block')
+    expect(page).toContain('title="no Calico truth: block owners unknown"')
   })
 })
