@@ -156,7 +156,14 @@ export function whyNoPlan(ctx: SnapshotIndex, d: PrefixDiagnosis): string | unde
     return `there is no ${dev} device, so nothing can be routed through it; --tunnel-dev names the tunnel device`
   if (!ctx.haveBird)
     return `no BIRD routes ${inInput(ctx)}: nothing can be planned without BIRD's BGP paths and next hops`
-  if (facts.bird.length === 0) return 'no BGP path: its owner\'s session is down or it is not announced'
+  if (facts.bird.length === 0) {
+    // a guess at a down session only where one is down, or the sessions are unknown
+    if (facts.ownersDown.length > 0)
+      return `no BGP path: its owner's session may be the one down (${facts.ownersDown.map((p) => p.name).join(', ')})`
+    return ctx.bgpProtocols.length > 0
+      ? 'no BGP path: no peer announces it, over sessions that are all Established'
+      : 'no BGP path: its owner\'s session is down or it is not announced'
+  }
   if (unnamedBgpNexthops(facts))
     return 'BIRD\'s paths do not show their BGP next hop: the snapshot has `show route` without `all`'
   if (facts.bgpNextHops.length === 0) {

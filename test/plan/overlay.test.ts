@@ -12,7 +12,7 @@ import {parseBirdConf} from '../../src/parse/bird-conf.js'
 import {parseIpRule} from '../../src/parse/ip-rule.js'
 import {explainReport} from '../../src/report/report.js'
 import {planFix} from '../../src/services/fix.js'
-import {BIRD16, BIRD2, LAB_HEALTHY, editFile, editJsonRoutes, expectRealEvidence, fileText, loadFiles, replaceOnce} from '../diagnose/helpers.js'
+import {BIRD16, BIRD2, LAB_HEALTHY, PEER_DOWN, editFile, editJsonRoutes, expectRealEvidence, fileText, loadFiles, replaceOnce} from '../diagnose/helpers.js'
 
 const BLOCK = '192.168.110.128/26'
 const RULES = '0:\tfrom all lookup local\n32000:\tfrom all to 192.168.0.0/16 lookup 1158\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n'
@@ -251,5 +251,17 @@ describe('the lab\'s captures after a move and after a leak', () => {
     expect(leak.evidence[1].text).toMatch(/^filter calico_export_to_bgp_peers \{\n {2}calico_aggr\(\);/)
     const {report} = planFix(load('lab-bird2-overlay-leak'))
     expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.table, r.metric, r.protocol])).toEqual([['delete', 254, 31, '158']])
+  })
+})
+
+describe('why nothing is planned for a block without a BGP path', () => {
+  it('names the session that is down where one is, and says no peer announces it where all are Established', () => {
+    const down = ctxOf(loadFiles(PEER_DOWN))
+    expect(explainReport(down, '192.168.82.0/26').planNote).toBe(
+      'no BGP path: its owner\'s session may be the one down (Mesh_172_31_30_6)',
+    )
+    expect(explainReport(ctxOf(loadFiles(BIRD2)), '192.168.50.1').planNote).toBe(
+      'no BGP path: no peer announces it, over sessions that are all Established',
+    )
   })
 })
