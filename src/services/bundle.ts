@@ -12,7 +12,7 @@ import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
 import {
   DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, DEFAULT_TUNNEL_DEV, OVERLAY_SETTINGS_FILE, SnapshotIndex,
 } from '../model/snapshot-index.js'
-import {namingPaths, NODE_NAME_FILE, parsePoolFlag, snapshotHost} from '../snapshot/build.js'
+import {namingPaths, NODE_NAME_FILE, parsePoolFlags, snapshotHost} from '../snapshot/build.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
 import {parseOverlaySettings} from '../parse/overlay-settings.js'
 import {UsageError} from '../model/errors.js'
@@ -213,7 +213,7 @@ export function withoutPaths(argv: string[]): string[] {
 /** --pool flags as a Calico IPPool list, or the --ippools file as given. */
 async function poolSourceFile(opts: SourceOptions): Promise<SourceFile | undefined> {
   if (opts.pools && opts.pools.length > 0) {
-    const items = opts.pools.map(parsePoolFlag).map((p, i) => ({
+    const items = parsePoolFlags(opts.pools).map((p, i) => ({
       apiVersion: 'projectcalico.org/v3',
       kind: 'IPPool',
       metadata: {name: `routedoctor-pool-${i + 1}`},

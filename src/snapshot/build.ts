@@ -66,6 +66,18 @@ export interface RouteDeferral {
   dropKernelText(file: SourceFile, routes: KernelRoute[]): SourceFile
 }
 
+/**
+ * Every --pool, each CIDR once; one CIDR given with two modes is refused (which would be judged is anyone's guess).
+ */
+export function parsePoolFlags(flags: string[]): Pool[] {
+  const pools = flags.map(parsePoolFlag)
+  for (const [i, p] of pools.entries()) {
+    const other = pools.findIndex((q, j) => j < i && q.cidr === p.cidr && q.mode !== p.mode)
+    if (other >= 0) throw new UsageError(`--pool ${flags[other]} and --pool ${flags[i]}: one pool, two modes; give it once`)
+  }
+  return pools.filter((p, i) => pools.findIndex((q) => q.cidr === p.cidr) === i)
+}
+
 export function parsePoolFlag(flag: string): Pool {
   const [cidrText, modeText = 'ipip'] = flag.split('=')
   const cidr = canonicalPrefix(cidrText)
@@ -126,7 +138,7 @@ function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions, tunnelDev: strin
   const ippoolsFile =
     opts.ippools ?? files.find((f) => (f.name === 'ippools.yaml' || f.name === 'ippools.json') && f.text !== undefined)
   if (opts.pools && opts.pools.length > 0)
-    return {calico, config, pools: opts.pools.map(parsePoolFlag), poolOrigin: 'flag'}
+    return {calico, config, pools: parsePoolFlags(opts.pools), poolOrigin: 'flag'}
   if (ippoolsFile?.text !== undefined)
     return {calico, config, pools: parseIpPools(ippoolsFile.text, ippoolsFile.name), poolOrigin: 'ippools'}
   if (calico && calico.pools.length > 0) return {calico, config, pools: calico.pools, poolOrigin: 'calico'}

@@ -66,6 +66,16 @@ describe('bad input', () => {
     expect((await run(['check', '--no-such-flag'])).exitCode).toBe(2)
   })
 
+  it('one --pool CIDR given with two modes is refused; given twice alike, it is one pool', async () => {
+    const both = await run(['check', '--from', ecmp, '--pool', '192.168.0.0/16', '--pool', '192.168.0.0/16=vxlan'])
+    expect(both.exitCode).toBe(2)
+    expect(both.stderr).toBe(
+      'routedoctor: --pool 192.168.0.0/16 and --pool 192.168.0.0/16=vxlan: one pool, two modes; give it once',
+    )
+    const twice = await run(['check', '--from', ecmp, '--pool', '192.168.0.0/16', '--pool', '192.168.0.0/16=ipip', '--json'])
+    expect(JSON.parse(twice.stdout).node.pools.map((p: {cidr: string}) => p.cidr)).toEqual(['192.168.0.0/16'])
+  })
+
   it('a prefix with an octet left out is refused as no prefix, not read as inet_aton would (192.168.0.110/26)', async () => {
     const typo = await run(['explain', '192.168.110/26', '--from', ecmp])
     expect(typo.exitCode).toBe(2)
