@@ -73,7 +73,8 @@ export function parsePoolFlags(flags: string[]): Pool[] {
   const pools = flags.map(parsePoolFlag)
   for (const [i, p] of pools.entries()) {
     const other = pools.findIndex((q, j) => j < i && q.cidr === p.cidr && q.mode !== p.mode)
-    if (other >= 0) throw new UsageError(`--pool ${flags[other]} and --pool ${flags[i]}: one pool, two modes; give it once`)
+    if (other >= 0)
+      throw new UsageError(`--pool ${flags[other]} and --pool ${flags[i]}: one pool, two modes; give it once`)
   }
   return pools.filter((p, i) => pools.findIndex((q) => q.cidr === p.cidr) === i)
 }
