@@ -6,7 +6,7 @@
 //   `+text`      asynchronous message, not part of any reply
 // A code is only printed when it changes, so replies are assembled line by line, never per chunk.
 
-import {existsSync} from 'node:fs'
+import {existsSync, statSync} from 'node:fs'
 import net from 'node:net'
 import {RouteDoctorError} from '../model/errors.js'
 import {bannerVersion, isErrorCode} from '../parse/bird-framing.js'
@@ -53,9 +53,12 @@ export class BirdSocketMissingError extends BirdSocketError {
 }
 
 export class BirdSocketRefusedError extends BirdSocketError {
-  constructor(path: string) {
+  constructor(path: string, notSocket = false) {
     super(
-      `BIRD control socket ${path} refused the connection (nothing listens on it; is BIRD running?)`,
+      notSocket
+        ? `BIRD control socket ${path} is not a socket but a file or directory ` +
+          '(pass BIRD\'s socket, e.g. /var/run/calico/bird.ctl)'
+        : `BIRD control socket ${path} refused the connection (nothing listens on it; is BIRD running?)`,
       path,
       'E_BIRD_SOCKET_REFUSED',
     )
@@ -655,7 +658,8 @@ function socketError(path: string, e: NodeJS.ErrnoException): BirdSocketError {
     case 'ENOENT':
       return new BirdSocketMissingError(path)
     case 'ECONNREFUSED':
-      return new BirdSocketRefusedError(path)
+      // connect(2) to a path that is no socket is refused too: say which it is
+      return new BirdSocketRefusedError(path, statSync(path, {throwIfNoEntry: false})?.isSocket() === false)
     case 'EACCES':
     case 'EPERM':
       return new BirdSocketPermissionError(path)

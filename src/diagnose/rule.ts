@@ -1,7 +1,7 @@
 // What a rule is: a pure function of the SnapshotIndex (and, for prefix rules, one prefix's facts).
 import {hasOnlinkAttribute} from '../model/bird-version.js'
+import {tunnelNexthops} from '../model/format.js'
 import {
-  compareAddresses,
   DEFAULT_RULE_PRIORITY,
   type NexthopResolution,
   type PrefixFacts,
@@ -93,6 +93,11 @@ export function prefixFinding(ctx: SnapshotIndex, id: FindingId, prefix: string,
   return finding(id, {prefix, title: made.title, detail: made.detail, evidence: made.evidence, fix: made.fix})
 }
 
+/** Where the input lacking something came from, for the sentence saying so: a snapshot (or bundle), or this node. */
+export function inInput(ctx: SnapshotIndex): string {
+  return ctx.snapshot.origin.kind === 'live' ? 'read from this node' : 'in the snapshot'
+}
+
 /** Is this kernel route through the tunnel: every next hop on the tunnel device? */
 export function throughTunnel(ctx: SnapshotIndex, facts: PrefixFacts): boolean {
   const r = facts.effective
@@ -116,7 +121,10 @@ export function resolutionEvidence(ctx: SnapshotIndex, facts: PrefixFacts): Evid
     : facts.resolutions.flatMap((r) => ctx.resolutionEvidence(r))
 }
 
-/** The next hops a correct route has: distinct BGP next hops of the best set that the kernel can reach, not our own. */
+/**
+ * The next hops a correct route has: distinct BGP next hops of the best set that the kernel can reach, not our own, in
+ * the plan's (address) order as PrefixFacts.bgpNextHops is.
+ */
 export function wantedGateways(facts: PrefixFacts): string[] {
   // a list of resolutions is often one SnapshotIndex shares among the prefixes of a next hop: computed once for it
   let wanted = wantedOf.get(facts.resolutions)
@@ -262,7 +270,7 @@ export function tunnelFixAdvice(ctx: SnapshotIndex, facts: PrefixFacts): string 
   const dev = ctx.snapshot.tunnelDev
   if (facts.bgpNextHops.length === 0) {
     if (!ctx.haveBird)
-      return `The snapshot has no BIRD routes: nothing can be planned without BIRD's BGP next hops (collect \`birdc show route all\`).`
+      return `No BIRD routes ${inInput(ctx)}: nothing can be planned without BIRD's BGP next hops (collect \`birdc show route all\`).`
     return unnamedBgpNexthops(facts)
       ? `BIRD's paths for ${facts.prefix} do not name their BGP next hop (a \`show route\` without \`all\`): ` +
           'nothing can be planned until `birdc show route all` is collected.'
@@ -271,15 +279,8 @@ export function tunnelFixAdvice(ctx: SnapshotIndex, facts: PrefixFacts): string 
   // the next hops the plan uses (reachable, not this node's), or BIRD's when the kernel reaches none of them, in the
   // plan's (address) order
   const wanted = wantedGateways(facts)
-  const hops = [...(wanted.length > 0 ? wanted : facts.bgpNextHops)].sort(compareAddresses)
+  const hops = wanted.length > 0 ? wanted : facts.bgpNextHops
   return `Program ${facts.prefix} ${tunnelNexthops(hops, dev)} (routedoctor fix), ${durableFix(ctx)}`
-}
-
-/** The next hops of a tunnel route through `gateways`, as `ip route` takes them (`nexthop via …` when several). */
-export function tunnelNexthops(gateways: readonly string[], dev: string): string {
-  return gateways.length === 1
-    ? `via ${gateways[0]} dev ${dev} onlink`
-    : gateways.map((g) => `nexthop via ${g} dev ${dev} onlink`).join(' ')
 }
 
 /**

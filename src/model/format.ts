@@ -164,6 +164,13 @@ export function ipRouteReplace(p: AnyPlannedRoute): string {
   return `${head} ${p.nexthops.map((n) => `nexthop ${via(n.gateway)} dev ${n.dev} weight ${n.weight}${n.onlink ? ' onlink' : ''}`).join(' ')}`
 }
 
+/** The next hops of a tunnel route through `gateways`, as `ip route` takes them (`nexthop via …` when several). */
+export function tunnelNexthops(gateways: readonly string[], dev: string): string {
+  return gateways.length === 1
+    ? `via ${gateways[0]} dev ${dev} onlink`
+    : gateways.map((g) => `nexthop via ${g} dev ${dev} onlink`).join(' ')
+}
+
 /** `ip link` style: `tunl0 (tun) <POINTOPOINT,NOARP,UP,LOWER_UP> mtu 1480 state UP`. */
 export function formatLink(l: Link): string {
   return `${l.ifname} (${l.kind ?? 'kind unknown'}) <${l.flags.join(',')}> mtu ${l.mtu} state ${l.operstate}`

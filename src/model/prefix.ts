@@ -67,10 +67,18 @@ export function familyOf(address: string): Family {
 export function canonicalAddress(text: string): string | undefined {
   if (ipv4Value(text) >= 0) return text
   try {
-    return ipaddr.parse(text.replace(/%.*$/, '')).toString()
+    return ipv6Only(ipaddr.parse(text.replace(/%.*$/, '')))?.toString()
   } catch {
     return undefined
   }
+}
+
+/**
+ * An address ipaddr.js parsed, if IPv6. IPv4 is a dotted quad (ipv4Value) and nothing else: ipaddr.js also takes
+ * inet_aton's forms, `192.168.110` as 192.168.0.110 and `010.1.1.1` as octal, which no route or user means.
+ */
+function ipv6Only<T extends Addr>(addr: T): T | undefined {
+  return addr.kind() === 'ipv6' ? addr : undefined
 }
 
 /**
@@ -90,11 +98,11 @@ export function canonicalPrefix(text: string, family: Family = 'inet'): string |
   }
   try {
     if (slash < 0) {
-      const addr = ipaddr.parse(text)
-      return `${addr.toString()}/${addr.kind() === 'ipv4' ? 32 : 128}`
+      const addr = ipv6Only(ipaddr.parse(text))
+      return addr === undefined ? undefined : `${addr.toString()}/128`
     }
     const [addr, len] = ipaddr.parseCIDR(text)
-    return `${networkAddress(addr, len).toString()}/${len}`
+    return ipv6Only(addr) === undefined ? undefined : `${networkAddress(addr, len).toString()}/${len}`
   } catch {
     return undefined
   }

@@ -73,7 +73,7 @@ export interface PrefixFacts {
   bird: BirdRoute[] // every BIRD path for the prefix, primary first
   birdPrimary?: BirdRoute
   bestSet: BirdRoute[] // the primary and the paths equal to it in preference and BGP attributes
-  bgpNextHops: string[] // distinct BGP next hops of bestSet, in order
+  bgpNextHops: string[] // distinct BGP next hops of bestSet, in address order (the plan's: every text lists them so)
   resolutions: NexthopResolution[]
   local: boolean // this node's own block or a local workload
   ownersDown: BirdProtocol[] // BGP sessions not Established
@@ -442,7 +442,7 @@ export class SnapshotIndex {
         const hops: string[] = []
         for (const r of bestSet) if (r.bgpNextHop !== undefined && !hops.includes(r.bgpNextHop)) hops.push(r.bgpNextHop)
         if (hops.length > 0) {
-          const shared = hops.length === 1 ? this.single(hops[0]) : this.several(hops)
+          const shared = hops.length === 1 ? this.single(hops[0]) : this.several(hops.sort(compareAddresses))
           bgpNextHops = shared.hops
           resolutions = shared.resolutions
         }

@@ -305,6 +305,8 @@ export interface OverlaySettingsRecord {
   protocol?: number
   table?: number
   tunnelDev?: string
+  // a table inside 1-255 that builds before --table refused one recorded: read, not used (DESIGN §5)
+  refusedTable?: {table: number; line: number}
 }
 
 export interface SourceFile {

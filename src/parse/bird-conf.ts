@@ -108,6 +108,21 @@ function operandPrefixes(operand: string, defines: Map<string, string>, depth = 
   return out
 }
 
+const CALICO_SELF = new RegExp(
+  String.raw`^[ \t]*# For peer /(?:bgp/v1/)?host/([^/\s]+)/ip_addr_v[46][ \t]*\r?\n` +
+    String.raw`(?:[ \t]*\r?\n)*[ \t]*# Skipping ourselves\b`,
+  'm',
+)
+
+/**
+ * The Calico node a config rendered by calico-node's confd is for: its mesh section names every node's address key,
+ * `# For peer /host/NAME/ip_addr_v4` (`/bgp/v1/host/…` in some versions), and the node's own is followed by
+ * `# Skipping ourselves (ADDRESS)`. Undefined for any other config.
+ */
+export function calicoNodeName(text: string): string | undefined {
+  return CALICO_SELF.exec(text)?.[1]
+}
+
 export function parseBirdConf(text: string, file = 'bird.conf', opts: BirdConfOptions = {}): BirdConfig {
   const tunnelDev = opts.tunnelDev ?? 'tunl0'
   const s = stripBirdComments(text)

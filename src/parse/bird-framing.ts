@@ -18,6 +18,8 @@ export interface BirdBanner {
 
 const RAW_LINE_SHAPE =
   'a BIRD control-socket reply line ("NNNN-text", "NNNN text" or a continuation starting with a space)'
+const CLOSED_REPLY =
+  'the reply to go on to its final line ("0000", or "NNNN text" without a dash): the capture is cut short here'
 
 function isDigit(c: number): boolean {
   return c >= 48 && c <= 57
@@ -57,8 +59,20 @@ export class BirdFramer {
   mode: 'unknown' | 'raw' | 'birdc' = 'unknown'
   banner?: BirdBanner
   private lastCode: number | undefined
+  // raw socket: the last reply's final line (`NNNN text`, `0000`) not read yet, and where the input stopped
+  private open = false
+  private last: {line: number; text: string} | undefined
 
   constructor(private readonly file: string, private readonly sink: BirdLineSink) {}
+
+  /**
+   * The input is over: a raw-socket reply still open (no final `NNNN ` line, `0000` for tables) was cut short, and
+   * what is missing of it would read as routes or sessions BIRD does not have.
+   */
+  end(): void {
+    if (this.mode !== 'raw' || !this.open || this.last === undefined) return
+    throw new ParseError(this.file, this.last.line, CLOSED_REPLY, this.last.text)
+  }
 
   /** One input line without its '\n' (a trailing '\r' is dropped here). */
   push(raw: string, lineNo: number): void {
@@ -72,12 +86,15 @@ export class BirdFramer {
     const c0 = line.charCodeAt(0)
     if (c0 === 32) {
       // continuation: one marker space, the rest (TABs, padding) is payload
+      this.last = {line: lineNo, text: line}
       return this.payload(line.slice(1), lineNo, this.lastCode)
     }
     if (c0 === 43 /* + */) return // asynchronous message, not part of any reply
     if (!hasReplyCode(line)) throw new ParseError(this.file, lineNo, RAW_LINE_SHAPE, line)
     const code = Number(line.slice(0, 4))
     this.lastCode = code
+    this.open = line.charCodeAt(4) === 45 /* - */
+    this.last = {line: lineNo, text: line}
     const text = line.length > 5 ? line.slice(5) : ''
     if (code === 0 && isBlank(text)) return // `0000 `: end of reply, birdc prints nothing for it
     this.payload(text, lineNo, code)
@@ -147,6 +164,7 @@ export function frameBirdText(text: string, file: string, sink: BirdLineSink, sp
     start = end + 1
     lineNo++
   }
+  framer.end()
   return framer
 }
 

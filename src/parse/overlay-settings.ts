@@ -46,11 +46,16 @@ export function parseOverlaySettings(text: string, file = 'overlay-settings.json
     out.protocol = o.protocol as number
   }
   if (o.table !== undefined) {
-    // refused as --table is: a replay must not read (or write) the overlay in a table BIRD or the kernel owns
-    if (!isOverlayTable(o.table)) {
+    // a table inside 1-255, which earlier builds' `bundle --table` recorded: kept apart, for the replay to say it is
+    // not used (`fix` never wrote there), not refused, so that the bundle still replays
+    if (Number.isInteger(o.table) && (o.table as number) >= 1 && (o.table as number) <= 255) {
+      out.refusedTable = {table: o.table as number, line: line('table')}
+    } else if (isOverlayTable(o.table)) {
+      out.table = o.table
+    } else {
+      // refused as --table is; no build ever replayed such a value (0, negative, not an integer, above 2^32 - 1)
       throw new ParseError(file, line('table'), `"table" to be ${OVERLAY_TABLE_EXPECTED}`, JSON.stringify(o.table))
     }
-    out.table = o.table
   }
   if (o.tunnelDev !== undefined) {
     if (typeof o.tunnelDev !== 'string' || !isInterfaceName(o.tunnelDev)) {

@@ -4,7 +4,7 @@
 // in BIRD's table included), the rules to add, or to remove once the overlay is empty.
 import type {SnapshotIndex, PrefixFacts} from '../model/snapshot-index.js'
 import type {PrefixDiagnosis} from '../diagnose/engine.js'
-import {carriesPlan, overlayGateways, unnamedBgpNexthops} from '../diagnose/rule.js'
+import {carriesPlan, inInput, kernelLearnt, overlayGateways, unnamedBgpNexthops} from '../diagnose/rule.js'
 import {tableIdOf} from '../model/fib.js'
 import type {
   IpRule,
@@ -158,11 +158,22 @@ export function whyNoPlan(ctx: SnapshotIndex, d: PrefixDiagnosis): string | unde
   if (tunnelDevMissing(ctx))
     return `there is no ${dev} device, so nothing can be routed through it; --tunnel-dev names the tunnel device`
   if (!ctx.haveBird)
-    return 'the snapshot has no BIRD routes: nothing can be planned without BIRD\'s BGP paths and next hops'
-  if (facts.bird.length === 0) return 'no BGP path: its owner\'s session is down or it is not announced'
+    return `no BIRD routes ${inInput(ctx)}: nothing can be planned without BIRD's BGP paths and next hops`
+  if (facts.bird.length === 0) {
+    // a guess at a down session only where one is down, or the sessions are unknown
+    if (facts.ownersDown.length > 0)
+      return `no BGP path: its owner's session may be the one down (${facts.ownersDown.map((p) => p.name).join(', ')})`
+    return ctx.bgpProtocols.length > 0
+      ? 'no BGP path: no peer announces it, over sessions that are all Established'
+      : 'no BGP path: its owner\'s session is down or it is not announced'
+  }
   if (unnamedBgpNexthops(facts))
     return 'BIRD\'s paths do not show their BGP next hop: the snapshot has `show route` without `all`'
-  if (facts.bgpNextHops.length === 0) return 'BIRD\'s paths carry no BGP next hop'
+  if (facts.bgpNextHops.length === 0) {
+    return facts.bird.every((r) => kernelLearnt(ctx, r))
+      ? 'BIRD\'s only path is one it learnt from the kernel: no BGP path names an owner'
+      : 'BIRD\'s paths carry no BGP next hop'
+  }
   const owner = ctx.cluster?.ownerOf(facts.prefix)
   if (
     owner?.address !== undefined &&

@@ -44,7 +44,9 @@ ${r.truth ? `Calico's truth: ${esc(r.truth.files.join(', '))}${r.truth.apiGroup 
       if (a.name === b.name) return '<td class="self">·</td>'
       if (a.source === undefined) return '<td class="none" title="no source for this node">?</td>'
       const p = pair.get(`${a.name}\0${b.name}`)
-      if (!p || p.checked === 0) return `<td class="none" title="${esc(b.name)} owns no block">–</td>`
+      // without the truth no block has a known owner: not that the node owns none
+      const none = r.truth ? `${esc(b.name)} owns no block` : 'no Calico truth: block owners unknown'
+      if (!p || p.checked === 0) return `<td class="none" title="${none}">–</td>`
       return `<td class="v-${p.verdict}" data-from="${esc(a.name)}" data-to="${esc(b.name)}">${cell(p)}</td>`
     })
     yield `<tr><th scope="row">${esc(a.name)}</th>${cells.join('')}</tr>`

@@ -25,13 +25,18 @@ export function renderFleet(r: FleetReport, c: ChalkInstance): string {
     `${c.bold('fleet')} ${counted(r.nodes.length, 'node')}, ${sources} with a source; ${r.truth ? `Calico's truth: ${counted(r.truth.files.length, 'file')}${r.truth.apiGroup ? ` (${r.truth.apiGroup})` : ''}` : c.yellow('no Calico truth (give --calico DIR or --kube, or bundles with calico/): no block owners, no matrix')}`,
   )
   const pair = new Map(r.pairs.map((p) => [`${p.from}\0${p.to}`, p]))
+  // without the truth no block has an owner: the header says there is no matrix, so none of '-' cells is drawn
+  const matrix = r.truth !== null || r.pairs.some((p) => p.checked > 0)
   if (r.nodes.length <= MATRIX_MAX) {
     out.push('')
+    const width = Math.max(16, ...r.nodes.map((n) => n.name.length))
     r.nodes.forEach((n, i) =>
       out.push(
-        `${String(i + 1).padStart(3)}  ${n.name.padEnd(16)} ${(n.address ?? '?').padEnd(16)} ${n.source ?? c.yellow('no source')}`,
+        `${String(i + 1).padStart(3)}  ${n.name.padEnd(width)} ${(n.address ?? '?').padEnd(16)} ${n.source ?? c.yellow('no source')}`,
       ),
     )
+  }
+  if (r.nodes.length <= MATRIX_MAX && matrix) {
     out.push('')
     out.push(`${'from \\ to'.padEnd(15)}${r.nodes.map((_, i) => String(i + 1).padEnd(5)).join('')}`)
     r.nodes.forEach((a, i) => {
@@ -48,7 +53,7 @@ export function renderFleet(r: FleetReport, c: ChalkInstance): string {
       c.dim('rows: from; columns: to. MISS missing, UNRE unreachable, MISR misrouted,'),
       c.dim('NTUN not tunnelled, MPL multipath lost, - no blocks there, ? no source'),
     )
-  } else {
+  } else if (matrix) {
     const counts = new Map<Verdict, number>()
     for (const p of r.pairs) if (p.checked > 0) counts.set(p.verdict, (counts.get(p.verdict) ?? 0) + 1)
     out.push(

@@ -36,6 +36,15 @@ export function sessionsWords(s: {up: number; total: number}, protocolsRead: boo
   return s.total === 0 && !protocolsRead ? 'unknown (no BIRD protocols)' : `${s.up}/${s.total} Established`
 }
 
+/**
+ * The node's name, or plainly that no source names it (BIRD 1.6 prints no host name, a snapshot taken by hand has no
+ * `hostname` file), with BIRD's router id, which on a Calico node is its address.
+ */
+export function nodeLabel(n: Pick<NodeSummary, 'host' | 'routerId'>): string {
+  if (n.host !== undefined) return n.host
+  return n.routerId !== undefined ? `unknown (router id ${n.routerId})` : 'unknown'
+}
+
 export function renderNode(n: NodeSummary, c: ChalkInstance): string {
   const pools =
     n.pools.length > 0
@@ -49,7 +58,7 @@ export function renderNode(n: NodeSummary, c: ChalkInstance): string {
   const noProtocols = (f: string) => f === 'birdc-show-protocols-all.txt'
   const sessions = sessionsWords(n.sessions, !n.missing.some(noProtocols) && !n.failed.some((f) => noProtocols(f.file)))
   const lines = [
-    `${c.bold('node')} ${n.host ?? '?'}${n.kubeNode && n.kubeNode !== n.host ? ` (Kubernetes node ${n.kubeNode})` : ''}  ${c.bold('BIRD')} ${n.birdVersion ?? '?'}  ${c.bold('sessions')} ${sessions}  ${c.bold('tunnel')} ${n.tunnelDev}`,
+    `${c.bold('node')} ${nodeLabel(n)}${n.kubeNode && n.kubeNode !== n.host ? ` (Kubernetes node ${n.kubeNode})` : ''}  ${c.bold('BIRD')} ${n.birdVersion ?? 'unknown'}  ${c.bold('sessions')} ${sessions}  ${c.bold('tunnel')} ${n.tunnelDev}`,
     `${c.bold('pools')} ${pools}`,
   ]
   if (n.gracefulRestart !== undefined) lines.push(c.yellow(gracefulRestartText(n.gracefulRestart)))

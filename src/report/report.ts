@@ -1,10 +1,18 @@
 // The reports `check` and `explain` return: pure functions of a Snapshot. Presenters render them.
-import {SnapshotIndex, isEstablished, linkUsable} from '../model/snapshot-index.js'
+import {
+  SnapshotIndex,
+  OVERLAY_SETTINGS_FILE,
+  compareAddresses,
+  isEstablished,
+  linkUsable,
+  type PrefixFacts,
+} from '../model/snapshot-index.js'
 import {diagnoseFacts, diagnoseHost, diagnosePrefix, type PrefixDiagnosis} from '../diagnose/engine.js'
-import {NONE} from '../diagnose/rule.js'
+import {inInput, NONE, tunnelEndpoints} from '../diagnose/rule.js'
 import {indexOfKey, keyPrefix, keyPrefixLength, prefixKey} from '../model/prefix-key.js'
 import {planPrefix, reportedRoute, whyNoPlan, type PlanItem} from '../plan/plan.js'
 import {formatBirdPath, formatKernelRoute, formatLink} from '../model/format.js'
+import {snapshotHost} from '../snapshot/build.js'
 import {
   canonicalAddress,
   canonicalPrefix,
@@ -136,7 +144,8 @@ export interface ExplainReport {
 export function nodeSummary(ctx: SnapshotIndex): NodeSummary {
   const s = ctx.snapshot
   return {
-    host: snapshotHost(s),
+    // where no source names the host, the Kubernetes node it is (--node, node-name.txt, Calico's truth)
+    host: snapshotHost(s) ?? s.nodeName,
     birdVersion: s.bird.status?.version,
     routerId: s.bird.status?.routerId,
     ...gracefulRestart(s),
@@ -153,9 +162,24 @@ export function nodeSummary(ctx: SnapshotIndex): NodeSummary {
         !(s.origin.kind === 'live' && m === 'ippools.yaml'),
     ),
     failed: s.files.filter((f) => f.error !== undefined).map((f) => ({file: f.name, error: f.error!})),
-    bundleWarnings: s.origin.warnings ?? [],
+    bundleWarnings: [...(s.origin.warnings ?? []), ...refusedTableNote(ctx)],
     ...(s.calico && s.nodeName ? {kubeNode: s.nodeName} : {}),
   }
+}
+
+/**
+ * A table inside 1-255 an earlier build recorded (`bundle --table`, before --table refused it): read, said in one line,
+ * not used. An overlay there would be a table Felix, the kernel or BIRD keeps routes in (DESIGN §5), and `fix` always
+ * refused it, so routedoctor's routes were never there.
+ */
+function refusedTableNote(ctx: SnapshotIndex): string[] {
+  const refused = ctx.snapshot.overlay?.refusedTable
+  if (refused === undefined) return []
+  return [
+    `${OVERLAY_SETTINGS_FILE}:${refused.line} records table ${refused.table}, inside 1-255 (Felix may claim 1-250, ` +
+      `253-255 are the kernel's): --table refuses it today and fix never wrote there; routedoctor's routes are read ` +
+      `and planned in table ${ctx.overlayTable} instead`,
+  ]
 }
 
 function gracefulRestart(s: Snapshot): Pick<NodeSummary, 'gracefulRestart'> {
@@ -163,16 +187,6 @@ function gracefulRestart(s: Snapshot): Pick<NodeSummary, 'gracefulRestart'> {
   if (gr === undefined) return {}
   const {pos: _pos, ...state} = gr
   return {gracefulRestart: state}
-}
-
-/**
- * The node's name: the bundle's or live host's, else the snapshot's `hostname` file, else BIRD's `show status` (BIRD
- * 2+).
- */
-export function snapshotHost(s: Pick<Snapshot, 'origin' | 'files'>): string | undefined {
-  const file = s.files.find((f) => f.name === 'hostname')?.text?.trim().split(/\s+/)[0]
-  const hostLine = s.files.find((f) => f.name === 'birdc-show-status.txt')?.text?.match(/^Hostname is (\S+)/m)
-  return s.origin.host ?? (file || undefined) ?? hostLine?.[1]
 }
 
 const reportedOf = (item: PlanItem | null | undefined): ReportedRoute | null =>
@@ -510,8 +524,10 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
   const f = d.facts
   const steps: ChainStep[] = []
   const dev = ctx.snapshot.tunnelDev
-  // 1. sessions the best paths came over; for a missing prefix, the sessions that are down
-  const sessions = [...new Set(f.bestSet.map((r) => ctx.sessionOf(r)).filter((p) => p !== undefined))]
+  // 1. sessions the best paths came over, by neighbour as the next hops are; for a missing prefix, those that are down
+  const sessions = [...new Set(f.bestSet.map((r) => ctx.sessionOf(r)).filter((p) => p !== undefined))].sort(
+    (a, b) => compareAddresses(a.neighborAddress ?? '255.255.255.255', b.neighborAddress ?? '255.255.255.255'),
+  )
   if (sessions.length > 0) {
     for (const p of sessions) {
       steps.push({
@@ -545,8 +561,8 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
     const summary = ctx.has('birdc-show-protocols-all.txt')
       ? 'BIRD has no BGP protocols'
       : ctx.haveBird
-        ? 'no BGP session data in the snapshot (no birdc-show-protocols-all.txt)'
-        : 'no BIRD data in the snapshot'
+        ? `no BGP session data ${inInput(ctx)} (no birdc-show-protocols-all.txt)`
+        : `no BIRD data ${inInput(ctx)}`
     steps.push({step: 'session', status: 'absent', summary, evidence: []})
   }
   // 2. BIRD's paths
@@ -563,7 +579,7 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
       : {
           step: 'bird',
           status: ctx.haveBird ? 'error' : 'absent',
-          summary: ctx.haveBird ? 'BIRD holds no path for this prefix' : 'no BIRD routes in the snapshot',
+          summary: ctx.haveBird ? 'BIRD holds no path for this prefix' : `no BIRD routes ${inInput(ctx)}`,
           evidence: [],
         },
   )
@@ -600,7 +616,7 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
             shown.map((r) => formatKernelRoute(r)).join('\n') +
             (e.type === 'unicast' && !f.local
               ? e.nexthops.every((n) => n.dev === dev)
-                ? `\n→ through ${dev}`
+                ? `\n→ through ${dev}${strayEndpoints(ctx, f, e)}`
                 : f.pool?.crossSubnet && !f.tunnelExpected
                   ? `\n→ not through ${dev}: the next hop is on this node's subnet, which CrossSubnet reaches directly`
                   : `\n→ not through ${dev}`
@@ -610,7 +626,7 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
       : {
           step: 'kernel',
           status: ctx.haveKernel ? 'error' : 'absent',
-          summary: ctx.haveKernel ? 'no kernel route for this prefix' : 'no kernel routes in the snapshot',
+          summary: ctx.haveKernel ? 'no kernel route for this prefix' : `no kernel routes ${inInput(ctx)}`,
           evidence: [],
         },
   )
@@ -627,11 +643,18 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
       : {
           step: 'tunnel',
           status: ctx.haveLinks ? 'error' : 'absent',
-          summary: ctx.haveLinks ? `no ${dev} device` : 'no links in the snapshot',
+          summary: ctx.haveLinks ? `no ${dev} device` : `no links ${inInput(ctx)}`,
           evidence: [],
         },
   )
   return steps
+}
+
+/** `, to N, which BIRD's best paths do not name (they name M)`: a tunnel route to an endpoint BIRD does not name. */
+function strayEndpoints(ctx: SnapshotIndex, f: PrefixFacts, route: KernelRoute): string {
+  const stray = (tunnelEndpoints(ctx, route) ?? []).filter((h) => !f.bgpNextHops.includes(h))
+  if (stray.length === 0 || f.bgpNextHops.length === 0) return ''
+  return `, to ${stray.join(', ')}, which BIRD's best paths do not name (they name ${f.bgpNextHops.join(', ')})`
 }
 
 /** One next hop of an ECMP route as `[via [inet6] GW] [dev IF]`: a next hop may have no device (or no gateway). */

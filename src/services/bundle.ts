@@ -12,14 +12,14 @@ import {defaultBundleName, writeBundle} from '../bundle/tarball.js'
 import {
   DEFAULT_FIX_PROTOCOL_NUMBER, DEFAULT_OVERLAY_TABLE, DEFAULT_TUNNEL_DEV, OVERLAY_SETTINGS_FILE, SnapshotIndex,
 } from '../model/snapshot-index.js'
-import {namingPaths, NODE_NAME_FILE, parsePoolFlag} from '../snapshot/build.js'
+import {namingPaths, NODE_NAME_FILE, parsePoolFlags, snapshotHost} from '../snapshot/build.js'
 import type {Snapshot, SourceFile} from '../model/types.js'
 import {parseOverlaySettings} from '../parse/overlay-settings.js'
 import {UsageError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {renderCheck, renderExplain} from '../render/text.js'
 import {loadSourceFiles, ownRoutes, readIppoolsFile, snapshotFrom, type SourceOptions} from './load.js'
-import {checkReport, explainReport, snapshotHost} from '../report/report.js'
+import {checkReport, explainReport} from '../report/report.js'
 
 export interface BundleOptions extends SourceOptions {
   out?: string // file or directory
@@ -82,8 +82,9 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     ]
   // the overlay's protocol, table and tunnel device travel in the bundle, so that a replay reads it as this run did
   files = withOverlaySettings(files, opts, source.origin)
-  // the snapshot's own node, not this machine, when the bundle is made of a snapshot directory
-  let host = snapshotHost({origin: source.origin, files}) ?? (source.origin.kind === 'live' ? os.hostname() : 'unknown')
+  // the snapshot's own node, not this machine, when the bundle is made of a snapshot directory; '' when no source
+  // names it (the file is routedoctor-unknown-…, and a replay says the node is unknown, as the snapshot does)
+  let host = snapshotHost({origin: source.origin, files}) ?? (source.origin.kind === 'live' ? os.hostname() : '')
   let mapping: Record<string, string> | undefined
   let command = opts.command
   if (opts.redact) {
@@ -97,7 +98,7 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
       hostnames: [host, os.hostname(), ...nodeNames(files, opts.node)].filter((h) => h && h !== 'snapshot'),
     })
     files = red.files
-    host = red.redactor.text(host)
+    if (host !== '') host = red.redactor.text(host)
     mapping = red.mapping
     command = withoutPaths(command).map((arg) => red.redactor.text(arg)) // --pool may carry addresses
     // a file's recorded command names where it was read: the file's name is kept, not its directory
@@ -105,7 +106,7 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
     progress(`redacted ${Object.keys(mapping).length} addresses, names and MACs`)
   }
   const snapshot = await snapshotFrom(
-    {files, origin: {...source.origin, host}},
+    {files, origin: {...source.origin, host: host || undefined}},
     {...opts, pools: undefined, ippools: undefined},
   )
   const ctx = new SnapshotIndex(snapshot, ownRoutes(opts))
@@ -212,7 +213,7 @@ export function withoutPaths(argv: string[]): string[] {
 /** --pool flags as a Calico IPPool list, or the --ippools file as given. */
 async function poolSourceFile(opts: SourceOptions): Promise<SourceFile | undefined> {
   if (opts.pools && opts.pools.length > 0) {
-    const items = opts.pools.map(parsePoolFlag).map((p, i) => ({
+    const items = parsePoolFlags(opts.pools).map((p, i) => ({
       apiVersion: 'projectcalico.org/v3',
       kind: 'IPPool',
       metadata: {name: `routedoctor-pool-${i + 1}`},

@@ -5,7 +5,7 @@ import path from 'node:path'
 
 import {readCalicoDir, readSnapshotDir} from '../collect/snapshot-dir.js'
 import {buildBulkSnapshot, type BulkSnapshot} from '../bulk/build.js'
-import {CALICO_DIR, type CalicoTruth} from '../model/calico.js'
+import {CALICO_DIR, CALICO_FILES, type CalicoTruth} from '../model/calico.js'
 import {SnapshotIndex, type SnapshotIndexOptions} from '../model/snapshot-index.js'
 import {
   buildSnapshot,
@@ -132,7 +132,17 @@ export function parseTruthFiles(files: SourceFile[], origin?: Snapshot['origin']
 export async function truthFiles(opts: Pick<SourceOptions, 'calico' | 'kube'>): Promise<SourceFile[] | undefined> {
   if (opts.calico !== undefined && opts.kube)
     throw new RouteDoctorError('--calico and --kube: give one source of Calico\'s truth', 2, 'E_USAGE')
-  if (opts.calico !== undefined) return readCalicoDir(opts.calico)
+  if (opts.calico !== undefined) {
+    // a directory with none of the files is a wrong path, not a cluster without truth: judging without it is no answer
+    const files = await readCalicoDir(opts.calico)
+    if (files.length > 0) return files
+    throw new RouteDoctorError(
+      `--calico ${opts.calico}: none of ${CALICO_FILES.join(', ')} there (expected \`kubectl get RESOURCE -o json\` ` +
+        'files; a snapshot or bundle carries its own under calico/)',
+      2,
+      'E_FROM',
+    )
+  }
   if (opts.kube) {
     const {readKubeTruth} = await import('../collect/kube.js')
     return readKubeTruth()
@@ -175,7 +185,7 @@ async function loadNodeFiles(opts: SourceOptions): Promise<LoadedSource> {
       kind: 'bundle',
       path: opts.from,
       collectedAt: bundle.manifest.collectedAt,
-      host: bundle.manifest.host,
+      host: bundle.manifest.host || undefined, // '': no source named the node
     }
     if (bundle.warnings.length > 0) origin.warnings = bundle.warnings
     return {files: bundle.files, origin}

@@ -1,6 +1,6 @@
 // SourceFile[] (from a directory, a bundle or the live node) -> Snapshot. Each file goes to its
 // parser; a parse error propagates (exit 2) naming the file and line.
-import {parseBirdConf} from '../parse/bird-conf.js'
+import {calicoNodeName, parseBirdConf} from '../parse/bird-conf.js'
 import {parseBirdProtocols} from '../parse/bird-protocols.js'
 import {parseBirdRoutes, type BirdPathSink} from '../parse/bird-routes.js'
 import {parseBirdStatus} from '../parse/bird-status.js'
@@ -64,6 +64,19 @@ export interface RouteDeferral {
   birdSink(outside: ((key: number) => boolean) | undefined): BirdPathSink | undefined
   /** The kernel JSON dump's entry without its text, the routes read from it holding none of it. */
   dropKernelText(file: SourceFile, routes: KernelRoute[]): SourceFile
+}
+
+/**
+ * Every --pool, each CIDR once; one CIDR given with two modes is refused (which would be judged is anyone's guess).
+ */
+export function parsePoolFlags(flags: string[]): Pool[] {
+  const pools = flags.map(parsePoolFlag)
+  for (const [i, p] of pools.entries()) {
+    const other = pools.findIndex((q, j) => j < i && q.cidr === p.cidr && q.mode !== p.mode)
+    if (other >= 0)
+      throw new UsageError(`--pool ${flags[other]} and --pool ${flags[i]}: one pool, two modes; give it once`)
+  }
+  return pools.filter((p, i) => pools.findIndex((q) => q.cidr === p.cidr) === i)
 }
 
 export function parsePoolFlag(flag: string): Pool {
@@ -134,7 +147,7 @@ function tunnelPoolsOf(files: SourceFile[], opts: BuildOptions, tunnelDev: strin
   const ippoolsFile =
     opts.ippools ?? files.find((f) => (f.name === 'ippools.yaml' || f.name === 'ippools.json') && f.text !== undefined)
   if (opts.pools && opts.pools.length > 0)
-    return {calico, config, pools: opts.pools.map(parsePoolFlag), poolOrigin: 'flag'}
+    return {calico, config, pools: parsePoolFlags(opts.pools), poolOrigin: 'flag'}
   if (ippoolsFile?.text !== undefined)
     return {calico, config, pools: parseIpPools(ippoolsFile.text, ippoolsFile.name), poolOrigin: 'ippools'}
   if (calico && calico.pools.length > 0) return {calico, config, pools: calico.pools, poolOrigin: 'calico'}
@@ -165,6 +178,18 @@ export function namingPaths<T>(
       : origin.kind === 'bundle' ? `${origin.path}:snapshot/${error.file}` : undefined)
     throw at === undefined || at === error.file ? error : error.at(at)
   }
+}
+
+/**
+ * The node's name: the bundle's or live host's, else the snapshot's `hostname` file, else BIRD's `show status` (BIRD
+ * 2+), else the node a Calico-rendered bird.conf is for (BIRD 1.6 prints no host name).
+ */
+export function snapshotHost(s: Pick<Snapshot, 'origin' | 'files'>): string | undefined {
+  const text = (name: string) => s.files.find((f) => f.name === name)?.text
+  const file = text('hostname')?.trim().split(/\s+/)[0]
+  const hostLine = text('birdc-show-status.txt')?.match(/^Hostname is (\S+)/m)?.[1]
+  const conf = text('bird.conf')
+  return s.origin.host ?? (file || undefined) ?? hostLine ?? (conf !== undefined ? calicoNodeName(conf) : undefined)
 }
 
 function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
@@ -216,12 +241,12 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
   plainRouteSources(parsedRoutes, parsedProtocols)
   const addresses = addr !== undefined ? parseIpAddrJson(addr) : []
   const origin = opts.origin ?? {kind: 'dir'}
-  const statusHost = status?.match(/^Hostname is (\S+)/m)?.[1]
   const nodeName = nodeNameOf(
     calico,
     opts.node ?? text(NODE_NAME_FILE)?.trim() ?? undefined,
-    addresses.map((a) => a.local),
-    origin.host ?? statusHost,
+    // BIRD's router id too: Calico sets it to the node's address, known where `ip addr` was not collected
+    [...addresses.map((a) => a.local), ...(birdStatus?.routerId !== undefined ? [birdStatus.routerId] : [])],
+    snapshotHost({origin, files}),
   )
   return {
     origin,

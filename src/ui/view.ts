@@ -4,7 +4,9 @@ import path from 'node:path'
 
 import type {ChalkInstance} from 'chalk'
 
+import {tunnelNexthops} from '../model/format.js'
 import {verdictColor} from '../render/style.js'
+import {nodeLabel} from '../render/text.js'
 import type {CheckReport, PrefixLine} from '../report/report.js'
 import {fit, visibleWidth, wrap} from './ansi.js'
 import {hasSourceProblems, layout, paneRows, selectedIndex, visibleRows, type UiState} from './state.js'
@@ -41,13 +43,13 @@ export function headerLines(s: UiState, c: ChalkInstance): string[] {
     : unread('birdc-show-protocols-all.txt') ? c.yellow('not read')
       : `${n.sessions.up}/${n.sessions.total} up`
   const sessionsText = n && n.sessions.up < n.sessions.total ? c.red(sessions) : sessions
-  const bird = unread('birdc-show-status.txt') ? c.yellow('not read') : (n?.birdVersion ?? '?')
+  const bird = unread('birdc-show-status.txt') ? c.yellow('not read') : (n ? (n.birdVersion ?? 'unknown') : '?')
   const source = s.live
     ? `live${s.loadedAt ? ` ${clock(s.loadedAt)}` : ''}`
     : `from ${s.source.length > 24 ? `…/${path.basename(s.source)}` : s.source}`
   const first = [
     c.bold('routedoctor'),
-    `node ${c.bold(n?.host ?? '?')}`,
+    `node ${c.bold(n ? nodeLabel(n) : '?')}`,
     `BIRD ${bird}`,
     `sessions ${sessionsText}`,
     source + (s.loading ? c.dim(' refreshing…') : ''),
@@ -219,8 +221,9 @@ export function footerLine(s: UiState, c: ChalkInstance): string {
     if (prefix === undefined)
       return fit(c.bold.yellow('Apply the whole plan (every correction, withdrawal and rule change)? [y/N] '), w)
     const plan = s.report?.prefixes.find((p) => p.prefix === prefix)?.plan
-    const what = plan
-      ? plan.nexthops.map((n) => `via ${n.gateway} dev ${n.dev}${n.onlink ? ' onlink' : ''}`).join(', ')
+    // as `ip route` takes them, as every finding words a planned route (planned next hops are all onlink, on one dev)
+    const what = plan && plan.nexthops.length > 0
+      ? tunnelNexthops(plan.nexthops.map((n) => n.gateway), plan.nexthops[0].dev)
       : 'withdrawing routedoctor\'s stale routes'
     return fit(c.bold.yellow(`Apply ${prefix} ${what}? [y/N] `), w)
   }

@@ -59,4 +59,19 @@ describe('fleet\'s cluster findings', () => {
     two.add('n2', 'n2/', fold(1480, []))
     expect(renderFleet(two.finish(), new Chalk({level: 0}))).toContain('every pair ok (1 pair with blocks)')
   })
+
+  it('without the truth: no matrix of "-" cells under a header that says "no matrix"; long names keep the columns', () => {
+    const join = new FleetJoin(undefined)
+    join.add('bird16-ecmp-not-tunneled', 'a/', fold(1480, [pair('bird16-ecmp-not-tunneled', 'vm', 0, 0)]))
+    join.add('vm', 'b/', fold(1480, [pair('vm', 'bird16-ecmp-not-tunneled', 0, 0)]))
+    const text = renderFleet(join.finish(), new Chalk({level: 0}))
+    expect(text.split('\n')[0]).toMatch(/no block owners, no matrix$/)
+    expect(text).not.toContain('from \\ to')
+    const rows = text.split('\n').filter((l) => /^ {2}\d {2}/.test(l))
+    expect(rows.map((l) => l.indexOf('?'))).toEqual([rows[0].indexOf('?'), rows[0].indexOf('?')])
+    // the page's cells do not say a node owns no block when no owner is known
+    const page = [...fleetHtmlPieces(join.finish())].join('\n')
+    expect(page).not.toContain('owns no block')
+    expect(page).toContain('title="no Calico truth: block owners unknown"')
+  })
 })

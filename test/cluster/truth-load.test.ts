@@ -1,6 +1,6 @@
 // Calico's truth loaded once, for a caller that diagnoses again and again (watch): every later load is given the
 // truth as read and parsed, diagnoses as --calico does, and neither reads nor parses it again.
-import {mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -71,5 +71,23 @@ describe('loadClusterTruth', () => {
     const error = await loadClusterTruth({calico: bad}).catch((e: unknown) => e)
     expect((error as RouteDoctorError).exit).toBe(2)
     expect((error as Error).message).toMatch(/ippools\.json:\d+: expected spec\.blockSize to be a block prefix length 20-32 .*found "pool-0: 33"/)
+  })
+
+  it('a --calico directory with none of the files (a wrong path): exit 2 naming it, not diagnosed without the truth', async () => {
+    const empty = path.join(tmp, 'empty')
+    mkdirSync(empty)
+    writeFileSync(path.join(empty, 'notes.txt'), 'not a kubectl list\n')
+    const from = fixtureDir(LAB_HEALTHY)
+    const loads = [() => loadClusterTruth({calico: empty}), () => loadCheckIndex({from, calico: empty})]
+    for (const load of loads) {
+      const error = await load().catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(RouteDoctorError)
+      expect((error as RouteDoctorError).exit).toBe(2)
+      expect((error as Error).message).toBe(
+        `--calico ${empty}: none of ippools.json, ipamblocks.json, blockaffinities.json, nodes.json, ` +
+          'bgpconfigurations.json, bgppeers.json, felixconfigurations.json there (expected `kubectl get RESOURCE -o json` ' +
+          'files; a snapshot or bundle carries its own under calico/)',
+      )
+    }
   })
 })

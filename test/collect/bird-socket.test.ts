@@ -193,7 +193,22 @@ describe('BirdSocket connection errors', () => {
     const err = await BirdSocket.connect(p, { timeoutMs: 500 }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(BirdSocketRefusedError)
     expect((err as Error).message).toContain(p)
+    expect((err as Error).message).toContain('nothing listens on it')
   }, 10_000)
+
+  it('names a path that is a file or directory, not a socket (--bird-socket given the config, say)', async () => {
+    const file = path.join(dir, 'bird.conf')
+    writeFileSync(file, 'router id 1.2.3.4;\n')
+    for (const p of [file, dir]) {
+      const err = await BirdSocket.connect(p, { timeoutMs: 500 }).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(BirdSocketRefusedError)
+      expect((err as Error).message).toBe(
+        `BIRD control socket ${p} is not a socket but a file or directory ` +
+          '(pass BIRD\'s socket, e.g. /var/run/calico/bird.ctl)',
+      )
+      expect((err as RouteDoctorError).exit).toBe(2)
+    }
+  })
 
   it.skipIf(process.getuid?.() === 0)('names a socket without permission (skipped as root: root bypasses file modes)', async () => {
     const { path: p } = await fakeBird(() => undefined)

@@ -1,5 +1,6 @@
 // Flags every command shares, as a user runs the binary: routedoctor's own routes (--table, --protocol), watch's
 // flags, and what an internal error (a bug, not bad input) looks like.
+import {createHash} from 'node:crypto'
 import {cpSync, existsSync, readFileSync, writeFileSync} from 'node:fs'
 import path from 'node:path'
 
@@ -134,6 +135,50 @@ describe('a bundle records --table and --protocol (overlay-settings.json): --fro
     expect(findingsOf(JSON.parse(checked.stdout), MOVED)).toEqual(['overlay-stale'])
   })
 
+  it('a bundle of an earlier build that recorded a table inside 1-255 replays, saying in one line it is not used', async () => {
+    // made the old way: a bundle of today's, its overlay-settings.json and manifest rewritten as the build of before
+    // --table refused 1-255 wrote them, packed again with tar
+    const made = await bundleOf(path.join(FIXTURES, 'lab-bird2-overlay-moved'), [])
+    const work = tempDir('rd-old-')
+    await execa('tar', ['-xzf', made, '-C', work])
+    const settings = '{\n  "protocol": 158,\n  "table": 100,\n  "tunnelDev": "tunl0"\n}\n'
+    writeFileSync(path.join(work, 'snapshot/overlay-settings.json'), settings)
+    const manifest = JSON.parse(readFileSync(path.join(work, 'manifest.json'), 'utf8'))
+    const entry = manifest.sources.find((f: {file: string}) => f.file === 'overlay-settings.json')
+    Object.assign(entry, {size: settings.length, sha256: createHash('sha256').update(settings).digest('hex')})
+    writeFileSync(path.join(work, 'manifest.json'), JSON.stringify(manifest, null, 2))
+    const old = path.join(tempDir('rd-old-b-'), 'routedoctor-n1-20261204-120000.tar.gz')
+    await execa('tar', ['-czf', old, '-C', work, 'snapshot', 'model.json', 'report.md', 'report.json', 'manifest.json'])
+
+    const note = 'bundle: overlay-settings.json:3 records table 100, inside 1-255 (Felix may claim 1-250, 253-255 are ' +
+      'the kernel\'s): --table refuses it today and fix never wrote there; routedoctor\'s routes are read and planned ' +
+      'in table 1158 instead'
+    const checked = await run(['check', '--from', old])
+    expect(checked.exitCode, checked.stderr).toBe(1) // the diagnosis's status, not a refusal
+    expect(checked.stderr).toBe('')
+    expect(checked.stdout.split('\n').filter((l) => l.includes('table 100'))).toEqual([note])
+    // the same diagnosis as the bundle as made
+    const json = await run(['check', '--from', old, '--json'])
+    const asMade = JSON.parse((await run(['check', '--from', made, '--json'])).stdout)
+    expect(JSON.parse(json.stdout).node.bundleWarnings).toEqual([note.slice('bundle: '.length)])
+    expect(JSON.parse(json.stdout).prefixes).toEqual(asMade.prefixes)
+    expect(findingsOf(asMade, MOVED)).toEqual(['overlay-stale'])
+    // the plan is in today's overlay table; a bundle made of it records that one, and replays without the note
+    const plan = JSON.parse((await run(['fix', '--from', old, '--json'])).stdout)
+    expect(plan.routes.length).toBeGreaterThan(0)
+    for (const r of plan.routes.filter((x: {action: string}) => x.action === 'replace')) expect(r.table).toBe(1158)
+    const again = await bundleOf(old, [])
+    expect(JSON.parse((await execa('tar', ['-xzOf', again, 'snapshot/overlay-settings.json'])).stdout).table).toBe(1158)
+    expect((await run(['check', '--from', again])).stdout).not.toContain('table 100')
+    // as in a snapshot directory, for every table inside 1-255
+    for (const table of [1, 100, 253, 254, 255]) {
+      writeFileSync(path.join(work, 'snapshot/overlay-settings.json'), `{"protocol": 158,\n "table": ${table}}\n`)
+      const dir = await run(['check', '--from', path.join(work, 'snapshot'), '--json'])
+      expect(dir.exitCode, `table ${table}`).toBe(1)
+      expect(JSON.parse(dir.stdout).node.bundleWarnings[0]).toMatch(new RegExp(`:2 records table ${table}, inside 1-255`))
+    }
+  })
+
   it('a settings file that is not what it should be: exit 2 naming the file, the line and what was expected', async () => {
     const dir = movedInTable2000()
     writeFileSync(path.join(dir, 'overlay-settings.json'), '{\n  "protocol": 200,\n  "table": "main"\n}\n')
@@ -142,8 +187,8 @@ describe('a bundle records --table and --protocol (overlay-settings.json): --fro
     const expected = 'expected "table" to be a table outside 1-255 (Felix may claim 1-250, 253-255 are the kernel\'s), up to 4294967295'
     expect(res.stderr).toContain(`${dir}/overlay-settings.json:3: ${expected}, found "\\"main\\""`)
     expect(res.stderr).not.toMatch(/\n\s+at /)
-    // a table the --table flag refuses: BIRD's or the kernel's (main, local, default), Felix's, none, not a number
-    for (const table of ['254', '255', '253', '1', '100', '0', '-1', '1.5', '4294967296']) {
+    // no table number at all (no build replayed one): none, negative, not an integer, too large
+    for (const table of ['0', '-1', '1.5', '4294967296']) {
       writeFileSync(path.join(dir, 'overlay-settings.json'), `{\n  "protocol": 200,\n  "table": ${table}\n}\n`)
       for (const argv of [['check', '--from', dir], ['fix', '--from', dir]]) {
         const refused = await run(argv)

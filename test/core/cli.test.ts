@@ -65,6 +65,25 @@ describe('bad input', () => {
     expect(badPool.exitCode).toBe(2)
     expect((await run(['check', '--no-such-flag'])).exitCode).toBe(2)
   })
+
+  it('one --pool CIDR given with two modes is refused; given twice alike, it is one pool', async () => {
+    const both = await run(['check', '--from', ecmp, '--pool', '192.168.0.0/16', '--pool', '192.168.0.0/16=vxlan'])
+    expect(both.exitCode).toBe(2)
+    expect(both.stderr).toBe(
+      'routedoctor: --pool 192.168.0.0/16 and --pool 192.168.0.0/16=vxlan: one pool, two modes; give it once',
+    )
+    const twice = await run(['check', '--from', ecmp, '--pool', '192.168.0.0/16', '--pool', '192.168.0.0/16=ipip', '--json'])
+    expect(JSON.parse(twice.stdout).node.pools.map((p: {cidr: string}) => p.cidr)).toEqual(['192.168.0.0/16'])
+  })
+
+  it('a prefix with an octet left out is refused as no prefix, not read as inet_aton would (192.168.0.110/26)', async () => {
+    const typo = await run(['explain', '192.168.110/26', '--from', ecmp])
+    expect(typo.exitCode).toBe(2)
+    expect(typo.stderr).toBe(
+      'routedoctor: 192.168.110/26: expected a prefix (192.168.110.128/26) or an address (192.168.110.130)',
+    )
+    expect((await run(['fix', '192.168.110', '--from', ecmp])).exitCode).toBe(2)
+  })
 })
 
 describe('a parse error names the file as the user gave it (evidence keeps the snapshot names)', () => {

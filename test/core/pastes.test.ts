@@ -157,7 +157,7 @@ describe('an unreachable block BIRD installed, with no BIRD data beside it', () 
     expect(line.findings.filter((f) => f.severity === 'error').map((f) => f.id)).toEqual(['nexthop-unresolvable-by-bird'])
     expect(report.summary.exitCode).toBe(1)
     const why = explainReport(ctxOf(files), '192.168.110.128/26').findings[0]!
-    expect(why.detail).toContain('no BIRD routes')
+    expect(why.detail).toContain('No BIRD routes in the snapshot')
     expect(why.evidence.map((e) => e.text)).toContain('unreachable 192.168.110.128/26 proto bird')
   })
 
@@ -206,7 +206,7 @@ describe('sessions when there is no session data', () => {
     const files = dropFile(loadFiles('lab-bird2-ecmp'), 'birdc-show-protocols-all.txt')
     const f = missingPrefix(files)
     expect(f.detail).not.toContain('Established')
-    expect(f.detail).toContain('no BGP session data')
+    expect(f.detail).toContain('No BGP session data in the snapshot')
     expect(renderCheck(checkReport(ctxOf(files)), palette(false))).toContain('sessions unknown (no BIRD protocols)')
   })
 

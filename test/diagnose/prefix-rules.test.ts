@@ -4,6 +4,9 @@
 import {describe, expect, it} from 'vitest'
 
 import {SnapshotIndex} from '../../src/model/snapshot-index.js'
+import {diagnosePrefix} from '../../src/diagnose/engine.js'
+import {planPrefix} from '../../src/plan/plan.js'
+import {explainReport} from '../../src/report/report.js'
 import type {BirdRoute, Finding} from '../../src/model/types.js'
 import {buildSnapshot} from '../../src/snapshot/build.js'
 import {
@@ -242,6 +245,24 @@ describe('multipath-lost', () => {
     const f = theFinding(ctxOfFixture(name), '192.168.200.10/32', 'multipath-lost')
     expect(f.detail).toContain('172.31.20.5')
     expect(f.detail).toContain('172.31.30.6')
+  })
+
+  it.each(withTwins(BIRD2, BIRD16, BIRD16_LL))('%s: lists the next hops in the plan\'s order, whatever BIRD\'s order', (name) => {
+    // BIRD16_LL's BIRD lists n3's path (172.31.30.6) first; the plan sorts by address
+    const ctx = ctxOfFixture(name)
+    const d = diagnosePrefix(ctx, '192.168.200.10/32')
+    const planned = planPrefix(ctx, d)!.planned.nexthops.map((n) => n.gateway)
+    expect(planned).toEqual(['172.31.20.5', '172.31.30.6'])
+    const f = theFinding(ctx, '192.168.200.10/32', 'multipath-lost')
+    const inOrder = (text: string) => [...text.matchAll(/172\.31\.\d+\.\d+/g)].map((m) => m[0])
+      .filter((a, i, all) => all.indexOf(a) === i && planned.includes(a))
+    expect(inOrder(/BGP next hops ([^;]*);/.exec(f.detail)![1])).toEqual(planned)
+    expect(inOrder(/should be (.*?)\. /.exec(f.detail)![1])).toEqual(planned)
+    expect(inOrder(/Missing through the tunnel: (.*)\.$/.exec(f.detail)![1])).toEqual(planned)
+    // the explanation's chain of resolutions and sessions too
+    const chain = explainReport(ctx, '192.168.200.10').chain
+    expect(chain.filter((s) => s.step === 'resolution').map((s) => inOrder(s.summary)[0])).toEqual(planned)
+    expect(chain.filter((s) => s.step === 'session').map((s) => inOrder(s.summary)[0])).toEqual(planned)
   })
 
   it('fires naming the dropped leg when only one node is a tunl0 next hop (healthy variant, 192.168.200.10 reduced to via 172.31.20.5 dev tunl0 onlink)', () => {

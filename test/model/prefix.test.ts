@@ -47,6 +47,16 @@ describe('IPv4 fast paths', () => {
     expect(canonicalAddress('fe80:0::1')).toBe('fe80::1')
   })
 
+  it('IPv4 is a dotted quad only: inet_aton\'s short and octal forms (which ipaddr.js takes) are no address', () => {
+    // a typo'd `192.168.110/26` was 192.168.0.110/26 ("host bits set; give 192.168.0.64/26")
+    for (const text of ['192.168.110', '10', '0x0a.1.1.1', '010.1.1.1', '3232235520']) {
+      expect(canonicalAddress(text), text).toBeUndefined()
+      expect(canonicalPrefix(text), text).toBeUndefined()
+      expect(canonicalPrefix(`${text}/26`), text).toBeUndefined()
+    }
+    expect(canonicalPrefix('::ffff:192.168.110.130')).toBe('::ffff:c0a8:6e82/128')
+  })
+
   it('prefixContains agrees with ipaddr.js match', () => {
     fc.assert(fc.property(quad, fc.integer({min: 0, max: 32}), quad, (net, len, addr) => {
       const outer = canonicalPrefix(`${net}/${len}`)!

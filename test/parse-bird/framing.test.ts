@@ -59,6 +59,31 @@ describe('frameBirdText', () => {
     }
   })
 
+  it('a raw reply cut short (no final line) is a ParseError at its last line: what is missing would read as absent', () => {
+    const whole = '0001 BIRD 2.0.12 ready.\n1007-Table master4:\n 10.20.0.0/24         unicast [static4 15:45:53.095] * (200)\n' +
+      ' \tvia 10.1.0.9 on dA\n1008-\tType: static univ\n0000 \n'
+    expect(collect(whole)).toHaveLength(4)
+    for (const [cut, line, text] of [[4, 4, ' \tvia 10.1.0.9 on dA'], [5, 5, '1008-\tType: static univ']] as const) {
+      const text_ = whole.split('\n').slice(0, cut).join('\n') // no trailing newline either
+      const error = (() => {
+        try {
+          collect(text_)
+        } catch (e) {
+          return e
+        }
+      })()
+      expect(error).toBeInstanceOf(ParseError)
+      expect((error as ParseError).line).toBe(line)
+      expect((error as Error).message).toBe(
+        `f.txt:${line}: expected the reply to go on to its final line ("0000", or "NNNN text" without a dash): the ` +
+          `capture is cut short here, found ${JSON.stringify(text)}`,
+      )
+    }
+    // birdc text has no final line to miss; a raw status reply ends with its `0013 ` line
+    expect(() => collect('BIRD 2.0.12 ready.\nBIRD 2.0.12\nRouter ID is 1.2.3.4')).not.toThrow()
+    expect(() => collect('1000-BIRD 2.0.12\n1011-Router ID is 1.2.3.4\n0013 Daemon is up and running')).not.toThrow()
+  })
+
   it('BirdFramer can be fed line by line', () => {
     const got: string[] = []
     const f = new BirdFramer('f.txt', (t) => got.push(t))

@@ -171,6 +171,15 @@ describe('sysctl', () => {
     ])
   })
 
+  it('sysctl -a 2>&1 as a user: the keys it could not read are passed over', () => {
+    const text = "net.ipv4.ip_forward = 1\nsysctl: permission denied on key 'fs.protected_fifos'\n" +
+      'sysctl: reading key "net.ipv6.conf.all.stable_secret"\nnet.ipv4.fib_multipath_hash_policy = 0\n'
+    expect(parseSysctl(text).map((e) => [e.name, e.pos.line])).toEqual([
+      ['net.ipv4.ip_forward', 1],
+      ['net.ipv4.fib_multipath_hash_policy', 4],
+    ])
+  })
+
   it('a line that is not name = value is a ParseError', () => {
     const e = parseError(() => parseSysctl('net.ipv4.ip_forward = 1\nsysctl: cannot stat /proc/sys/net/foo'))
     expect([e.file, e.line]).toEqual(['sysctl.txt', 2])

@@ -12,7 +12,7 @@ import {parseBirdConf} from '../../src/parse/bird-conf.js'
 import {parseIpRule} from '../../src/parse/ip-rule.js'
 import {explainReport} from '../../src/report/report.js'
 import {planFix} from '../../src/services/fix.js'
-import {BIRD16, BIRD2, LAB_HEALTHY, editFile, editJsonRoutes, expectRealEvidence, fileText, loadFiles, replaceOnce} from '../diagnose/helpers.js'
+import {BIRD16, BIRD2, LAB_HEALTHY, PEER_DOWN, editFile, editJsonRoutes, expectRealEvidence, fileText, loadFiles, replaceOnce} from '../diagnose/helpers.js'
 
 const BLOCK = '192.168.110.128/26'
 const RULES = '0:\tfrom all lookup local\n32000:\tfrom all to 192.168.0.0/16 lookup 1158\n32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n'
@@ -95,6 +95,10 @@ describe('the overlay plan', () => {
     expect(d.findings.map((f) => f.id)).toContain('overlay-stale')
     for (const f of d.findings) expectRealEvidence(ctx, f)
     expect(explainReport(ctx, BLOCK).plan?.nexthops.map((n) => n.gateway)).toEqual(['172.31.20.5'])
+    // the chain's kernel step says why a route through the tunnel is wrong: its endpoint
+    expect(explainReport(ctx, BLOCK).chain.find((s) => s.step === 'kernel')!.summary.split('\n').at(-1)).toBe(
+      '→ through tunl0, to 172.31.30.6, which BIRD\'s best paths do not name (they name 172.31.20.5)',
+    )
     const {report} = planFix(ctxOf(files))
     expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.nexthops[0].gateway])).toEqual([['replace', '172.31.20.5']])
     expect(report.rules).toEqual([]) // the rule is there already
@@ -154,6 +158,11 @@ describe('the overlay plan', () => {
     expect(leak.evidence[1].text).toContain('filter calico_export_to_bgp_peers')
     const {report} = planFix(ctxOf(files))
     expect(report.routes.map((r) => [r.action, r.dst, r.table, r.metric])).toEqual([['delete', BLOCK, 254, 31]])
+    // the advice says what the plan does: withdraw it, not move it into the overlay
+    expect(d.findings.find((f) => f.id === 'overlay-learnable')!.fix).toBe(
+      'routedoctor fix --apply withdraws it: no correction is wanted for the prefix today.',
+    )
+    expect(explainReport(ctx, BLOCK).planNote).toBe('BIRD\'s only path is one it learnt from the kernel: no BGP path names an owner')
     // with BIRD's stricter filter (source = RTS_STATIC) it is not leaked, still stale and learnable
     const strict = editFile(files, 'bird.conf', () => fileText(loadFiles(LAB_HEALTHY), 'bird.conf'))
     expect(idsOf(ctxOf(strict))).not.toContain('route-leaked-to-bgp')
@@ -184,6 +193,9 @@ describe('the overlay plan', () => {
     const files = editJsonRoutes(loadFiles(BIRD2), {}, [ours('172.31.20.5', 'main', 31)])
     const ctx = ctxOf(files)
     expect(idsOf(ctx)).toContain('overlay-learnable')
+    expect(diagnosePrefix(ctx, BLOCK).findings.find((f) => f.id === 'overlay-learnable')!.fix).toBe(
+      'routedoctor fix --apply moves it into the overlay table 1158, which BIRD never learns.',
+    )
     const {report} = planFix(ctxOf(files))
     expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.table, r.metric])).toEqual([['replace', 1158, 0], ['delete', 254, 31]])
   })
@@ -259,5 +271,17 @@ describe('the lab\'s captures after a move and after a leak', () => {
     expect(leak.evidence[1].text).toMatch(/^filter calico_export_to_bgp_peers \{\n {2}calico_aggr\(\);/)
     const {report} = planFix(load('lab-bird2-overlay-leak'))
     expect(report.routes.filter((r) => r.dst === BLOCK).map((r) => [r.action, r.table, r.metric, r.protocol])).toEqual([['delete', 254, 31, '158']])
+  })
+})
+
+describe('why nothing is planned for a block without a BGP path', () => {
+  it('names the session that is down where one is, and says no peer announces it where all are Established', () => {
+    const down = ctxOf(loadFiles(PEER_DOWN))
+    expect(explainReport(down, '192.168.82.0/26').planNote).toBe(
+      'no BGP path: its owner\'s session may be the one down (Mesh_172_31_30_6)',
+    )
+    expect(explainReport(ctxOf(loadFiles(BIRD2)), '192.168.50.1').planNote).toBe(
+      'no BGP path: no peer announces it, over sessions that are all Established',
+    )
   })
 })

@@ -56,3 +56,22 @@ describe('the routes routedoctor\'s correction leaves beside it', () => {
     )
   })
 })
+
+describe('what the input lacks is said of where it came from', () => {
+  const noBird = () => loadFiles(LAB_HEALTHY).filter((f) => !f.name.startsWith('birdc-'))
+  const explained = (origin: {kind: 'live' | 'dir'}) => {
+    const ctx = new SnapshotIndex(buildSnapshot(noBird(), {origin}))
+    return [renderExplain(explainReport(ctx, '192.168.50.1'), plain), renderExplain(explainReport(ctx, '192.168.110.128/26'), plain)].join('\n')
+  }
+
+  it.skipIf(!fixtureExists(LAB_HEALTHY))('live: "read from this node", never "the snapshot"; offline: "in the snapshot"', () => {
+    const live = explained({kind: 'live'})
+    expect(live).toContain('no BIRD data read from this node')
+    expect(live).toContain('no BIRD routes read from this node')
+    expect(live).toContain('No BGP session data read from this node')
+    expect(live).not.toMatch(/snapshot/i)
+    const dir = explained({kind: 'dir'})
+    expect(dir).toContain('no BIRD data in the snapshot')
+    expect(dir).toContain('no BIRD routes in the snapshot')
+  })
+})

@@ -3,6 +3,7 @@ import path from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
 import {SnapshotIndex} from '../../src/model/snapshot-index.js'
+import {diagnosePrefix} from '../../src/diagnose/engine.js'
 import {palette} from '../../src/render/style.js'
 import {FIX_INDEX_OPTIONS, planFix} from '../../src/services/fix.js'
 import {loadBulkHealthySnapshot} from '../../src/services/load.js'
@@ -12,7 +13,7 @@ import {stripAnsi} from '../../src/ui/ansi.js'
 
 import type {CheckReport} from '../../src/report/report.js'
 import {CHANGE_MEMORY, HELP, NOT_AVAILABLE, layout, paneRows, sortedRows, visibleRows} from '../../src/ui/state.js'
-import {ALL, TARGET, expected, fixtureReport, key, run, stateFor, withVerdict} from './fixture.js'
+import {ALL, ECMP, TARGET, expected, fixtureReport, key, run, stateFor, withVerdict} from './fixture.js'
 
 let report: CheckReport
 beforeAll(async () => {
@@ -158,6 +159,20 @@ describe('ui state: panes and effects', () => {
     const failed = run(yes.state, {type: 'pane-result', seq: yes.state.pane!.seq, ok: false, text: 'failed: EPERM'})
     expect(failed.effects).toEqual([])
     expect(failed.state.pane!.status).toBe('error')
+  })
+
+  it('a on a multipath plan asks with its next hops as `ip route` and the findings take them', async () => {
+    const anycast = '192.168.200.10/32'
+    const s0 = stateFor(report, {capabilities: ALL, size: {columns: 240, rows: 30}})
+    const at = run(s0, key('/'), ...typed('200.10'), key('', {return: true}))
+    expect(at.state.selected).toBe(anycast)
+    const question = stripAnsi(footerLine(run(at.state, key('a')).state, palette(false)))
+    const hops = 'nexthop via 172.31.20.5 dev tunl0 onlink nexthop via 172.31.30.6 dev tunl0 onlink'
+    expect(question).toContain(`Apply ${anycast} ${hops}? [y/N]`)
+    // the same words the finding's advice uses for the route
+    const ctx = new SnapshotIndex(await loadBulkHealthySnapshot({from: ECMP}, anycast))
+    const advice = diagnosePrefix(ctx, anycast).findings.map((f) => f.fix ?? '').join(' ')
+    expect(advice).toContain(`Program ${anycast} ${hops} (routedoctor fix)`)
   })
 
   it('a on a prefix with nothing planned of its own asks about the whole plan (withdrawals and rules show on no line)', () => {

@@ -1,5 +1,6 @@
 // Failure 3: a prefix several nodes announce should be multipath over the tunnel, one next hop per node.
-import {NONE, prefixEvidence, prefixFinding, type PrefixRule, tunnelNexthops, wantedGateways} from '../rule.js'
+import {NONE, prefixEvidence, prefixFinding, type PrefixRule, wantedGateways} from '../rule.js'
+import {tunnelNexthops} from '../../model/format.js'
 
 export const rule: PrefixRule = {
   id: 'multipath-lost',

@@ -2,7 +2,7 @@
 // IPv6 link-local next hops that BIRD before 2.0.8 drops as a "strange multipath route"), so BIRD
 // holds the path as unreachable.
 import {importsViaInet6} from '../../model/bird-version.js'
-import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
+import {inInput, NONE, prefixFinding, type PrefixRule} from '../rule.js'
 import type {SnapshotIndex, PrefixFacts} from '../../model/snapshot-index.js'
 import type {BirdRoute, Finding} from '../../model/types.js'
 
@@ -98,7 +98,7 @@ function unnamedNexthop(ctx: SnapshotIndex, facts: PrefixFacts): Finding[] {
       detail: kernelOnly
         ? `The kernel route \`unreachable ${facts.prefix} proto bird\` is how BIRD installs a path whose next hop it ` +
           'cannot resolve. ' +
-          'The snapshot has no BIRD routes (birdc-show-route-all.txt), so the next hop cannot be named; ' +
+          `No BIRD routes ${inInput(ctx)} (birdc-show-route-all.txt), so the next hop cannot be named; ` +
           '`birdc show route all` would.'
         : `BIRD marks the path unreachable${reach.length > 0 ? `; ${reach.map((r) => r.text).join('; ')}` : ''}. ` +
           'This `show route` has no attributes, so it does not name the BGP next hop; `birdc show route all` does.',

@@ -1,6 +1,6 @@
 // A routedoctor route in the table BIRD's kernel protocol learns from (routes of earlier versions in `main`): BIRD
 // can import it and, when its export filter accepts pool prefixes by prefix alone (Calico's), advertise it.
-import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
+import {NONE, overlayGateways, prefixFinding, type PrefixRule} from '../rule.js'
 import {formatKernelRouteLine} from '../../model/format.js'
 
 export const rule: PrefixRule = {
@@ -18,7 +18,10 @@ export const rule: PrefixRule = {
           '`learn` and `import all` (Calico\'s template) BIRD imports it, and once nobody else announces the block its export ' +
           'filter advertises it to every peer: the whole cluster then routes the block to this node.',
         evidence: learnable.flatMap((r) => ctx.citeKernelRoute(r)),
-        fix: `routedoctor fix --apply moves it into the overlay table ${ctx.overlayTable}, which BIRD never learns.`,
+        // the plan moves it only while a correction is wanted; otherwise it withdraws it (overlay-stale says why)
+        fix: overlayGateways(ctx, facts).length > 0
+          ? `routedoctor fix --apply moves it into the overlay table ${ctx.overlayTable}, which BIRD never learns.`
+          : 'routedoctor fix --apply withdraws it: no correction is wanted for the prefix today.',
       })),
     ]
   },

@@ -1,7 +1,7 @@
 // A routedoctor route that differs from today's plan: the block moved, an anycast member left, the block was
 // withdrawn, or BIRD's own route is right now (the durable fix landed). Left alone it wins over BIRD's route.
-import {carriesPlan, NONE, overlayGateways, prefixFinding, type PrefixRule, tunnelNexthops} from '../rule.js'
-import {formatKernelRouteLine} from '../../model/format.js'
+import {carriesPlan, NONE, overlayGateways, prefixFinding, type PrefixRule} from '../rule.js'
+import {formatKernelRouteLine, tunnelNexthops} from '../../model/format.js'
 
 export const rule: PrefixRule = {
   id: 'overlay-stale',

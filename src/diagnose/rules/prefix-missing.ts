@@ -2,7 +2,7 @@
 // BIRD has no usable path either.
 import {isBgp, KERNELS_OWN, type SnapshotIndex} from '../../model/snapshot-index.js'
 import {formatKernelRoute} from '../../model/format.js'
-import {NONE, prefixFinding, type PrefixRule} from '../rule.js'
+import {inInput, NONE, prefixFinding, type PrefixRule} from '../rule.js'
 
 const BROKEN_TYPES = new Set(['unreachable', 'blackhole', 'prohibit'])
 
@@ -14,7 +14,7 @@ function sessionsKnown(ctx: SnapshotIndex): string {
     return `${all}: the owner may not have the block, or it is not exported.`
   }
   if (!ctx.has('birdc-show-protocols-all.txt')) {
-    return 'The snapshot has no BGP session data (no birdc-show-protocols-all.txt): ' +
+    return `No BGP session data ${inInput(ctx)} (no birdc-show-protocols-all.txt): ` +
       'whether the owner\'s session is up is unknown.'
   }
   return 'BIRD has no BGP sessions: nothing can announce the block to this node.'
@@ -52,7 +52,7 @@ export const rule: PrefixRule = {
         detail:
           (e !== undefined
             ? `The kernel ${e.type === 'blackhole' ? 'discards' : 'rejects'} packets to ${facts.prefix} (proto ${e.protocol ?? '?'}), and ` +
-              `${ctx.haveBird ? 'BIRD has no usable BGP path for it' : 'the snapshot has no BIRD routes to show a path'}: ` +
+              `${ctx.haveBird ? 'BIRD has no usable BGP path for it' : `no BIRD routes ${inInput(ctx)} show a path`}: ` +
               'the node that owns it is not reachable from here.'
             : `No kernel route and no BGP path for ${facts.prefix}: the node that owns it is not announcing it to this node.`) +
           (down.length > 0 ? ` BGP session${down.length === 1 ? '' : 's'} down: ${down.join('; ')}.` : ` ${sessionsKnown(ctx)}`),
