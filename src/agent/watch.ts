@@ -509,8 +509,9 @@ export class WatchAgent {
         }
       }
       this.expireFlaps()
-      // the plan is made of a full collection: only when something changed, or a write it waits for falls due
-      if (this.reconciler && this.reconcileDue && !this.stopped) {
+      // the plan is made of a full collection: only when something changed, or a write it waits for falls due; and
+      // never without the truth asked for (no pools, no owners known: that plan would withdraw the whole overlay)
+      if (this.reconciler && this.reconcileDue && !this.stopped && this.truthKnown()) {
         this.reconcileDue = false
         await this.reconciler.reconcile(Date.now())
       }
@@ -522,6 +523,11 @@ export class WatchAgent {
         this.trigger()
       }
     }
+  }
+
+  /** Calico's truth, when --kube or --calico asked for it, read at least once (not the case while the API is down). */
+  private truthKnown(): boolean {
+    return this.opts.truth === undefined || this.opts.source.clusterTruth !== undefined
   }
 
   /** Does what was touched ask for a diagnosis of the whole node? */

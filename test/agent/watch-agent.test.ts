@@ -324,6 +324,20 @@ describe('the watch agent', () => {
       await agent.stop()
     })
 
+    it('--reconcile plans nothing before the first truth (no pools known: the plan would withdraw the overlay)', async () => {
+      const {agent} = await started(baseWith('10.0.0.0/16'), true, {error: 'cannot list the API groups'})
+      const reconcile = vi.mocked(agent.reconciler!.reconcile)
+      await vi.advanceTimersByTimeAsync(5000) // a read that fails again
+      expect(h.truthReads).toBe(1)
+      expect(reconcile).not.toHaveBeenCalled()
+      h.truthFails = false
+      await vi.advanceTimersByTimeAsync(10_000)
+      await until(() => h.nodeDiagnoses.length === 1)
+      h.nodeDiagnoses.shift()!.resolve(diagnosis(baseWith('10.0.0.0/16')))
+      await until(() => reconcile.mock.calls.length === 1)
+      await agent.stop()
+    })
+
     it('a block turning misrouted reads the truth again at the next poll, once it is 30 s old', async () => {
       h.truthFails = false
       const {agent} = await started(baseWith('10.0.0.0/16'), false, {})
