@@ -130,6 +130,7 @@ export class WatchAgent {
   private reconcileDue = false
   private polling = false // a BIRD poll (and the sysctls') under way: the next tick skips
   private truthReading = false // apart from the polls: an API server that does not answer never holds BIRD's up
+  private readonly truthAbort = new AbortController() // stop() ends a read under way: its 30 s would hold the exit
   private truthDueAt = 0
   private truthReadAt = 0
   private truthFailures = 0
@@ -211,6 +212,7 @@ export class WatchAgent {
     clearTimeout(this.again)
     clearTimeout(this.kernelRetry)
     clearInterval(this.poll)
+    this.truthAbort.abort()
     this.kernel?.close()
     // a whole-node diagnosis in a worker can take tens of seconds on a full table: it is ended, not awaited
     ;(await import('./node-worker.js')).stopWorkers()
@@ -280,7 +282,7 @@ export class WatchAgent {
     this.truthReading = true
     let next: Awaited<ReturnType<typeof loadClusterTruth>>
     try {
-      next = await loadClusterTruth(truth.from)
+      next = await loadClusterTruth(truth.from, this.truthAbort.signal)
     } catch (error) {
       if (this.stopped) return
       this.setAgentSource(TRUTH_SOURCE, (error as Error).message)
