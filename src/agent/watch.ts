@@ -33,7 +33,8 @@ const MAX_TOUCHED_SHARE = 0.1
 const GC_AFTER_TOUCHED = 1000
 // kernel changes held for the base a whole-node diagnosis leaves: past this many, that base is diagnosed whole again
 const MAX_HELD = 100_000
-// a verdict or finding that may come of a truth read long ago reads it again first, unless it is this fresh
+// a verdict or finding that may come of a truth read long ago reads it again first, unless it is this fresh; within
+// as long again, drawn at random: a node that goes down turns its block missing on every node at once
 const TRUTH_FRESH_MS = 30_000
 // the truth's host findings (its prefix findings turn a verdict misrouted or missing)
 const TRUTH_FINDINGS = new Set([
@@ -321,8 +322,9 @@ export class WatchAgent {
     const suspect = changes.some((c) =>
       c.kind === 'verdict' ? c.to === 'misrouted' || c.to === 'missing'
       : c.kind === 'finding' && c.op === 'appeared' && TRUTH_FINDINGS.has(c.id))
-    // read at the next tick; a truth that changed diagnoses the node again
-    if (suspect) this.truthDueAt = 0
+    // read within TRUTH_FRESH_MS, spread so that the cluster's agents do not all list at once; a truth that changed
+    // diagnoses the node again
+    if (suspect) this.truthDueAt = Math.min(this.truthDueAt, Date.now() + Math.random() * TRUTH_FRESH_MS)
   }
 
   /**
