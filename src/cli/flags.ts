@@ -23,6 +23,13 @@ const rulePriorityFlag = Flags.integer({
   helpValue: 'PRIORITY',
 })
 
+// watch's and ui's: how old Calico's truth may grow before it is read again (the whole cluster's IPAM, per node)
+const truthIntervalFlag = (when: string) => Flags.string({
+  description: `with --kube or --calico: seconds between reads of Calico's truth ${when}`,
+  default: '300',
+  helpValue: 'SECONDS',
+})
+
 export const fixFlags = {
   ...sourceFlags,
   apply: Flags.boolean({
@@ -71,12 +78,7 @@ const liveSourceFlags = {
 export const watchFlags = {
   ...liveSourceFlags,
   interval: Flags.string({description: 'seconds between polls of BIRD\'s socket', default: '5', helpValue: 'SECONDS'}),
-  'truth-interval': Flags.string({
-    description: 'with --kube or --calico: seconds between reads of Calico\'s truth (sooner when a block turns ' +
-      'misrouted or missing, or after a failed read)',
-    default: '300',
-    helpValue: 'SECONDS',
-  }),
+  'truth-interval': truthIntervalFlag('(sooner when a block turns misrouted or missing, or after a failed read)'),
   listen: Flags.string({
     description: 'serve /metrics, /healthz, /readyz, /report, /explain at ADDR:PORT, [ADDR]:PORT (either family) or :PORT ' +
       '(default port 21179)',
@@ -201,4 +203,5 @@ export const uiFlags = {
   ...sourceFlags,
   interval: Flags.string({description: 'live: seconds between refreshes (as watch --interval)', default: '5',
     helpValue: 'SECONDS'}),
+  'truth-interval': truthIntervalFlag('(a refresh reads it again once it is this old; as watch --truth-interval)'),
 }
