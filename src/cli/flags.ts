@@ -112,7 +112,7 @@ export const watchFlags = {
   }),
   'journal-keep': Flags.integer({
     description: 'with --reconcile: the newest journals kept in --journal-dir; older ones are removed after each write ' +
-      '(never one an apply left unfinished, nor, with --cleanup-on-exit, one of this run)',
+      '(never one an apply left unfinished or failed, nor, with --cleanup-on-exit, one of this run)',
     default: 100, min: 1, helpValue: 'COUNT',
   }),
   'cleanup-on-exit': Flags.boolean({

@@ -470,7 +470,8 @@ export interface PruneResult {
 
 /**
  * Journal retention (`watch --reconcile --journal-keep`): the routedoctor journals in `dir` past the newest `keep` are
- * removed, except one whose apply never recorded its end (`pending`: what restores that node) and those in `protect`
+ * removed, except one whose apply never recorded its end (`pending`: what restores that node), one `failed` (an
+ * apply whose restore failed, or a revert that did: `fix --revert` of it is still owed) and those in `protect`
  * (what this run's --cleanup-on-exit reverts). Under the apply lock, so a `fix --apply` or `fix --revert` under way
  * (it holds the lock while it reads and rewrites its journal) keeps every file; then nothing is removed this time.
  */
@@ -497,7 +498,8 @@ export function pruneJournals(dir: string, keep: number, protect: ReadonlySet<st
       } catch {
         continue // gone, or unreadable: not ours to judge
       }
-      if (state === undefined || state === 'pending') continue
+      // pending or cut short: the apply never ended; failed: its restore, or a revert of it, did not put the node back
+      if (state === undefined || state === 'pending' || state === 'failed') continue
       unlinkSync(path)
       removed.push(path)
     }
