@@ -177,6 +177,16 @@ describe('apply lock', () => {
     expect(existsSync(join(dir, LOCK_NAME))).toBe(false)
     acquireLock(dir)()
   })
+  // the DaemonSet's agent is PID 1 of its container at every restart: an agent killed while applying (OOM) left a lock
+  // naming 1, which the next one would take for its own holder alive, and never apply nor prune again
+  it('a lock naming our own pid that this process does not hold is an earlier process\'s: taken over', () => {
+    const dir = tmp()
+    writeFileSync(join(dir, LOCK_NAME), `${process.pid}\n`)
+    const release = acquireLock(dir)
+    expect(() => acquireLock(dir)).toThrow(/another routedoctor apply is running/) // held now: by us
+    release()
+    expect(existsSync(join(dir, LOCK_NAME))).toBe(false)
+  })
   it('a lock left by a process that is gone is stale and taken over', () => {
     const dir = tmp()
     const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)']).stdout.toString().trim()
