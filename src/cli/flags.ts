@@ -19,7 +19,7 @@ export {parseSeconds} from '../model/seconds.js'
 // fix's and watch --reconcile's: one meaning. Not given, a pool's rule already there stays at its priority.
 const rulePriorityFlag = Flags.integer({
   description: 'priority of the overlay\'s `ip rule to POOL lookup TABLE` (1-32765: before main\'s 32766); given, ' +
-    `a pool's rule at another priority moves here; not given, it stays there [default: ${DEFAULT_RULE_PRIORITY}]`,
+    `a pool's rule at another priority moves here; not given, one before main's stays there [default: ${DEFAULT_RULE_PRIORITY}]`,
   helpValue: 'PRIORITY',
 })
 
