@@ -203,5 +203,5 @@ export const uiFlags = {
   ...sourceFlags,
   interval: Flags.string({description: 'live: seconds between refreshes (as watch --interval)', default: '5',
     helpValue: 'SECONDS'}),
-  'truth-interval': truthIntervalFlag('(a refresh reads it again once it is this old; as watch --truth-interval)'),
+  'truth-interval': truthIntervalFlag('(a refresh reads it again once it is this old, `r` at once; as watch --truth-interval)'),
 }

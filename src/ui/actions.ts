@@ -18,8 +18,8 @@ import {checkReport, type CheckReport, type ExplainReport} from '../report/repor
 import type {Capabilities} from './state.js'
 
 export interface UiActions {
-  /** Collect (live) or read (--from) a snapshot and diagnose it. */
-  loadReport(): Promise<CheckReport>
+  /** Collect (live) or read (--from) a snapshot and diagnose it; freshTruth: Calico's truth read again, of any age. */
+  loadReport(freshTruth?: boolean): Promise<CheckReport>
   /** The explanation of one prefix: from the data of the last loadReport(), or (live) collected for that prefix. */
   explain(prefix: string): Promise<ExplainReport>
   /** The planned change for one prefix, as text (diff + `ip route replace` line). */
@@ -67,10 +67,10 @@ export function createActions(given: SourceOptions, options: ActionOptions = {})
   // Calico's truth (--calico, --kube) read again only once --truth-interval old, as watch reads it: the refresh every
   // few seconds re-collects the node, not the whole cluster's IPAM
   let truth: {value: ClusterTruth | undefined; at: number} | undefined
-  const judgedBy = async (): Promise<SourceOptions> => {
+  const judgedBy = async (fresh = false): Promise<SourceOptions> => {
     if (opts.calico === undefined && !opts.kube) return opts
     const maxAgeMs = (options.truthIntervalSeconds ?? 0) * 1000
-    if (truth === undefined || Date.now() - truth.at >= maxAgeMs)
+    if (fresh || truth === undefined || Date.now() - truth.at >= maxAgeMs)
       truth = {value: await loadClusterTruth(opts), at: Date.now()}
     return {...opts, clusterTruth: truth.value}
   }
@@ -79,8 +79,8 @@ export function createActions(given: SourceOptions, options: ActionOptions = {})
   let held: BulkHealthySource | undefined
   const source = async (): Promise<BulkHealthySource> => (held ??= await loadBulkHealthySource(await judgedBy()))
   const actions: UiActions = {
-    async loadReport() {
-      held = await loadBulkHealthySource(await judgedBy())
+    async loadReport(freshTruth) {
+      held = await loadBulkHealthySource(await judgedBy(freshTruth))
       return checkReport(held.list)
     },
     async explain(prefix) {

@@ -44,5 +44,8 @@ describe('ui with Calico\'s truth', () => {
     const later = await actions.loadReport()
     expect(seen.truthReads).toBe(2)
     expect(later.prefixes).toEqual(first.prefixes)
+    // `r` asks for it: read again, whatever its age
+    await actions.loadReport(true)
+    expect(seen.truthReads).toBe(3)
   })
 })
