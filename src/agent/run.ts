@@ -64,7 +64,7 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
   const intervalSeconds = parseSeconds('interval', opts.interval, 3600)
   const truthIntervalSeconds = parseSeconds('truth-interval', opts.truthInterval, 86400)
   const flapWindowSeconds = parseSeconds('flap-window', opts.flapWindow, 7 * 86400)
-  const {parseListen} = await import('./server.js')
+  const {listenText, parseListen} = await import('./server.js')
   const listen = opts.listen === undefined ? undefined : parseListen(opts.listen)
   const token = opts.tokenFile === undefined ? undefined : readToken(opts.tokenFile)
   if (token && !listen) throw new UsageError('--token-file needs --listen')
@@ -151,7 +151,7 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
       prefixes: Object.values(s.verdicts).reduce((a, b) => a + b, 0),
       verdicts: s.verdicts,
       sessions: {up, total: s.sessions.size, known},
-      ...(opts.listen ? {listen: opts.listen} : {}),
+      ...(listen ? {listen: listenText(listen)} : {}),
     })
   }
   await stopped

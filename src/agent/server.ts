@@ -41,6 +41,11 @@ export function parseListen(text: string): ListenAddress {
   return {host, port}
 }
 
+/** Where it listens, as a URL's authority: `[ADDR]:PORT` only for IPv6 (`http://[10.0.0.1]:21179` is no URL). */
+export function listenText({host, port}: ListenAddress): string {
+  return isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`
+}
+
 export function isLoopback(address: string | undefined): boolean {
   if (!address) return false
   const a = address.startsWith('::ffff:') ? address.slice(7) : address

@@ -33,7 +33,8 @@ const MAX_TOUCHED_SHARE = 0.1
 const GC_AFTER_TOUCHED = 1000
 // kernel changes held for the base a whole-node diagnosis leaves: past this many, that base is diagnosed whole again
 const MAX_HELD = 100_000
-// a verdict or finding that may come of a truth read long ago reads it again first, unless it is this fresh
+// a verdict or finding that may come of a truth read long ago reads it again first, unless it is this fresh; within
+// as long again, drawn at random: a node that goes down turns its block missing on every node at once
 const TRUTH_FRESH_MS = 30_000
 // the truth's host findings (its prefix findings turn a verdict misrouted or missing)
 const TRUTH_FINDINGS = new Set([
@@ -130,6 +131,7 @@ export class WatchAgent {
   private reconcileDue = false
   private polling = false // a BIRD poll (and the sysctls') under way: the next tick skips
   private truthReading = false // apart from the polls: an API server that does not answer never holds BIRD's up
+  private readonly truthAbort = new AbortController() // stop() ends a read under way: its 30 s would hold the exit
   private truthDueAt = 0
   private truthReadAt = 0
   private truthFailures = 0
@@ -211,6 +213,7 @@ export class WatchAgent {
     clearTimeout(this.again)
     clearTimeout(this.kernelRetry)
     clearInterval(this.poll)
+    this.truthAbort.abort()
     this.kernel?.close()
     // a whole-node diagnosis in a worker can take tens of seconds on a full table: it is ended, not awaited
     ;(await import('./node-worker.js')).stopWorkers()
@@ -280,7 +283,7 @@ export class WatchAgent {
     this.truthReading = true
     let next: Awaited<ReturnType<typeof loadClusterTruth>>
     try {
-      next = await loadClusterTruth(truth.from)
+      next = await loadClusterTruth(truth.from, this.truthAbort.signal)
     } catch (error) {
       if (this.stopped) return
       this.setAgentSource(TRUTH_SOURCE, (error as Error).message)
@@ -319,8 +322,9 @@ export class WatchAgent {
     const suspect = changes.some((c) =>
       c.kind === 'verdict' ? c.to === 'misrouted' || c.to === 'missing'
       : c.kind === 'finding' && c.op === 'appeared' && TRUTH_FINDINGS.has(c.id))
-    // read at the next tick; a truth that changed diagnoses the node again
-    if (suspect) this.truthDueAt = 0
+    // read within TRUTH_FRESH_MS, spread so that the cluster's agents do not all list at once; a truth that changed
+    // diagnoses the node again
+    if (suspect) this.truthDueAt = Math.min(this.truthDueAt, Date.now() + Math.random() * TRUTH_FRESH_MS)
   }
 
   /**
@@ -509,8 +513,9 @@ export class WatchAgent {
         }
       }
       this.expireFlaps()
-      // the plan is made of a full collection: only when something changed, or a write it waits for falls due
-      if (this.reconciler && this.reconcileDue && !this.stopped) {
+      // the plan is made of a full collection: only when something changed, or a write it waits for falls due; and
+      // never without the truth asked for (no pools, no owners known: that plan would withdraw the whole overlay)
+      if (this.reconciler && this.reconcileDue && !this.stopped && this.truthKnown()) {
         this.reconcileDue = false
         await this.reconciler.reconcile(Date.now())
       }
@@ -522,6 +527,11 @@ export class WatchAgent {
         this.trigger()
       }
     }
+  }
+
+  /** Calico's truth, when --kube or --calico asked for it, read at least once (not the case while the API is down). */
+  private truthKnown(): boolean {
+    return this.opts.truth === undefined || this.opts.source.clusterTruth !== undefined
   }
 
   /** Does what was touched ask for a diagnosis of the whole node? */

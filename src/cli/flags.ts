@@ -19,8 +19,15 @@ export {parseSeconds} from '../model/seconds.js'
 // fix's and watch --reconcile's: one meaning. Not given, a pool's rule already there stays at its priority.
 const rulePriorityFlag = Flags.integer({
   description: 'priority of the overlay\'s `ip rule to POOL lookup TABLE` (1-32765: before main\'s 32766); given, ' +
-    `a pool's rule at another priority moves here; not given, it stays there [default: ${DEFAULT_RULE_PRIORITY}]`,
+    `a pool's rule at another priority moves here; not given, one before main's stays there [default: ${DEFAULT_RULE_PRIORITY}]`,
   helpValue: 'PRIORITY',
+})
+
+// watch's and ui's: how old Calico's truth may grow before it is read again (the whole cluster's IPAM, per node)
+const truthIntervalFlag = (when: string) => Flags.string({
+  description: `with --kube or --calico: seconds between reads of Calico's truth ${when}`,
+  default: '300',
+  helpValue: 'SECONDS',
 })
 
 export const fixFlags = {
@@ -71,12 +78,7 @@ const liveSourceFlags = {
 export const watchFlags = {
   ...liveSourceFlags,
   interval: Flags.string({description: 'seconds between polls of BIRD\'s socket', default: '5', helpValue: 'SECONDS'}),
-  'truth-interval': Flags.string({
-    description: 'with --kube or --calico: seconds between reads of Calico\'s truth (sooner when a block turns ' +
-      'misrouted or missing, or after a failed read)',
-    default: '300',
-    helpValue: 'SECONDS',
-  }),
+  'truth-interval': truthIntervalFlag('(sooner when a block turns misrouted or missing, or after a failed read)'),
   listen: Flags.string({
     description: 'serve /metrics, /healthz, /readyz, /report, /explain at ADDR:PORT, [ADDR]:PORT (either family) or :PORT ' +
       '(default port 21179)',
@@ -110,7 +112,7 @@ export const watchFlags = {
   }),
   'journal-keep': Flags.integer({
     description: 'with --reconcile: the newest journals kept in --journal-dir; older ones are removed after each write ' +
-      '(never one an apply left unfinished, nor, with --cleanup-on-exit, one of this run)',
+      '(never one an apply left unfinished or failed, nor, with --cleanup-on-exit, one of this run)',
     default: 100, min: 1, helpValue: 'COUNT',
   }),
   'cleanup-on-exit': Flags.boolean({
@@ -201,4 +203,5 @@ export const uiFlags = {
   ...sourceFlags,
   interval: Flags.string({description: 'live: seconds between refreshes (as watch --interval)', default: '5',
     helpValue: 'SECONDS'}),
+  'truth-interval': truthIntervalFlag('(a refresh reads it again once it is this old, `r` at once; as watch --truth-interval)'),
 }

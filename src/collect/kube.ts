@@ -46,7 +46,8 @@ export function calicoGroup(served: string[], env = process.env.CALICO_API_GROUP
   return {group: 'crd.projectcalico.org', version: 'v1'}
 }
 
-export async function readKubeTruth(): Promise<SourceFile[]> {
+/** Calico's resources and the Nodes, as `kubectl get -o json` Lists; `signal` ends the requests under way. */
+export async function readKubeTruth(signal?: AbortSignal): Promise<SourceFile[]> {
   const k8s = await import('@kubernetes/client-node')
   const kc = new k8s.KubeConfig()
   // without any, the client falls back to http://localhost:8080 and fails there with a message about TLS
@@ -83,8 +84,12 @@ export async function readKubeTruth(): Promise<SourceFile[]> {
       : (e.message ?? String(error)).split('\n')[0]
     throw new KubeRequestError(`--kube: ${server}: cannot list ${what} (${status})`)
   }
-  const timeout = timeoutOptions(k8s.Observable)
-  const groups = await kc.makeApiClient(k8s.ApisApi).getAPIVersions(timeout).catch((error) => fail('the API groups', error))
+  const timeout = timeoutOptions(k8s.Observable, signal)
+  // (the request object first: options in its place are taken for it, and the call would have no timeout)
+  const groups = await kc
+    .makeApiClient(k8s.ApisApi)
+    .getAPIVersions({}, timeout)
+    .catch((error) => fail('the API groups', error))
   const {group, version} = calicoGroup(groups.groups.map((g) => g.name))
   const custom = kc.makeApiClient(k8s.CustomObjectsApi)
   const files: SourceFile[] = []
@@ -127,12 +132,16 @@ export async function readKubeTruth(): Promise<SourceFile[]> {
   return files
 }
 
-/** Request options that give up on an answer after REQUEST_TIMEOUT_MS (the client's middleware, applied to a call). */
-function timeoutOptions(Observable: typeof import('@kubernetes/client-node').Observable) {
+/**
+ * Request options that give up on an answer after REQUEST_TIMEOUT_MS, or once `signal` aborts (the client's
+ * middleware, applied to a call).
+ */
+function timeoutOptions(Observable: typeof import('@kubernetes/client-node').Observable, signal?: AbortSignal) {
   return {
     middleware: [{
       pre: (request: import('@kubernetes/client-node').RequestContext) => {
-        request.setSignal(AbortSignal.timeout(REQUEST_TIMEOUT_MS))
+        const timeout = AbortSignal.timeout(REQUEST_TIMEOUT_MS)
+        request.setSignal(signal ? AbortSignal.any([signal, timeout]) : timeout)
         return new Observable(Promise.resolve(request))
       },
       post: (response: import('@kubernetes/client-node').ResponseContext) => new Observable(Promise.resolve(response)),

@@ -19,6 +19,7 @@ export default class Ui extends BaseCommand {
     const {flags} = await this.parse(Ui)
     this.jsonOutput = flags.json
     const refreshMs = parseSeconds('interval', flags.interval, 3600) * 1000
+    const truthIntervalSeconds = parseSeconds('truth-interval', flags['truth-interval'], 86400)
     const why = flags.json ? '--json was given' : !process.stdout.isTTY ? 'stdout is not a terminal' : !process.stdin.isTTY ? 'stdin is not a terminal' : undefined
     if (why) {
       process.stderr.write(`routedoctor ui: ${why}; printing the check report instead of starting the interactive UI\n`)
@@ -27,7 +28,8 @@ export default class Ui extends BaseCommand {
     }
     const c = palette()
     const {createActions, firstReport} = await import('../ui/actions.js') // only this command needs it: not at start-up
-    const actions = createActions(sourceOptions(flags), {palette: c, toolVersion: this.config.version})
+    const options = {palette: c, toolVersion: this.config.version, truthIntervalSeconds}
+    const actions = createActions(sourceOptions(flags), options)
     const first = await firstReport(actions)
     const runUi = await importInteractiveUi()
     await runUi({actions, ...first, live: !flags.from, source: flags.from ?? 'live', refreshMs, colorLevel: c.level})

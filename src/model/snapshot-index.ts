@@ -47,6 +47,10 @@ export const OVERLAY_SETTINGS_FILE = 'overlay-settings.json'
 export const DEFAULT_TUNNEL_DEV = 'tunl0'
 /** The priority of the overlay's `ip rule`s: below main's 32766, so the overlay is looked up first. */
 export const DEFAULT_RULE_PRIORITY = 32000
+/** An overlay rule's priority: after local's rule (0), before main's (32766), or main's routes answer first. */
+export function ruleBeforeMain(priority: number): boolean {
+  return Number.isInteger(priority) && priority >= 1 && priority <= 32765
+}
 /** Where an apply writes its journal and takes its lock. */
 export const DEFAULT_JOURNAL_DIR = '/var/lib/routedoctor'
 /** How long an apply watches for another writer putting a replaced route back. */

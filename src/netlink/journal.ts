@@ -391,9 +391,15 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+// the locks this process holds (applies, reverts and retention run on the main thread, never in a worker): a lock
+// file naming our pid that is not one of them is an earlier process's
+const heldLocks = new Set<string>()
+
 /**
  * Take the apply lock in `dir`: a file created with O_EXCL holding our pid. A lock whose pid no
- * longer runs (a crashed apply) is stale and taken over. Returns the release function.
+ * longer runs (a crashed apply) is stale and taken over, and so is one naming our own pid that this process
+ * does not hold: the agent is PID 1 of its container at every restart, and one killed while applying left it.
+ * Returns the release function.
  */
 export function acquireLock(dir: string): () => void {
   mkdirSync(dir, {recursive: true})
@@ -407,7 +413,9 @@ export function acquireLock(dir: string): () => void {
       } finally {
         closeSync(fd)
       }
+      heldLocks.add(path)
       return () => {
+        heldLocks.delete(path)
         try {
           if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path)
         } catch {
@@ -424,7 +432,8 @@ export function acquireLock(dir: string): () => void {
     } catch {
       continue // removed between our open and read: try again
     }
-    if (holder !== undefined && pidAlive(holder)) {
+    const ours = holder === process.pid && !heldLocks.has(path) // an earlier process of our pid (a restarted container)
+    if (holder !== undefined && !ours && pidAlive(holder)) {
       throw new RouteDoctorError(
         `another routedoctor apply is running (pid ${holder}, lock ${path}); wait for it to finish`,
         1,
@@ -470,7 +479,8 @@ export interface PruneResult {
 
 /**
  * Journal retention (`watch --reconcile --journal-keep`): the routedoctor journals in `dir` past the newest `keep` are
- * removed, except one whose apply never recorded its end (`pending`: what restores that node) and those in `protect`
+ * removed, except one whose apply never recorded its end (`pending`: what restores that node), one `failed` (an
+ * apply whose restore failed, or a revert that did: `fix --revert` of it is still owed) and those in `protect`
  * (what this run's --cleanup-on-exit reverts). Under the apply lock, so a `fix --apply` or `fix --revert` under way
  * (it holds the lock while it reads and rewrites its journal) keeps every file; then nothing is removed this time.
  */
@@ -497,7 +507,8 @@ export function pruneJournals(dir: string, keep: number, protect: ReadonlySet<st
       } catch {
         continue // gone, or unreadable: not ours to judge
       }
-      if (state === undefined || state === 'pending') continue
+      // pending or cut short: the apply never ended; failed: its restore, or a revert of it, did not put the node back
+      if (state === undefined || state === 'pending' || state === 'failed') continue
       unlinkSync(path)
       removed.push(path)
     }

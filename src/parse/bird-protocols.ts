@@ -110,22 +110,14 @@ function finishProtocol(p: BirdProtocol): void {
     const err = d['BGP state/Last error'] ?? (infoError.length > 0 ? infoError : undefined)
     if (err !== undefined) p.lastError = err
   }
-  // 1.6: protocol-level `Routes:`; 2.x/3.x: the ipv4 channel's, else the first channel's
-  let routesText = d.Routes ?? d['Channel ipv4/Routes']
-  if (routesText === undefined) {
-    for (const k of Object.keys(d)) {
-      if (k.startsWith('Channel ') && k.endsWith('/Routes') && k.indexOf('/') === k.length - 7) {
-        routesText = d[k]
-        break
-      }
-    }
-  }
-  if (routesText !== undefined) {
-    const routes = parseRoutesCounts(routesText)
-    if (routes !== undefined) p.routes = routes
-  }
   const channels = channelStats(d)
-  if (channels.length > 0) p.channels = channels
+  if (channels.length === 0) return
+  p.channels = channels
+  // 1.6: the protocol's `Routes:` (channel ""); 2.x/3.x: the ipv4 channel's, else the first channel's
+  const routes =
+    channels.find((c) => (c.channel === '' || c.channel === 'ipv4') && c.routes)?.routes ??
+    channels.find((c) => c.routes)?.routes
+  if (routes !== undefined) p.routes = routes
 }
 
 export function parseBirdProtocols(text: string, file = 'birdc-show-protocols-all.txt'): BirdProtocol[] {

@@ -15,7 +15,7 @@ import type {
   PlannedRule,
   ReportedRoute,
 } from '../model/types.js'
-import {compareAddresses} from '../model/snapshot-index.js'
+import {compareAddresses, ruleBeforeMain} from '../model/snapshot-index.js'
 
 export interface PlanItem {
   action: 'replace' | 'delete'
@@ -118,8 +118,8 @@ function fromKernel(r: KernelRoute, action: 'replace' | 'delete', dev?: string):
 
 /**
  * The rules the overlay needs: one `to POOL lookup TABLE` for every IP-in-IP pool while the overlay holds a route, none
- * once it is empty. A pool's rule is the one at the priority, or with keepRulePriority the first at any priority (one
- * an earlier `--rule-priority` put there: recognised, not doubled); a rule of the overlay's table that is not one goes.
+ * once it is empty. A pool's rule is the one at the priority, or with keepRulePriority the first before main's (one an
+ * earlier `--rule-priority` put there: recognised, not doubled); a rule of the overlay's table that is not one goes.
  */
 export function planRules(ctx: SnapshotIndex, settings: OverlaySettings, overlayHoldsRoutes: boolean): PlannedRule[] {
   const existing = ctx.snapshot.rules.filter((r) => r.table !== undefined && tableIdOf(r.table) === settings.table)
@@ -130,8 +130,9 @@ export function planRules(ctx: SnapshotIndex, settings: OverlaySettings, overlay
   const kept = new Set<IpRule>()
   for (const to of wanted) {
     const rules = existing.filter((r) => poolRule(r, to)).sort((a, b) => a.priority - b.priority)
-    const rule =
-      rules.find((r) => r.priority === settings.rulePriority) ?? (settings.keepRulePriority ? rules[0] : undefined)
+    // a rule at or after main's is never reached for what main holds: kept, it would leave the overlay unused
+    const rule = rules.find((r) => r.priority === settings.rulePriority) ??
+      (settings.keepRulePriority ? rules.find((r) => ruleBeforeMain(r.priority)) : undefined)
     if (rule) kept.add(rule)
     else out.push({action: 'add', priority: settings.rulePriority, to, table: settings.table})
   }

@@ -108,8 +108,9 @@ export interface ClusterTruth {
  */
 export async function loadClusterTruth(
   opts: Pick<SourceOptions, 'calico' | 'kube'>,
+  signal?: AbortSignal, // ends a --kube read under way (the agent stopping)
 ): Promise<ClusterTruth | undefined> {
-  const files = await truthFiles(opts)
+  const files = await truthFiles(opts, signal)
   return files ? {files, truth: parseTruthFiles(files)} : undefined
 }
 
@@ -129,7 +130,10 @@ export function parseTruthFiles(files: SourceFile[], origin?: Snapshot['origin']
 }
 
 /** Calico's truth from --calico DIR or --kube (the API client is loaded only then); undefined without either. */
-export async function truthFiles(opts: Pick<SourceOptions, 'calico' | 'kube'>): Promise<SourceFile[] | undefined> {
+export async function truthFiles(
+  opts: Pick<SourceOptions, 'calico' | 'kube'>,
+  signal?: AbortSignal,
+): Promise<SourceFile[] | undefined> {
   if (opts.calico !== undefined && opts.kube)
     throw new RouteDoctorError('--calico and --kube: give one source of Calico\'s truth', 2, 'E_USAGE')
   if (opts.calico !== undefined) {
@@ -145,7 +149,7 @@ export async function truthFiles(opts: Pick<SourceOptions, 'calico' | 'kube'>): 
   }
   if (opts.kube) {
     const {readKubeTruth} = await import('../collect/kube.js')
-    return readKubeTruth()
+    return readKubeTruth(signal)
   }
   return undefined
 }

@@ -15,7 +15,7 @@ import {parseSysctl} from '../parse/sysctl.js'
 import {isInterfaceName, isOverlayTable, OVERLAY_TABLE_EXPECTED, parseOverlaySettings} from '../parse/overlay-settings.js'
 import {parseCalicoTruth} from '../parse/calico.js'
 import {CALICO_DIR, NODE_NAME_FILE, nodeNameOf, type CalicoTruth} from '../model/calico.js'
-import {DEFAULT_TUNNEL_DEV, OVERLAY_SETTINGS_FILE, outsidePools} from '../model/snapshot-index.js'
+import {DEFAULT_TUNNEL_DEV, OVERLAY_SETTINGS_FILE, outsidePools, ruleBeforeMain} from '../model/snapshot-index.js'
 import {ParseError, UsageError} from '../model/errors.js'
 import {canonicalPrefix, familyOf, hostBitsSet} from '../model/prefix.js'
 import type {
@@ -111,7 +111,7 @@ export function checkOverlayTable<T extends number | undefined>(table: T): T {
 
 /** The overlay rules' priority flag (DESIGN §5): between local's rule (0) and main's (32766). */
 export function checkRulePriority<T extends number | undefined>(priority: T): T {
-  if (priority !== undefined && (!Number.isInteger(priority) || priority < 1 || priority > 32765)) {
+  if (priority !== undefined && !ruleBeforeMain(priority)) {
     throw new UsageError(`--rule-priority ${priority}: expected 1-32765 (below main's rule at 32766, after local's at 0)`)
   }
   return priority

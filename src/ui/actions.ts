@@ -7,13 +7,19 @@ import {RouteDoctorError} from '../model/errors.js'
 import {palette} from '../render/style.js'
 import {renderFix} from '../render/text.js'
 import {loadExplainReport} from '../services/explain.js'
-import {loadBulkHealthySource, type BulkHealthySource, type SourceOptions} from '../services/load.js'
+import {
+  loadBulkHealthySource,
+  loadClusterTruth,
+  type BulkHealthySource,
+  type ClusterTruth,
+  type SourceOptions,
+} from '../services/load.js'
 import {checkReport, type CheckReport, type ExplainReport} from '../report/report.js'
 import type {Capabilities} from './state.js'
 
 export interface UiActions {
-  /** Collect (live) or read (--from) a snapshot and diagnose it. */
-  loadReport(): Promise<CheckReport>
+  /** Collect (live) or read (--from) a snapshot and diagnose it; freshTruth: Calico's truth read again, of any age. */
+  loadReport(freshTruth?: boolean): Promise<CheckReport>
   /** The explanation of one prefix: from the data of the last loadReport(), or (live) collected for that prefix. */
   explain(prefix: string): Promise<ExplainReport>
   /** The planned change for one prefix, as text (diff + `ip route replace` line). */
@@ -30,6 +36,7 @@ export interface ActionOptions {
   bundleDir?: string // where `b` writes bundles (default: the current directory)
   journalDir?: string // where an apply journals what it replaced (default: as `fix`)
   watchSeconds?: number // how long an apply watches for a route war (default: as `fix`)
+  truthIntervalSeconds?: number // --calico/--kube: Calico's truth read again once this old (default: at every load)
 }
 
 export function capabilities(actions: UiActions): Capabilities {
@@ -57,18 +64,28 @@ export function createActions(given: SourceOptions, options: ActionOptions = {})
   // judged as `check` and `explain` judge: a source without the kernel's routes is refused, not shown as all missing
   const opts: SourceOptions = {...given, requireKernelRoutes: true}
   const c = options.palette ?? palette()
+  // Calico's truth (--calico, --kube) read again only once --truth-interval old, as watch reads it: the refresh every
+  // few seconds re-collects the node, not the whole cluster's IPAM
+  let truth: {value: ClusterTruth | undefined; at: number} | undefined
+  const judgedBy = async (fresh = false): Promise<SourceOptions> => {
+    if (opts.calico === undefined && !opts.kube) return opts
+    const maxAgeMs = (options.truthIntervalSeconds ?? 0) * 1000
+    if (fresh || truth === undefined || Date.now() - truth.at >= maxAgeMs)
+      truth = {value: await loadClusterTruth(opts), at: Date.now()}
+    return {...opts, clusterTruth: truth.value}
+  }
   // a full table's healthy prefixes stay separated: the list needs only their keys, an explanation its own prefix's
   // routes
   let held: BulkHealthySource | undefined
-  const source = async (): Promise<BulkHealthySource> => (held ??= await loadBulkHealthySource(opts))
+  const source = async (): Promise<BulkHealthySource> => (held ??= await loadBulkHealthySource(await judgedBy()))
   const actions: UiActions = {
-    async loadReport() {
-      held = await loadBulkHealthySource(opts)
+    async loadReport(freshTruth) {
+      held = await loadBulkHealthySource(await judgedBy(freshTruth))
       return checkReport(held.list)
     },
     async explain(prefix) {
       // live: collected afresh for that prefix alone, as `explain` collects it
-      return loadExplainReport(opts, prefix, opts.from ? {held: await source()} : {})
+      return loadExplainReport(await judgedBy(), prefix, opts.from ? {held: await source()} : {})
     },
     async previewFix(prefix) {
       const {planFix} = await import('../services/fix.js')

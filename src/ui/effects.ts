@@ -27,7 +27,7 @@ export async function runEffect(
     case 'load':
       try {
         const started = Date.now()
-        const report = await actions.loadReport()
+        const report = await actions.loadReport(effect.freshTruth)
         dispatch({type: 'loaded', report, at: new Date().toISOString(), tookMs: Date.now() - started})
       } catch (error) {
         dispatch({type: 'load-failed', error: message(error)})

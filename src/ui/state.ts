@@ -73,7 +73,7 @@ export type UiEvent =
   | {type: 'tick'; now?: number} // the refresh timer (now: Date.now())
 
 export type Effect =
-  | {type: 'load'}
+  | {type: 'load'; freshTruth?: true} // freshTruth: `r` asked, Calico's truth is read again whatever its age
   | {type: 'explain'; prefix: string; seq: number}
   | {type: 'preview-fix'; prefix: string; seq: number}
   | {type: 'apply-fix'; prefix?: string; seq: number} // no prefix: the whole plan
@@ -360,9 +360,9 @@ function refreshedNotice(before: UiState, after: UiState, at: string): string {
   return `refreshed${when}: ${what}`
 }
 
-function refresh(state: UiState): Update {
+function refresh(state: UiState, asked = false): Update {
   if (state.loading) return {state, effects: []}
-  return {state: {...state, loading: true}, effects: [{type: 'load'}]}
+  return {state: {...state, loading: true}, effects: [asked ? {type: 'load', freshTruth: true} : {type: 'load'}]}
 }
 
 function toggleHelp(state: UiState): Update {
@@ -385,7 +385,7 @@ function common(state: UiState, input: string, key: KeyInfo, hostText: (s: UiSta
     case 'a': return askApply(state)
     case 'b': return writeBundle(state)
     case 'r': {
-      const u = refresh(state)
+      const u = refresh(state, true)
       return u.effects.length > 0 ? {...u, state: {...u.state, refreshAsked: true}} : u
     }
     case '?': return toggleHelp(state)

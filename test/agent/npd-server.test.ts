@@ -3,7 +3,7 @@ import path from 'node:path'
 import {execa} from 'execa'
 import {describe, expect, it} from 'vitest'
 
-import {authorize, isLoopback, parseListen} from '../../src/agent/server.js'
+import {authorize, isLoopback, listenText, parseListen} from '../../src/agent/server.js'
 import {npdLine} from '../../src/render/npd.js'
 import {BIN, FIXTURES} from '../helpers.js'
 
@@ -54,6 +54,10 @@ describe('--listen and the token', () => {
     expect(parseListen('[::1]:8080')).toEqual({host: '::1', port: 8080})
     expect(parseListen('[1.2.3.4]:80')).toEqual({host: '1.2.3.4', port: 80})
     expect(parseListen(':21179')).toEqual({host: '', port: 21179})
+    // the started line's `serving http://…/metrics`: brackets for IPv6 alone, as a URL has them (the DaemonSet's
+    // [$(HOST_IP)]:21179 on an IPv4 node is 10.0.0.1:21179 there)
+    expect(['[10.0.0.1]:21179', '10.0.0.1:21179', '[fd00::1]:21179', ':21179'].map((t) => listenText(parseListen(t))))
+      .toEqual(['10.0.0.1:21179', '10.0.0.1:21179', '[fd00::1]:21179', ':21179'])
     for (const bad of ['21179', 'localhost:80', '1.2.3.4:0', '1.2.3.4:65536', '1.2.3.4:x', '[localhost]:80', '[]:80',
       '::1:80', '[1.2.3.4:80']) {
       expect(() => parseListen(bad), bad).toThrow(/--listen .*expected ADDR:PORT/)

@@ -324,7 +324,21 @@ describe('the watch agent', () => {
       await agent.stop()
     })
 
-    it('a block turning misrouted reads the truth again at the next poll, once it is 30 s old', async () => {
+    it('--reconcile plans nothing before the first truth (no pools known: the plan would withdraw the overlay)', async () => {
+      const {agent} = await started(baseWith('10.0.0.0/16'), true, {error: 'cannot list the API groups'})
+      const reconcile = vi.mocked(agent.reconciler!.reconcile)
+      await vi.advanceTimersByTimeAsync(5000) // a read that fails again
+      expect(h.truthReads).toBe(1)
+      expect(reconcile).not.toHaveBeenCalled()
+      h.truthFails = false
+      await vi.advanceTimersByTimeAsync(10_000)
+      await until(() => h.nodeDiagnoses.length === 1)
+      h.nodeDiagnoses.shift()!.resolve(diagnosis(baseWith('10.0.0.0/16')))
+      await until(() => reconcile.mock.calls.length === 1)
+      await agent.stop()
+    })
+
+    it('a block turning misrouted reads the truth again within 30 s (spread), once it is 30 s old', async () => {
       h.truthFails = false
       const {agent} = await started(baseWith('10.0.0.0/16'), false, {})
       h.birdTexts.push(...Array.from({length: 30}, () => protocols(1, 1))) // BIRD unchanged at every poll
@@ -341,7 +355,11 @@ describe('the watch agent', () => {
       await misrouted() // back to ok: no read
       await vi.advanceTimersByTimeAsync(30_000)
       await misrouted()
-      await vi.advanceTimersByTimeAsync(5000)
+      // every agent of the cluster sees a node's block turn missing at once: the read is drawn within 30 s (here 15),
+      // not made by all at their next poll
+      await vi.advanceTimersByTimeAsync(10_000)
+      expect(h.truthReads).toBe(0)
+      await vi.advanceTimersByTimeAsync(10_000)
       expect(h.truthReads).toBe(1)
       await agent.stop()
     })

@@ -20,6 +20,7 @@ export class KubeServer {
   requests: KubeRequest[] = []
   served: Group[] = ['crd.projectcalico.org/v1']
   metadataServed = true // false: a server that cannot answer Nodes as metadata only (the plain List instead)
+  hang = false // true: a server that takes requests and never answers them
   port = 0
   private server: Server | undefined
 
@@ -37,6 +38,7 @@ export class KubeServer {
     const tls = {key: readFileSync(path.join(this.dir, 'key.pem')), cert: readFileSync(path.join(this.dir, 'cert.pem'))}
     this.server = createServer(tls, (req, res) => {
       this.requests.push({method: req.method ?? '', url: req.url ?? '', auth: req.headers.authorization, accept: req.headers.accept})
+      if (this.hang) return
       const json = (status: number, body: unknown, type = 'application/json') => {
         res.writeHead(status, {'content-type': type})
         res.end(JSON.stringify(body))

@@ -89,4 +89,41 @@ describe('--kube with the API server down', () => {
       expect(r.exitCode, stderr).toBe(0)
     }
   }, 120_000)
+
+  it('check --kube against a server that takes the request and never answers gives up after 30 s (exit 2)', async () => {
+    if (api.port === 0) await api.listen(apiPort)
+    api.hang = true
+    try {
+      const r = await execa('node', [BIN, 'check', '--from', fixtureDir(LAB_HEALTHY), '--kube'],
+        {reject: false, cwd: ROOT, stdin: 'ignore', env: env(), extendEnv: false, timeout: 90_000})
+      expect(r.exitCode).toBe(2)
+      expect(String(r.stderr)).toBe(`routedoctor: --kube: https://127.0.0.1:${apiPort}: cannot list the API groups (no answer within 30 s)`)
+    } finally {
+      api.hang = false
+    }
+  }, 120_000)
+
+  it('watch stops at once on SIGTERM while a read of the truth waits for an API server that does not answer', async () => {
+    api.hang = false
+    if (api.port === 0) await api.listen(apiPort) // listening since the last test, or now
+    const agent = execa('node', [BIN, 'watch', '--kube', '--node', 'n1', '--json', '--interval', '1', '--truth-interval', '1',
+      '--bird-socket', path.join(tmp, 'no-bird.ctl')], {reject: false, cwd: ROOT, stdin: 'ignore', env: env(), extendEnv: false,
+      forceKillAfterDelay: false})
+    let stdout = ''
+    agent.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    try {
+      await until('the started line', () => (stdout.includes('"kind":"started"') ? true : undefined))
+      api.hang = true
+      const asked = api.requests.length
+      await until('a read the server holds', () => (api.requests.length > asked ? true : undefined))
+    } finally {
+      agent.kill('SIGTERM')
+    }
+    // the read gives up on its own only after 30 s, past the DaemonSet's terminationGracePeriodSeconds (10)
+    const ended = await Promise.race([agent.then((r) => r.exitCode),
+      new Promise((resolve) => setTimeout(() => resolve('still running 15 s after SIGTERM'), 15_000).unref())])
+    if (ended !== 0) agent.kill('SIGKILL')
+    expect(ended).toBe(0)
+    api.hang = false
+  }, 120_000)
 })

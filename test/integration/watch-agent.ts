@@ -13,10 +13,16 @@ export interface WatchAgentRun {
 }
 
 /** `routedoctor watch --json` with n1's live flags, the lab's pool and `args`, running in n1's namespace. */
-export function startWatchAgent(lab: Lab, args: string[]): WatchAgentRun {
-  const process = execa('ip', ['netns', 'exec', lab.ns('n1'), 'node', BIN, 'watch', ...liveFlags(lab), ...POOL, '--json', ...args], {
+// `node`: its flags instead of the live flags and the pool (as the DaemonSet runs it), and its environment
+export function startWatchAgent(
+  lab: Lab,
+  args: string[],
+  node?: {flags: string[]; env: Record<string, string>},
+): WatchAgentRun {
+  const flags = node?.flags ?? [...liveFlags(lab), ...POOL]
+  const process = execa('ip', ['netns', 'exec', lab.ns('n1'), 'node', BIN, 'watch', ...flags, '--json', ...args], {
     // a SIGTERM is the test's to follow up (the agent may take seconds to withdraw what it wrote), not execa's
-    reject: false, cwd: ROOT, env: {NO_COLOR: '1'}, stdin: 'ignore', forceKillAfterDelay: false,
+    reject: false, cwd: ROOT, env: {NO_COLOR: '1', ...node?.env}, stdin: 'ignore', forceKillAfterDelay: false,
   })
   const lines: any[] = []
   let stderr = ''

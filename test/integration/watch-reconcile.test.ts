@@ -6,7 +6,8 @@
 // by a stopped BIRD, withdraws what the run wrote and exits 0 without waiting for it; a second agent's reconcile
 // plans in a worker thread: held by a stopped BIRD, the agent answers /healthz and SIGTERM ends the plan at once.
 // The pool's rule that an earlier `fix --apply --rule-priority 100` left stays the pool's one rule, and the journals
-// an earlier run left in --journal-dir are pruned to --journal-keep.
+// an earlier run left in --journal-dir are pruned to --journal-keep. An agent started as the DaemonSet runs it (the
+// pools from --kube alone) while the API server is down writes nothing.
 import {existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -89,6 +90,33 @@ describe.skipIf(reason !== null)('watch --reconcile in the lab', {timeout: 120_0
     expect(journals).toContain(path.basename(applied.journal))
     expect(journals.filter((f) => f.includes('-4242.json'))).not.toContain('routedoctor-journal-20261101T100100Z-4242.json')
     expect(journals.filter((f) => f.includes('-4242.json'))).not.toContain('routedoctor-journal-20261101T100200Z-4242.json')
+  })
+
+  // as the DaemonSet runs it: pools and owners from --kube alone (no --pool, BIRD's config not readable), restarted
+  // while the API server is down: without the truth it knows no pools, and a plan without pools withdraws everything
+  it('an agent started with --kube while the API server is down writes nothing: the overlay stays', async () => {
+    const dir3 = mkdtempSync(path.join(os.tmpdir(), 'rd-reconcile-'))
+    const kubeconfig = path.join(dir3, 'kubeconfig')
+    writeFileSync(kubeconfig, ['apiVersion: v1', 'kind: Config', 'current-context: t',
+      'clusters: [{name: t, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+      'users: [{name: u, user: {token: t}}]', 'contexts: [{name: t, context: {cluster: t, user: u}}]', ''].join('\n'))
+    const before = (await ours()).map((r) => r.dst).sort()
+    expect(before).toHaveLength(3)
+    const run = startWatchAgent(lab, ['--interval', '1', '--reconcile', '--settle', '1', '--write-interval', '1', '--journal-dir',
+      dir3], {flags: ['--bird-socket', lab.birdSocket('n1'), '--bird-conf', path.join(dir3, 'none.conf'), '--kube', '--node', 'n1'],
+      env: {KUBECONFIG: kubeconfig, HOME: dir3}})
+    try {
+      await until('the started line', () => run.lines.find((l) => l.kind === 'started'))
+      expect(run.lines).toContainEqual(expect.objectContaining({kind: 'source', source: 'calico', op: 'failed'}))
+      await sleep(5000) // past --settle and several --write-interval: a plan would have been written by now
+      expect(run.lines.filter((l) => l.kind === 'reconcile'), run.stderr()).toEqual([])
+      expect((await ours()).map((r) => r.dst).sort()).toEqual(before)
+      expect(readdirSync(dir3).filter((f) => f.endsWith('.json'))).toEqual([])
+    } finally {
+      run.process.kill('SIGTERM')
+      expect((await run.process).exitCode, run.stderr()).toBe(0)
+      rmSync(dir3, {recursive: true, force: true})
+    }
   })
 
   it('a writer that keeps deleting one of its routes is a route war: reported and backed off from, not fought', async () => {

@@ -177,6 +177,16 @@ describe('apply lock', () => {
     expect(existsSync(join(dir, LOCK_NAME))).toBe(false)
     acquireLock(dir)()
   })
+  // the DaemonSet's agent is PID 1 of its container at every restart: an agent killed while applying (OOM) left a lock
+  // naming 1, which the next one would take for its own holder alive, and never apply nor prune again
+  it('a lock naming our own pid that this process does not hold is an earlier process\'s: taken over', () => {
+    const dir = tmp()
+    writeFileSync(join(dir, LOCK_NAME), `${process.pid}\n`)
+    const release = acquireLock(dir)
+    expect(() => acquireLock(dir)).toThrow(/another routedoctor apply is running/) // held now: by us
+    release()
+    expect(existsSync(join(dir, LOCK_NAME))).toBe(false)
+  })
   it('a lock left by a process that is gone is stale and taken over', () => {
     const dir = tmp()
     const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)']).stdout.toString().trim()
@@ -208,11 +218,12 @@ describe('journal retention (watch --reconcile --journal-keep)', () => {
     writeFileSync(join(dir, 'notes.txt'), 'not a journal\n')
     const texts = new Map(paths.map((p) => [p, readFileSync(p, 'utf8')]))
     const r = pruneJournals(dir, 3, new Set([paths[0]]))
-    // the newest three (minutes 8, 7, 6) stay; of the older: 1 pending, 0 protected
-    expect(r.removed.sort()).toEqual([paths[2], paths[3], paths[4], paths[5]].sort())
+    // the newest three (minutes 8, 7, 6) stay; of the older: 1 pending, 2 failed (an apply whose restore failed, or
+    // a revert that failed: `fix --revert` of it is what puts the node back), 0 protected
+    expect(r.removed.sort()).toEqual([paths[3], paths[4], paths[5]].sort())
     const left = readdirSync(dir).sort()
-    expect(left).toEqual(['notes.txt', ...[paths[0], paths[1], paths[6], paths[7], cut].map((p) => basename(p))].sort())
-    for (const p of [paths[0], paths[1], paths[6], paths[7]]) {
+    expect(left).toEqual(['notes.txt', ...[paths[0], paths[1], paths[2], paths[6], paths[7], cut].map((p) => basename(p))].sort())
+    for (const p of [paths[0], paths[1], paths[2], paths[6], paths[7]]) {
       expect(readFileSync(p, 'utf8')).toBe(texts.get(p)) // untouched: `fix --revert` reads what the apply wrote
       expect(readJournal(p).changes).toHaveLength(600)
     }

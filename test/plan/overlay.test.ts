@@ -124,6 +124,18 @@ describe('the overlay plan', () => {
     ])
   })
 
+  // a rule written by hand after main's (32766): main's own route for a block answers first, the overlay is never read
+  it('a pool\'s rule after main\'s is not kept: it moves to the default priority', () => {
+    const after = RULES.replace('32000:\tfrom all to 192.168.0.0/16 lookup 1158', '40000:\tfrom all to 192.168.0.0/16 lookup 1158')
+    expect(after).not.toBe(RULES)
+    const files = [...editJsonRoutes(loadFiles(BIRD2), {}, [ours('172.31.30.6', '1158', 0)]).filter((f) => f.name !== 'ip-rule.txt'),
+      {name: 'ip-rule.txt', text: after}]
+    expect(planFix(ctxOf(files)).report.rules).toEqual([
+      {action: 'add', priority: 32000, to: '192.168.0.0/16', table: 1158},
+      {action: 'delete', priority: 40000, to: '192.168.0.0/16', table: 1158},
+    ])
+  })
+
   it('BIRD\'s own route is right (the durable fix landed): the correction is withdrawn, and the rule with the last route', () => {
     const files = withRules(editJsonRoutes(loadFiles(LAB_HEALTHY), {}, [ours('172.31.20.5', '1158', 0)]))
     const ctx = ctxOf(files)

@@ -134,7 +134,7 @@ describe.each(CAPTURES.map((d) => [name(d), d]))('ui keys on %s', (_, dir) => {
   it('r says that it refreshed, and what changed', () => {
     const s0 = start(dir)
     const asked = run(s0, key('r'))
-    expect(asked.effects).toEqual([{type: 'load'}])
+    expect(asked.effects).toEqual([{type: 'load', freshTruth: true}])
     const done = update(asked.state, {type: 'loaded', report: reports.get(dir)!, at: '2026-01-01T00:00:05Z'}).state
     expect(done.notice).toMatch(/^refreshed at \d\d:\d\d:\d\d: no verdict changed/)
     const changed = withVerdict(reports.get(dir)!, visibleRows(s0)[0].prefix, 'missing')

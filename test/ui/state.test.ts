@@ -241,7 +241,7 @@ describe('ui state: panes and effects', () => {
 describe('ui state: refresh', () => {
   it('r loads once at a time; ticks load only when live', () => {
     const r = run(stateFor(report), key('r'))
-    expect(r.effects).toEqual([{type: 'load'}])
+    expect(r.effects).toEqual([{type: 'load', freshTruth: true}]) // asked for: Calico's truth read again too
     expect(run(r.state, key('r')).effects).toEqual([])
     expect(run(stateFor(report), {type: 'tick'}).effects).toEqual([])
     expect(run(stateFor(report, {live: true}), {type: 'tick'}).effects).toEqual([{type: 'load'}])
@@ -255,7 +255,7 @@ describe('ui state: refresh', () => {
     expect(run(loaded, {type: 'tick', now: at + 5000}).effects).toEqual([]) // 5 s after a 9 s load: resting
     expect(run(loaded, {type: 'tick', now: at + 8999}).effects).toEqual([])
     expect(run(loaded, {type: 'tick', now: at + 9000}).effects).toEqual([{type: 'load'}])
-    expect(run(loaded, key('r')).effects).toEqual([{type: 'load'}]) // asked for: at once
+    expect(run(loaded, key('r')).effects).toEqual([{type: 'load', freshTruth: true}]) // asked for: at once
     // a quick load rests as briefly
     const quick = run(run(live, key('r')).state, {type: 'loaded', report, at: '2026-01-01T00:00:10Z', tookMs: 40}).state
     expect(run(quick, {type: 'tick', now: at + 5000}).effects).toEqual([{type: 'load'}])
