@@ -1,5 +1,5 @@
 // The apply journal (DESIGN §5): written and fsynced before the first route write, so whatever
-// happens next, every route routedoctor touched can be put back exactly. Also the apply lock.
+// happens next, every route routedoctor touched can be put back exactly.
 import {
   closeSync,
   fdatasyncSync,
@@ -23,6 +23,9 @@ import {RouteDoctorError} from '../model/errors.js'
 import {canonicalPrefix, familyOf} from '../model/prefix.js'
 import type {Family, KernelRoute, PlannedRoute} from '../model/types.js'
 import type {RouteSpec, RuleSpec} from './codec.js'
+import {acquireLock} from './lock.js'
+
+export {acquireLock, LOCK_NAME} from './lock.js'
 
 export type PlanMode = 'beside' | 'replace' | 'overlay' | 'delete'
 
@@ -93,8 +96,6 @@ export interface Journal {
   // before, as if `existed`, so that no restore removes them; in the tail, as it is learnt after the head is written
   rulesPresent?: number[]
 }
-
-export const LOCK_NAME = 'routedoctor.lock'
 
 export function newJournalPath(dir: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')
@@ -380,74 +381,6 @@ export function newJournal(changes: JournalChange[], rules?: JournalRule[]): Jou
   const head = {tool: 'routedoctor' as const, time, host: hostname(), pid: process.pid}
   const tail = {state: 'pending' as const, history: [{time, state: 'pending' as const}]}
   return rules === undefined ? {schema: 2, ...head, changes, ...tail} : {schema: 3, ...head, rules, changes, ...tail}
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM' // exists, owned by someone else
-  }
-}
-
-// the locks this process holds (applies, reverts and retention run on the main thread, never in a worker): a lock
-// file naming our pid that is not one of them is an earlier process's
-const heldLocks = new Set<string>()
-
-/**
- * Take the apply lock in `dir`: a file created with O_EXCL holding our pid. A lock whose pid no
- * longer runs (a crashed apply) is stale and taken over, and so is one naming our own pid that this process
- * does not hold: the agent is PID 1 of its container at every restart, and one killed while applying left it.
- * Returns the release function.
- */
-export function acquireLock(dir: string): () => void {
-  mkdirSync(dir, {recursive: true})
-  const path = join(dir, LOCK_NAME)
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      // O_EXCL makes the lock; it need not survive a crash (its holder would not), so no fsync
-      const fd = openSync(path, 'wx', 0o600)
-      try {
-        writeSync(fd, `${process.pid}\n`)
-      } finally {
-        closeSync(fd)
-      }
-      heldLocks.add(path)
-      return () => {
-        heldLocks.delete(path)
-        try {
-          if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path)
-        } catch {
-          // already gone
-        }
-      }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-    }
-    let holder: number | undefined
-    try {
-      const n = Number(readFileSync(path, 'utf8').trim())
-      holder = Number.isInteger(n) && n > 0 ? n : undefined
-    } catch {
-      continue // removed between our open and read: try again
-    }
-    const ours = holder === process.pid && !heldLocks.has(path) // an earlier process of our pid (a restarted container)
-    if (holder !== undefined && !ours && pidAlive(holder)) {
-      throw new RouteDoctorError(
-        `another routedoctor apply is running (pid ${holder}, lock ${path}); wait for it to finish`,
-        1,
-        'E_LOCKED',
-      )
-    }
-    // stale: the holder is gone (or the file is garbage)
-    try {
-      unlinkSync(path)
-    } catch {
-      // someone else removed it first
-    }
-  }
-  throw new RouteDoctorError(`cannot take the apply lock ${path}`, 1, 'E_LOCKED')
 }
 
 // what newJournalPath names: the stamp orders them, the pid tells apart two of one second

@@ -13,6 +13,7 @@ import {
   JournalFile, LOCK_NAME, acquireLock, changeKey, journalText, newJournal, newJournalPath, pruneJournals, readJournal,
   setJournalState, writeJournal,
 } from '../../src/netlink/journal.js'
+import {parseLock} from '../../src/netlink/lock.js'
 
 const dirs: string[] = []
 const tmp = (): string => {
@@ -171,7 +172,7 @@ describe('apply lock', () => {
   it('a second apply cannot take the lock while the first holds it', () => {
     const dir = tmp()
     const release = acquireLock(dir)
-    expect(readFileSync(join(dir, LOCK_NAME), 'utf8').trim()).toBe(String(process.pid))
+    expect(parseLock(readFileSync(join(dir, LOCK_NAME), 'utf8'))?.pid).toBe(process.pid)
     expect(() => acquireLock(dir)).toThrow(/another routedoctor apply is running/)
     release()
     expect(existsSync(join(dir, LOCK_NAME))).toBe(false)
@@ -192,7 +193,7 @@ describe('apply lock', () => {
     const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)']).stdout.toString().trim()
     writeFileSync(join(dir, LOCK_NAME), `${dead}\n`)
     const release = acquireLock(dir)
-    expect(readFileSync(join(dir, LOCK_NAME), 'utf8').trim()).toBe(String(process.pid))
+    expect(parseLock(readFileSync(join(dir, LOCK_NAME), 'utf8'))?.pid).toBe(process.pid)
     release()
   })
 })
