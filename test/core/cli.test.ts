@@ -306,6 +306,28 @@ describe('bundle', () => {
     expect(readdirSync(dir)).toEqual([])
   })
 
+  it('refuses to overwrite an existing -o file before collecting, exit 2 naming it; --force overwrites', async () => {
+    const dir = tempDir('rd-bundle-')
+    const out = path.join(dir, 'b.tar.gz')
+    writeFileSync(out, 'an earlier bundle\n')
+    const res = await run(['bundle', '--from', ecmp, '-o', out])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toContain(`-o ${out}: the file exists (give --force to overwrite it, or another name)`)
+    expect(res.stderr).not.toContain('reading') // nothing was read
+    expect(readFileSync(out, 'utf8')).toBe('an earlier bundle\n')
+    expect((await run(['bundle', '--from', ecmp, '-o', out, '--force'])).exitCode).toBe(0)
+    expect((await execa('tar', ['-tzf', out])).stdout.split('\n')).toContain('manifest.json')
+  })
+
+  it('a bad --pool is refused before anything is collected, exit 2', async () => {
+    const dir = tempDir('rd-bundle-')
+    const res = await run(['bundle', '--from', ecmp, '--pool', '10.0.0.0/8=gre', '-o', path.join(dir, 'b.tar.gz')])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toContain('--pool 10.0.0.0/8=gre: mode must be ipip, vxlan or none')
+    expect(res.stderr).not.toContain('reading') // nothing was read
+    expect(readdirSync(dir)).toEqual([])
+  })
+
   it('a replay says which files of the bundle were edited after collection', async () => {
     const dir = tempDir('rd-bundle-')
     const out = path.join(dir, 'b.tar.gz')
