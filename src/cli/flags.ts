@@ -177,6 +177,7 @@ export const bundleFlags = {
     description: 'bundle file (.tar.gz) or directory; default routedoctor-HOST-YYYYMMDD-HHMMSS.tar.gz here',
     helpValue: 'FILE|DIR',
   }),
+  force: Flags.boolean({description: 'overwrite the bundle file if it exists (refused otherwise)', default: false}),
   redact: Flags.boolean({
     description: 'pseudonymise addresses, host names and MACs consistently across every file',
     default: false,
@@ -193,7 +194,7 @@ export function bundleOptions(
   toolVersion: string,
 ): BundleOptions {
   return {
-    ...sourceOptions(flags), out: flags.output, redact: flags.redact, mappingFile: flags['mapping-file'],
+    ...sourceOptions(flags), out: flags.output, force: flags.force, redact: flags.redact, mappingFile: flags['mapping-file'],
     command: ['bundle', ...argv], toolVersion,
     progress: (line) => process.stderr.write(`${line}\n`),
   }

@@ -4,6 +4,7 @@
 import {counted} from '../model/format.js'
 import {keyPrefix} from '../model/prefix-key.js'
 import {isBulkBrokenPrefixes, isBulkHealthyPrefixes, type CheckRun} from '../report/report.js'
+import {readInstead} from '../snapshot/build.js'
 
 export const NPD_MAX = 80
 export const NPD_UNKNOWN = 3
@@ -30,8 +31,11 @@ export function npdLine(text: string): string {
 }
 
 export function npdResult(run: CheckRun): {line: string; exitCode: 0 | 1 | typeof NPD_UNKNOWN} {
-  const textRead = !run.node.missing.includes(KERNEL_TEXT) && !run.node.failed.some((f) => f.file === KERNEL_TEXT)
-  const failed = run.node.failed.find((f) => ESSENTIAL.includes(f.file) && !(f.file === 'ip-j-d-route.json' && textRead))
+  // the JSON route dump failed, and the text one was read instead: the kernel's routes are known
+  const textRead = (f: {file: string; error: string}) => f.file === 'ip-j-d-route.json' && f.error.endsWith(readInstead(KERNEL_TEXT))
+  const failed = run.node.failed.find((f) => ESSENTIAL.includes(f.file) && !textRead(f))
+  // a source not there is no more known than one that failed (a snapshot without BIRD's files says nothing of BIRD)
+  const missing = run.node.missing.filter((f) => ESSENTIAL.includes(f))
   const broken = new Map<string, {first: string; count: number}>() // verdict → prefixes with an error finding
   const add = (verdict: string, prefix: () => string, count: number) => {
     const seen = broken.get(verdict)
@@ -45,6 +49,7 @@ export function npdResult(run: CheckRun): {line: string; exitCode: 0 | 1 | typeo
   }
   const summary = run.summary()
   if (failed) return {line: npdLine(`unknown: cannot read ${failed.file}: ${failed.error}`), exitCode: NPD_UNKNOWN}
+  if (missing.length > 0) return {line: npdLine(`unknown: no ${missing.join(', ')}`), exitCode: NPD_UNKNOWN}
   const {up, total} = run.node.sessions
   if (summary.errors === 0) return {line: npdLine(`ok: ${counted(summary.prefixes, 'prefix', 'prefixes')}, BGP ${up}/${total} Established`), exitCode: 0}
   const parts = [...broken].map(([verdict, {first, count}]) => `${count} ${verdict} (${first}${count > 1 ? ' …' : ''})`)

@@ -80,8 +80,9 @@ export function renderNode(n: NodeSummary, c: ChalkInstance): string {
 export function failedLines(failed: NodeSummary['failed']): string[] {
   const byError = new Map<string, string[]>()
   for (const f of failed) byError.set(f.error, [...(byError.get(f.error) ?? []), f.file])
-  return [...byError].map(([error, files]) => error.startsWith('the file is empty')
-    ? `${files.join(', ')}: ${error.slice('the file is '.length)}`
+  // a file that is there but says nothing: not "could not collect"
+  return [...byError].map(([error, files]) => /^the file (is empty|holds no)/.test(error)
+    ? `${files.join(', ')}: ${error.replace(/^the file (is )?/, '')}`
     : `could not collect ${files.join(', ')}: ${error}`)
 }
 

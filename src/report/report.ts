@@ -558,7 +558,8 @@ function chain(ctx: SnapshotIndex, d: PrefixDiagnosis): ChainStep[] {
       evidence: down.flatMap((p) => ctx.cite({...p.pos, endLine: p.pos.line})),
     })
   } else {
-    const summary = ctx.has('birdc-show-protocols-all.txt')
+    const read = ctx.snapshot.files.some((f) => f.name === 'birdc-show-protocols-all.txt' && f.error === undefined)
+    const summary = read && ctx.has('birdc-show-protocols-all.txt')
       ? 'BIRD has no BGP protocols'
       : ctx.haveBird
         ? `no BGP session data ${inInput(ctx)} (no birdc-show-protocols-all.txt)`

@@ -23,6 +23,7 @@ import {checkReport, explainReport} from '../report/report.js'
 
 export interface BundleOptions extends SourceOptions {
   out?: string // file or directory
+  force?: boolean // overwrite an existing bundle file
   redact?: boolean
   mappingFile?: string // where to keep the pseudonym mapping (never inside the bundle)
   command: string[]
@@ -43,8 +44,9 @@ export interface BundleResult {
 export const EXPLAINED = 1000
 
 /** `-o`'s directory (itself, or a .tar.gz file's) must exist: said before anything is collected. */
-async function checkOutputDir(out: string | undefined): Promise<void> {
+async function checkOutputDir(out: string | undefined, force: boolean): Promise<void> {
   if (out === undefined) return
+  if (out.endsWith('.tar.gz')) await refuseExisting(out, force)
   const dir = out.endsWith('.tar.gz') ? path.dirname(out) : out
   const isDir = await stat(dir).then(
     (st) => st.isDirectory(),
@@ -56,11 +58,22 @@ async function checkOutputDir(out: string | undefined): Promise<void> {
     )
 }
 
+/** A bundle is evidence: an existing file is not replaced without --force. */
+async function refuseExisting(out: string, force: boolean): Promise<void> {
+  if (force) return
+  const exists = await stat(out).then(() => true, () => false)
+  if (exists) throw new UsageError(`-o ${out}: the file exists (give --force to overwrite it, or another name)`)
+}
+
 export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   const progress = opts.progress ?? (() => {})
   if (opts.mappingFile !== undefined && !opts.redact)
     throw new UsageError('--mapping-file keeps the pseudonyms of --redact: give --redact too, or drop --mapping-file')
-  await checkOutputDir(opts.out) // before the collection, which takes seconds on a full table
+  const force = opts.force ?? false
+  // the flags first: the collection takes seconds on a full table
+  await checkOutputDir(opts.out, force)
+  // pools named on the command line travel in the bundle, so a replay diagnoses the same prefixes
+  const poolFile = await poolSourceFile(opts)
   progress(opts.from ? `reading ${opts.from}` : 'collecting from the live node (ip, /proc/sys, BIRD socket)')
   const source = await loadSourceFiles({...opts, everySource: true})
   if (source.origin.kind === 'live') {
@@ -69,8 +82,6 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   }
   for (const f of source.files)
     progress(`  ${f.name}${f.error ? `: FAILED (${f.error})` : ` ${Buffer.byteLength(f.text ?? '')} bytes`}`)
-  // pools named on the command line travel in the bundle, so a replay diagnoses the same prefixes
-  const poolFile = await poolSourceFile(opts)
   let files = poolFile
     ? [...source.files.filter((f) => f.name !== 'ippools.yaml' && f.name !== 'ippools.json'), poolFile]
     : source.files
@@ -126,6 +137,7 @@ export async function createBundle(opts: BundleOptions): Promise<BundleResult> {
   let out = opts.out ?? defaultBundleName(host, new Date(manifest.collectedAt))
   if (opts.out && !opts.out.endsWith('.tar.gz'))
     out = path.join(opts.out, defaultBundleName(host, new Date(manifest.collectedAt)))
+  await refuseExisting(out, force) // a default name taken within the same second
   // in pieces, each prefix explained as it is written: a full table's report is larger than one string.
   // The first EXPLAINED broken prefixes are explained; a full table can have far more, which nobody reads and
   // which would cost much of the bundle's time: the replay explains any of them.

@@ -238,6 +238,7 @@ function parseSnapshot(files: SourceFile[], opts: BuildOptions): Snapshot {
   const birdStatus = status !== undefined ? parseBirdStatus(status) : undefined // parse errors in the files' order
   const parsedRoutes = birdRoutes !== undefined ? parseBirdRoutes(birdRoutes, 'birdc-show-route-all.txt', birdSink) : []
   const parsedProtocols = protocols !== undefined ? parseBirdProtocols(protocols) : []
+  if (protocols !== undefined && parsedProtocols.length === 0) markNoProtocols(files)
   plainRouteSources(parsedRoutes, parsedProtocols)
   const addresses = addr !== undefined ? parseIpAddrJson(addr) : []
   const origin = opts.origin ?? {kind: 'dir'}
@@ -347,6 +348,14 @@ export function haveKernelRoutes(files: readonly SourceFile[]): boolean {
   return files.some((f) => KERNEL_ROUTE_FILES.includes(f.name) && f.text !== undefined)
 }
 
+/** How a failed form's error says that its other form was read (`other`: that form's name). */
+export const readInstead = (other: string): string => `; ${other} was read instead`
+
+/** `[]` from `ip -j`: no route (or link) at all, as an empty file (another namespace, or no `table all`). */
+function emptyJsonDump(f: SourceFile): boolean {
+  return TEXT_FALLBACKS.some(([json]) => json === f.name) && /^\[\s*\]$/.test(f.text!.trim())
+}
+
 /**
  * An empty file whose other form has content is no source: it is marked failed ("empty"), in place, so that the
  * other form is read and the header names it (an empty JSON dump read as an empty table beside a good text one
@@ -361,16 +370,27 @@ export function markEmpty(files: SourceFile[]): void {
       f.error !== undefined ||
       MAY_BE_EMPTY.has(f.name) ||
       f.text.length > 64 ||
-      f.text.trim() !== ''
+      (f.text.trim() !== '' && !emptyJsonDump(f))
     )
       continue
+    const how = f.text.trim() === '' ? '' : ' ([])'
     const other = TEXT_FALLBACKS.find((pair) => pair.includes(f.name))?.find((n) => n !== f.name)
     const used =
       other !== undefined && files.some((g) => g.name === other && g.text !== undefined && g.text.trim() !== '')
     if (!used && KERNEL_ROUTE_FILES.includes(f.name))
-      files[i] = {...f, text: '', error: 'the file is empty: read as an empty table'}
-    else files[i] = {...f, text: undefined, error: `the file is empty${used ? `; ${other} was read instead` : ''}`}
+      files[i] = {...f, error: `the file is empty${how}: read as an empty table`}
+    else files[i] = {...f, text: undefined, error: `the file is empty${how}${used ? readInstead(other) : ''}`}
   }
+}
+
+/**
+ * BIRD always runs protocols (a Calico node's device, kernel and BGP ones): a `show protocols all` holding none was
+ * cut short, so it says nothing about the sessions (not "0/0"). Marked failed in place, its text kept for a bundle.
+ */
+function markNoProtocols(files: SourceFile[]): void {
+  const at = files.findIndex((f) => f.name === 'birdc-show-protocols-all.txt' && f.text !== undefined)
+  if (at >= 0 && files[at].error === undefined)
+    files[at] = {...files[at], error: 'the file holds no protocol (cut short?): BGP sessions unknown'}
 }
 
 // Alternatives stand for one source: the first name is reported when none of them is there.

@@ -387,6 +387,7 @@ describe('the CLI', () => {
       for (const local of [out, dir, path.basename(dir), ROOT, 'map.json']) expect(manifest).not.toContain(local)
       expect(JSON.parse(manifest).command).toEqual(['bundle', '--from', 'PATH', '-o', 'PATH', '--redact', '--mapping-file', 'PATH'])
       rmSync(x, {recursive: true})
+      rmSync(bundle) // an existing bundle is not overwritten
     }
     const res = await run(['bundle', '--from', EXAMPLE, '-o', path.join(out, 'n.tar.gz'), '--mapping-file', path.join(out, 'm.json')])
     expect(res.exitCode).toBe(2)

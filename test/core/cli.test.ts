@@ -196,6 +196,54 @@ describe('no kernel routes: nothing is judged', () => {
   })
 })
 
+describe('a source that is there but says nothing is said, not read as zero', () => {
+  const copy = (prefix: string) => {
+    const dir = tempDir(prefix)
+    cpSync(ecmp, dir, {recursive: true})
+    return dir
+  }
+
+  it('a `show protocols all` cut before its first protocol: sessions unknown, the file named; --npd unknown', async () => {
+    const dir = copy('rd-cutprotocols-')
+    writeFileSync(path.join(dir, 'birdc-show-protocols-all.txt'), 'BIRD 2.0.12 ready.\nName       Proto      Table      State  Since         Info\n')
+    const res = await run(['check', '--from', dir])
+    expect(res.stdout).toContain('sessions unknown (no BIRD protocols)')
+    expect(res.stdout).toContain('birdc-show-protocols-all.txt: holds no protocol (cut short?): BGP sessions unknown')
+    const json = JSON.parse((await run(['check', '--from', dir, '--json'])).stdout)
+    expect(json.node.failed.map((f: {file: string}) => f.file)).toContain('birdc-show-protocols-all.txt')
+    const npd = await run(['check', '--npd', '--from', dir])
+    expect(npd.exitCode).toBe(3)
+    expect(npd.stdout).toMatch(/^unknown: cannot read birdc-show-protocols-all\.txt/)
+  })
+
+  it('a JSON route dump of `[]` is named in the header as an empty source; beside a text dump, the text is read', async () => {
+    const alone = copy('rd-emptyjson-')
+    writeFileSync(path.join(alone, 'ip-j-d-route.json'), '[]\n')
+    rmSync(path.join(alone, 'ip-d-route.txt'), {force: true})
+    const res = await run(['check', '--from', alone])
+    expect(res.stdout).toContain('ip-j-d-route.json: empty ([]): read as an empty table')
+    const npd = await run(['check', '--npd', '--from', alone])
+    expect(npd.exitCode).toBe(3)
+    expect(npd.stdout).toMatch(/^unknown: cannot read ip-j-d-route\.json/)
+    const both = copy('rd-emptyjson-')
+    writeFileSync(path.join(both, 'ip-j-d-route.json'), '[]\n')
+    const direct = JSON.parse((await run(['check', '--from', ecmp, '--json'])).stdout)
+    const json = JSON.parse((await run(['check', '--from', both, '--json'])).stdout)
+    expect(json.node.failed).toEqual([{file: 'ip-j-d-route.json', error: 'the file is empty ([]); ip-d-route.txt was read instead'}])
+    const verdicts = (r: {prefixes: Array<{prefix: string; verdict: string}>}) => r.prefixes.map((p) => `${p.prefix} ${p.verdict}`)
+    expect(verdicts(json)).toEqual(verdicts(direct))
+  })
+
+  it('check --npd without BIRD\'s files is unknown (exit 3), one line of at most 80 bytes naming them', async () => {
+    const dir = copy('rd-nobird-')
+    for (const f of readdirSync(dir)) if (f.startsWith('birdc-')) rmSync(path.join(dir, f))
+    const npd = await run(['check', '--npd', '--from', dir])
+    expect(npd.exitCode).toBe(3)
+    expect(npd.stdout.trim()).toBe('unknown: no birdc-show-route-all.txt, birdc-show-protocols-all.txt')
+    expect(Buffer.byteLength(npd.stdout.trim())).toBeLessThanOrEqual(80)
+  })
+})
+
 describe('pools', () => {
   it('--pool overrides the snapshot: outside it every prefix is not-in-pool', async () => {
     const res = await run(['check', '--from', ecmp, '--pool', '10.244.0.0/16=ipip', '--json'])
@@ -303,6 +351,28 @@ describe('bundle', () => {
       expect(res.stderr).not.toContain('reading') // nothing was read
       expect(res.stderr).not.toMatch(/\n\s+at /) // no stack trace
     }
+    expect(readdirSync(dir)).toEqual([])
+  })
+
+  it('refuses to overwrite an existing -o file before collecting, exit 2 naming it; --force overwrites', async () => {
+    const dir = tempDir('rd-bundle-')
+    const out = path.join(dir, 'b.tar.gz')
+    writeFileSync(out, 'an earlier bundle\n')
+    const res = await run(['bundle', '--from', ecmp, '-o', out])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toContain(`-o ${out}: the file exists (give --force to overwrite it, or another name)`)
+    expect(res.stderr).not.toContain('reading') // nothing was read
+    expect(readFileSync(out, 'utf8')).toBe('an earlier bundle\n')
+    expect((await run(['bundle', '--from', ecmp, '-o', out, '--force'])).exitCode).toBe(0)
+    expect((await execa('tar', ['-tzf', out])).stdout.split('\n')).toContain('manifest.json')
+  })
+
+  it('a bad --pool is refused before anything is collected, exit 2', async () => {
+    const dir = tempDir('rd-bundle-')
+    const res = await run(['bundle', '--from', ecmp, '--pool', '10.0.0.0/8=gre', '-o', path.join(dir, 'b.tar.gz')])
+    expect(res.exitCode).toBe(2)
+    expect(res.stderr).toContain('--pool 10.0.0.0/8=gre: mode must be ipip, vxlan or none')
+    expect(res.stderr).not.toContain('reading') // nothing was read
     expect(readdirSync(dir)).toEqual([])
   })
 

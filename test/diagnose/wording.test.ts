@@ -41,6 +41,11 @@ describe('what to do about a tunnel prefix off the tunnel', () => {
     expect(f.fix).toMatch(/^Program 192\.168\.200\.10\/32 nexthop via 172\.31\.20\.5 dev tunl0 onlink nexthop via 172\.31\.30\.6 dev tunl0 onlink \(routedoctor fix\)/)
   })
 
+  it('says routedoctor fix programs a next hop BIRD cannot resolve, as the other findings it covers do', () => {
+    const f = theFinding(ctxOfFixture(BIRD16_LL), '192.168.110.128/26', 'nexthop-unresolvable-by-bird')
+    expect(f.fix).toMatch(/^Program 192\.168\.110\.128\/26 via \S+ dev tunl0 onlink \(routedoctor fix; /)
+  })
+
   it('does not send BIRD 1.6 to a kernel filter it cannot have', () => {
     const f = theFinding(ctxOfFixture(BIRD16), '192.168.82.0/26', 'tunnel-not-programmed')
     expect(f.fix).toBe(

@@ -44,7 +44,7 @@ export const rule: PrefixRule = {
             ...ctx.resolutionEvidence(res),
             ...(facts.effective ? ctx.citeKernelRoute(facts.effective) : []),
           ],
-          fix: `Program ${facts.prefix} via ${res.bgpNextHop} dev ${ctx.snapshot.tunnelDev} onlink (the outer packet follows the kernel's underlay route); durably, an underlay BIRD can import (IPv4 next hops) or BIRD 2.0.12+ with the onlink kernel filter.`,
+          fix: `Program ${facts.prefix} via ${res.bgpNextHop} dev ${ctx.snapshot.tunnelDev} onlink (routedoctor fix; the outer packet follows the kernel's underlay route); durably, an underlay BIRD can import (IPv4 next hops) or BIRD 2.0.12+ with the onlink kernel filter.`,
         })),
       )
     }
