@@ -115,6 +115,7 @@ export async function readKubeTruth(signal?: AbortSignal, memo?: CalicoGroupMemo
       const list = await custom.listClusterCustomObject({group, version, plural, resourceVersion: ANY_VERSION}, timeout)
       files.push({
         name: `${CALICO_DIR}${plural}.json`,
+        path: answerOf(server, `${plural}.${group}`, `${plural}.json`),
         text: listText(list),
         command,
         durationMs: Date.now() - started,
@@ -147,6 +148,7 @@ export async function readKubeTruth(signal?: AbortSignal, memo?: CalicoGroupMemo
   }
   files.push({
     name: `${CALICO_DIR}nodes.json`,
+    path: answerOf(server, 'nodes', 'nodes.json'),
     text: listText(list),
     command: 'GET /api/v1/nodes (metadata only)',
     durationMs: Date.now() - started,
@@ -170,6 +172,14 @@ function timeoutOptions(Observable: typeof import('@kubernetes/client-node').Obs
     }],
     middlewareMergeStrategy: 'append' as const,
   }
+}
+
+/**
+ * What a parse error names for an answer: the server, the resource and the file it is written as (the line is of
+ * that file, as a snapshot or bundle holds it), not a snapshot's own calico/ file.
+ */
+function answerOf(server: string, resource: string, file: string): string {
+  return `--kube: ${server}: ${resource}, as ${CALICO_DIR}${file}`
 }
 
 /** A List as `kubectl get -o json` writes it: without the objects' managedFields (kubectl hides them too). */

@@ -184,4 +184,36 @@ describe('watch --kube and the API server answering', () => {
     if (r !== 0) agent.kill('SIGKILL')
     expect(r).toBe(0)
   }, 120_000)
+
+  it('an answer that does not parse: exit 2 at start naming the server and resource; after start a failing source', async () => {
+    api.served = ['crd.projectcalico.org/v1']
+    const bad = JSON.stringify({kind: 'Status', apiVersion: 'v1'})
+    const said = `--kube: https://127.0.0.1:${api.port}: ipamblocks.crd.projectcalico.org, as calico/ipamblocks.json:1: ` +
+      'expected a List of IPAMBlock (kubectl get … -o json), found "\\"Status\\""'
+    api.answers = {'/apis/crd.projectcalico.org/v1/ipamblocks': bad}
+    const first = await watch()
+    expect(first.exitCode).toBe(2)
+    expect(String(first.stderr)).toBe(`routedoctor: ${said}`)
+
+    api.answers = {}
+    const agent = watch('--truth-interval', '1')
+    let stdout = ''
+    agent.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    const lines = () => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
+    try {
+      await until('the started line', () => lines().find((l) => l.kind === 'started'))
+      api.answers = {'/apis/crd.projectcalico.org/v1/ipamblocks': bad}
+      const failed = await until('calico failing', () => lines().find((l) => l.source === 'calico' && l.op === 'failed'))
+      expect(failed.error).toBe(said)
+      api.answers = {}
+      await until('calico recovered', () => lines().find((l) => l.source === 'calico' && l.op === 'recovered'))
+      expect(agent.exitCode).toBeNull()
+    } finally {
+      api.answers = {}
+      agent.kill('SIGTERM')
+    }
+    const r = await ended(agent)
+    if (r !== 0) agent.kill('SIGKILL')
+    expect(r).toBe(0)
+  }, 120_000)
 })
