@@ -82,17 +82,31 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
       )
     }
   }
+  let stop!: () => void
+  const stopped = new Promise<void>((resolve) => (stop = resolve))
+  // listening from before the first truth read until the end, not once: a library that tidies up after its child
+  // processes (signal-exit) re-raises a signal nobody else listens to, which would end the agent withdrawing its routes
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
   // Calico's truth read once here (a bad file is exit 2 before anything starts), then refreshed by the agent; an API
   // server that cannot be reached or refuses is a failing source: the node is diagnosed without the truth meanwhile
   let source = opts.source
   let truth: TruthOptions | undefined
   if (source.calico !== undefined || source.kube) {
     const {loadClusterTruth} = await import('../services/load.js')
-    truth = {from: {calico: source.calico, kube: source.kube}, intervalSeconds: truthIntervalSeconds}
+    truth = {from: {calico: source.calico, kube: source.kube}, intervalSeconds: truthIntervalSeconds, group: {}}
     let clusterTruth: Awaited<ReturnType<typeof loadClusterTruth>>
+    // SIGTERM during this read (an API server that does not answer holds it 30 s) is the same clean stop as later
+    const firstRead = new AbortController()
+    void stopped.then(() => firstRead.abort())
     try {
-      clusterTruth = await loadClusterTruth(truth.from)
+      clusterTruth = await loadClusterTruth(truth.from, firstRead.signal, truth.group)
     } catch (error) {
+      if (firstRead.signal.aborted) {
+        process.off('SIGTERM', stop)
+        process.off('SIGINT', stop)
+        return
+      }
       if (!(error instanceof KubeRequestError)) throw error
       truth.error = error.message
     }
@@ -133,12 +147,6 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
     const [{agentMetrics}, {serve}] = await Promise.all([import('./metrics.js'), import('./server.js')])
     server = await serve(agent, agentMetrics(agent, opts.version), {listen, token, source})
   }
-  let stop!: () => void
-  const stopped = new Promise<void>((resolve) => (stop = resolve))
-  // listening until the end, not once: a library that tidies up after its child processes (signal-exit) re-raises a
-  // signal nobody else listens to, which would end the agent in the middle of withdrawing its routes
-  process.on('SIGTERM', stop)
-  process.on('SIGINT', stop)
   await Promise.race([agent.start(), stopped])
   const s = agent.state
   if (agent.ready) {

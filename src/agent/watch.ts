@@ -10,6 +10,7 @@ import type {KernelView} from './kernel-view.js'
 import {parseBirdProtocols} from '../parse/bird-protocols.js'
 import type {BirdProtocol} from '../model/types.js'
 import {collectGarbage} from '../runtime/collect-garbage.js'
+import type {CalicoGroupMemo} from '../model/calico.js'
 import {loadClusterTruth, truthMeaning, type SourceOptions} from '../services/load.js'
 import {seenPrefix} from './diagnose.js'
 import {
@@ -58,6 +59,7 @@ export interface TruthOptions {
   from: Pick<SourceOptions, 'calico' | 'kube'>
   intervalSeconds: number
   error?: string // the read at start failed (the API server down): the agent starts without the truth
+  group?: CalicoGroupMemo // --kube: Calico's API group as the last read found it
 }
 
 export type {TimedChange} from '../report/watch.js'
@@ -283,7 +285,7 @@ export class WatchAgent {
     this.truthReading = true
     let next: Awaited<ReturnType<typeof loadClusterTruth>>
     try {
-      next = await loadClusterTruth(truth.from, this.truthAbort.signal)
+      next = await loadClusterTruth(truth.from, this.truthAbort.signal, truth.group)
     } catch (error) {
       if (this.stopped) return
       this.setAgentSource(TRUTH_SOURCE, (error as Error).message)

@@ -6,7 +6,7 @@ import {homedir} from 'node:os'
 import path from 'node:path'
 
 import {KubeRequestError, RouteDoctorError} from '../model/errors.js'
-import {CALICO_DIR} from '../model/calico.js'
+import {CALICO_DIR, type CalicoGroupMemo} from '../model/calico.js'
 import type {SourceFile} from '../model/types.js'
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token'
@@ -46,8 +46,12 @@ export function calicoGroup(served: string[], env = process.env.CALICO_API_GROUP
   return {group: 'crd.projectcalico.org', version: 'v1'}
 }
 
-/** Calico's resources and the Nodes, as `kubectl get -o json` Lists; `signal` ends the requests under way. */
-export async function readKubeTruth(signal?: AbortSignal): Promise<SourceFile[]> {
+/**
+ * Calico's resources and the Nodes, as `kubectl get -o json` Lists; `signal` ends the requests under way. With
+ * `memo`, the group the last read found is listed without discovery; a 404 there (Calico's API server installed or
+ * removed since) discovers again and lists anew.
+ */
+export async function readKubeTruth(signal?: AbortSignal, memo?: CalicoGroupMemo): Promise<SourceFile[]> {
   const k8s = await import('@kubernetes/client-node')
   const kc = new k8s.KubeConfig()
   // without any, the client falls back to http://localhost:8080 and fails there with a message about TLS
@@ -86,30 +90,49 @@ export async function readKubeTruth(signal?: AbortSignal): Promise<SourceFile[]>
   }
   const timeout = timeoutOptions(k8s.Observable, signal)
   // (the request object first: options in its place are taken for it, and the call would have no timeout)
-  const groups = await kc
-    .makeApiClient(k8s.ApisApi)
-    .getAPIVersions({}, timeout)
-    .catch((error) => fail('the API groups', error))
-  const {group, version} = calicoGroup(groups.groups.map((g) => g.name))
+  const discover = async () =>
+    process.env.CALICO_API_GROUP
+      ? calicoGroup([])
+      : calicoGroup(
+          (
+            await kc
+              .makeApiClient(k8s.ApisApi)
+              .getAPIVersions({}, timeout)
+              .catch((error) => fail('the API groups', error))
+          ).groups.map((g) => g.name),
+        )
   const custom = kc.makeApiClient(k8s.CustomObjectsApi)
+  // the group kept from the last read is listed without discovery; its first 404 (Calico's API server installed or
+  // removed since) discovers again, and lists anew if the group changed
+  let discovered = memo?.found === undefined || Boolean(process.env.CALICO_API_GROUP)
+  let {group, version} = discovered ? await discover() : memo!.found!
   const files: SourceFile[] = []
-  for (const plural of CALICO_PLURALS) {
+  for (let i = 0; i < CALICO_PLURALS.length; i++) {
+    const plural = CALICO_PLURALS[i]
     const command = `GET /apis/${group}/${version}/${plural}`
     const started = Date.now()
     try {
       const list = await custom.listClusterCustomObject({group, version, plural, resourceVersion: ANY_VERSION}, timeout)
       files.push({
         name: `${CALICO_DIR}${plural}.json`,
+        path: answerOf(server, `${plural}.${group}`, `${plural}.json`),
         text: listText(list),
         command,
         durationMs: Date.now() - started,
       })
     } catch (error) {
       // a resource the cluster does not serve is a file that is not there; any other failure is said
-      if ((error as {code?: number}).code === 404) continue
-      fail(`${plural}.${group}`, error)
+      if ((error as {code?: number}).code !== 404) fail(`${plural}.${group}`, error)
+      if (discovered) continue
+      discovered = true
+      const now = await discover()
+      if (now.group === group && now.version === version) continue
+      ;({group, version} = now)
+      files.length = 0
+      i = -1
     }
   }
+  if (memo) memo.found = {group, version}
   const started = Date.now()
   const nodes = await kc
     .makeApiClient(k8s.CoreV1Api)
@@ -125,6 +148,7 @@ export async function readKubeTruth(signal?: AbortSignal): Promise<SourceFile[]>
   }
   files.push({
     name: `${CALICO_DIR}nodes.json`,
+    path: answerOf(server, 'nodes', 'nodes.json'),
     text: listText(list),
     command: 'GET /api/v1/nodes (metadata only)',
     durationMs: Date.now() - started,
@@ -148,6 +172,14 @@ function timeoutOptions(Observable: typeof import('@kubernetes/client-node').Obs
     }],
     middlewareMergeStrategy: 'append' as const,
   }
+}
+
+/**
+ * What a parse error names for an answer: the server, the resource and the file it is written as (the line is of
+ * that file, as a snapshot or bundle holds it), not a snapshot's own calico/ file.
+ */
+function answerOf(server: string, resource: string, file: string): string {
+  return `--kube: ${server}: ${resource}, as ${CALICO_DIR}${file}`
 }
 
 /** A List as `kubectl get -o json` writes it: without the objects' managedFields (kubectl hides them too). */

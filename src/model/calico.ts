@@ -217,3 +217,8 @@ export function truthForbidsBulk(
     return t !== undefined && (t.want === null || t.want !== hop || t.node === nodeName)
   }
 }
+
+/** The Calico API group a --kube read found, kept for the next read (the agent's): discovered again on a 404. */
+export interface CalicoGroupMemo {
+  found?: {group: string; version: string}
+}

@@ -5,7 +5,7 @@ import path from 'node:path'
 
 import {readCalicoDir, readSnapshotDir} from '../collect/snapshot-dir.js'
 import {buildBulkSnapshot, type BulkSnapshot} from '../bulk/build.js'
-import {CALICO_DIR, CALICO_FILES, type CalicoTruth} from '../model/calico.js'
+import {CALICO_DIR, CALICO_FILES, type CalicoGroupMemo, type CalicoTruth} from '../model/calico.js'
 import {SnapshotIndex, type SnapshotIndexOptions} from '../model/snapshot-index.js'
 import {
   buildSnapshot,
@@ -109,8 +109,9 @@ export interface ClusterTruth {
 export async function loadClusterTruth(
   opts: Pick<SourceOptions, 'calico' | 'kube'>,
   signal?: AbortSignal, // ends a --kube read under way (the agent stopping)
+  group?: CalicoGroupMemo, // the API group found by the last read, kept (the agent's reads)
 ): Promise<ClusterTruth | undefined> {
-  const files = await truthFiles(opts, signal)
+  const files = await truthFiles(opts, signal, group)
   return files ? {files, truth: parseTruthFiles(files)} : undefined
 }
 
@@ -133,6 +134,7 @@ export function parseTruthFiles(files: SourceFile[], origin?: Snapshot['origin']
 export async function truthFiles(
   opts: Pick<SourceOptions, 'calico' | 'kube'>,
   signal?: AbortSignal,
+  group?: CalicoGroupMemo,
 ): Promise<SourceFile[] | undefined> {
   if (opts.calico !== undefined && opts.kube)
     throw new RouteDoctorError('--calico and --kube: give one source of Calico\'s truth', 2, 'E_USAGE')
@@ -149,7 +151,7 @@ export async function truthFiles(
   }
   if (opts.kube) {
     const {readKubeTruth} = await import('../collect/kube.js')
-    return readKubeTruth(signal)
+    return readKubeTruth(signal, group)
   }
   return undefined
 }

@@ -21,6 +21,7 @@ export class KubeServer {
   served: Group[] = ['crd.projectcalico.org/v1']
   metadataServed = true // false: a server that cannot answer Nodes as metadata only (the plain List instead)
   hang = false // true: a server that takes requests and never answers them
+  answers: Record<string, string> = {} // a path's answer (200, JSON) in place of its List: what does not parse
   port = 0
   private server: Server | undefined
 
@@ -45,6 +46,10 @@ export class KubeServer {
       }
       if (req.headers.authorization !== `Bearer ${KUBE_TOKEN}`) return json(401, {kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'Unauthorized', code: 401})
       const url = new URL(req.url ?? '/', 'https://x')
+      if (this.answers[url.pathname] !== undefined) {
+        res.writeHead(200, {'content-type': 'application/json'})
+        return res.end(this.answers[url.pathname])
+      }
       if (url.pathname === '/apis') {
         return json(200, {kind: 'APIGroupList', apiVersion: 'v1', groups: this.served.map((g) => {
           const [name, version] = g.split('/')

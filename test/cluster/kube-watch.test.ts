@@ -127,3 +127,93 @@ describe('--kube with the API server down', () => {
     api.hang = false
   }, 120_000)
 })
+
+describe('watch --kube and the API server answering', () => {
+  let tmp: string
+  let api: KubeServer
+
+  beforeAll(async () => {
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'rd-kube-watch-'))
+    api = await KubeServer.make(tmp)
+    await api.listen()
+  })
+  afterAll(async () => {
+    await api?.close()
+    rmSync(tmp, {recursive: true, force: true})
+  })
+  const watch = (...args: string[]) =>
+    execa('node', [BIN, 'watch', '--kube', '--node', 'n1', '--json', '--interval', '1',
+      '--bird-socket', path.join(tmp, 'no-bird.ctl'), ...args], {reject: false, cwd: ROOT, stdin: 'ignore',
+      env: {NO_COLOR: '1', KUBECONFIG: api.kubeconfig(), HOME: tmp}, extendEnv: false, forceKillAfterDelay: false})
+  const ended = (agent: ReturnType<typeof watch>) => Promise.race([agent.then((r) => r.exitCode ?? r.signal),
+    new Promise((resolve) => setTimeout(() => resolve('still running 15 s after SIGTERM'), 15_000).unref())])
+
+  it('SIGTERM during the first read of the truth, before the agent starts, is a clean stop (exit 0)', async () => {
+    api.hang = true
+    api.requests = []
+    const agent = watch()
+    try {
+      await until('a read the server holds', () => (api.requests.length > 0 ? true : undefined))
+    } finally {
+      agent.kill('SIGTERM')
+    }
+    const r = await ended(agent)
+    if (r !== 0) agent.kill('SIGKILL')
+    api.hang = false
+    expect(r).toBe(0)
+  }, 60_000)
+
+  it('discovers the Calico API group once, and again when the group kept answers 404', async () => {
+    api.served = ['crd.projectcalico.org/v1']
+    api.requests = []
+    const agent = watch('--truth-interval', '1')
+    const paths = () => api.requests.map((q) => q.url.split('?')[0])
+    const count = (p: string) => paths().filter((x) => x === p).length
+    try {
+      await until('three reads of the truth', () => (count('/apis/crd.projectcalico.org/v1/ippools') >= 3 ? true : undefined))
+      expect(count('/apis')).toBe(1)
+      // Calico's API server installed, the CRDs gone: the kept group answers 404, discovery finds the other one
+      api.served = ['projectcalico.org/v3']
+      await until('a read of projectcalico.org/v3', () => (count('/apis/projectcalico.org/v3/ipamblocks') >= 2 ? true : undefined))
+      expect(count('/apis')).toBe(2)
+      expect(agent.exitCode).toBeNull()
+    } finally {
+      agent.kill('SIGTERM')
+    }
+    const r = await ended(agent)
+    if (r !== 0) agent.kill('SIGKILL')
+    expect(r).toBe(0)
+  }, 120_000)
+
+  it('an answer that does not parse: exit 2 at start naming the server and resource; after start a failing source', async () => {
+    api.served = ['crd.projectcalico.org/v1']
+    const bad = JSON.stringify({kind: 'Status', apiVersion: 'v1'})
+    const said = `--kube: https://127.0.0.1:${api.port}: ipamblocks.crd.projectcalico.org, as calico/ipamblocks.json:1: ` +
+      'expected a List of IPAMBlock (kubectl get … -o json), found "\\"Status\\""'
+    api.answers = {'/apis/crd.projectcalico.org/v1/ipamblocks': bad}
+    const first = await watch()
+    expect(first.exitCode).toBe(2)
+    expect(String(first.stderr)).toBe(`routedoctor: ${said}`)
+
+    api.answers = {}
+    const agent = watch('--truth-interval', '1')
+    let stdout = ''
+    agent.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    const lines = () => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
+    try {
+      await until('the started line', () => lines().find((l) => l.kind === 'started'))
+      api.answers = {'/apis/crd.projectcalico.org/v1/ipamblocks': bad}
+      const failed = await until('calico failing', () => lines().find((l) => l.source === 'calico' && l.op === 'failed'))
+      expect(failed.error).toBe(said)
+      api.answers = {}
+      await until('calico recovered', () => lines().find((l) => l.source === 'calico' && l.op === 'recovered'))
+      expect(agent.exitCode).toBeNull()
+    } finally {
+      api.answers = {}
+      agent.kill('SIGTERM')
+    }
+    const r = await ended(agent)
+    if (r !== 0) agent.kill('SIGKILL')
+    expect(r).toBe(0)
+  }, 120_000)
+})

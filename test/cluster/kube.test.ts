@@ -118,4 +118,19 @@ describe('--kube reads Calico\'s truth from the Kubernetes API', () => {
     expect(r.stderr).toMatch(/^routedoctor: --kube: https:\/\/127\.0\.0\.1:\d+: cannot list the API groups \(HTTP 401\)$/m)
     expect(r.stderr).not.toMatch(/\n\s+at /)
   }, 60_000)
+
+  it('an answer that is not a List of its kind names the server, the resource and what was expected (exit 2)', async () => {
+    api.served = ['crd.projectcalico.org/v1']
+    api.answers = {'/apis/crd.projectcalico.org/v1/ippools': JSON.stringify({kind: 'IPPoolList', apiVersion: 'crd.projectcalico.org/v1',
+      items: [{kind: 'IPPool', metadata: {name: 'p1'}, spec: {cidr: 'nope'}}]})}
+    try {
+      // not the snapshot's own calico/ippools.json (--from): the answer came from the server
+      const r = await rd(['check', '--from', fixtureDir(LAB_HEALTHY), '--kube'])
+      expect(r.exitCode).toBe(2)
+      expect(r.stderr).toBe(`routedoctor: --kube: https://127.0.0.1:${api.port}: ippools.crd.projectcalico.org, ` +
+        'as calico/ippools.json:5: expected spec.cidr to be a CIDR, found "p1: nope"')
+    } finally {
+      api.answers = {}
+    }
+  }, 60_000)
 })
