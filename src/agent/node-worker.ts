@@ -155,8 +155,7 @@ export function birdHashesApart(source: SourceOptions): Promise<BlockHashes> {
 /** The fix service's plan of the node's overlay, as `fix --json` plans it (the kernel's routes required). */
 export async function planOverlay(source: SourceOptions, fix: FixSettings): Promise<OverlayPlan> {
   const {loadFixPlan} = await import('../services/fix.js')
-  const priority = fix.rulePriority === undefined ? {} : {rulePriority: fix.rulePriority}
-  const req = {fixProtocol: Number(fix.fixProtocol), ...priority}
+  const req = {fixProtocol: Number(fix.fixProtocol), rulePriority: fix.rulePriority}
   return (await loadFixPlan({...source, requireKernelRoutes: true}, req)).plan
 }
 

@@ -132,7 +132,7 @@ export async function runWatch(opts: RunWatchOptions): Promise<void> {
             reconcile: {
               settleSeconds,
               writeIntervalSeconds,
-              ...(opts.rulePriority === undefined ? {} : {rulePriority: opts.rulePriority}),
+              rulePriority: opts.rulePriority,
               journalDir: opts.journalDir,
               journalKeep: opts.journalKeep,
               cleanupOnExit: opts.cleanupOnExit,

@@ -34,7 +34,7 @@ export function parseListen(text: string): ListenAddress {
   const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text)
   const port = m ? Number(m[3]) : NaN
   const host = m ? (m[1] ?? m[2] ?? '') : ''
-  if (!m || port < 1 || port > 65535 || (host !== '' && isIP(host) === 0) || (m[1] !== undefined && isIP(host) === 0)) {
+  if (!m || port < 1 || port > 65535 || (host !== '' && isIP(host) === 0)) {
     throw new UsageError(`--listen ${text}: expected ADDR:PORT with an IP address and a port 1-65535 ` +
       `(0.0.0.0:${DEFAULT_PORT}, [::1]:${DEFAULT_PORT}, [10.0.0.1]:${DEFAULT_PORT}, :${DEFAULT_PORT})`)
   }
