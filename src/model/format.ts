@@ -105,8 +105,7 @@ function afterDst(r: KernelRoute): string {
 
 /** formatKernelRoute on one line: a multipath route's `nexthop` lines joined as `ip route` takes them. */
 export function formatKernelRouteLine(r: KernelRoute): string {
-  const s = formatKernelRoute(r)
-  return s.includes('\n') ? s.replaceAll('\n\t', ' ') : s
+  return formatKernelRoute(r).replaceAll('\n\t', ' ')
 }
 
 export function formatNexthops(r: KernelRoute): string {

@@ -280,7 +280,6 @@ export function renderExplain(r: ExplainReport, c: ChalkInstance, opts: ExplainT
   return out.join('\n')
 }
 
-
 /** What becomes of the other routes for a prefix when routedoctor's goes into its overlay table: named by owner. */
 function besideOverlay(current: readonly KernelRoute[], ours: string): string {
   const owners = [...new Set(current.filter((k) => k.protocol !== ours).map((k) => k.protocol))]
